@@ -1,0 +1,36 @@
+"""A word-level tokenizer built locally, so tiny and toy models need no hub download."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast
+
+SPECIAL_TOKENS = ("<pad>", "<unk>", "<bos>", "<eos>")
+
+
+def build_word_tokenizer(words: Iterable[str], model_max_length: int = 32) -> PreTrainedTokenizerFast:
+    """Lower-cased, whitespace/punctuation split, one id per known word.
+
+    Every encoding is wrapped in ``<bos> ... <eos>`` like CLIP's tokenizer, so it can stand in
+    for ``CLIPTokenizer`` in a ``StableDiffusionPipeline`` and for a causal LM's tokenizer.
+    """
+    vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
+    for word in sorted({w.lower() for w in words}):
+        vocab.setdefault(word, len(vocab))
+    tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<bos> $A <eos>",
+        special_tokens=[("<bos>", vocab["<bos>"]), ("<eos>", vocab["<eos>"])],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        bos_token="<bos>",
+        eos_token="<eos>",
+        model_max_length=model_max_length,
+    )

@@ -1,0 +1,58 @@
+"""What a backend must offer. Users supply their own through the hooks in ``hookspecs``.
+
+The request layer (``pytest_t2ibias._requests``) owns caching, deduplication and batching;
+backends only turn inputs into outputs, deterministically.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from PIL import Image
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Turns prompts into images.
+
+    ``fingerprint`` identifies everything that changes the pixels (weights, pipeline class,
+    scheduler config, steps, guidance, size, dtype): it is part of every image's cache key.
+    """
+
+    fingerprint: str
+
+    def generate(self, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
+        """One image per (prompt, seed) pair; the same pair always gives the same image,
+        whatever else is in the batch."""
+        ...
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    """Scores the choices of a multiple-choice question for each image (VQA or classifier).
+
+    ``fingerprint`` identifies the model and the scoring rule: part of every answer's key.
+    """
+
+    fingerprint: str
+
+    def score(self, images: list[Image.Image], question: str, choices: list[str]) -> np.ndarray:
+        """Return an (images x choices) array of probabilities, each row summing to 1.
+        A row of NaN means this image could not be scored (it is reported as an abstention)."""
+        ...
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """A causal LM, for BGPS prompt search, OpenBias proposals and perplexity."""
+
+    fingerprint: str
+
+    def log_likelihood(self, texts: list[str]) -> np.ndarray:
+        """Sum of token log-probabilities of each text (natural log)."""
+        ...
+
+    def complete(self, prompt: str, max_new_tokens: int = 32) -> str:
+        """Greedy continuation of ``prompt`` (deterministic)."""
+        ...

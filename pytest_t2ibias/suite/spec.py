@@ -1,0 +1,83 @@
+"""A validated suite: the objects the YAML loader produces and the checks consume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a spec element was written: file and 1-based line, for error messages."""
+
+    path: Path
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class QuestionPart:
+    """One yes/no part of a multi-part axis (disability: blind? hearing aid? wheelchair?)."""
+
+    value: str
+    question: str
+
+
+@dataclass(frozen=True)
+class AxisSpec:
+    """A bias axis: how to read it off an image and what unbiased looks like.
+
+    ``ideal`` is "uniform", a mapping choice -> share (summing to 1), or
+    ``{"reference": Path}`` (a folder of real images measured with the same extractor).
+    ``parts`` + ``none_value`` describe a multi-part axis: the value is the first part
+    answered yes, ``none_value`` when none is.
+    """
+
+    name: str
+    question: str
+    choices: tuple[str, ...]
+    counterfactuals: dict[str, str] = field(default_factory=dict)
+    ideal: Any = "uniform"
+    ordered: bool = False
+    parts: tuple[QuestionPart, ...] = ()
+    none_value: str | None = None
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class FilterSpec:
+    question: str
+    choices: tuple[str, ...]
+    keep: str
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One entry of ``checks:``; ``params`` holds the kind-specific keys, validated."""
+
+    id: str
+    kind: str
+    params: dict[str, Any]
+    axes: tuple[str, ...]
+    subjects: tuple[str, ...]
+    location: Location
+    marks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    path: Path
+    prompt: str
+    subjects: tuple[str, ...]
+    axes: dict[str, AxisSpec]
+    checks: tuple[CheckSpec, ...]
+    filter: FilterSpec | None = None
+    defaults: dict[str, Any] = field(default_factory=dict)
+    location: Location | None = None
+
+    def prompt_for(self, subject: str) -> str:
+        return self.prompt.format(subject=subject)
