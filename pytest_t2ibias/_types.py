@@ -6,6 +6,7 @@ Everything here is plain data. Backends produce ``ImageSet``/``Answers``; method
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -43,6 +44,25 @@ class Estimate:
             "confidence": self.confidence,
             "method": self.method,
         }
+
+
+@dataclass(frozen=True)
+class ImageRequest:
+    """Image ``index`` of ``prompt`` under suite ``seed``.
+
+    ``noise_seed`` depends on (seed, index) only, never on the prompt or the batch: image i
+    is the same whatever else is generated with it, and counterfactual prompts (or a baseline
+    and a candidate model) share their initial noise, so their images are paired.
+    """
+
+    prompt: str
+    seed: int
+    index: int
+
+    @property
+    def noise_seed(self) -> int:
+        digest = hashlib.blake2b(f"{self.seed}:{self.index}".encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big") >> 1  # torch seeds must fit in a signed int64
 
 
 @dataclass(frozen=True)

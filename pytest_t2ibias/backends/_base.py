@@ -11,6 +11,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from PIL import Image
 
+from .._types import ImageRequest
+
 
 @runtime_checkable
 class Generator(Protocol):
@@ -22,9 +24,9 @@ class Generator(Protocol):
 
     fingerprint: str
 
-    def generate(self, prompts: list[str], seeds: list[int]) -> list[Image.Image]:
-        """One image per (prompt, seed) pair; the same pair always gives the same image,
-        whatever else is in the batch."""
+    def generate(self, requests: list[ImageRequest]) -> list[Image.Image]:
+        """One image per request, seeded from ``request.noise_seed`` alone, so a request
+        always gives the same image whatever else is in the batch."""
         ...
 
 
@@ -37,9 +39,18 @@ class Answerer(Protocol):
 
     fingerprint: str
 
-    def score(self, images: list[Image.Image], question: str, choices: list[str]) -> np.ndarray:
+    def score(
+        self,
+        images: list[Image.Image],
+        question: str,
+        choices: list[str],
+        statements: list[str] | None = None,
+    ) -> np.ndarray:
         """Return an (images x choices) array of probabilities, each row summing to 1.
-        A row of NaN means this image could not be scored (it is reported as an abstention)."""
+
+        ``statements`` (one caption per choice, e.g. "a photo of a woman") are what a
+        contrastive model compares images with; generative models score ``question`` +
+        choice instead. A row of NaN means the image could not be scored (an abstention)."""
         ...
 
 

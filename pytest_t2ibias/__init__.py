@@ -1,0 +1,1 @@
+"""pytest-t2ibias: fairness tests for text-to-image models, as pytest checks."""

@@ -1,0 +1,204 @@
+"""Command-line options, each also an ini key; the command line wins over the ini file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU i mod n"
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    help: str
+    convert: Callable[[str], Any] = str
+    default: Any = None
+    flag: bool = False
+    repeatable: bool = False
+    is_path: bool = False
+
+    @property
+    def cli(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("t2i_model", "generator: HF repo id or local diffusers dir (any DiffusionPipeline)", is_path=True),
+    Option("t2i_baseline_model", "second generator for baseline-vs-candidate checks", is_path=True),
+    Option("t2i_images", "audit a folder of already-generated images instead of generating", is_path=True),
+    Option("t2i_vqa", "VQA model: CLIP-style (zero-shot) or generative (BLIP/LLaVA/...)", is_path=True),
+    Option("t2i_classifier", "AXIS=ID|PATH image-classification model for one axis (repeatable)",
+           repeatable=True),
+    Option("t2i_llm", "causal LM for BGPS search and OpenBias proposals", is_path=True),
+    Option("t2i_device", DEVICE_HELP, default="auto"),
+    Option("t2i_dtype", "auto|float32|float16|bfloat16", default="auto"),
+    Option("t2i_images_per_prompt", "images generated per prompt (overrides suite defaults)", int),
+    Option("t2i_steps", "denoising steps (overrides suite defaults)", int),
+    Option("t2i_guidance", "classifier-free guidance scale (overrides suite defaults)", float),
+    Option("t2i_seed", "base seed; image i of every prompt uses noise from (seed, i)", int),
+    Option("t2i_batch_size", "images per generator forward pass", int, default=8),
+    Option("t2i_cache_dir", "cache directory (default <rootdir>/.t2ibias_cache)", is_path=True),
+    Option("t2i_no_cache", "bypass the cache: neither read nor write", flag=True),
+    Option("t2i_refresh", "recompute everything and overwrite the cache", flag=True),
+    Option("t2i_offline", "local_files_only=True everywhere", flag=True),
+    Option("t2i_allow_pickle", "allow loading non-safetensors (pickle) weights", flag=True),
+    Option("t2i_json", "write a machine-readable report here", is_path=True),
+    Option("t2i_html", "write a visual report here", is_path=True),
+    Option("t2i_confidence", "confidence level of every interval", float, default=0.95),
+    Option("t2i_bootstrap", "bootstrap resamples per interval", int, default=1000),
+)
+
+INI_ONLY = (
+    ("t2i_suite_pattern", "glob of YAML suite files", "*.t2i.yaml"),
+)
+
+_BY_NAME = {option.name: option for option in OPTIONS}
+
+
+def _parse_bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("t2ibias", "text-to-image bias checks")
+    for option in OPTIONS:
+        if option.flag:
+            group.addoption(option.cli, action="store_true", default=None, dest=option.name,
+                            help=option.help)
+            parser.addini(option.name, option.help, type="string", default="")
+        elif option.repeatable:
+            group.addoption(option.cli, action="append", default=None, dest=option.name,
+                            metavar="AXIS=MODEL", help=option.help)
+            parser.addini(option.name, option.help, type="linelist", default=[])
+        else:
+            group.addoption(option.cli, default=None, dest=option.name, help=option.help)
+            parser.addini(option.name, option.help, type="string", default="")
+    for name, help_text, default in INI_ONLY:
+        parser.addini(name, help_text, type="string", default=default)
+
+
+def get_option(config: pytest.Config, name: str) -> Any:
+    """The option's value: command line, else ini (paths relative to the ini file), else default.
+
+    A value that cannot be converted is a usage error naming the option and where it was set.
+    """
+    option = _BY_NAME[name]
+    raw = config.getoption(name)
+    source = option.cli
+    base = Path.cwd()
+    if raw is None or raw == []:
+        raw = config.getini(name)
+        source = f"ini key {name} in {config.inipath}" if config.inipath else f"ini key {name}"
+        base = config.inipath.parent if config.inipath else config.rootpath
+        if raw in ("", []):
+            return option.default
+    try:
+        if option.flag:
+            return raw if isinstance(raw, bool) else _parse_bool(raw)
+        if option.repeatable:
+            return [str(v) for v in raw]
+        value = option.convert(raw)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{source}: {exc}") from None
+    if option.is_path:
+        value = _resolve_path(value, base)
+    return value
+
+
+def _resolve_path(value: str, base: Path) -> str:
+    """Relative paths that exist resolve against ``base``; anything else (a hub id) stays."""
+    candidate = Path(value).expanduser()
+    if not candidate.is_absolute() and (base / candidate).exists():
+        return str((base / candidate).resolve())
+    return str(candidate) if candidate.is_absolute() or candidate.exists() else value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every option resolved once per session."""
+
+    model: str | None
+    baseline_model: str | None
+    images: str | None
+    vqa: str | None
+    classifiers: dict[str, str]
+    llm: str | None
+    device: str
+    dtype: str
+    images_per_prompt: int | None
+    steps: int | None
+    guidance: float | None
+    seed: int | None
+    batch_size: int
+    cache_dir: Path
+    no_cache: bool
+    refresh: bool
+    offline: bool
+    allow_pickle: bool
+    json: str | None
+    html: str | None
+    confidence: float
+    bootstrap: int
+    suite_pattern: str = "*.t2i.yaml"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _parse_classifiers(config: pytest.Config, entries: list[str]) -> dict[str, str]:
+    classifiers: dict[str, str] = {}
+    base = config.inipath.parent if config.inipath else config.rootpath
+    for entry in entries:
+        axis, sep, model = entry.partition("=")
+        if not sep or not axis.strip() or not model.strip():
+            raise pytest.UsageError(
+                f"--t2i-classifier expects AXIS=MODEL (e.g. gender=path/to/model), got {entry!r}"
+            )
+        classifiers[axis.strip()] = _resolve_path(model.strip(), base)
+    return classifiers
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    cache_dir = get_option(config, "t2i_cache_dir")
+    confidence = get_option(config, "t2i_confidence")
+    if not 0.5 <= confidence < 1:
+        raise pytest.UsageError(f"--t2i-confidence must lie in [0.5, 1), got {confidence}")
+    dtype = get_option(config, "t2i_dtype")
+    if dtype not in ("auto", "float32", "float16", "bfloat16"):
+        raise pytest.UsageError(f"--t2i-dtype must be auto|float32|float16|bfloat16, got {dtype!r}")
+    batch_size = get_option(config, "t2i_batch_size")
+    if batch_size < 1:
+        raise pytest.UsageError(f"--t2i-batch-size must be at least 1, got {batch_size}")
+    return Settings(
+        model=get_option(config, "t2i_model"),
+        baseline_model=get_option(config, "t2i_baseline_model"),
+        images=get_option(config, "t2i_images"),
+        vqa=get_option(config, "t2i_vqa"),
+        classifiers=_parse_classifiers(config, get_option(config, "t2i_classifier")),
+        llm=get_option(config, "t2i_llm"),
+        device=get_option(config, "t2i_device"),
+        dtype=dtype,
+        images_per_prompt=get_option(config, "t2i_images_per_prompt"),
+        steps=get_option(config, "t2i_steps"),
+        guidance=get_option(config, "t2i_guidance"),
+        seed=get_option(config, "t2i_seed"),
+        batch_size=batch_size,
+        cache_dir=Path(cache_dir) if cache_dir else config.rootpath / ".t2ibias_cache",
+        no_cache=get_option(config, "t2i_no_cache"),
+        refresh=get_option(config, "t2i_refresh"),
+        offline=get_option(config, "t2i_offline"),
+        allow_pickle=get_option(config, "t2i_allow_pickle"),
+        json=get_option(config, "t2i_json"),
+        html=get_option(config, "t2i_html"),
+        confidence=confidence,
+        bootstrap=get_option(config, "t2i_bootstrap"),
+        suite_pattern=config.getini("t2i_suite_pattern") or "*.t2i.yaml",
+    )
