@@ -6,6 +6,7 @@ import pytest
 
 from . import hookspecs
 from ._options import add_options
+from ._session import start_session
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -14,3 +15,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    start_session(config)
