@@ -1,0 +1,162 @@
+"""The one door to generation and answering: dedupe, look up the cache, batch the misses.
+
+Every image and answer any test needs passes through ``RequestLayer``. Identical requests
+from different tests are served once per process (memo) and once ever (disk cache). A later
+planner can hand the layer every request of the selected items up front (``images`` and
+``answers`` take whole lists), so batches are as full as they can be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._cache import Cache, answer_key, content_hash, image_key
+from ._types import ABSTAINED, Answers, GeneratedImage, ImageRequest, ImageSet
+from .backends._base import Answerer, Generator
+
+
+@dataclass
+class Counters:
+    """What a session really computed; a warm second run shows zeros here."""
+
+    images_generated: int = 0
+    images_from_cache: int = 0
+    answers_scored: int = 0
+    answers_from_cache: int = 0
+
+
+Progress = Callable[[str, int, int], None]
+
+
+class RequestLayer:
+    def __init__(self, cache: Cache, *, batch_size: int = 8, progress: Progress | None = None):
+        self.cache = cache
+        self.batch_size = batch_size
+        self.progress = progress
+        self.counters = Counters()
+        self._images: dict[str, GeneratedImage] = {}
+        self._answers: dict[str, np.ndarray] = {}
+
+    # -- images ---------------------------------------------------------------------------
+
+    def images(self, generator: Generator, requests: Sequence[ImageRequest]) -> ImageSet:
+        """The images for ``requests``, in order, generating only what no cache holds."""
+        keys = [image_key(generator.fingerprint, request) for request in requests]
+        missing: dict[str, ImageRequest] = {}
+        for key, request in zip(keys, requests):
+            if key in self._images or key in missing:
+                continue
+            cached = self.cache.get_image(key)
+            if cached is not None:
+                self._images[key] = _generated(request, cached, key)
+                self.counters.images_from_cache += 1
+            else:
+                missing[key] = request
+        pending = list(missing.items())
+        for start in range(0, len(pending), self.batch_size):
+            batch = pending[start : start + self.batch_size]
+            pictures = generator.generate([request for _, request in batch])
+            if len(pictures) != len(batch):
+                raise RuntimeError(
+                    f"generator returned {len(pictures)} images for {len(batch)} requests"
+                )
+            for (key, request), picture in zip(batch, pictures):
+                picture = picture.convert("RGB")
+                self.cache.put_image(key, picture, request)
+                self._images[key] = _generated(request, picture, key)
+            self.counters.images_generated += len(batch)
+            self._report("generating images", start + len(batch), len(pending))
+        return ImageSet(tuple(self._images[key] for key in keys))
+
+    # -- answers --------------------------------------------------------------------------
+
+    def answers(
+        self,
+        answerer: Answerer,
+        images: ImageSet,
+        question: str,
+        choices: Sequence[str],
+        statements: Sequence[str] | None = None,
+        *,
+        abstain_below: float = 0.0,
+    ) -> Answers:
+        """Score ``choices`` for every image; an image whose best choice has probability
+        below ``abstain_below`` (or that could not be scored) is an abstention."""
+        choices = tuple(choices)
+        statements = tuple(statements) if statements else None
+        keys = [
+            answer_key(item.content_hash, answerer.fingerprint, question, choices, statements)
+            for item in images
+        ]
+        missing: dict[str, GeneratedImage] = {}
+        for key, item in zip(keys, images):
+            if key in self._answers or key in missing:
+                continue
+            record = self.cache.get_answer(key)
+            if record is not None and len(record["probabilities"]) == len(choices):
+                self._answers[key] = np.asarray(record["probabilities"], dtype=float)
+                self.counters.answers_from_cache += 1
+            else:
+                missing[key] = item
+        pending = list(missing.items())
+        for start in range(0, len(pending), self.batch_size):
+            batch = pending[start : start + self.batch_size]
+            scores = np.asarray(
+                answerer.score([item.image for _, item in batch], question, list(choices),
+                               list(statements) if statements else None),
+                dtype=float,
+            )
+            if scores.shape != (len(batch), len(choices)):
+                raise RuntimeError(
+                    f"answerer returned scores of shape {scores.shape} for "
+                    f"{len(batch)} images x {len(choices)} choices"
+                )
+            for (key, _), row in zip(batch, scores):
+                self._answers[key] = row
+                self.cache.put_answer(key, {
+                    "question": question,
+                    "choices": list(choices),
+                    "answerer": answerer.fingerprint,
+                    "probabilities": [None if np.isnan(p) else float(p) for p in row],
+                })
+            self.counters.answers_scored += len(batch)
+            self._report(f"answering {question!r}", start + len(batch), len(pending))
+        probabilities = np.array([self._answers[key] for key in keys], dtype=float).reshape(
+            len(keys), len(choices)
+        )
+        return Answers(
+            question=question,
+            choices=choices,
+            labels=_labels(probabilities, abstain_below),
+            probabilities=probabilities,
+            prompts=tuple(item.prompt for item in images),
+            image_keys=tuple(item.key for item in images),
+        )
+
+    def _report(self, what: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(what, done, total)
+
+
+def _generated(request: ImageRequest, picture, key: str) -> GeneratedImage:
+    return GeneratedImage(
+        prompt=request.prompt,
+        seed=request.seed,
+        index=request.index,
+        image=picture,
+        key=key,
+        content_hash=content_hash(picture),
+    )
+
+
+def _labels(probabilities: np.ndarray, abstain_below: float) -> np.ndarray:
+    if probabilities.size == 0:
+        return np.empty(len(probabilities), dtype=int)
+    # NaN from json null (unscorable image) arrives as nan after np.asarray(float)
+    scorable = ~np.isnan(probabilities).any(axis=1)
+    best = np.argmax(np.where(np.isnan(probabilities), -np.inf, probabilities), axis=1)
+    confident = np.max(np.nan_to_num(probabilities, nan=-1.0), axis=1) >= abstain_below
+    return np.where(scorable & confident, best, ABSTAINED).astype(int)
