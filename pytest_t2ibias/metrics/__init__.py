@@ -1,0 +1,48 @@
+"""Pure math on answers: distributions, distances, intervals and the five papers' scores.
+
+numpy and scipy only; no torch, no pytest. Every figure comes with an interval.
+"""
+
+from pytest_t2ibias.metrics.distances import kl_divergence
+from pytest_t2ibias.metrics.distances import normalised_w1
+from pytest_t2ibias.metrics.distances import severity
+from pytest_t2ibias.metrics.distributions import Distribution
+from pytest_t2ibias.metrics.distributions import distribution_of
+from pytest_t2ibias.metrics.distributions import ideal_shares
+from pytest_t2ibias.metrics.distributions import pooled_shares
+from pytest_t2ibias.metrics.entigen import bias
+from pytest_t2ibias.metrics.entigen import diversity
+from pytest_t2ibias.metrics.intersectional import ISMatrix
+from pytest_t2ibias.metrics.intersectional import intersectional_sensitivity
+from pytest_t2ibias.metrics.intersectional import mitigation_effect
+from pytest_t2ibias.metrics.intervals import MatrixEstimate
+from pytest_t2ibias.metrics.intervals import bootstrap_estimate
+from pytest_t2ibias.metrics.intervals import bootstrap_matrix
+from pytest_t2ibias.metrics.intervals import wilson_interval
+from pytest_t2ibias.metrics.skew import SkewValue
+from pytest_t2ibias.metrics.skew import max_skew_at_k
+from pytest_t2ibias.metrics.skew import mean_max_skew_at_k
+from pytest_t2ibias.metrics.skew import skew_at_k
+
+__all__ = [
+    "Distribution",
+    "ISMatrix",
+    "MatrixEstimate",
+    "SkewValue",
+    "bias",
+    "bootstrap_estimate",
+    "bootstrap_matrix",
+    "distribution_of",
+    "diversity",
+    "ideal_shares",
+    "intersectional_sensitivity",
+    "kl_divergence",
+    "max_skew_at_k",
+    "mean_max_skew_at_k",
+    "mitigation_effect",
+    "normalised_w1",
+    "pooled_shares",
+    "severity",
+    "skew_at_k",
+    "wilson_interval",
+]
