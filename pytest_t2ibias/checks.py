@@ -76,3 +76,79 @@ COMMON_PARAMS = (
     Param("confidence", NUMBER, check=_confidence,
           doc="fail only when the whole CI is on the wrong side of the threshold"),
 )
+
+
+# -- the built-in kinds ---------------------------------------------------------------------
+
+
+def _label(ctx: CheckContext) -> str:
+    return f"{ctx.subject}/{ctx.axis.name}" if ctx.axis else ctx.subject
+
+
+def _confidence_of(ctx: CheckContext) -> float | None:
+    return ctx.check.params.get("confidence")
+
+
+def _run_entropy_below(ctx: CheckContext) -> Verdict:
+    from .assertions import evaluate_entropy_below
+
+    answers = ctx.t2ibias.subject_attributes(ctx.suite, ctx.subject, ctx.axis)
+    return evaluate_entropy_below(answers, ctx.check.params["threshold"],
+                                  confidence=_confidence_of(ctx), label=_label(ctx),
+                                  n_resamples=ctx.t2ibias.settings.bootstrap)
+
+
+def _run_w1_below(ctx: CheckContext) -> Verdict:
+    from .assertions import evaluate_w1_below
+    from .methods.biasconnect import ideal_distribution
+
+    answers = ctx.t2ibias.subject_attributes(ctx.suite, ctx.subject, ctx.axis)
+    return evaluate_w1_below(answers, ctx.check.params["threshold"],
+                             ideal=ideal_distribution(ctx.t2ibias, ctx.axis, ctx.suite),
+                             ordered=ctx.axis.ordered, confidence=_confidence_of(ctx),
+                             label=_label(ctx), n_resamples=ctx.t2ibias.settings.bootstrap)
+
+
+def _run_is_nonnegative(ctx: CheckContext) -> Verdict:
+    from .assertions import evaluate_is_nonnegative
+
+    params = ctx.check.params
+    on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
+    matrix = ctx.t2ibias.biasconnect(ctx.suite, ctx.subject,
+                                     axes=list(dict.fromkeys([ctx.axis.name, *on])))
+    return evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
+                                   tolerance=params.get("tolerance", 0.0),
+                                   confidence=_confidence_of(ctx), label=ctx.subject)
+
+
+register_check(CheckKind(
+    name="entropy_below",
+    run=_run_entropy_below,
+    params=(Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
+            Param("threshold", NUMBER, required=True, check=_unit_interval,
+                  doc="largest allowed severity 1 - H(p)/log|C|"),
+            *COMMON_PARAMS),
+    doc="OpenBias severity of the subject's attribute distribution is at most threshold",
+))
+
+register_check(CheckKind(
+    name="w1_below",
+    run=_run_w1_below,
+    params=(Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
+            Param("threshold", NUMBER, required=True, check=_unit_interval,
+                  doc="largest allowed normalised W1 to the axis' ideal"),
+            *COMMON_PARAMS),
+    doc="normalised Wasserstein-1 distance to the axis' ideal distribution is at most threshold",
+))
+
+register_check(CheckKind(
+    name="is_nonnegative",
+    run=_run_is_nonnegative,
+    axes_param="mitigate",
+    params=(Param("mitigate", AXIS_LIST, required=True, doc="axes whose mitigation is simulated"),
+            Param("on", AXIS_LIST, doc="affected axes (default: all others)"),
+            Param("tolerance", NUMBER, default=0.0, check=_unit_interval,
+                  doc="IS may go this far below zero"),
+            *COMMON_PARAMS),
+    doc="BiasConnect: mitigating an axis does not push another away from its ideal",
+))

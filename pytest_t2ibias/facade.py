@@ -1,0 +1,227 @@
+"""``t2ibias``: one object that generates, asks, and runs the methods, behind the cache.
+
+Backends are made through the ``pytest_t2ibias_make_*`` hooks the first time something
+needs them; a backend whose every result is already cached is never loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pytest
+
+from ._requests import RequestLayer
+from ._types import FILTERED, Answers, ImageRequest, ImageSet
+from .backends._base import Answerer, Generator, LanguageModel
+
+if TYPE_CHECKING:
+    from ._session import T2ISession
+    from .suite.spec import AxisSpec, FilterSpec, Suite
+
+DEFAULT_IMAGES_PER_PROMPT = 16
+DEFAULT_SEED = 0
+
+
+class MissingModel(pytest.UsageError):
+    """A check needs a model no option names."""
+
+
+class T2IBias:
+    def __init__(self, session: T2ISession, layer: RequestLayer) -> None:
+        self.session = session
+        self.settings = session.settings
+        self.config = session.config
+        self.layer = layer
+
+    @classmethod
+    def from_session(cls, session: T2ISession) -> T2IBias:
+        from ._cache import Cache
+
+        settings = session.settings
+        cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
+        return cls(session, RequestLayer(cache, batch_size=settings.batch_size))
+
+    # -- backends, made on first use ----------------------------------------------------------
+
+    @property
+    def _hook(self):
+        return self.config.pluginmanager.hook
+
+    def _generator(self, role: str) -> Generator:
+        cache = self.__dict__.setdefault("_generators", {})
+        if role not in cache:
+            if role == "candidate" and self.settings.images:
+                model = self.settings.images
+            else:
+                model = self.settings.model if role == "candidate" else self.settings.baseline_model
+            if not model:
+                option = "--t2i-model (or --t2i-images)" if role == "candidate" else "--t2i-baseline-model"
+                raise MissingModel(f"this check generates images but {option} is not set "
+                                   f"(command line or ini key {option.split()[0][2:].replace('-', '_')})")
+            cache[role] = self._hook.pytest_t2ibias_make_generator(
+                config=self.config, model=model, role=role)
+        return cache[role]
+
+    @cached_property
+    def vqa_model(self) -> Answerer:
+        if not self.settings.vqa:
+            raise MissingModel("this check asks questions about images but --t2i-vqa is not set "
+                               "(command line or ini key t2i_vqa)")
+        return self._hook.pytest_t2ibias_make_vqa(config=self.config, model=self.settings.vqa)
+
+    def classifier_model(self, axis: str) -> Answerer:
+        cache = self.__dict__.setdefault("_classifiers", {})
+        if axis not in cache:
+            model = self.settings.classifiers.get(axis)
+            if model is None:
+                known = ", ".join(sorted(self.settings.classifiers)) or "none"
+                raise MissingModel(f"no --t2i-classifier for axis {axis!r} (configured: {known}); "
+                                   f"add --t2i-classifier={axis}=PATH")
+            cache[axis] = self._hook.pytest_t2ibias_make_classifier(
+                config=self.config, axis=axis, model=model)
+        return cache[axis]
+
+    @cached_property
+    def llm(self) -> LanguageModel:
+        if not self.settings.llm:
+            raise MissingModel("this check needs a language model but --t2i-llm is not set "
+                               "(command line or ini key t2i_llm)")
+        return self._hook.pytest_t2ibias_make_llm(config=self.config, model=self.settings.llm)
+
+    # -- generation ---------------------------------------------------------------------------
+
+    def generate(
+        self,
+        prompts: str | Sequence[str],
+        n: int | None = None,
+        seed: int | None = None,
+        *,
+        baseline: bool = False,
+        steps: int | None = None,
+        guidance: float | None = None,
+    ) -> ImageSet:
+        """``n`` images per prompt; image i of every prompt shares its noise (paired)."""
+        prompts = [prompts] if isinstance(prompts, str) else list(prompts)
+        n = self.settings.images_per_prompt or n or DEFAULT_IMAGES_PER_PROMPT
+        seed = self.settings.seed if self.settings.seed is not None else (
+            DEFAULT_SEED if seed is None else seed)
+        generator = self._generator("baseline" if baseline else "candidate")
+        steps = self.settings.steps or steps
+        guidance = self.settings.guidance if self.settings.guidance is not None else guidance
+        if (steps or guidance is not None) and hasattr(generator, "with_options"):
+            generator = generator.with_options(steps=steps, guidance_scale=guidance)
+        requests = [ImageRequest(prompt, seed, i) for prompt in prompts for i in range(n)]
+        return self.layer.images(generator, requests)
+
+    def generate_for(self, suite: Suite, prompts: Sequence[str], *, baseline: bool = False) -> ImageSet:
+        """``generate`` with the suite's ``defaults`` (the command line still wins)."""
+        defaults = suite.defaults
+        return self.generate(prompts, defaults.get("images_per_prompt"), defaults.get("seed"),
+                             baseline=baseline, steps=defaults.get("steps"),
+                             guidance=defaults.get("guidance"))
+
+    # -- answering ------------------------------------------------------------------------------
+
+    def ask(self, images: ImageSet, question: str, choices: Sequence[str],
+            statements: Sequence[str] | None = None) -> Answers:
+        return self.layer.answers(self.vqa_model, images, question, choices, statements)
+
+    def classify(self, axis: str, images: ImageSet, choices: Sequence[str]) -> Answers:
+        return self.layer.answers(self.classifier_model(axis), images, f"<classify {axis}>", choices)
+
+    def attributes(self, images: ImageSet, axis: AxisSpec, filter: FilterSpec | None = None) -> Answers:
+        """Read ``axis`` off every image: classifier when configured for it, else VQA;
+        multi-part axes as one yes/no question per part. Images the filter drops are
+        labelled ``FILTERED`` (counted and reported, never silently lost)."""
+        if axis.parts:
+            answers = self._multi_part(images, axis)
+        elif axis.name in self.settings.classifiers:
+            answers = self.classify(axis.name, images, axis.choices)
+        else:
+            statements = [axis.statements[c] for c in axis.choices] if getattr(axis, "statements", None) else None
+            answers = self.ask(images, axis.question, axis.choices, statements)
+        if filter is None:
+            return answers
+        kept = self.keep_mask(images, filter)
+        labels = np.where(kept, answers.labels, FILTERED)
+        return Answers(answers.question, answers.choices, labels, answers.probabilities,
+                       answers.prompts, answers.image_keys)
+
+    def keep_mask(self, images: ImageSet, filter: FilterSpec) -> np.ndarray:
+        statements = getattr(filter, "statements", None)
+        statements = [statements[c] for c in filter.choices] if statements else None
+        verdicts = self.ask(images, filter.question, filter.choices, statements)
+        return verdicts.labels == filter.choices.index(filter.keep)
+
+    def _multi_part(self, images: ImageSet, axis: AxisSpec) -> Answers:
+        """Disability-style axes: the first part answered "yes", else ``none_value``."""
+        choices = axis.choices
+        labels = np.full(len(images), choices.index(axis.none_value), dtype=int)
+        probabilities = np.zeros((len(images), len(choices)))
+        decided = np.zeros(len(images), dtype=bool)
+        for part in axis.parts:
+            reply = self.ask(images, part.question, ("yes", "no"))
+            yes = (reply.labels == 0) & ~decided
+            labels[yes] = choices.index(part.value)
+            probabilities[:, choices.index(part.value)] = reply.probabilities[:, 0]
+            decided |= yes
+        probabilities[:, choices.index(axis.none_value)] = 1.0 - probabilities.max(axis=1)
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        return Answers(axis.question, choices, labels, probabilities,
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+    def subject_attributes(self, suite: Suite, subject: str, axis: AxisSpec, *,
+                           baseline: bool = False) -> Answers:
+        """Answers for ``axis`` on the images of the suite's prompt for ``subject``."""
+        images = self.generate_for(suite, [suite.prompt_for(subject)], baseline=baseline)
+        return self.attributes(images, axis, suite.filter)
+
+    # -- methods ------------------------------------------------------------------------------
+
+    def biasconnect(self, suite: Suite, subject: str, *, axes: Sequence[str] | None = None,
+                    baseline: bool = False) -> Any:
+        from .methods.biasconnect import intersectional_sensitivity_for
+
+        return intersectional_sensitivity_for(self, suite, subject, axes=axes, baseline=baseline)
+
+
+class GeneratorHandle:
+    """The ``t2i_generator`` fixture: ``.generate(prompts, n=None, seed=None) -> ImageSet``."""
+
+    def __init__(self, facade: T2IBias, *, baseline: bool = False) -> None:
+        self._facade = facade
+        self._baseline = baseline
+
+    def generate(self, prompts: str | Sequence[str], n: int | None = None,
+                 seed: int | None = None, **options: Any) -> ImageSet:
+        return self._facade.generate(prompts, n, seed, baseline=self._baseline, **options)
+
+
+class VQAHandle:
+    """The ``vqa`` fixture: ``.ask(images, question, choices) -> Answers``."""
+
+    def __init__(self, facade: T2IBias) -> None:
+        self._facade = facade
+
+    def ask(self, images: ImageSet, question: str, choices: Sequence[str],
+            statements: Sequence[str] | None = None) -> Answers:
+        return self._facade.ask(images, question, choices, statements)
+
+
+class ClassifierHandle:
+    """``attribute_classifier(axis)``: ``.classify(images, choices=None) -> Answers``."""
+
+    def __init__(self, facade: T2IBias, axis: str) -> None:
+        self._facade = facade
+        self.axis = axis
+
+    def classify(self, images: ImageSet, choices: Sequence[str] | None = None) -> Answers:
+        if choices is None:
+            model = self._facade.classifier_model(self.axis)
+            choices = getattr(model, "labels", None)
+            if choices is None:
+                raise TypeError(f"pass choices= for the {self.axis!r} classifier")
+        return self._facade.classify(self.axis, images, choices)
