@@ -34,6 +34,8 @@ class AxisSpec:
     ``{"reference": Path}`` (a folder of real images measured with the same extractor).
     ``parts`` + ``none_value`` describe a multi-part axis: the value is the first part
     answered yes, ``none_value`` when none is.
+    ``statements`` maps each choice to a caption for contrastive VQA ("a photo of a man");
+    ``classifier`` asks for the attribute classifier (``--t2i-classifier``) on this axis.
     """
 
     name: str
@@ -45,6 +47,8 @@ class AxisSpec:
     parts: tuple[QuestionPart, ...] = ()
     none_value: str | None = None
     location: Location | None = None
+    statements: dict[str, str] = field(default_factory=dict)
+    classifier: bool = False
 
 
 @dataclass(frozen=True)

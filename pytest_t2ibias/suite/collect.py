@@ -1,0 +1,162 @@
+"""YAML suites as pytest items: one ``CheckItem`` per check x subject x axis.
+
+Follows tavern (``tavern/_core/pytest/file.py``, ``item.py``): the ``File`` validates in
+``collect()``, so a malformed suite is a collection error before any model loads, and the
+items only touch the models when they run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .._session import session_of
+from ..checks import CHECK_KINDS, CheckContext
+from ..verdict import CheckFailed, Verdict
+from .errors import SuiteError
+from .load import load_suite
+from .spec import CheckSpec, Suite
+
+DEFAULT_PATTERN = "*.t2i.yaml"
+ITEM_MARKER = "t2ibias"
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile | None:
+    """Claim files whose name matches the ini ``t2i_suite_pattern`` (space-separated globs)."""
+    patterns = (parent.config.getini("t2i_suite_pattern") or DEFAULT_PATTERN).split()
+    if any(fnmatch(file_path.name, pattern) for pattern in patterns):
+        return SuiteFile.from_parent(parent, path=file_path)
+    return None
+
+
+class SuiteFile(pytest.File):
+    """One suite file; validating it is its collection."""
+
+    suite: Suite | None = None
+
+    def collect(self) -> Iterator[CheckItem]:
+        self.suite = suite = load_suite(self.path)
+        self._check_marks(suite)
+        for check in suite.checks:
+            for subject in check.subjects:
+                for axis in check.axes or (None,):
+                    yield CheckItem.from_parent(self, name=item_name(check, subject, axis),
+                                                suite=suite, check=check, subject=subject, axis=axis)
+
+    def _check_marks(self, suite: Suite) -> None:
+        """Unregistered marks under ``--strict-markers`` become suite errors with the check's line."""
+        problems = []
+        for check in suite.checks:
+            for mark in check.marks:
+                try:
+                    getattr(pytest.mark, mark)
+                except pytest.fail.Exception as exc:
+                    problems.append(SuiteError(self.path, check.location.line,
+                                               f"check {check.id!r}: mark {exc.msg}"))
+        if problems:
+            raise SuiteError.combine(problems)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        if isinstance(excinfo.value, SuiteError) and not self.config.getoption("fulltrace", False):
+            return excinfo.value.render(relative_to=self.config.rootpath)
+        return super().repr_failure(excinfo)
+
+
+def item_name(check: CheckSpec, subject: str, axis: str | None) -> str:
+    """``severity[doctor-gender]``, or ``severity[doctor]`` for kinds without axes."""
+    return f"{check.id}[{subject}-{axis}]" if axis else f"{check.id}[{subject}]"
+
+
+class CheckItem(pytest.Item):
+    """One check judged for one subject (and axis): runs the kind, records its verdict."""
+
+    def __init__(self, *, suite: Suite, check: CheckSpec, subject: str, axis: str | None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+        self.check = check
+        self.subject = subject
+        self.axis = axis
+        self.verdict: Verdict | None = None
+        self.add_marker(ITEM_MARKER)
+        for mark in check.marks:
+            self.add_marker(mark)
+        # -k also matches the kind and the suite name: -k entropy_below, -k occupations
+        self.extra_keyword_matches.update({check.kind, suite.name})
+
+    def runtest(self) -> None:
+        kind = CHECK_KINDS[self.check.kind]
+        session = session_of(self.config)
+        context = CheckContext(
+            check=self.check,
+            suite=self.suite,
+            subject=self.subject,
+            axis=self.suite.axes[self.axis] if self.axis else None,
+            t2ibias=session.facade,
+        )
+        try:
+            verdict = kind.run(context)
+        except CheckFailed as failed:  # a kind built on the assertion helpers
+            verdict = failed.verdict
+        self.verdict = verdict
+        self.user_properties.extend(verdict_properties(verdict))
+        session.record(self.nodeid, verdict, subject=self.subject, axis=self.axis or "")
+        if not verdict.passed:
+            raise CheckFailed(verdict)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        error = excinfo.value
+        if self.config.getoption("fulltrace", False):
+            return super().repr_failure(excinfo, style)
+        if isinstance(error, CheckFailed):
+            return f"{self.where()}: {self.title()} failed\n{error.verdict.message}"
+        if _raised_by_plugin(error):
+            # Expected trouble (a model that will not load, a backend refusing): one paragraph.
+            return f"{self.where()}: {self.title()} could not run: {type(error).__name__}: {error}"
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Suite path, the check's 0-based line (pytest's convention), ``suite::id[...]``."""
+        return self.path, self.check.location.line - 1, f"{self.suite.name}::{self.name}"
+
+    def where(self) -> str:
+        """``path:line`` of the check entry, relative to the rootdir when inside it."""
+        path = self.check.location.path
+        try:
+            shown = os.path.relpath(path, self.config.rootpath)
+        except ValueError:  # another drive on Windows
+            shown = str(path)
+        if shown.startswith(".."):
+            shown = str(path)
+        return f"{shown}:{self.check.location.line}"
+
+    def title(self) -> str:
+        axis = f", axis {self.axis!r}" if self.axis else ""
+        return f"check {self.check.id!r} ({self.check.kind}) for subject {self.subject!r}{axis}"
+
+
+def verdict_properties(verdict: Verdict) -> list[tuple[str, Any]]:
+    """The verdict's figures as plain ``(name, value)`` pairs for junit and xdist."""
+    estimate = verdict.value
+    properties: list[tuple[str, Any]] = [
+        ("value", float(estimate.value)),
+        ("ci_low", float(estimate.low)),
+        ("ci_high", float(estimate.high)),
+        ("n", int(estimate.n)),
+        ("threshold", float(verdict.threshold)),
+        ("verdict", "pass" if verdict.passed else "fail"),
+    ]
+    properties += [(str(key), value) for key, value in verdict.figures.items()
+                   if isinstance(value, (str, int, float, bool))]
+    return properties
+
+
+def _raised_by_plugin(error: BaseException) -> bool:
+    """An exception class of our own (BackendError and kin) rather than a bug's ``KeyError``."""
+    return type(error).__module__.split(".")[0] == "pytest_t2ibias"

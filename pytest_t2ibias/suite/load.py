@@ -1,0 +1,553 @@
+"""Read a ``*.t2i.yaml`` suite into a validated ``Suite`` (format: INTERFACE.md, "YAML suites").
+
+Validation happens here, at collection, so a typo costs a second instead of a model load.
+Every problem of a file is reported at once, each as ``path:line: message``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..checks import CHECK_KINDS, COMMON_PARAMS, CheckKind, Param
+from ._yaml import Document, KeyPath, load_yaml
+from .errors import SuiteError
+from .spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
+
+TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks")
+DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size")
+FILTER_KEYS = ("question", "choices", "keep")
+AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
+             "classifier", "parts", "none")
+PART_KEYS = ("value", "question")
+CHECK_KEYS = ("id", "kind", "subjects", "marks")
+AXIS_REFERENCE_PARAMS = frozenset({"axes", "axis", "mitigate", "on"})
+"""Check parameters whose values name axes of the suite (a name or a list of names)."""
+
+IDEAL_SUM_TOLERANCE = 1e-3
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_MARKER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def load_suite(path: Path | str) -> Suite:
+    """Load and validate one suite file; raise ``SuiteError`` listing every problem in it."""
+    return _SuiteReader(load_yaml(Path(path))).read()
+
+
+def suite_name_from_path(path: Path) -> str:
+    """``occupations.t2i.yaml`` -> ``occupations``: the name when ``suite:`` is left out."""
+    name = path.name
+    for suffix in (".t2i.yaml", ".t2i.yml", ".yaml", ".yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+class _SuiteReader:
+    """Walks one document, collecting problems instead of stopping at the first."""
+
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.path = document.path
+        self.problems: list[SuiteError] = []
+
+    # -- reporting ---------------------------------------------------------------------------
+
+    def problem(self, at: KeyPath, message: str) -> None:
+        self.problems.append(SuiteError(self.path, self.document.line(*at), message))
+
+    def location(self, at: KeyPath) -> Location:
+        return Location(self.path, self.document.line(*at))
+
+    def unknown_keys(self, mapping: dict, at: KeyPath, allowed: Iterable[str], where: str) -> None:
+        allowed = list(allowed)
+        for key in mapping:
+            if key not in allowed:
+                self.problem((*at, key), f"unknown key {key!r} {where}; {_suggest(str(key), allowed)}")
+
+    def missing(self, mapping: dict, at: KeyPath, keys: Iterable[str], where: str) -> bool:
+        """Report required ``keys`` absent from ``mapping``; True when all are present."""
+        absent = [key for key in keys if key not in mapping]
+        for key in absent:
+            self.problem(at, f"missing required key {key!r} {where}")
+        return not absent
+
+    # -- typed values ------------------------------------------------------------------------
+
+    def mapping(self, value: Any, at: KeyPath, what: str) -> dict | None:
+        if isinstance(value, dict):
+            return value
+        self.problem(at, f"{what} must be a mapping, got {_describe(value)}")
+        return None
+
+    def text(self, value: Any, at: KeyPath, what: str) -> str | None:
+        if isinstance(value, str) and value.strip():
+            return value
+        self.problem(at, f"{what} must be a non-empty string, got {_describe(value)}")
+        return None
+
+    def flag(self, value: Any, at: KeyPath, what: str) -> bool:
+        if isinstance(value, bool):
+            return value
+        self.problem(at, f"{what} must be true or false, got {_describe(value)}")
+        return False
+
+    def names(self, value: Any, at: KeyPath, what: str, minimum: int = 1) -> tuple[str, ...]:
+        """A list of unique non-empty strings (subjects, choices, marks)."""
+        if not isinstance(value, list):
+            self.problem(at, f"{what} must be a list of strings, got {_describe(value)}")
+            return ()
+        names: list[str] = []
+        for index, item in enumerate(value):
+            if not (isinstance(item, str) and item.strip()):
+                self.problem((*at, index), f"{what} must be strings (quote numbers), got {_describe(item)}")
+            elif item in names:
+                self.problem((*at, index), f"{what}: {item!r} is listed twice")
+            else:
+                names.append(item)
+        if len(value) < minimum:
+            self.problem(at, f"{what} must list at least {minimum}, got {len(value)}")
+        return tuple(names)
+
+    def template(self, value: Any, at: KeyPath, what: str) -> str | None:
+        """A prompt template with ``{subject}`` and no other placeholder."""
+        template = self.text(value, at, what)
+        if template is None:
+            return None
+        if "{subject}" not in template:
+            self.problem(at, f"{what} must contain {{subject}}, got {template!r}")
+            return None
+        try:
+            template.format(subject="subject")
+        except (KeyError, IndexError, ValueError) as exc:
+            self.problem(at, f"{what} may use only the placeholder {{subject}} "
+                             f"(write {{{{ and }}}} for literal braces): {exc!r}")
+            return None
+        return template
+
+    def choice_keys(self, mapping: dict, at: KeyPath, choices: tuple[str, ...], what: str) -> None:
+        for key in mapping:
+            if key not in choices:
+                self.problem((*at, key), f"{what}: {key!r} is not a choice of the axis; "
+                                         f"{_suggest(str(key), choices, 'choices')}")
+
+    # -- sections ----------------------------------------------------------------------------
+
+    def read(self) -> Suite:
+        data = self.document.data
+        if not isinstance(data, dict):
+            raise SuiteError(self.path, self.document.line(),
+                             f"a suite must be a mapping with keys {', '.join(TOP_KEYS)}; "
+                             f"got {_describe(data)}")
+        self.unknown_keys(data, (), TOP_KEYS, "at the top of the suite")
+        self.missing(data, (), ("prompt", "subjects", "axes"), "at the top of the suite")
+        name = suite_name_from_path(self.path)
+        if "suite" in data:
+            name = self.text(data["suite"], ("suite",), "suite (the suite's name)") or name
+        defaults = self.defaults(data["defaults"]) if "defaults" in data else {}
+        prompt = self.template(data["prompt"], ("prompt",), "prompt") if "prompt" in data else None
+        subjects = self.names(data["subjects"], ("subjects",), "subjects") if "subjects" in data else ()
+        filter_spec = self.filter(data["filter"]) if "filter" in data else None
+        axes = self.axes(data["axes"]) if "axes" in data else {}
+        checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
+        if self.problems:
+            raise SuiteError.combine(self.problems)
+        return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
+                     checks=checks, filter=filter_spec, defaults=defaults,
+                     location=self.location(()))
+
+    def defaults(self, value: Any) -> dict[str, Any]:
+        at = ("defaults",)
+        mapping = self.mapping(value, at, "defaults")
+        if mapping is None:
+            return {}
+        self.unknown_keys(mapping, at, DEFAULT_KEYS, "in defaults")
+        defaults: dict[str, Any] = {}
+        for key, number in mapping.items():
+            if key not in DEFAULT_KEYS:
+                continue
+            if key == "guidance":
+                ok = _is_number(number) and number >= 0
+                expected = "a number >= 0"
+            else:
+                ok = _is_int(number) and number >= (0 if key == "seed" else 1)
+                expected = "an integer >= 0" if key == "seed" else "a positive integer"
+            if ok:
+                defaults[key] = float(number) if key == "guidance" else number
+            else:
+                self.problem((*at, key), f"defaults.{key} must be {expected}, got {_describe(number)}")
+        return defaults
+
+    def filter(self, value: Any) -> FilterSpec | None:
+        at = ("filter",)
+        mapping = self.mapping(value, at, "filter")
+        if mapping is None:
+            return None
+        self.unknown_keys(mapping, at, FILTER_KEYS, "in filter")
+        if not self.missing(mapping, at, FILTER_KEYS, "in filter"):
+            return None
+        question = self.text(mapping["question"], (*at, "question"), "filter.question")
+        choices = self.names(mapping["choices"], (*at, "choices"), "filter.choices", minimum=2)
+        keep = self.text(mapping["keep"], (*at, "keep"), "filter.keep")
+        if keep is not None and choices and keep not in choices:
+            self.problem((*at, "keep"), f"filter.keep {keep!r} is not one of filter.choices "
+                                        f"{list(choices)}")
+            return None
+        if question is None or keep is None:
+            return None
+        return FilterSpec(question=question, choices=choices, keep=keep)
+
+    def axes(self, value: Any) -> dict[str, AxisSpec]:
+        mapping = self.mapping(value, ("axes",), "axes (name -> axis)")
+        if mapping is None:
+            return {}
+        if not mapping:
+            self.problem(("axes",), "axes must define at least one axis")
+        axes: dict[str, AxisSpec] = {}
+        for name, body in mapping.items():
+            at = ("axes", name)
+            if not (isinstance(name, str) and _NAME.match(name)):
+                self.problem(at, f"axis name {name!r} must be a name (letters, digits, _ . -)")
+                continue
+            axis = self.axis(name, body, at)
+            if axis is not None:
+                axes[name] = axis
+        return axes
+
+    def axis(self, name: str, value: Any, at: KeyPath) -> AxisSpec | None:
+        where = f"axis {name!r}"
+        mapping = self.mapping(value, at, where)
+        if mapping is None:
+            return None
+        self.unknown_keys(mapping, at, AXIS_KEYS, f"in {where}")
+        parts: tuple[QuestionPart, ...] = ()
+        none_value = None
+        if "parts" in mapping:
+            parts, none_value, choices = self.parts(mapping, at, where)
+            question = "; ".join(part.question for part in parts)  # a label for reports
+            if "question" in mapping:
+                question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
+            if "choices" in mapping and tuple(mapping["choices"] or ()) != choices:
+                self.problem((*at, "choices"), f"{where}: with parts, choices are the part values "
+                                               f"then none: leave choices out or write {list(choices)}")
+        else:
+            if "none" in mapping:
+                self.problem((*at, "none"), f"{where}: none is only for multi-part axes (with parts)")
+            if not self.missing(mapping, at, ("question", "choices"), f"in {where}"):
+                return None
+            question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
+            choices = self.names(mapping["choices"], (*at, "choices"), f"{where}: choices", minimum=2)
+        if question is None or len(choices) < 2:
+            return None
+        return AxisSpec(
+            name=name,
+            question=question,
+            choices=choices,
+            counterfactuals=self.per_choice(mapping, at, "counterfactuals", choices, where,
+                                            self.template, complete=False),
+            ideal=self.ideal(mapping.get("ideal", "uniform"), (*at, "ideal"), choices, where),
+            ordered=self.flag(mapping.get("ordered", False), (*at, "ordered"), f"{where}: ordered"),
+            parts=parts,
+            none_value=none_value,
+            location=self.location(at),
+            statements=self.per_choice(mapping, at, "statements", choices, where, self.text,
+                                       complete=True),
+            classifier=self.flag(mapping.get("classifier", False), (*at, "classifier"),
+                                 f"{where}: classifier"),
+        )
+
+    def parts(self, mapping: dict, at: KeyPath, where: str
+              ) -> tuple[tuple[QuestionPart, ...], str | None, tuple[str, ...]]:
+        """``parts: [{value, question}]`` + ``none: value``: choices are the values, then none."""
+        parts: list[QuestionPart] = []
+        raw = mapping["parts"]
+        if not isinstance(raw, list) or not raw:
+            self.problem((*at, "parts"), f"{where}: parts must be a non-empty list of "
+                                         f"{{value, question}}, got {_describe(raw)}")
+            raw = []
+        for index, item in enumerate(raw):
+            item_at = (*at, "parts", index)
+            part = self.mapping(item, item_at, f"{where}: each part")
+            if part is None:
+                continue
+            self.unknown_keys(part, item_at, PART_KEYS, f"in a part of {where}")
+            if not self.missing(part, item_at, PART_KEYS, f"in a part of {where}"):
+                continue
+            value = self.text(part["value"], (*item_at, "value"), f"{where}: part value")
+            question = self.text(part["question"], (*item_at, "question"), f"{where}: part question")
+            if value is not None and value in [p.value for p in parts]:
+                self.problem((*item_at, "value"), f"{where}: part value {value!r} is listed twice")
+            elif value is not None and question is not None:
+                parts.append(QuestionPart(value=value, question=question))
+        none_value = None
+        if "none" not in mapping:
+            self.problem((*at, "parts"), f"{where}: a multi-part axis needs none: <value> "
+                                         f"for images where no part applies")
+        else:
+            none_value = self.text(mapping["none"], (*at, "none"), f"{where}: none")
+            if none_value is not None and none_value in [p.value for p in parts]:
+                self.problem((*at, "none"), f"{where}: none {none_value!r} is also a part value")
+        values = tuple(part.value for part in parts)
+        return tuple(parts), none_value, values + ((none_value,) if none_value else ())
+
+    def per_choice(self, mapping: dict, at: KeyPath, key: str, choices: tuple[str, ...],
+                   where: str, read: Callable[[Any, KeyPath, str], str | None],
+                   complete: bool) -> dict[str, str]:
+        """A mapping choice -> text (counterfactuals, statements); ``complete``: every choice."""
+        if key not in mapping:
+            return {}
+        at = (*at, key)
+        raw = self.mapping(mapping[key], at, f"{where}: {key} (choice -> text)")
+        if raw is None:
+            return {}
+        self.choice_keys(raw, at, choices, f"{where}: {key}")
+        if complete and (absent := [choice for choice in choices if choice not in raw]):
+            self.problem(at, f"{where}: {key} must give one for every choice; missing {absent}")
+        texts = {}
+        for choice, value in raw.items():
+            if choice in choices and (text := read(value, (*at, choice), f"{where}: {key}.{choice}")):
+                texts[choice] = text
+        return texts
+
+    def ideal(self, value: Any, at: KeyPath, choices: tuple[str, ...], where: str) -> Any:
+        """"uniform", shares per choice summing to 1 (absent choices get 0), or a reference."""
+        if value == "uniform":
+            return "uniform"
+        usage = '"uniform", a mapping choice -> share summing to 1, or {reference: path}'
+        if not isinstance(value, dict):
+            self.problem(at, f"{where}: ideal must be {usage}; got {_describe(value)}")
+            return "uniform"
+        if "reference" in value:
+            self.unknown_keys(value, at, ("reference",), f"in {where}: ideal with reference")
+            reference = self.text(value["reference"], (*at, "reference"), f"{where}: ideal.reference")
+            if reference is None:
+                return "uniform"
+            folder = (self.path.parent / Path(reference).expanduser()).resolve()
+            if not folder.exists():
+                self.problem((*at, "reference"), f"{where}: ideal.reference {reference!r} does not "
+                                                 f"exist (looked for {folder}; relative to the suite file)")
+            return {"reference": folder}
+        self.choice_keys(value, at, choices, f"{where}: ideal")
+        shares: dict[str, float] = {}
+        for choice, share in value.items():
+            if not (_is_number(share) and 0 <= share <= 1):
+                self.problem((*at, choice), f"{where}: ideal share of {choice!r} must be a number "
+                                            f"in [0, 1], got {_describe(share)}")
+            elif choice in choices:
+                shares[choice] = float(share)
+        if len(shares) == len(value) and not math.isclose(sum(shares.values()), 1.0,
+                                                          abs_tol=IDEAL_SUM_TOLERANCE):
+            self.problem(at, f"{where}: ideal shares must sum to 1, got {sum(shares.values()):g}")
+        return {choice: shares.get(choice, 0.0) for choice in choices}
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def checks(self, value: Any, subjects: tuple[str, ...], axes: dict[str, AxisSpec]
+               ) -> tuple[CheckSpec, ...]:
+        if not isinstance(value, list):
+            self.problem(("checks",), f"checks must be a list of {{id, kind, ...}}, got {_describe(value)}")
+            return ()
+        checks: list[CheckSpec] = []
+        first_line: dict[str, int] = {}
+        for index, entry in enumerate(value):
+            at = ("checks", index)
+            mapping = self.mapping(entry, at, "each check")
+            if mapping is None:
+                continue
+            check_id = self.check_id(mapping, at, first_line)
+            check = self.check(mapping, at, check_id or f"checks[{index}]", subjects, axes)
+            if check is not None and check_id is not None:
+                checks.append(check)
+        return tuple(checks)
+
+    def check_id(self, mapping: dict, at: KeyPath, first_line: dict[str, int]) -> str | None:
+        if "id" not in mapping:
+            self.problem(at, "missing required key 'id' in check (a name for its test items)")
+            return None
+        check_id = mapping["id"]
+        if not (isinstance(check_id, str) and _NAME.match(check_id)):
+            self.problem((*at, "id"), f"check id must be a name (letters, digits, _ . -), "
+                                      f"got {_describe(check_id)}")
+            return None
+        line = self.document.line(*at, "id")
+        if check_id in first_line:
+            self.problem((*at, "id"), f"duplicate check id {check_id!r} "
+                                      f"(first at line {first_line[check_id]})")
+            return None
+        first_line[check_id] = line
+        return check_id
+
+    def check(self, mapping: dict, at: KeyPath, check_id: str, subjects: tuple[str, ...],
+              axes: dict[str, AxisSpec]) -> CheckSpec | None:
+        where = f"check {check_id!r}"
+        chosen_subjects = subjects
+        if "subjects" in mapping:
+            chosen_subjects = self.names(mapping["subjects"], (*at, "subjects"), f"{where}: subjects")
+            for index, subject in enumerate(_items(mapping["subjects"])):
+                if isinstance(subject, str) and subjects and subject not in subjects:
+                    self.problem((*at, "subjects", index),
+                                 f"{where}: subject {subject!r} is not in the suite's subjects; "
+                                 f"{_suggest(subject, subjects, 'subjects')}")
+        marks = self.names(mapping["marks"], (*at, "marks"), f"{where}: marks") \
+            if "marks" in mapping else ()
+        for index, mark in enumerate(_items(mapping.get("marks"))):
+            if isinstance(mark, str) and not _MARKER.match(mark):
+                self.problem((*at, "marks", index), f"{where}: mark {mark!r} must be a marker "
+                                                    f"name (a Python identifier)")
+        kind = self.kind(mapping, at, where)
+        if kind is None:
+            return None
+        params = self.params(mapping, at, where, kind, axes)
+        if params is None:
+            return None
+        return CheckSpec(
+            id=check_id,
+            kind=kind.name,
+            params=params,
+            axes=_expanded_axes(kind, params, axes),
+            subjects=chosen_subjects,
+            location=self.location(at),
+            marks=marks,
+        )
+
+    def kind(self, mapping: dict, at: KeyPath, where: str) -> CheckKind | None:
+        if "kind" not in mapping:
+            self.problem(at, f"missing required key 'kind' in {where}; known kinds: {_known_kinds()}")
+            return None
+        name = mapping["kind"]
+        if isinstance(name, str) and name in CHECK_KINDS:
+            return CHECK_KINDS[name]
+        hint = ""
+        if isinstance(name, str) and (close := difflib.get_close_matches(name, CHECK_KINDS, n=1)):
+            hint = f"did you mean {close[0]!r}? "
+        self.problem((*at, "kind"), f"{where}: unknown check kind {name!r}; {hint}"
+                                    f"known kinds: {_known_kinds()}")
+        return None
+
+    def params(self, mapping: dict, at: KeyPath, where: str, kind: CheckKind,
+               axes: dict[str, AxisSpec]) -> dict[str, Any] | None:
+        """The kind's parameters: required, typed, checked; absent ones take their default."""
+        declared = {param.name: param for param in (*COMMON_PARAMS, *kind.params)}
+        before = len(self.problems)
+        self.unknown_keys(mapping, at, (*CHECK_KEYS, *declared), f"in {where} ({kind.name})")
+        params: dict[str, Any] = {}
+        for param in declared.values():
+            param_at = (*at, param.name)
+            if param.name not in mapping:
+                if param.required:
+                    self.problem(at, f"{where}: missing required key {param.name!r} for kind "
+                                     f"{kind.name}" + (f" ({param.doc})" if param.doc else ""))
+                params[param.name] = param.default
+                continue
+            value = mapping[param.name]
+            if not _has_type(value, param.types):
+                self.problem(param_at, f"{where}: {param.name} must be {_type_words(param.types)}, "
+                                       f"got {_describe(value)}")
+                continue
+            if isinstance(value, int) and not isinstance(value, bool) and float in param.types \
+                    and int not in param.types:
+                value = float(value)
+            if param.check is not None:
+                try:
+                    rejection = param.check(value)
+                except (TypeError, ValueError) as exc:
+                    rejection = f"is not valid: {exc}"
+                if rejection:
+                    self.problem(param_at, f"{where}: {param.name} {rejection}")
+                    continue
+            if param.name in AXIS_REFERENCE_PARAMS:
+                self.axis_references(value, param_at, where, param.name, axes)
+            params[param.name] = value
+        return params if len(self.problems) == before else None
+
+    def axis_references(self, value: Any, at: KeyPath, where: str, key: str,
+                        axes: dict[str, AxisSpec]) -> None:
+        names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        seen: set[str] = set()
+        for index, name in enumerate(names):
+            name_at = at if isinstance(value, str) else (*at, index)
+            if not isinstance(name, str):
+                self.problem(name_at, f"{where}: {key} must name axes, got {_describe(name)}")
+            elif name in seen:
+                self.problem(name_at, f"{where}: {key} lists axis {name!r} twice")
+            elif axes and name not in axes:
+                self.problem(name_at, f"{where}: {key} names unknown axis {name!r}; "
+                                      f"{_suggest(name, axes, 'axes')}")
+            if isinstance(name, str):
+                seen.add(name)
+        if isinstance(value, list) and not value:
+            self.problem(at, f"{where}: {key} must name at least one axis")
+
+
+def _expanded_axes(kind: CheckKind, params: dict[str, Any], axes: dict[str, AxisSpec]
+                   ) -> tuple[str, ...]:
+    """The axes a check's items expand over: its ``axes_param`` value, or every axis."""
+    if kind.axes_param is None:
+        return ()
+    value = params.get(kind.axes_param)
+    if value is None:
+        return tuple(axes)
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _known_kinds() -> str:
+    return ", ".join(sorted(CHECK_KINDS)) or "(none registered)"
+
+
+def _suggest(word: str, options: Iterable[Any], noun: str = "expected one of") -> str:
+    """A did-you-mean (difflib) followed by the full list of what would be accepted."""
+    options = [str(option) for option in options]
+    listing = f"{noun}: {', '.join(options)}"
+    close = difflib.get_close_matches(word, options, n=1)
+    return f"did you mean {close[0]!r}? ({listing})" if close else listing
+
+
+def _items(value: Any) -> list:
+    """``value`` if it is a list, else nothing (its type error is reported elsewhere)."""
+    return value if isinstance(value, list) else []
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _has_type(value: Any, types: tuple[type, ...]) -> bool:
+    """``isinstance`` that keeps booleans out of numbers: ``threshold: true`` is a mistake."""
+    if isinstance(value, bool):
+        return bool in types
+    return isinstance(value, types)
+
+
+_TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+               list: "a list", tuple: "a list", dict: "a mapping"}
+
+
+def _type_words(types: tuple[type, ...]) -> str:
+    words = [_TYPE_WORDS.get(t, t.__name__) for t in types]
+    if "a number" in words and "an integer" in words:
+        words.remove("an integer")
+    return " or ".join(dict.fromkeys(words))
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}" if len(value) <= 60 else f"a string of {len(value)} characters"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
