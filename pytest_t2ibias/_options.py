@@ -101,7 +101,7 @@ def get_option(config: pytest.Config, name: str) -> Any:
         source = f"ini key {name} in {config.inipath}" if config.inipath else f"ini key {name}"
         base = config.inipath.parent if config.inipath else config.rootpath
         if raw in ("", []):
-            return option.default
+            return [] if option.repeatable else option.default
     try:
         if option.flag:
             return raw if isinstance(raw, bool) else _parse_bool(raw)

@@ -8,7 +8,7 @@ on sampling noise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,8 +30,14 @@ DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 
 
+observers: list[Callable[[Verdict], None]] = []
+"""Called with every verdict an ``assert_*`` helper reaches; the plugin reports them."""
+
+
 def _raise_unless(verdict: Verdict) -> Verdict:
     __tracebackhide__ = True
+    for observe in observers:
+        observe(verdict)
     if not verdict.passed:
         raise CheckFailed(verdict)
     return verdict
@@ -131,7 +137,7 @@ def evaluate_entropy_below(
         threshold=threshold,
         message=message,
         figures={"distribution": distribution_of(np.concatenate(groups), choices).to_dict(),
-                 "per_prompt": per_prompt},
+                 "per_prompt": per_prompt, "label": label},
     )
 
 
@@ -184,7 +190,7 @@ def evaluate_w1_below(
         threshold=threshold,
         message=message,
         figures={"distribution": distribution_of(np.concatenate(groups), choices).to_dict(),
-                 "ideal": dict(zip(choices, map(float, target)))},
+                 "ideal": dict(zip(choices, map(float, target))), "label": label},
     )
 
 
@@ -248,7 +254,7 @@ def evaluate_is_nonnegative(
         threshold=-tolerance,
         message=message,
         figures={"pairs": {f"{x}->{y}": e.to_dict() for (x, y), e in entries.items()},
-                 "offending": [f"{x}->{y}" for x, y in offending]},
+                 "offending": [f"{x}->{y}" for x, y in offending], "label": label},
     )
 
 

@@ -1,0 +1,93 @@
+"""End-of-run reports: a rich table in the terminal, JSON for machines, HTML for people."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One judged figure, as plain builtins (xdist workers send these to the controller)."""
+
+    nodeid: str
+    check: str
+    subject: str
+    axis: str
+    value: float
+    low: float
+    high: float
+    n: int
+    confidence: float
+    threshold: float
+    passed: bool
+    figures: dict[str, Any]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ReportRow:
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _fmt(x: float) -> str:
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+
+
+def summary_table(rows: Sequence[ReportRow]) -> Table:
+    table = Table(title="t2ibias: bias checks", title_justify="left", expand=False)
+    for column, justify in (("check", "left"), ("subject", "left"), ("axis", "left"),
+                            ("value", "right"), ("CI", "right"), ("n", "right"),
+                            ("threshold", "right"), ("verdict", "left")):
+        table.add_column(column, justify=justify)
+    for row in rows:
+        pct = round(row.confidence * 100)
+        verdict = "[green]pass[/]" if row.passed else "[bold red]FAIL[/]"
+        table.add_row(row.check, row.subject, row.axis, _fmt(row.value),
+                      f"{pct}% [{_fmt(row.low)}, {_fmt(row.high)}]", str(row.n),
+                      _fmt(row.threshold), verdict)
+    return table
+
+
+def render_text(rows: Sequence[ReportRow], width: int, *, color: bool) -> str:
+    """The summary table as text sized to the terminal (pytest owns the writer)."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=color, color_system="standard" if color else None)
+    console.print(summary_table(rows))
+    return buffer.getvalue()
+
+
+def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, int]) -> None:
+    payload = {
+        "version": 1,
+        "checks": [row.to_dict() for row in rows],
+        "passed": sum(row.passed for row in rows),
+        "failed": sum(not row.passed for row in rows),
+        "work": counters,
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(payload, indent=2, default=_jsonable))
+
+
+def write_html(path: str | Path, rows: Sequence[ReportRow]) -> None:
+    console = Console(record=True, file=io.StringIO(), width=140)
+    console.print(summary_table(rows))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(console.export_html(inline_styles=True))
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return str(value)

@@ -1,0 +1,85 @@
+"""The request layer: dedupe across calls, batch misses, never recompute what is cached."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+from pytest_t2ibias._cache import Cache
+from pytest_t2ibias._requests import RequestLayer
+from pytest_t2ibias._types import ABSTAINED, ImageRequest
+
+
+class NoiseColourGenerator:
+    """Paints each image from its noise seed, so pairing and batching are observable."""
+
+    fingerprint = "noise-colour-v1"
+
+    def __init__(self):
+        self.batches: list[int] = []
+
+    def generate(self, requests):
+        self.batches.append(len(requests))
+        return [Image.new("RGB", (4, 4), (r.noise_seed % 251, len(r.prompt), 0)) for r in requests]
+
+
+class FixedAnswerer:
+    fingerprint = "fixed-v1"
+
+    def __init__(self, rows):
+        self.rows = np.asarray(rows, dtype=float)
+        self.calls = 0
+
+    def score(self, images, question, choices, statements=None):
+        self.calls += len(images)
+        return np.resize(self.rows, (len(images), len(choices)))
+
+
+def requests(prompt, n):
+    return [ImageRequest(prompt, 0, i) for i in range(n)]
+
+
+def test_generates_each_distinct_request_once_in_full_batches(tmp_path):
+    layer = RequestLayer(Cache(tmp_path), batch_size=4)
+    generator = NoiseColourGenerator()
+    images = layer.images(generator, requests("a", 6) + requests("a", 6) + requests("b", 3))
+    assert len(images) == 15
+    assert generator.batches == [4, 4, 1]
+    assert layer.counters.images_generated == 9
+    layer.images(generator, requests("b", 3))
+    assert generator.batches == [4, 4, 1]
+
+
+def test_second_layer_on_same_directory_generates_nothing(tmp_path):
+    first = RequestLayer(Cache(tmp_path))
+    generator = NoiseColourGenerator()
+    answerer = FixedAnswerer([0.9, 0.1])
+    answers = first.answers(answerer, first.images(generator, requests("a", 5)), "q", ["x", "y"])
+    second = RequestLayer(Cache(tmp_path))
+    again = second.answers(answerer, second.images(generator, requests("a", 5)), "q", ["x", "y"])
+    assert second.counters.images_generated == 0 and second.counters.answers_scored == 0
+    assert second.counters.images_from_cache == 5 and second.counters.answers_from_cache == 5
+    np.testing.assert_array_equal(answers.labels, again.labels)
+    assert answerer.calls == 5
+
+
+def test_paired_noise_across_prompts(tmp_path):
+    layer = RequestLayer(Cache(tmp_path))
+    images = layer.images(NoiseColourGenerator(), requests("short", 3) + requests("longer prompt", 3))
+    red = [item.image.getpixel((0, 0))[0] for item in images]
+    assert red[:3] == red[3:]
+
+
+def test_low_confidence_and_unscorable_images_abstain(tmp_path):
+    layer = RequestLayer(Cache(tmp_path))
+    images = layer.images(NoiseColourGenerator(), requests("a", 3))
+
+    class Mixed(FixedAnswerer):
+        def score(self, images, question, choices, statements=None):
+            return np.array([[0.9, 0.1], [0.55, 0.45], [np.nan, np.nan]])
+
+    answers = layer.answers(Mixed([]), images, "q", ["x", "y"], abstain_below=0.6)
+    assert answers.labels.tolist() == [0, ABSTAINED, ABSTAINED]
+    assert answers.abstentions == 2 and answers.counts == {"x": 1, "y": 0}
+    cached = RequestLayer(Cache(tmp_path)).answers(Mixed([]), images, "q", ["x", "y"])
+    assert cached.labels.tolist() == [0, 0, ABSTAINED]
