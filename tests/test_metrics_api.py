@@ -1,0 +1,53 @@
+import ast
+import inspect
+from pathlib import Path
+
+import pytest_t2ibias.metrics as metrics
+
+PACKAGE = Path(metrics.__file__).parent
+ALLOWED_IMPORTS = {"__future__", "numpy", "scipy", "pytest_t2ibias"}
+STDLIB_USED = {"collections", "dataclasses", "math", "warnings"}
+
+
+def public_names_defined_in_submodules():
+    names = set()
+    for path in PACKAGE.glob("[!_]*.py"):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                names.add(node.name)
+    return names
+
+
+def test_all_is_complete_and_importable():
+    # Helpers shared between modules (check_labels, label_shares, ...) are not the public API.
+    internal = {"check_labels", "label_shares", "mean_of_shares"}
+    assert set(metrics.__all__) == public_names_defined_in_submodules() - internal
+    for name in metrics.__all__:
+        assert getattr(metrics, name) is not None
+
+
+def test_all_is_sorted():
+    assert metrics.__all__ == sorted(metrics.__all__)
+
+
+def test_only_numpy_and_scipy():
+    # The metrics must run where torch is not installed (report-only CI, a laptop).
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                roots = {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                roots = {node.module.split(".")[0]}
+            else:
+                continue
+            assert roots <= ALLOWED_IMPORTS | STDLIB_USED, f"{path.name} imports {roots}"
+            if "pytest_t2ibias" in roots and isinstance(node, ast.ImportFrom):
+                assert node.module in {"pytest_t2ibias._types"} or node.module.startswith(
+                    "pytest_t2ibias.metrics"
+                ), f"{path.name} imports {node.module}"
+
+
+def test_every_public_function_has_a_docstring():
+    for name in metrics.__all__:
+        assert inspect.getdoc(getattr(metrics, name)), name

@@ -1,0 +1,60 @@
+import math
+
+import pytest
+
+from pytest_t2ibias.metrics import max_skew_at_k, mean_max_skew_at_k, skew_at_k
+
+HALF = {"male": 0.5, "female": 0.5}
+
+
+def test_skew_smoothed():
+    # K = 10, smoothing 0.5 over 2 values: denominator 11.
+    # male (7 + 0.5)/11 = 0.681818 -> ln(0.681818/0.5) = ln 1.363636 = 0.310155
+    # female (3 + 0.5)/11 = 0.318182 -> ln 0.636364 = -0.451985
+    skews = skew_at_k({"male": 7, "female": 3}, HALF)
+    assert skews["male"].value == pytest.approx(0.310155, abs=1e-6)
+    assert skews["female"].value == pytest.approx(-0.451985, abs=1e-6)
+    assert not skews["male"].unbounded and skews["female"].count == 3
+
+
+def test_skew_unsmoothed_is_the_paper_formula():
+    # ln(0.7/0.5) = 0.336472, ln(0.3/0.5) = -0.510826
+    skews = skew_at_k({"male": 7, "female": 3}, HALF, smoothing=0.0)
+    assert skews["male"].value == pytest.approx(0.336472, abs=1e-6)
+    assert skews["female"].value == pytest.approx(-0.510826, abs=1e-6)
+
+
+def test_zero_count_is_flagged_not_hidden():
+    # The public code reports 0 here. Smoothed: 0.5/11 = 0.0454545 -> ln(0.090909) = -2.397895.
+    skews = skew_at_k({"male": 10, "female": 0}, HALF)
+    assert skews["female"].value == pytest.approx(-2.397895, abs=1e-6)
+    assert skews["female"].unbounded
+    assert not skews["male"].unbounded
+
+
+def test_zero_count_without_smoothing_is_minus_infinity():
+    skews = skew_at_k({"male": 10}, HALF, smoothing=0.0)  # female missing = count 0
+    assert skews["female"].value == -math.inf and skews["female"].unbounded
+
+
+def test_target_must_be_positive_and_cover_the_counts():
+    with pytest.raises(ValueError, match="'female' is 0"):
+        skew_at_k({"male": 3}, {"male": 1.0, "female": 0})
+    with pytest.raises(ValueError, match="no target share"):
+        skew_at_k({"male": 3, "robot": 1}, HALF)
+
+
+def test_max_skew_picks_the_most_over_represented():
+    top = max_skew_at_k({"male": 7, "female": 3}, HALF)
+    assert top.attribute == "male"
+    assert top.value == pytest.approx(0.310155, abs=1e-6)
+
+
+def test_mean_max_skew_over_subjects():
+    # Unsmoothed: nurse 2/8 male -> max is female ln(0.8/0.5) = 0.470004;
+    # doctor 7/3 -> ln 1.4 = 0.336472; mean = 0.403238.
+    subjects = [{"male": 2, "female": 8}, {"male": 7, "female": 3}]
+    estimate = mean_max_skew_at_k(subjects, HALF, smoothing=0.0, n_resamples=200)
+    assert estimate.value == pytest.approx(0.403238, abs=1e-6)
+    assert estimate.low == pytest.approx(0.336472) and estimate.high == pytest.approx(0.470004)
+    assert estimate.n == 2
