@@ -1,0 +1,152 @@
+"""Backends that load their weights on the first cache miss, not before.
+
+A cache key needs the backend's fingerprint; these compute it from the model's files (weights
+hashed, configs read) without building the model, so a fully cached run loads nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._options import Settings
+from .._types import ImageRequest
+from ._fingerprint import model_fingerprint, settings_fingerprint
+from ._hf import resolve_device, resolve_dtype
+
+DEFAULT_STEPS = 25
+DEFAULT_GUIDANCE = 7.5
+
+
+def _config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
+    """A small JSON config of a local dir or hub repo, read without loading any weights."""
+    local = Path(model) / name
+    if local.exists():
+        return json.loads(local.read_text())
+    if Path(model).exists():
+        return {}
+    try:
+        from huggingface_hub import hf_hub_download
+
+        return json.loads(Path(hf_hub_download(model, name, local_files_only=offline)).read_text())
+    except Exception:  # an unreachable hub must not fail here: loading reports it properly
+        return {}
+
+
+class _Once:
+    """Builds a backend the first time it is needed, then keeps it."""
+
+    def __init__(self, load: Callable[[], Any]) -> None:
+        self._load = load
+        self._value: Any = None
+
+    def __call__(self) -> Any:
+        if self._value is None:
+            self._value = self._load()
+        return self._value
+
+
+class LazyDiffusersGenerator:
+    """A ``Generator`` whose pipeline loads on the first image no cache holds."""
+
+    def __init__(self, model: str, settings: Settings, *, origin: str,
+                 steps: int | None = None, guidance_scale: float | None = None,
+                 base: _Once | None = None) -> None:
+        from .generator import DiffusersGenerator
+
+        self.model = model
+        self.settings = settings
+        self.origin = origin
+        self.steps = steps or DEFAULT_STEPS
+        self.guidance_scale = DEFAULT_GUIDANCE if guidance_scale is None else guidance_scale
+        self._base = base or _Once(lambda: DiffusersGenerator.from_pretrained(
+            model, device=settings.device, dtype=settings.dtype, offline=settings.offline,
+            allow_pickle=settings.allow_pickle, batch_size=settings.batch_size, origin=origin))
+        self._configured = _Once(self._configure)
+        device = resolve_device(settings.device)
+        self.fingerprint = settings_fingerprint({
+            "model": model_fingerprint(model),
+            "pipeline": _config_file(model, "model_index.json", offline=settings.offline),
+            "scheduler": _config_file(model, "scheduler/scheduler_config.json",
+                                      offline=settings.offline),
+            "steps": self.steps,
+            "guidance_scale": self.guidance_scale,
+            "dtype": str(resolve_dtype(settings.dtype, device)),
+        })
+
+    def _configure(self):
+        from .generator import DiffusersGenerator
+
+        base = self._base()
+        return DiffusersGenerator(
+            base.pipeline, model_fingerprint=base.model_fingerprint, steps=self.steps,
+            guidance_scale=self.guidance_scale, batch_size=base.batch_size, device=base.device,
+            dtype=base.dtype)
+
+    def with_options(self, *, steps: int | None = None,
+                     guidance_scale: float | None = None) -> LazyDiffusersGenerator:
+        """The same pipeline (loaded at most once) under other sampling settings."""
+        return LazyDiffusersGenerator(
+            self.model, self.settings, origin=self.origin, steps=steps or self.steps,
+            guidance_scale=self.guidance_scale if guidance_scale is None else guidance_scale,
+            base=self._base)
+
+    def generate(self, requests: list[ImageRequest]):
+        return self._configured().generate(requests)
+
+    def __repr__(self) -> str:
+        return f"LazyDiffusersGenerator({self.model!r}, steps={self.steps}, guidance={self.guidance_scale})"
+
+
+class LazyAnswerer:
+    """An ``Answerer`` (VQA or classifier) whose model loads on the first uncached answer."""
+
+    def __init__(self, model: str, kind: str, load: Callable[[], Any], *, offline: bool) -> None:
+        self.model = model
+        self._backend = _Once(load)
+        self.fingerprint = settings_fingerprint({
+            "model": model_fingerprint(model),
+            "kind": kind,
+            "config": _config_file(model, "config.json", offline=offline),
+        })
+
+    @property
+    def labels(self):
+        return getattr(self._backend(), "labels", None)
+
+    def score(self, images, question, choices, statements=None):
+        return self._backend().score(images, question, choices, statements)
+
+
+def lazy_generator(model: str, settings: Settings, *, origin: str):
+    if origin == "--t2i-images":
+        from .folder import FolderImages
+
+        return FolderImages(model)
+    return LazyDiffusersGenerator(model, settings, origin=origin)
+
+
+def lazy_answerer(model: str, settings: Settings, *, origin: str) -> LazyAnswerer:
+    from .vqa import load_answerer
+
+    return LazyAnswerer(
+        model, "vqa",
+        lambda: load_answerer(model, device=settings.device, dtype=settings.dtype,
+                              offline=settings.offline, allow_pickle=settings.allow_pickle,
+                              origin=origin),
+        offline=settings.offline)
+
+
+def lazy_classifier(model: str, settings: Settings, *, axis: str, origin: str) -> LazyAnswerer:
+    from .classifier import ClassifierAnswerer
+
+    return LazyAnswerer(
+        model, f"classifier:{axis}",
+        lambda: ClassifierAnswerer.from_pretrained(
+            model, device=settings.device, dtype=settings.dtype, offline=settings.offline,
+            allow_pickle=settings.allow_pickle, origin=origin),
+        offline=settings.offline)
+
+
