@@ -45,7 +45,10 @@ class TestNormalisedW1:
         for _ in range(20):
             p, q = rng.dirichlet(np.ones(5)), rng.dirichlet(np.ones(5))
             expected = wasserstein_distance(positions, positions, p, q)
-            worst = max(wasserstein_distance(positions, positions, np.eye(5)[c], q) for c in range(5))
+            worst = max(
+                wasserstein_distance(positions, positions, point_mass, q)
+                for point_mass in np.eye(5)
+            )
             assert normalised_w1(p, q, ordered=True) == pytest.approx(expected / worst)
 
     def test_non_uniform_ideal(self):

@@ -245,7 +245,8 @@ class TestMitigationEffect:
 
     def test_abstentions_leave_the_denominator(self):
         # Candidate abstains on 50 of 200 age images, the answered 150 split 75/75 -> still 0.
-        candidate = dict(self.CANDIDATE, age=np.concatenate([labels(75, 75), np.full(50, ABSTAINED)]))
+        answered_age = np.concatenate([labels(75, 75), np.full(50, ABSTAINED)])
+        candidate = dict(self.CANDIDATE, age=answered_age)
         effect = mitigation_effect(self.BASELINE, candidate, CHOICES, n_resamples=100)
         assert effect["age"].value == 0.0
 

@@ -149,9 +149,9 @@ def intersectional_sensitivity(
         out = np.full((len(batch[0]), n_axes + 1, n_axes), np.nan)
         out[:, n_axes, :] = np.stack(w_init, axis=-1)
         for i, x in enumerate(axes):
+            if x not in prompts_of:
+                continue  # nothing to pool: the row stays NaN
             for j, y in enumerate(axes):
-                if x not in prompts_of:
-                    continue
                 pooled = mean_of_shares(  # Eq. 3: each counterfactual prompt weighs the same
                     [shares[p][j] for p in prompts_of[x]], len(choices[y])
                 )

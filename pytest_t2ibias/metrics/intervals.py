@@ -155,7 +155,7 @@ def _batch_sizes(n_resamples: int) -> Iterator[int]:
 def _percentile_interval(
     replicates: np.ndarray, confidence: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per column of ``replicates``: the central ``confidence`` percentile interval, NaNs dropped."""
+    """Per column of ``replicates``: the central ``confidence`` interval, NaNs dropped."""
     tail = (1 - confidence) / 2 * 100
     with warnings.catch_warnings():
         # An all-NaN column (statistic never defined) yields NaN bounds; that is the answer.
