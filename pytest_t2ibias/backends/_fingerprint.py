@@ -1,0 +1,85 @@
+"""What identifies a model's weights, for cache keys: content hashes locally, commits on the hub."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ._hf import looks_like_path
+
+# Files that change what a model computes; READMEs, images and VCS metadata do not.
+MODEL_FILE_SUFFIXES = frozenset({
+    ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".msgpack", ".onnx", ".gguf",
+    ".json", ".txt", ".model", ".jinja", ".tiktoken", ".spm", ".yaml",
+})
+
+_CHUNK = 1 << 20
+# (resolved path, mtime_ns, size) -> sha256 hex: a file is hashed once per process.
+_FILE_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file's bytes, read in chunks, cached per (path, mtime, size)."""
+    resolved = os.path.realpath(path)
+    stat = os.stat(resolved)
+    key = (resolved, stat.st_mtime_ns, stat.st_size)
+    if key not in _FILE_HASHES:
+        digest = hashlib.sha256()
+        with open(resolved, "rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+        _FILE_HASHES[key] = digest.hexdigest()
+    return _FILE_HASHES[key]
+
+
+def files_fingerprint(root: Path, relative_paths: list[str]) -> str:
+    """sha256 over (relative path, size, content hash) of the given files, in sorted order."""
+    digest = hashlib.sha256()
+    for relative in sorted(relative_paths):
+        path = root / relative
+        digest.update(f"{relative}\0{path.stat().st_size}\0{file_sha256(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def directory_fingerprint(root: str | os.PathLike) -> str:
+    """Content fingerprint of every weight, config and tokenizer file under ``root``."""
+    root = Path(root).expanduser()
+    relative_paths = [
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*")
+        if path.is_file()
+        and path.suffix.lower() in MODEL_FILE_SUFFIXES
+        and not any(part.startswith(".") for part in path.relative_to(root).parts)
+    ]
+    return "sha256:" + files_fingerprint(root, relative_paths)
+
+
+def hub_fingerprint(repo_id: str, revision: str | None = None) -> str:
+    """``hub:<id>@<commit>`` from the local HF cache; ``hub:<id>@<revision>`` if not cached.
+
+    The commit is what the revision resolved to when the files were downloaded, so it names
+    the exact weights without hashing gigabytes.
+    """
+    from huggingface_hub import snapshot_download
+
+    try:
+        snapshot = snapshot_download(repo_id, revision=revision, local_files_only=True)
+    except Exception:  # noqa: BLE001 - not cached (yet): fall back to the name
+        return f"hub:{repo_id}@{revision or 'main'}"
+    return f"hub:{repo_id}@{Path(snapshot).name}"
+
+
+def model_fingerprint(path_or_id: str | os.PathLike, revision: str | None = None) -> str:
+    """Deterministic id of a model's weights: changes when any weight or config byte does."""
+    if looks_like_path(path_or_id) and Path(os.fspath(path_or_id)).expanduser().is_dir():
+        return directory_fingerprint(path_or_id)
+    return hub_fingerprint(os.fspath(path_or_id), revision)
+
+
+def settings_fingerprint(settings: dict[str, Any]) -> str:
+    """sha256 of a settings dict as canonical JSON (sorted keys; unknown objects via str)."""
+    text = json.dumps(settings, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,249 @@
+"""One place for the Hugging Face loading conventions: kwargs, device, dtype, and errors.
+
+diffusers >= 0.40 and transformers 5 take ``dtype=``; older releases take ``torch_dtype=``.
+Every ``from_pretrained`` in the backends goes through :func:`load_pretrained`, so a model
+that cannot be loaded is a :class:`BackendError` naming the model, the option and the fix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ._errors import BackendError
+
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+SAFETENSORS_SUFFIX = ".safetensors"
+
+# First release of each library whose from_pretrained takes ``dtype=``.
+_DTYPE_KWARG_SINCE = {"diffusers": (0, 40), "transformers": (4, 56)}
+
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+}
+
+
+def _release(package: str) -> tuple[int, ...]:
+    try:
+        text = version(package)
+    except PackageNotFoundError:
+        return (0,)
+    parts = []
+    for piece in text.split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def dtype_kwarg(loader: Any) -> str:
+    """``"dtype"`` or ``"torch_dtype"``: what ``loader.from_pretrained`` calls the dtype."""
+    package = getattr(loader, "__module__", "").split(".")[0]
+    since = _DTYPE_KWARG_SINCE.get(package)
+    if since is None or _release(package) >= since:
+        return "dtype"
+    return "torch_dtype"
+
+
+def pretrained_kwargs(
+    loader: Any,
+    *,
+    revision: str | None = None,
+    dtype: torch.dtype | None = None,
+    offline: bool = False,
+    allow_pickle: bool = False,
+    weights: bool = True,
+) -> dict[str, Any]:
+    """The keyword arguments for ``loader.from_pretrained`` under our conventions.
+
+    ``weights=False`` is for tokenizers and processors, which take neither dtype nor
+    ``use_safetensors``.
+    """
+    kwargs: dict[str, Any] = {"local_files_only": offline}
+    if revision is not None:
+        kwargs["revision"] = revision
+    if weights:
+        # None lets the library fall back to pickle weights when no safetensors exist.
+        kwargs["use_safetensors"] = None if allow_pickle else True
+        if dtype is not None:
+            kwargs[dtype_kwarg(loader)] = dtype
+    return kwargs
+
+
+def resolve_device(spec: str | torch.device = "auto", *, origin: str = "--t2i-device") -> torch.device:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` as a ``torch.device``.
+
+    ``auto`` is CUDA when available; under pytest-xdist worker ``gwK`` gets GPU
+    ``K mod device_count`` so parallel workers spread over the GPUs instead of sharing one.
+    """
+    if isinstance(spec, torch.device):
+        return spec
+    text = (spec or "auto").strip().lower()
+    if text == "auto":
+        if not torch.cuda.is_available():
+            return torch.device("cpu")
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+        return torch.device("cuda", index % torch.cuda.device_count())
+    if text == "cpu":
+        return torch.device("cpu")
+    if text == "cuda" or text.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise BackendError(f"{origin}={spec}: CUDA is not available here; use {origin}=cpu or auto")
+        index_text = text.partition(":")[2]
+        if index_text and not index_text.isdigit():
+            raise BackendError(f"{origin}={spec}: expected cuda:N with N a GPU index")
+        if index_text and int(index_text) >= torch.cuda.device_count():
+            raise BackendError(
+                f"{origin}={spec}: only {torch.cuda.device_count()} GPU(s) visible "
+                f"(cuda:0..cuda:{torch.cuda.device_count() - 1})"
+            )
+        return torch.device(text)
+    raise BackendError(f"{origin}={spec}: expected auto, cpu, cuda or cuda:N")
+
+
+def resolve_dtype(
+    spec: str | torch.dtype | None, device: torch.device, *, origin: str = "--t2i-dtype"
+) -> torch.dtype:
+    """``auto`` is float32 on CPU (half precision is slow and lossy there) and bfloat16 on GPUs
+    that support it, else float16."""
+    if isinstance(spec, torch.dtype):
+        return spec
+    text = (spec or "auto").strip().lower()
+    if text == "auto":
+        if device.type != "cuda":
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if text.startswith("torch."):
+        text = text[len("torch."):]
+    if text not in _DTYPES:
+        raise BackendError(f"{origin}={spec}: expected auto, float32, float16 or bfloat16")
+    return _DTYPES[text]
+
+
+def looks_like_path(path_or_id: str | os.PathLike) -> bool:
+    """True for things only a filesystem path can be (a hub id is ``name`` or ``org/name``)."""
+    text = os.fspath(path_or_id)
+    if os.path.exists(text) or isinstance(path_or_id, Path):
+        return True
+    return (
+        text.startswith((".", "/", "~", "\\"))
+        or text.count("/") > 1
+        or "\\" in text
+        or (len(text) > 1 and text[1] == ":")
+    )
+
+
+def check_source(
+    path_or_id: str | os.PathLike,
+    *,
+    kind: str,
+    origin: str,
+    marker: str,
+    allow_pickle: bool = False,
+    offline: bool = False,
+    revision: str | None = None,
+) -> None:
+    """Fail early and clearly on the common mistakes, before the library gets to them.
+
+    ``marker`` is the file that makes a directory a model of this ``kind``
+    (``model_index.json`` for a diffusers pipeline, ``config.json`` for transformers).
+    """
+    text = os.fspath(path_or_id)
+    if looks_like_path(path_or_id):
+        path = Path(text).expanduser()
+        if not path.exists():
+            raise BackendError(
+                f"{origin}={text}: no such file or directory. Pass an existing local "
+                f"{kind} directory (saved with save_pretrained) or a Hugging Face hub id."
+            )
+        if not path.is_dir() or not (path / marker).is_file():
+            raise BackendError(
+                f"{origin}={text}: not a {kind} directory (no {marker} in it). Point it at "
+                f"the folder written by save_pretrained, or at a hub id."
+            )
+        if not allow_pickle:
+            files = [p for p in path.rglob("*") if p.is_file()]
+            has_safetensors = any(p.suffix == SAFETENSORS_SUFFIX for p in files)
+            pickled = sorted(str(p.relative_to(path)) for p in files if p.suffix in PICKLE_SUFFIXES)
+            if pickled and not has_safetensors:
+                raise BackendError(
+                    f"{origin}={text}: only pickle weights ({', '.join(pickled[:3])}), no "
+                    f".safetensors. Loading pickle runs arbitrary code: convert the weights "
+                    f"to safetensors, or pass --t2i-allow-pickle if you trust this model."
+                )
+        return
+    if offline:
+        from huggingface_hub import snapshot_download
+
+        try:
+            snapshot_download(text, revision=revision, local_files_only=True)
+        except Exception as exc:  # noqa: BLE001 - any failure here means "not cached"
+            at = f"@{revision}" if revision else ""
+            raise BackendError(
+                f"{origin}={text}{at}: not in the local Hugging Face cache and offline mode "
+                f"(--t2i-offline) is on. Download it first (`hf download {text}`) or drop "
+                f"--t2i-offline.",
+                original=exc,
+            ) from None
+
+
+@contextmanager
+def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str) -> Iterator[None]:
+    """Re-raise any loading failure as a :class:`BackendError` with a hint of what to do."""
+    try:
+        yield
+    except BackendError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every library error becomes one readable message
+        text = os.fspath(path_or_id)
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        lowered = str(exc).lower()
+        if "safetensors" in lowered:
+            hint = "the model has no .safetensors weights: convert them, or pass --t2i-allow-pickle if you trust it"
+        elif "offline" in lowered or "local_files_only" in lowered or "cache" in lowered:
+            hint = "the files are not in the local Hugging Face cache: download them first or drop --t2i-offline"
+        elif "connect" in lowered or "resolve" in lowered or "timed out" in lowered:
+            hint = "the Hugging Face hub is unreachable: check the network, or pass a local directory"
+        elif "401" in lowered or "403" in lowered or "gated" in lowered or "not found" in lowered:
+            hint = "check the model id and revision, and HF_TOKEN for gated or private models"
+        else:
+            hint = f"check that {origin} names a {kind} saved with save_pretrained"
+        raise BackendError(
+            f"{origin}={text}: could not load the {kind} ({type(exc).__name__}: {detail}). "
+            f"Hint: {hint}.",
+            original=exc,
+        ) from None
+
+
+def load_pretrained(
+    loader: Any,
+    path_or_id: str | os.PathLike,
+    *,
+    kind: str,
+    origin: str,
+    revision: str | None = None,
+    dtype: torch.dtype | None = None,
+    offline: bool = False,
+    allow_pickle: bool = False,
+    weights: bool = True,
+    **extra: Any,
+) -> Any:
+    """``loader.from_pretrained`` with our kwargs, wrapped so failures read as BackendErrors."""
+    kwargs = pretrained_kwargs(
+        loader, revision=revision, dtype=dtype, offline=offline, allow_pickle=allow_pickle,
+        weights=weights,
+    )
+    with loading_errors(path_or_id, kind=kind, origin=origin):
+        return loader.from_pretrained(os.fspath(path_or_id), **kwargs, **extra)

@@ -1,0 +1,121 @@
+"""An image-classification model as the answerer of one axis (``--t2i-classifier=AXIS=MODEL``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from PIL import Image
+
+from ._errors import BackendError
+from ._fingerprint import model_fingerprint as fingerprint_model
+from ._fingerprint import settings_fingerprint
+from ._hf import check_source, load_pretrained, resolve_device, resolve_dtype
+
+
+class ClassifierAnswerer:
+    """Softmax over the model's labels, summed onto the axis' choices and renormalised.
+
+    A label counts for a choice when its name (after ``label_map`` renames, e.g.
+    ``{"man": "male", "woman": "female"}``) equals the choice, exactly or ignoring case;
+    several labels may feed one choice; unmapped labels are left out. The question is
+    ignored: the classifier answers one fixed question.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        *,
+        model_fingerprint: str,
+        label_map: Mapping[str, str] | None = None,
+        device: str | torch.device = "cpu",
+        batch_size: int = 16,
+        origin: str = "--t2i-classifier",
+    ) -> None:
+        self.device = resolve_device(device)
+        self.model = model.to(self.device).eval()
+        self.processor = processor
+        self.label_map = dict(label_map or {})
+        self.batch_size = max(1, batch_size)
+        self.origin = origin
+        id2label = model.config.id2label
+        self.labels = [str(id2label[i]) for i in range(len(id2label))]
+        self.fingerprint = settings_fingerprint({
+            "model": model_fingerprint,
+            "class": type(model).__name__,
+            "scoring": "softmax-over-mapped-labels",
+            "label_map": self.label_map,
+        })
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path_or_id: str | os.PathLike,
+        *,
+        revision: str | None = None,
+        device: str | torch.device = "auto",
+        dtype: str | torch.dtype | None = "auto",
+        offline: bool = False,
+        allow_pickle: bool = False,
+        label_map: Mapping[str, str] | None = None,
+        batch_size: int = 16,
+        origin: str = "--t2i-classifier",
+    ) -> ClassifierAnswerer:
+        from transformers import AutoImageProcessor, AutoModelForImageClassification
+
+        common = dict(kind="image classification model", origin=origin, revision=revision, offline=offline)
+        check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
+        torch_device = resolve_device(device)
+        model = load_pretrained(
+            AutoModelForImageClassification, path_or_id, dtype=resolve_dtype(dtype, torch_device),
+            allow_pickle=allow_pickle, **common,
+        )
+        processor = load_pretrained(AutoImageProcessor, path_or_id, weights=False, **common)
+        return cls(
+            model, processor, model_fingerprint=fingerprint_model(path_or_id, revision),
+            label_map=label_map, device=torch_device, batch_size=batch_size, origin=origin,
+        )
+
+    def label_matrix(self, choices: Sequence[str]) -> np.ndarray:
+        """(labels, choices) 0/1 matrix: which model label counts for which choice."""
+        renamed = [self.label_map.get(label, label) for label in self.labels]
+        matrix = np.zeros((len(self.labels), len(choices)))
+        for j, choice in enumerate(choices):
+            exact = [i for i, name in enumerate(renamed) if name == choice]
+            loose = [i for i, name in enumerate(renamed) if name.lower() == choice.lower()]
+            matrix[exact or loose, j] = 1.0
+        uncovered = [c for c, column in zip(choices, matrix.T) if not column.any()]
+        if uncovered:
+            raise BackendError(
+                f"{self.origin}: the classifier's labels {self.labels} do not cover the choices "
+                f"{list(choices)} (missing: {uncovered}). Rename labels with label_map="
+                f"{{'<model label>': '<choice>'}}, or use choices named like the labels."
+            )
+        return matrix
+
+    @torch.no_grad()
+    def score(
+        self,
+        images: list[Image.Image],
+        question: str,
+        choices: list[str],
+        statements: list[str] | None = None,
+    ) -> np.ndarray:
+        matrix = self.label_matrix(choices)
+        rows = []
+        for start in range(0, len(images), self.batch_size):
+            inputs = self.processor(images=list(images[start:start + self.batch_size]), return_tensors="pt")
+            pixels = inputs["pixel_values"].to(self.device, self.model.dtype)
+            logits = self.model(pixel_values=pixels).logits.float()
+            rows.append(torch.softmax(logits, dim=-1).cpu().numpy().astype(np.float64))
+        if not rows:
+            return np.empty((0, len(choices)))
+        mapped = np.concatenate(rows) @ matrix
+        return mapped / mapped.sum(axis=1, keepdims=True)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({type(self.model).__name__}, labels={self.labels})"

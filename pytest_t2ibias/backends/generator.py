@@ -1,0 +1,132 @@
+"""Images from any diffusers ``DiffusionPipeline``, one CPU generator per image.
+
+Each image's initial noise comes from its own ``torch.Generator`` seeded with
+``request.noise_seed`` (diffusers docs, "Reproducible pipelines": pass a list of generators
+for a batch), so image i is the same whatever the batch size or the other prompts in it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import torch
+from PIL import Image
+
+from .._types import ImageRequest
+from ._fingerprint import model_fingerprint as fingerprint_model
+from ._fingerprint import settings_fingerprint
+from ._hf import check_source, load_pretrained, resolve_device, resolve_dtype
+
+
+def _chunks(items: Sequence[ImageRequest], size: int) -> Iterator[Sequence[ImageRequest]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+class DiffusersGenerator:
+    """A ``Generator`` around a pipeline taking prompt, steps, guidance and generator."""
+
+    def __init__(
+        self,
+        pipeline: Any,
+        *,
+        model_fingerprint: str,
+        steps: int = 25,
+        guidance_scale: float = 7.5,
+        height: int | None = None,
+        width: int | None = None,
+        batch_size: int = 8,
+        device: str | torch.device = "cpu",
+        dtype: str | torch.dtype | None = None,
+    ) -> None:
+        self.device = resolve_device(device)
+        self.dtype = None if dtype is None else resolve_dtype(dtype, self.device)
+        self.pipeline = pipeline.to(self.device)
+        if self.dtype is not None and getattr(self.pipeline, "dtype", None) != self.dtype:
+            self.pipeline = self.pipeline.to(self.dtype)
+        self.pipeline.set_progress_bar_config(disable=True)
+        self.model_fingerprint = model_fingerprint
+        self.steps = steps
+        self.guidance_scale = guidance_scale
+        self.height = height
+        self.width = width
+        self.batch_size = max(1, batch_size)
+        self.fingerprint = settings_fingerprint({
+            "model": model_fingerprint,
+            "pipeline": type(pipeline).__name__,
+            "scheduler": type(pipeline.scheduler).__name__,
+            "scheduler_config": dict(pipeline.scheduler.config),
+            "steps": steps,
+            "guidance_scale": guidance_scale,
+            "height": height,
+            "width": width,
+            "dtype": str(self.dtype or getattr(pipeline, "dtype", None)),
+        })
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path_or_id: str | os.PathLike,
+        *,
+        revision: str | None = None,
+        device: str | torch.device = "auto",
+        dtype: str | torch.dtype | None = "auto",
+        offline: bool = False,
+        allow_pickle: bool = False,
+        steps: int = 25,
+        guidance_scale: float = 7.5,
+        height: int | None = None,
+        width: int | None = None,
+        batch_size: int = 8,
+        origin: str = "--t2i-model",
+    ) -> DiffusersGenerator:
+        """Load a local diffusers directory or hub id; failures are ``BackendError``s."""
+        from diffusers import DiffusionPipeline
+
+        check_source(
+            path_or_id, kind="diffusers pipeline", origin=origin, marker="model_index.json",
+            allow_pickle=allow_pickle, offline=offline, revision=revision,
+        )
+        torch_device = resolve_device(device)
+        torch_dtype = resolve_dtype(dtype, torch_device)
+        pipeline = load_pretrained(
+            DiffusionPipeline, path_or_id, kind="diffusers pipeline", origin=origin,
+            revision=revision, dtype=torch_dtype, offline=offline, allow_pickle=allow_pickle,
+        )
+        return cls(
+            pipeline,
+            model_fingerprint=fingerprint_model(path_or_id, revision),
+            steps=steps,
+            guidance_scale=guidance_scale,
+            height=height,
+            width=width,
+            batch_size=batch_size,
+            device=torch_device,
+            dtype=torch_dtype,
+        )
+
+    def generate(self, requests: list[ImageRequest]) -> list[Image.Image]:
+        """One image per request, in order; batches may mix prompts freely."""
+        images: list[Image.Image] = []
+        for batch in _chunks(list(requests), self.batch_size):
+            # CPU generators: the same noise on every device, and per image, not per batch.
+            generators = [torch.Generator("cpu").manual_seed(r.noise_seed) for r in batch]
+            size = {k: v for k, v in (("height", self.height), ("width", self.width)) if v}
+            output = self.pipeline(
+                prompt=[r.prompt for r in batch],
+                num_inference_steps=self.steps,
+                guidance_scale=self.guidance_scale,
+                generator=generators,
+                output_type="pil",
+                **size,
+            )
+            images.extend(image.convert("RGB") for image in output.images)
+        return images
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({type(self.pipeline).__name__}, steps={self.steps}, "
+            f"guidance_scale={self.guidance_scale}, device={self.device})"
+        )

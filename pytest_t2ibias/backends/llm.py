@@ -1,0 +1,158 @@
+"""A causal language model for prompt search (BGPS), OpenBias proposals and perplexity."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._fingerprint import model_fingerprint as fingerprint_model
+from ._fingerprint import settings_fingerprint
+from ._hf import check_source, load_pretrained, resolve_device, resolve_dtype
+
+
+class CausalLM:
+    """``AutoModelForCausalLM`` + tokenizer; every method is deterministic.
+
+    Texts are encoded as the tokenizer does (with its special tokens), with the BOS token
+    put in front when the tokenizer adds none, so the first word is scored too.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        model_fingerprint: str,
+        device: str | torch.device = "cpu",
+        batch_size: int = 16,
+    ) -> None:
+        self.device = resolve_device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.batch_size = max(1, batch_size)
+        # Padding is masked out everywhere, so any id will do when the tokenizer has none.
+        self.pad_token_id = next(
+            (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)
+        )
+        self.fingerprint = settings_fingerprint({
+            "model": model_fingerprint,
+            "class": type(model).__name__,
+        })
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path_or_id: str | os.PathLike,
+        *,
+        revision: str | None = None,
+        device: str | torch.device = "auto",
+        dtype: str | torch.dtype | None = "auto",
+        offline: bool = False,
+        allow_pickle: bool = False,
+        batch_size: int = 16,
+        origin: str = "--t2i-llm",
+    ) -> CausalLM:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        common = dict(kind="causal language model", origin=origin, revision=revision, offline=offline)
+        check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
+        torch_device = resolve_device(device)
+        model = load_pretrained(
+            AutoModelForCausalLM, path_or_id, dtype=resolve_dtype(dtype, torch_device),
+            allow_pickle=allow_pickle, **common,
+        )
+        tokenizer = load_pretrained(AutoTokenizer, path_or_id, weights=False, **common)
+        return cls(model, tokenizer, model_fingerprint=fingerprint_model(path_or_id, revision),
+                   device=torch_device, batch_size=batch_size)
+
+    # -- encoding ---------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of a whole text, starting with BOS when the tokenizer has one."""
+        ids = list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+        bos = self.tokenizer.bos_token_id
+        if bos is not None and (not ids or ids[0] != bos):
+            ids.insert(0, bos)
+        return ids
+
+    def encode_prefix(self, text: str) -> list[int]:
+        """Token ids of a text to be continued: as :meth:`encode`, without a trailing EOS."""
+        ids = self.encode(text)
+        eos = self.tokenizer.eos_token_id
+        if len(ids) > 1 and eos is not None and ids[-1] == eos and eos != self.tokenizer.bos_token_id:
+            ids.pop()
+        return ids
+
+    def _right_padded(self, sequences: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Right padding: with causal attention, padding after a text never changes its logits."""
+        longest = max(len(ids) for ids in sequences)
+        input_ids = torch.full((len(sequences), longest), self.pad_token_id, dtype=torch.long)
+        attention_mask = torch.zeros_like(input_ids)
+        for row, ids in enumerate(sequences):
+            input_ids[row, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+            attention_mask[row, :len(ids)] = 1
+        return input_ids.to(self.device), attention_mask.to(self.device)
+
+    @torch.no_grad()
+    def _logits(self, sequences: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        input_ids, attention_mask = self._right_padded(sequences)
+        logits = self.model(input_ids=input_ids, attention_mask=attention_mask).logits.float()
+        return logits, input_ids, attention_mask
+
+    # -- scoring ----------------------------------------------------------------------
+
+    def token_log_likelihoods(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Per text: the summed log-probability of every token after the first, and how many."""
+        sums, counts = [], []
+        for start in range(0, len(texts), self.batch_size):
+            sequences = [self.encode(text) for text in texts[start:start + self.batch_size]]
+            logits, input_ids, attention_mask = self._logits(sequences)
+            logprobs = torch.log_softmax(logits[:, :-1], dim=-1)
+            token_logprobs = logprobs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+            mask = attention_mask[:, 1:].float()
+            sums.append((token_logprobs * mask).sum(-1).cpu().numpy())
+            counts.append(mask.sum(-1).cpu().numpy())
+        if not sums:
+            return np.empty(0), np.empty(0)
+        return np.concatenate(sums).astype(np.float64), np.concatenate(counts).astype(np.int64)
+
+    def log_likelihood(self, texts: list[str]) -> np.ndarray:
+        """Sum of token log-probabilities (natural log) of each text."""
+        return self.token_log_likelihoods(texts)[0]
+
+    def perplexity(self, texts: list[str]) -> np.ndarray:
+        """``exp(-mean token log-probability)`` of each text."""
+        sums, counts = self.token_log_likelihoods(texts)
+        return np.exp(-sums / np.maximum(counts, 1))
+
+    def next_token_logprobs(self, prefixes: list[str]) -> np.ndarray:
+        """(prefixes, vocab) log-probabilities of the next token, for beam search."""
+        rows = []
+        for start in range(0, len(prefixes), self.batch_size):
+            sequences = [self.encode_prefix(p) for p in prefixes[start:start + self.batch_size]]
+            logits, _, attention_mask = self._logits(sequences)
+            last = attention_mask.sum(-1) - 1
+            final = logits[torch.arange(len(sequences), device=logits.device), last]
+            rows.append(torch.log_softmax(final, dim=-1).cpu().numpy())
+        return np.concatenate(rows).astype(np.float64) if rows else np.empty((0, len(self.tokenizer)))
+
+    @torch.no_grad()
+    def complete(self, prompt: str, max_new_tokens: int = 32) -> str:
+        """Greedy continuation of ``prompt`` (the new text only), stopping at EOS."""
+        input_ids, attention_mask = self._right_padded([self.encode_prefix(prompt)])
+        output = self.model.generate(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            do_sample=False,
+            num_beams=1,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=self.pad_token_id,
+            eos_token_id=self.tokenizer.eos_token_id,
+        )
+        return self.tokenizer.decode(output[0, input_ids.shape[1]:], skip_special_tokens=True).strip()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({type(self.model).__name__})"

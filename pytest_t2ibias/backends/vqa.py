@@ -1,0 +1,344 @@
+"""Visual question answering as multiple choice: contrastive (CLIP/SigLIP) or generative.
+
+Both return calibrated probabilities over the given choices, never free text, so every
+answer is one of the choices and the same image always gets the same answer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from PIL import Image
+
+from ._errors import BackendError
+from ._fingerprint import model_fingerprint as fingerprint_model
+from ._fingerprint import settings_fingerprint
+from ._hf import check_source, load_pretrained, resolve_device, resolve_dtype
+
+DEFAULT_TEMPLATE = "a photo of a {choice}"
+CONTRASTIVE_MODEL_TYPES = frozenset({"clip", "siglip", "siglip2", "altclip", "chinese_clip"})
+BLIP_MODEL_TYPES = frozenset({"blip"})
+
+
+def _batches(items: Sequence, size: int) -> Iterator[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _features(output: Any) -> torch.Tensor:
+    """transformers 5 returns a model output (projected features in ``pooler_output``)."""
+    return output if isinstance(output, torch.Tensor) else output.pooler_output
+
+
+class ClipAnswerer:
+    """Zero-shot choice by image-text similarity: ``softmax(logit_scale * cos(image, statement))``.
+
+    The question is not used: a contrastive model compares each image with one statement per
+    choice (``template.format(choice=...)`` unless ``statements`` are given). SigLIP's bias
+    is the same for every statement, so it cancels in the softmax.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        *,
+        model_fingerprint: str,
+        template: str = DEFAULT_TEMPLATE,
+        device: str | torch.device = "cpu",
+        batch_size: int = 16,
+    ) -> None:
+        self.device = resolve_device(device)
+        self.model = model.to(self.device).eval()
+        self.processor = processor
+        self.template = template
+        self.batch_size = max(1, batch_size)
+        # SigLIP was trained on text padded to max_length; CLIP pools at the EOS token.
+        self._padding = "max_length" if model.config.model_type.startswith("siglip") else True
+        self.fingerprint = settings_fingerprint({
+            "model": model_fingerprint,
+            "class": type(model).__name__,
+            "scoring": "contrastive-softmax",
+            "template": template,
+        })
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path_or_id: str | os.PathLike,
+        *,
+        revision: str | None = None,
+        device: str | torch.device = "auto",
+        dtype: str | torch.dtype | None = "auto",
+        offline: bool = False,
+        allow_pickle: bool = False,
+        template: str = DEFAULT_TEMPLATE,
+        batch_size: int = 16,
+        origin: str = "--t2i-vqa",
+    ) -> ClipAnswerer:
+        from transformers import AutoModel, AutoProcessor
+
+        common = dict(kind="contrastive image-text model", origin=origin, revision=revision, offline=offline)
+        check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
+        torch_device = resolve_device(device)
+        model = load_pretrained(
+            AutoModel, path_or_id, dtype=resolve_dtype(dtype, torch_device),
+            allow_pickle=allow_pickle, **common,
+        )
+        processor = load_pretrained(AutoProcessor, path_or_id, weights=False, **common)
+        return cls(
+            model, processor, model_fingerprint=fingerprint_model(path_or_id, revision),
+            template=template, device=torch_device, batch_size=batch_size,
+        )
+
+    @torch.no_grad()
+    def _text_features(self, statements: list[str]) -> torch.Tensor:
+        inputs = self.processor(text=statements, return_tensors="pt", padding=self._padding, truncation=True)
+        inputs = {k: v.to(self.device) for k, v in inputs.items()}
+        features = _features(self.model.get_text_features(**inputs)).float()
+        return torch.nn.functional.normalize(features, dim=-1)
+
+    @torch.no_grad()
+    def _image_features(self, images: Sequence[Image.Image]) -> torch.Tensor:
+        inputs = self.processor(images=list(images), return_tensors="pt")
+        pixels = inputs["pixel_values"].to(self.device, self.model.dtype)
+        features = _features(self.model.get_image_features(pixel_values=pixels)).float()
+        return torch.nn.functional.normalize(features, dim=-1)
+
+    @torch.no_grad()
+    def score(
+        self,
+        images: list[Image.Image],
+        question: str,
+        choices: list[str],
+        statements: list[str] | None = None,
+    ) -> np.ndarray:
+        if statements is None:
+            statements = [self.template.format(choice=choice) for choice in choices]
+        if len(statements) != len(choices):
+            raise ValueError(f"{len(statements)} statements for {len(choices)} choices")
+        text = self._text_features(list(statements))
+        scale = self.model.logit_scale.exp().float()
+        rows = []
+        for batch in _batches(images, self.batch_size):
+            logits = scale * self._image_features(batch) @ text.T
+            rows.append(torch.softmax(logits, dim=-1).cpu().numpy())
+        return np.concatenate(rows).astype(np.float64) if rows else np.empty((0, len(choices)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({type(self.model).__name__}, template={self.template!r})"
+
+
+class GenerativeAnswerer:
+    """Choice by likelihood under a generative VQA model (BLIP, or any image-text-to-text LM).
+
+    Each choice is scored by the MEAN log-probability of its tokens given image + question
+    (for BLIP the end-of-answer token counts as one of them), so long choices are not
+    penalised for their length; a softmax over the choices gives the confidence. Nothing is
+    sampled, so answers are deterministic and always one of the choices.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        processor: Any,
+        *,
+        model_fingerprint: str,
+        question_template: str = "{question}",
+        device: str | torch.device = "cpu",
+        batch_size: int = 8,
+    ) -> None:
+        self.device = resolve_device(device)
+        self.model = model.to(self.device).eval()
+        self.processor = processor
+        self.tokenizer = getattr(processor, "tokenizer", processor)
+        self.question_template = question_template
+        self.batch_size = max(1, batch_size)
+        self.is_blip = model.config.model_type in BLIP_MODEL_TYPES
+        self.fingerprint = settings_fingerprint({
+            "model": model_fingerprint,
+            "class": type(model).__name__,
+            "scoring": "mean-token-logprob-softmax",
+            "question_template": question_template,
+            "chat_template": getattr(processor, "chat_template", None),
+        })
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        path_or_id: str | os.PathLike,
+        *,
+        revision: str | None = None,
+        device: str | torch.device = "auto",
+        dtype: str | torch.dtype | None = "auto",
+        offline: bool = False,
+        allow_pickle: bool = False,
+        question_template: str = "{question}",
+        batch_size: int = 8,
+        origin: str = "--t2i-vqa",
+        model_type: str | None = None,
+    ) -> GenerativeAnswerer:
+        from transformers import AutoModelForImageTextToText, AutoProcessor, BlipForQuestionAnswering
+
+        common = dict(kind="visual question answering model", origin=origin, revision=revision, offline=offline)
+        check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
+        if model_type is None:
+            model_type = _read_config(path_or_id, **common).model_type
+        loader = BlipForQuestionAnswering if model_type in BLIP_MODEL_TYPES else AutoModelForImageTextToText
+        torch_device = resolve_device(device)
+        model = load_pretrained(
+            loader, path_or_id, dtype=resolve_dtype(dtype, torch_device),
+            allow_pickle=allow_pickle, **common,
+        )
+        processor = load_pretrained(AutoProcessor, path_or_id, weights=False, **common)
+        return cls(
+            model, processor, model_fingerprint=fingerprint_model(path_or_id, revision),
+            question_template=question_template, device=torch_device, batch_size=batch_size,
+        )
+
+    @torch.no_grad()
+    def score(
+        self,
+        images: list[Image.Image],
+        question: str,
+        choices: list[str],
+        statements: list[str] | None = None,
+    ) -> np.ndarray:
+        prompt = self.question_template.format(question=question, choices=", ".join(choices))
+        rows = []
+        for batch in _batches(images, self.batch_size):
+            if self.is_blip:
+                logprobs = self._blip_choice_logprobs(batch, prompt, choices)
+            else:
+                logprobs = torch.stack([self._chat_choice_logprobs(image, prompt, choices) for image in batch])
+            rows.append(torch.softmax(logprobs.float(), dim=-1).cpu().numpy())
+        return np.concatenate(rows).astype(np.float64) if rows else np.empty((0, len(choices)))
+
+    @torch.no_grad()
+    def _blip_choice_logprobs(self, images: Sequence[Image.Image], prompt: str, choices: list[str]) -> torch.Tensor:
+        """(images, choices) mean log-probs: BLIP's answer ranking (``rank_answer`` in the
+        original repo), with ``[DEC]`` in place of the answer's first token."""
+        model = self.model
+        inputs = self.processor(images=list(images), text=[prompt] * len(images), return_tensors="pt", padding=True)
+        pixels = inputs["pixel_values"].to(self.device, model.dtype)
+        image_embeds = model.vision_model(pixel_values=pixels).last_hidden_state
+        image_mask = torch.ones(image_embeds.shape[:-1], dtype=torch.long, device=self.device)
+        question_mask = inputs["attention_mask"].to(self.device)
+        question_embeds = model.text_encoder(
+            input_ids=inputs["input_ids"].to(self.device),
+            attention_mask=question_mask,
+            encoder_hidden_states=image_embeds,
+            encoder_attention_mask=image_mask,
+        ).last_hidden_state
+
+        answers = self.tokenizer(list(choices), return_tensors="pt", padding=True)
+        answer_ids = answers["input_ids"].to(self.device)
+        answer_ids[:, 0] = model.config.text_config.bos_token_id
+        answer_mask = answers["attention_mask"].to(self.device)
+        n_images, n_choices = len(images), len(choices)
+        # Every (image, choice) pair in one decoder pass: image-major order.
+        logits = model.text_decoder(
+            input_ids=answer_ids.repeat(n_images, 1),
+            attention_mask=answer_mask.repeat(n_images, 1),
+            encoder_hidden_states=question_embeds.repeat_interleave(n_choices, dim=0),
+            encoder_attention_mask=question_mask.repeat_interleave(n_choices, dim=0),
+        ).logits
+        targets = answer_ids.repeat(n_images, 1)[:, 1:]
+        mask = answer_mask.repeat(n_images, 1)[:, 1:].float()
+        token_logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        mean = (token_logprobs * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+        return mean.view(n_images, n_choices)
+
+    def _chat_prompt(self, prompt: str) -> str:
+        """The question as the model expects it: its chat template when it has one."""
+        if getattr(self.processor, "chat_template", None):
+            messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
+            return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        image_token = getattr(self.processor, "image_token", "<image>")
+        return f"{image_token}\n{prompt}\n"
+
+    @torch.no_grad()
+    def _chat_choice_logprobs(self, image: Image.Image, prompt: str, choices: list[str]) -> torch.Tensor:
+        """(choices,) mean log-probs of each choice's tokens after the chat prompt, one pass
+        with the choices right-padded (causal attention: padding never reaches the scores)."""
+        inputs = self.processor(images=[image], text=[self._chat_prompt(prompt)], return_tensors="pt")
+        prompt_ids = inputs.pop("input_ids")
+        inputs.pop("attention_mask", None)
+        prompt_length = prompt_ids.shape[1]
+        choice_ids = [self.tokenizer(choice, add_special_tokens=False)["input_ids"] for choice in choices]
+        longest = max(len(ids) for ids in choice_ids)
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        input_ids = torch.full((len(choices), prompt_length + longest), pad_id, dtype=torch.long)
+        attention_mask = torch.zeros_like(input_ids)
+        for row, ids in enumerate(choice_ids):
+            input_ids[row, :prompt_length] = prompt_ids[0]
+            input_ids[row, prompt_length:prompt_length + len(ids)] = torch.tensor(ids)
+            attention_mask[row, :prompt_length + len(ids)] = 1
+        extra = {}
+        for key, value in inputs.items():
+            if not isinstance(value, torch.Tensor):
+                extra[key] = value
+            elif value.dim() == 2 and value.shape == (1, prompt_length):
+                # per-token extras (e.g. mm_token_type_ids): choice tokens are text (0)
+                grown = torch.zeros((len(choices), input_ids.shape[1]), dtype=value.dtype)
+                grown[:, :prompt_length] = value
+                extra[key] = grown.to(self.device)
+            else:
+                repeated = value.repeat(len(choices), *([1] * (value.dim() - 1)))
+                is_float = repeated.is_floating_point()
+                extra[key] = repeated.to(self.device, self.model.dtype) if is_float else repeated.to(self.device)
+        logits = self.model(
+            input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device), **extra
+        ).logits
+        logprobs = torch.log_softmax(logits[:, prompt_length - 1:-1].float(), dim=-1)
+        targets = input_ids[:, prompt_length:].to(self.device)
+        mask = attention_mask[:, prompt_length:].to(self.device).float()
+        token_logprobs = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        return (token_logprobs * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({type(self.model).__name__})"
+
+
+def _read_config(path_or_id: str | os.PathLike, *, kind: str, origin: str, revision: str | None, offline: bool):
+    from transformers import AutoConfig
+
+    return load_pretrained(AutoConfig, path_or_id, kind=kind, origin=origin, revision=revision, offline=offline, weights=False)
+
+
+def load_answerer(
+    path_or_id: str | os.PathLike,
+    *,
+    revision: str | None = None,
+    device: str | torch.device = "auto",
+    dtype: str | torch.dtype | None = "auto",
+    offline: bool = False,
+    allow_pickle: bool = False,
+    template: str = DEFAULT_TEMPLATE,
+    batch_size: int = 8,
+    origin: str = "--t2i-vqa",
+) -> ClipAnswerer | GenerativeAnswerer:
+    """The right answerer for a model, chosen by its config's ``model_type``:
+    CLIP/SigLIP -> contrastive, BLIP -> BLIP VQA, anything else -> image-text-to-text."""
+    common = dict(kind="visual question answering model", origin=origin, revision=revision, offline=offline)
+    check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
+    config = _read_config(path_or_id, **common)
+    options = dict(
+        revision=revision, device=device, dtype=dtype, offline=offline, allow_pickle=allow_pickle,
+        batch_size=batch_size, origin=origin,
+    )
+    if config.model_type in CONTRASTIVE_MODEL_TYPES:
+        return ClipAnswerer.from_pretrained(path_or_id, template=template, **options)
+    if config.model_type in BLIP_MODEL_TYPES:
+        architectures = getattr(config, "architectures", None) or []
+        if architectures and "BlipForQuestionAnswering" not in architectures:
+            raise BackendError(
+                f"{origin}={os.fspath(path_or_id)}: a BLIP {architectures[0]} checkpoint, not a VQA "
+                f"one; use a BlipForQuestionAnswering model such as Salesforce/blip-vqa-base."
+            )
+    return GenerativeAnswerer.from_pretrained(path_or_id, model_type=config.model_type, **options)
+
