@@ -121,6 +121,14 @@ class CheckItem(pytest.Item):
             return f"{self.where()}: {self.title()} could not run: {type(error).__name__}: {error}"
         return super().repr_failure(excinfo, style)
 
+    def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        """An unexpected error's traceback starts at the kind's ``run``, not inside pytest."""
+        traceback = excinfo.traceback
+        code = getattr(getattr(CHECK_KINDS.get(self.check.kind), "run", None), "__code__", None)
+        if code is not None:
+            traceback = traceback.cut(path=code.co_filename, firstlineno=code.co_firstlineno - 1)
+        return traceback.filter(excinfo)
+
     def reportinfo(self) -> tuple[Path, int, str]:
         """Suite path, the check's 0-based line (pytest's convention), ``suite::id[...]``."""
         return self.path, self.check.location.line - 1, f"{self.suite.name}::{self.name}"

@@ -54,6 +54,7 @@ class _SuiteReader:
         self.document = document
         self.path = document.path
         self.problems: list[SuiteError] = []
+        self.axis_names: list[str] = []  # declared, even if invalid: no cascade of errors
 
     # -- reporting ---------------------------------------------------------------------------
 
@@ -213,6 +214,7 @@ class _SuiteReader:
             if not (isinstance(name, str) and _NAME.match(name)):
                 self.problem(at, f"axis name {name!r} must be a name (letters, digits, _ . -)")
                 continue
+            self.axis_names.append(name)
             axis = self.axis(name, body, at)
             if axis is not None:
                 axes[name] = axis
@@ -401,7 +403,7 @@ class _SuiteReader:
         kind = self.kind(mapping, at, where)
         if kind is None:
             return None
-        params = self.params(mapping, at, where, kind, axes)
+        params = self.params(mapping, at, where, kind)
         if params is None:
             return None
         return CheckSpec(
@@ -428,8 +430,8 @@ class _SuiteReader:
                                     f"known kinds: {_known_kinds()}")
         return None
 
-    def params(self, mapping: dict, at: KeyPath, where: str, kind: CheckKind,
-               axes: dict[str, AxisSpec]) -> dict[str, Any] | None:
+    def params(self, mapping: dict, at: KeyPath, where: str, kind: CheckKind
+               ) -> dict[str, Any] | None:
         """The kind's parameters: required, typed, checked; absent ones take their default."""
         declared = {param.name: param for param in (*COMMON_PARAMS, *kind.params)}
         before = len(self.problems)
@@ -460,12 +462,11 @@ class _SuiteReader:
                     self.problem(param_at, f"{where}: {param.name} {rejection}")
                     continue
             if param.name in AXIS_REFERENCE_PARAMS:
-                self.axis_references(value, param_at, where, param.name, axes)
+                self.axis_references(value, param_at, where, param.name)
             params[param.name] = value
         return params if len(self.problems) == before else None
 
-    def axis_references(self, value: Any, at: KeyPath, where: str, key: str,
-                        axes: dict[str, AxisSpec]) -> None:
+    def axis_references(self, value: Any, at: KeyPath, where: str, key: str) -> None:
         names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
         seen: set[str] = set()
         for index, name in enumerate(names):
@@ -474,9 +475,9 @@ class _SuiteReader:
                 self.problem(name_at, f"{where}: {key} must name axes, got {_describe(name)}")
             elif name in seen:
                 self.problem(name_at, f"{where}: {key} lists axis {name!r} twice")
-            elif axes and name not in axes:
+            elif self.axis_names and name not in self.axis_names:
                 self.problem(name_at, f"{where}: {key} names unknown axis {name!r}; "
-                                      f"{_suggest(name, axes, 'axes')}")
+                                      f"{_suggest(name, self.axis_names, 'axes')}")
             if isinstance(name, str):
                 seen.add(name)
         if isinstance(value, list) and not value:
@@ -520,10 +521,11 @@ def _is_number(value: Any) -> bool:
 
 
 def _has_type(value: Any, types: tuple[type, ...]) -> bool:
-    """``isinstance`` that keeps booleans out of numbers: ``threshold: true`` is a mistake."""
+    """``isinstance`` that keeps booleans out of numbers (``threshold: true`` is a mistake) and
+    lets an integer stand for a float (``tolerance: 0``)."""
     if isinstance(value, bool):
         return bool in types
-    return isinstance(value, types)
+    return isinstance(value, types) or (isinstance(value, int) and float in types)
 
 
 _TYPE_WORDS = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
