@@ -9,7 +9,6 @@ import pytest
 
 from pytest_t2ibias.checks import CHECK_KINDS, NUMBER, CheckKind, Param, register_check
 from pytest_t2ibias.suite import QuestionPart, SuiteError, load_suite
-from pytest_t2ibias.verdict import Verdict
 
 
 def _below_one(value) -> str | None:
