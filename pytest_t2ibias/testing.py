@@ -9,7 +9,8 @@ The models produce meaningless outputs quickly: use them to test plumbing, not b
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -233,3 +234,18 @@ def make_tiny_causal_lm(path: str | os.PathLike, words: Iterable[str] | None = N
     model.save_pretrained(path, safe_serialization=True)
     tokenizer.save_pretrained(path)
     return path
+
+
+@contextmanager
+def torch_threads(count: int = 1) -> Iterator[None]:
+    """Run torch ops on ``count`` threads, then restore the previous number.
+
+    Tiny models gain nothing from threads, and on a busy shared machine OpenMP threads
+    waiting for each other make them many times slower.
+    """
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)

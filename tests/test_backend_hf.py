@@ -1,0 +1,143 @@
+"""Loading conventions: device and dtype resolution, from_pretrained kwargs, error messages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from pytest_t2ibias import backends
+from pytest_t2ibias.backends import BackendError, CausalLM, DiffusersGenerator, resolve_device, resolve_dtype
+from pytest_t2ibias.backends._hf import dtype_kwarg, looks_like_path, pretrained_kwargs
+from pytest_t2ibias.testing import make_tiny_causal_lm
+
+
+def test_all_is_complete():
+    # "@py_..." names come from pytest's assertion rewriting of plugin modules
+    public = {name for name in vars(backends) if not name.startswith(("_", "@"))}
+    modules = {"classifier", "folder", "generator", "llm", "vqa"}
+    assert public - modules == set(backends.__all__)
+
+
+def test_auto_device_is_cpu_without_cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == torch.device("cpu")
+    assert resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(BackendError, match="--t2i-device=cuda: CUDA is not available"):
+        resolve_device("cuda")
+
+
+@pytest.mark.parametrize(("worker", "expected"), [("gw0", 0), ("gw1", 1), ("gw2", 2), ("gw5", 1), ("", 0)])
+def test_auto_device_spreads_xdist_workers_over_gpus(monkeypatch, worker, expected):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4 if worker != "gw5" else 2)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+    assert resolve_device("auto") == torch.device("cuda", expected)
+
+
+def test_bad_device_names_the_option():
+    with pytest.raises(BackendError, match="--t2i-device=tpu: expected auto, cpu, cuda or cuda:N"):
+        resolve_device("tpu")
+
+
+def test_resolve_dtype():
+    cpu = torch.device("cpu")
+    assert resolve_dtype("auto", cpu) is torch.float32
+    assert resolve_dtype("bfloat16", cpu) is torch.bfloat16
+    assert resolve_dtype("fp16", cpu) is torch.float16
+    assert resolve_dtype(torch.float16, cpu) is torch.float16
+    with pytest.raises(BackendError, match="--t2i-dtype=int8"):
+        resolve_dtype("int8", cpu)
+
+
+def test_pretrained_kwargs_use_dtype_safetensors_and_offline():
+    from diffusers import DiffusionPipeline
+    from transformers import AutoModel, AutoTokenizer
+
+    # diffusers 0.42 and transformers 5 are installed here: both take ``dtype=``.
+    assert dtype_kwarg(DiffusionPipeline) == "dtype"
+    assert dtype_kwarg(AutoModel) == "dtype"
+    kwargs = pretrained_kwargs(AutoModel, revision="abc", dtype=torch.float16, offline=True)
+    assert kwargs == {"local_files_only": True, "revision": "abc", "use_safetensors": True, "dtype": torch.float16}
+    assert pretrained_kwargs(AutoModel, allow_pickle=True)["use_safetensors"] is None
+    assert pretrained_kwargs(AutoTokenizer, offline=True, weights=False) == {"local_files_only": True}
+
+
+def test_dtype_kwarg_falls_back_to_torch_dtype_on_old_releases(monkeypatch):
+    from diffusers import DiffusionPipeline
+
+    from pytest_t2ibias.backends import _hf
+
+    monkeypatch.setattr(_hf, "_release", lambda package: (0, 30))
+    assert dtype_kwarg(DiffusionPipeline) == "torch_dtype"
+
+
+def test_paths_and_hub_ids_are_told_apart(tmp_path):
+    assert looks_like_path(tmp_path)
+    assert looks_like_path("./models/sd")
+    assert looks_like_path("/no/such/dir")
+    assert not looks_like_path("stabilityai/stable-diffusion-2-1")
+    assert not looks_like_path("gpt2")
+
+
+def test_missing_path_is_a_backend_error(tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(BackendError) as info:
+        DiffusersGenerator.from_pretrained(missing, device="cpu", origin="--t2i-model")
+    message = str(info.value)
+    assert f"--t2i-model={missing}: no such file or directory" in message
+    assert "hub id" in message
+
+
+def test_directory_without_model_index_is_not_a_pipeline(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(BackendError, match=r"not a diffusers pipeline directory \(no model_index.json"):
+        DiffusersGenerator.from_pretrained(tmp_path, device="cpu")
+
+
+def test_pickle_only_pipeline_is_refused(tmp_path):
+    (tmp_path / "model_index.json").write_text(json.dumps({"_class_name": "StableDiffusionPipeline"}))
+    (tmp_path / "unet").mkdir()
+    torch.save({"w": torch.zeros(1)}, tmp_path / "unet" / "diffusion_pytorch_model.bin")
+    with pytest.raises(BackendError) as info:
+        DiffusersGenerator.from_pretrained(tmp_path, device="cpu", origin="--t2i-baseline-model")
+    message = str(info.value)
+    assert message.startswith(f"--t2i-baseline-model={tmp_path}: only pickle weights (unet/diffusion_pytorch_model.bin)")
+    assert "--t2i-allow-pickle" in message
+
+
+def test_pickle_only_model_loads_when_allowed(tmp_path):
+    from safetensors.torch import load_file
+
+    path = make_tiny_causal_lm(tmp_path / "lm")
+    state = load_file(path / "model.safetensors")
+    (path / "model.safetensors").unlink()
+    torch.save(state, path / "pytorch_model.bin")
+
+    with pytest.raises(BackendError, match="only pickle weights"):
+        CausalLM.from_pretrained(path, device="cpu", offline=True)
+    lm = CausalLM.from_pretrained(path, device="cpu", offline=True, allow_pickle=True)
+    assert lm.log_likelihood(["a photo of a doctor"])[0] < 0
+
+
+def test_library_errors_become_one_readable_error(tmp_path):
+    (tmp_path / "model_index.json").write_text("this is not json")
+    with pytest.raises(BackendError) as info:
+        DiffusersGenerator.from_pretrained(tmp_path, device="cpu", offline=True)
+    error = info.value
+    assert str(error).startswith(f"--t2i-model={tmp_path}: could not load the diffusers pipeline (")
+    assert "Hint:" in str(error)
+    # the library's exception is kept for debugging but not chained into the traceback
+    assert error.original is not None
+    assert error.__cause__ is None and error.__suppress_context__
+
+
+def test_uncached_hub_id_offline_says_what_to_do():
+    with pytest.raises(BackendError) as info:
+        DiffusersGenerator.from_pretrained(
+            "t2ibias-nobody/not-a-model", revision="v1", device="cpu", offline=True
+        )
+    message = str(info.value)
+    assert "--t2i-model=t2ibias-nobody/not-a-model@v1: not in the local Hugging Face cache" in message
+    assert "--t2i-offline" in message
