@@ -17,6 +17,17 @@ import torch
 
 from ._tokenizers import build_word_tokenizer
 
+__all__ = [
+    "DEFAULT_WORDS",
+    "make_tiny_blip_vqa",
+    "make_tiny_causal_lm",
+    "make_tiny_classifier",
+    "make_tiny_clip",
+    "make_tiny_llava",
+    "make_tiny_pipeline",
+    "torch_threads",
+]
+
 DEFAULT_WORDS = (
     "a an the photo picture of person man woman male female doctor nurse teacher musician "
     "ceo engineer child old young is there what who in image gender age yes no"
@@ -185,6 +196,45 @@ def make_tiny_blip_vqa(path: str | os.PathLike, words: Iterable[str] | None = No
     model = BlipForQuestionAnswering(config)
     image_processor = BlipImageProcessor(size={"height": TINY_IMAGE_SIZE, "width": TINY_IMAGE_SIZE})
     processor = BlipProcessor(image_processor=image_processor, tokenizer=tokenizer)
+    path = Path(path)
+    model.save_pretrained(path, safe_serialization=True)
+    processor.save_pretrained(path)
+    return path
+
+
+LLAVA_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] }}: "
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<image> "
+    "{% else %}{{ part['text'] }}{% endif %}{% endfor %} {% endfor %}"
+    "{% if add_generation_prompt %}assistant: {% endif %}"
+)
+"""A minimal chat template: ``user: <image> {question} assistant: ``."""
+
+
+def make_tiny_llava(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
+    """A ``LlavaForConditionalGeneration`` (tiny CLIP vision tower + 1-layer Llama) with a
+    ``LlavaProcessor`` and chat template: the ``AutoModelForImageTextToText`` path."""
+    from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+
+    tokenizer = build_word_tokenizer(_vocabulary(words, ["user", "assistant"]), model_max_length=128)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    text_config = _text_config(tokenizer, model_type="llama", num_key_value_heads=2)
+    config = LlavaConfig(
+        vision_config=dict(model_type="clip_vision_model", **_vision_config()),
+        text_config=text_config,
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_layer=-1,
+    )
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(config)
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(**_image_processor_size()),
+        tokenizer=tokenizer,
+        patch_size=8,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,  # CLIP's class token, dropped by "default"
+        chat_template=LLAVA_CHAT_TEMPLATE,
+    )
     path = Path(path)
     model.save_pretrained(path, safe_serialization=True)
     processor.save_pretrained(path)

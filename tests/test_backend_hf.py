@@ -103,7 +103,8 @@ def test_pickle_only_pipeline_is_refused(tmp_path):
     with pytest.raises(BackendError) as info:
         DiffusersGenerator.from_pretrained(tmp_path, device="cpu", origin="--t2i-baseline-model")
     message = str(info.value)
-    assert message.startswith(f"--t2i-baseline-model={tmp_path}: only pickle weights (unet/diffusion_pytorch_model.bin)")
+    expected = f"--t2i-baseline-model={tmp_path}: only pickle weights (unet/diffusion_pytorch_model.bin)"
+    assert message.startswith(expected)
     assert "--t2i-allow-pickle" in message
 
 

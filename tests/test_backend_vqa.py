@@ -8,7 +8,7 @@ import torch
 from PIL import Image
 
 from pytest_t2ibias.backends import Answerer, ClipAnswerer, GenerativeAnswerer, load_answerer
-from pytest_t2ibias.testing import make_tiny_blip_vqa, make_tiny_clip, torch_threads
+from pytest_t2ibias.testing import make_tiny_blip_vqa, make_tiny_clip, make_tiny_llava, torch_threads
 
 CHOICES = ["man", "woman", "child"]
 
@@ -120,3 +120,41 @@ def test_blip_choice_score_is_mean_token_log_probability(blip, images):
 def test_fingerprints_name_model_and_rule(clip, blip):
     assert clip.fingerprint != blip.fingerprint
     assert len(clip.fingerprint) == 64
+
+
+@pytest.fixture(scope="module")
+def llava(tmp_path_factory):
+    path = make_tiny_llava(tmp_path_factory.mktemp("llava") / "tiny-llava")
+    return load_answerer(path, device="cpu", offline=True)
+
+
+def test_other_configs_give_an_image_text_to_text_answerer(llava):
+    assert isinstance(llava, GenerativeAnswerer)
+    assert type(llava.model).__name__ == "LlavaForConditionalGeneration"
+    assert llava._chat_prompt("is there a person") == "user: <image> is there a person assistant: "
+
+
+def test_chat_model_scores_are_mean_choice_log_probabilities(llava, images):
+    choices = ["yes", "no", "old man"]
+    scores = llava.score(images[:2], "is there a person", choices)
+    assert_probability_rows(scores, 2, 3)
+    np.testing.assert_array_equal(scores, llava.score(images[:2], "is there a person", choices))
+    np.testing.assert_allclose(
+        llava.score(images[:2], "is there a person", choices[::-1])[:, ::-1], scores, atol=1e-6
+    )
+
+    # by hand: prompt (without the tokenizer's trailing <eos>) + choice tokens, one at a time
+    prompt = llava._chat_prompt("is there a person")
+    inputs = llava.processor(images=images[:1], text=[prompt], return_tensors="pt")
+    prompt_ids = inputs["input_ids"][:, :-1]
+    means = []
+    for choice in choices:
+        choice_ids = torch.tensor([llava.tokenizer(choice, add_special_tokens=False)["input_ids"]])
+        ids = torch.cat([prompt_ids, choice_ids], dim=1)
+        with torch.no_grad():
+            logits = llava.model(input_ids=ids, pixel_values=inputs["pixel_values"]).logits[0]
+        logprobs = logits.log_softmax(-1)
+        start = prompt_ids.shape[1]
+        means.append(np.mean([logprobs[t - 1, ids[0, t]].item() for t in range(start, ids.shape[1])]))
+    expected = np.exp(means) / np.exp(means).sum()
+    np.testing.assert_allclose(scores[0], expected, atol=1e-5)

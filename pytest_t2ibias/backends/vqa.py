@@ -269,6 +269,14 @@ class GenerativeAnswerer:
         prompt_ids = inputs.pop("input_ids")
         inputs.pop("attention_mask", None)
         prompt_length = prompt_ids.shape[1]
+        eos = self.tokenizer.eos_token_id
+        if eos is not None and eos != self.tokenizer.bos_token_id and prompt_ids[0, -1] == eos:
+            # the answer continues the prompt: a tokenizer-appended EOS would end it first
+            prompt_length -= 1
+            prompt_ids = prompt_ids[:, :prompt_length]
+            for key, value in inputs.items():
+                if isinstance(value, torch.Tensor) and value.dim() == 2 and value.shape[1] == prompt_length + 1:
+                    inputs[key] = value[:, :prompt_length]
         choice_ids = [self.tokenizer(choice, add_special_tokens=False)["input_ids"] for choice in choices]
         longest = max(len(ids) for ids in choice_ids)
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
@@ -307,7 +315,9 @@ class GenerativeAnswerer:
 def _read_config(path_or_id: str | os.PathLike, *, kind: str, origin: str, revision: str | None, offline: bool):
     from transformers import AutoConfig
 
-    return load_pretrained(AutoConfig, path_or_id, kind=kind, origin=origin, revision=revision, offline=offline, weights=False)
+    return load_pretrained(
+        AutoConfig, path_or_id, kind=kind, origin=origin, revision=revision, offline=offline, weights=False
+    )
 
 
 def load_answerer(
