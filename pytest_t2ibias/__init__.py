@@ -1,1 +1,47 @@
 """pytest-t2ibias: fairness tests for text-to-image models, as pytest checks."""
+
+from pytest_t2ibias._types import ABSTAINED
+from pytest_t2ibias._types import FILTERED
+from pytest_t2ibias._types import Answers
+from pytest_t2ibias._types import Estimate
+from pytest_t2ibias._types import GeneratedImage
+from pytest_t2ibias._types import ImageRequest
+from pytest_t2ibias._types import ImageSet
+from pytest_t2ibias.assertions import assert_entropy_below
+from pytest_t2ibias.assertions import assert_is_nonnegative
+from pytest_t2ibias.assertions import assert_w1_below
+from pytest_t2ibias.assertions import evaluate_entropy_below
+from pytest_t2ibias.assertions import evaluate_is_nonnegative
+from pytest_t2ibias.assertions import evaluate_w1_below
+from pytest_t2ibias.checks import CheckContext
+from pytest_t2ibias.checks import CheckKind
+from pytest_t2ibias.checks import Param
+from pytest_t2ibias.checks import register_check
+from pytest_t2ibias.metrics import Distribution
+from pytest_t2ibias.metrics import ISMatrix
+from pytest_t2ibias.verdict import CheckFailed
+from pytest_t2ibias.verdict import Verdict
+
+__all__ = [
+    "ABSTAINED",
+    "FILTERED",
+    "Answers",
+    "CheckContext",
+    "CheckFailed",
+    "CheckKind",
+    "Distribution",
+    "Estimate",
+    "GeneratedImage",
+    "ISMatrix",
+    "ImageRequest",
+    "ImageSet",
+    "Param",
+    "Verdict",
+    "assert_entropy_below",
+    "assert_is_nonnegative",
+    "assert_w1_below",
+    "evaluate_entropy_below",
+    "evaluate_is_nonnegative",
+    "evaluate_w1_below",
+    "register_check",
+]

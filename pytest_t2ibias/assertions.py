@@ -31,13 +31,14 @@ DEFAULT_RESAMPLES = 1000
 
 
 observers: list[Callable[[Verdict], None]] = []
-"""Called with every verdict an ``assert_*`` helper reaches; the plugin reports them."""
+"""Observers of the verdicts ``assert_*`` helpers reach; the plugin pushes one per running
+test. Only the innermost is told, so a pytest run nested in a test (pytester) keeps its own."""
 
 
 def _raise_unless(verdict: Verdict) -> Verdict:
     __tracebackhide__ = True
-    for observe in observers:
-        observe(verdict)
+    if observers:
+        observers[-1](verdict)
     if not verdict.passed:
         raise CheckFailed(verdict)
     return verdict

@@ -11,6 +11,7 @@ from ._options import add_options
 from ._session import T2ISession, session_of, start_session
 from .facade import ClassifierHandle, GeneratorHandle, T2IBias, VQAHandle
 from .report import ReportRow, render_text, write_html, write_json
+from .verdict import verdict_properties
 
 WORKER_RESULTS = "t2ibias_results"
 WORKER_COUNTERS = "t2ibias_counters"
@@ -86,20 +87,14 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     session = session_of(item.config)
 
     def observe(verdict) -> None:
-        row = session.record(item.nodeid, verdict, subject=item.name, axis=verdict.figures.get("label", ""))
-        item.user_properties.extend(_properties(row))
+        session.record(item.nodeid, verdict, subject=item.name, axis=verdict.figures.get("label", ""))
+        item.user_properties.extend(verdict_properties(verdict))
 
     assertions.observers.append(observe)
     try:
         return (yield)
     finally:
         assertions.observers.remove(observe)
-
-
-def _properties(row: ReportRow) -> list[tuple[str, object]]:
-    return [("t2i_check", row.check), ("t2i_value", row.value), ("t2i_ci_low", row.low),
-            ("t2i_ci_high", row.high), ("t2i_n", row.n), ("t2i_threshold", row.threshold),
-            ("t2i_verdict", "pass" if row.passed else "fail")]
 
 
 # -- xdist: workers send their rows, the controller alone reports --------------------------------

@@ -45,16 +45,19 @@ def _fmt(x: float) -> str:
 
 def summary_table(rows: Sequence[ReportRow]) -> Table:
     table = Table(title="t2ibias: bias checks", title_justify="left", expand=False)
-    for column, justify in (("check", "left"), ("subject", "left"), ("axis", "left"),
-                            ("value", "right"), ("CI", "right"), ("n", "right"),
-                            ("threshold", "right"), ("verdict", "left")):
-        table.add_column(column, justify=justify)
+    table.add_column("check", overflow="fold")
+    table.add_column("subject", overflow="fold")
+    table.add_column("axis", overflow="fold")
+    for numeric in ("value", "CI", "n", "threshold"):
+        table.add_column(numeric, justify="right", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
     for row in rows:
-        pct = round(row.confidence * 100)
         verdict = "[green]pass[/]" if row.passed else "[bold red]FAIL[/]"
         table.add_row(row.check, row.subject, row.axis, _fmt(row.value),
-                      f"{pct}% [{_fmt(row.low)}, {_fmt(row.high)}]", str(row.n),
+                      f"[{_fmt(row.low)}, {_fmt(row.high)}]", str(row.n),
                       _fmt(row.threshold), verdict)
+    levels = sorted({round(row.confidence * 100) for row in rows})
+    table.caption = f"CI: {', '.join(map(str, levels))}% bootstrap over images"
     return table
 
 

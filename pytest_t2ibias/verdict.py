@@ -36,6 +36,22 @@ class Verdict:
         }
 
 
+def verdict_properties(verdict: Verdict) -> list[tuple[str, Any]]:
+    """The verdict's figures as plain ``(name, value)`` pairs for junit and xdist."""
+    estimate = verdict.value
+    properties: list[tuple[str, Any]] = [
+        ("value", float(estimate.value)),
+        ("ci_low", float(estimate.low)),
+        ("ci_high", float(estimate.high)),
+        ("n", int(estimate.n)),
+        ("threshold", float(verdict.threshold)),
+        ("verdict", "pass" if verdict.passed else "fail"),
+    ]
+    properties += [(str(key), value) for key, value in verdict.figures.items()
+                   if isinstance(value, (str, int, float, bool))]
+    return properties
+
+
 class CheckFailed(AssertionError):
     """Raised by an assertion helper; carries its ``Verdict`` for reports."""
 

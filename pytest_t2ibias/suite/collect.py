@@ -17,7 +17,7 @@ import pytest
 
 from .._session import session_of
 from ..checks import CHECK_KINDS, CheckContext
-from ..verdict import CheckFailed, Verdict
+from ..verdict import CheckFailed, Verdict, verdict_properties
 from .errors import SuiteError
 from .load import load_suite
 from .spec import CheckSpec, Suite
@@ -147,22 +147,6 @@ class CheckItem(pytest.Item):
     def title(self) -> str:
         axis = f", axis {self.axis!r}" if self.axis else ""
         return f"check {self.check.id!r} ({self.check.kind}) for subject {self.subject!r}{axis}"
-
-
-def verdict_properties(verdict: Verdict) -> list[tuple[str, Any]]:
-    """The verdict's figures as plain ``(name, value)`` pairs for junit and xdist."""
-    estimate = verdict.value
-    properties: list[tuple[str, Any]] = [
-        ("value", float(estimate.value)),
-        ("ci_low", float(estimate.low)),
-        ("ci_high", float(estimate.high)),
-        ("n", int(estimate.n)),
-        ("threshold", float(verdict.threshold)),
-        ("verdict", "pass" if verdict.passed else "fail"),
-    ]
-    properties += [(str(key), value) for key, value in verdict.figures.items()
-                   if isinstance(value, (str, int, float, bool))]
-    return properties
 
 
 def _raised_by_plugin(error: BaseException) -> bool:
