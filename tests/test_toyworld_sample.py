@@ -53,8 +53,11 @@ def test_expected_shares_are_the_planted_truth(world):
     assert expected_shares(world, "doctor", "gender")["male"] == pytest.approx(0.8)
     assert expected_shares(world, "musician", "age", given={"gender": "female"})["young"] == pytest.approx(0.9)
     assert expected_shares(world, "musician", "age", given={"gender": "male"})["young"] == pytest.approx(0.34)
-    assert expected_shares(world, "musician", "age")["young"] == pytest.approx(0.62)
-    assert expected_shares(world, "musician", "gender", given={"age": "old"})["male"] == pytest.approx(0.33 / 0.36)
+    # 0.75 male x 0.34 young + 0.25 female x 0.90 young
+    assert expected_shares(world, "musician", "age")["young"] == pytest.approx(0.48)
+    # Bayes: P(male | old) = 0.75 x 0.33 / (0.75 x 0.33 + 0.25 x 0.03)
+    assert expected_shares(world, "musician", "gender", given={"age": "old"})["male"] == pytest.approx(
+        0.75 * 0.33 / (0.75 * 0.33 + 0.25 * 0.03))
     assert expected_shares(world, "nurse", "gender", modifiers=["with intense focus"])["male"] == pytest.approx(0.85)
     assert expected_shares(world, "laptop", "colour")["silver"] == pytest.approx(0.85)
     with pytest.raises(ValueError, match="no axis 'colour'"):
