@@ -6,8 +6,10 @@ needs them; a backend whose every result is already cached is never loaded.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -181,10 +183,15 @@ class T2IBias:
 
     # -- methods ------------------------------------------------------------------------------
 
-    def biasconnect(self, suite: Suite, subject: str, *, axes: Sequence[str] | None = None,
-                    baseline: bool = False) -> Any:
+    def biasconnect(self, suite: Suite | str | os.PathLike, subject: str, *,
+                    axes: Sequence[str] | None = None, baseline: bool = False) -> Any:
+        """BiasConnect's IS matrix for ``subject``; ``suite`` may be a suite file's path, so
+        Python tests reuse the axes and counterfactuals a YAML suite declares."""
         from .methods.biasconnect import intersectional_sensitivity_for
+        from .suite.load import load_suite
 
+        if not hasattr(suite, "axes"):
+            suite = load_suite(Path(suite))
         return intersectional_sensitivity_for(self, suite, subject, axes=axes, baseline=baseline)
 
 

@@ -21,6 +21,7 @@ from .spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
 TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks")
 DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size")
 FILTER_KEYS = ("question", "choices", "keep")
+FILTER_OPTIONAL_KEYS = ("statements",)
 AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
              "classifier", "parts", "none")
 PART_KEYS = ("value", "question")
@@ -188,7 +189,7 @@ class _SuiteReader:
         mapping = self.mapping(value, at, "filter")
         if mapping is None:
             return None
-        self.unknown_keys(mapping, at, FILTER_KEYS, "in filter")
+        self.unknown_keys(mapping, at, FILTER_KEYS + FILTER_OPTIONAL_KEYS, "in filter")
         if not self.missing(mapping, at, FILTER_KEYS, "in filter"):
             return None
         question = self.text(mapping["question"], (*at, "question"), "filter.question")
@@ -200,7 +201,9 @@ class _SuiteReader:
             return None
         if question is None or keep is None:
             return None
-        return FilterSpec(question=question, choices=choices, keep=keep)
+        statements = self.per_choice(mapping, at, "statements", choices, "filter", self.text,
+                                     complete=True)
+        return FilterSpec(question=question, choices=choices, keep=keep, statements=statements)
 
     def axes(self, value: Any) -> dict[str, AxisSpec]:
         mapping = self.mapping(value, ("axes",), "axes (name -> axis)")

@@ -53,9 +53,12 @@ class AxisSpec:
 
 @dataclass(frozen=True)
 class FilterSpec:
+    """Images answered anything but ``keep`` are filtered out (and counted)."""
+
     question: str
     choices: tuple[str, ...]
     keep: str
+    statements: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
