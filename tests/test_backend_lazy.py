@@ -1,0 +1,58 @@
+"""Lazy backends: keys from the model's files, weights loaded only on a cache miss."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from pytest_t2ibias._options import Settings
+from pytest_t2ibias._types import ImageRequest
+from pytest_t2ibias.backends.lazy import LazyDiffusersGenerator
+from pytest_t2ibias.testing import make_tiny_pipeline
+
+SETTINGS = Settings(
+    model=None, baseline_model=None, images=None, vqa=None, classifiers={}, llm=None,
+    device="cpu", dtype="float32", images_per_prompt=None, steps=None, guidance=None, seed=None,
+    batch_size=4, cache_dir=Path("unused"), no_cache=True, refresh=False, offline=True,
+    allow_pickle=False, json=None, html=None, confidence=0.95, bootstrap=100,
+)
+
+
+@pytest.fixture
+def pipeline_dir(tmp_path) -> Path:
+    return make_tiny_pipeline(tmp_path / "sd")
+
+
+def test_fingerprint_needs_no_loading_and_loading_happens_once(pipeline_dir):
+    generator = LazyDiffusersGenerator(str(pipeline_dir), SETTINGS, origin="--t2i-model", steps=2)
+    assert generator._base._value is None
+    other_steps = generator.with_options(steps=3)
+    assert other_steps.fingerprint != generator.fingerprint
+    assert generator.with_options(guidance_scale=1.0).fingerprint != generator.fingerprint
+    assert generator.with_options(steps=2).fingerprint == generator.fingerprint
+    assert generator._base._value is None
+
+    images = generator.generate([ImageRequest("a photo of a doctor", 0, 0)])
+    assert images[0].size == (16, 16)
+    other_steps.generate([ImageRequest("a photo of a doctor", 0, 0)])
+    assert other_steps._base is generator._base  # one pipeline for every sampling setting
+
+
+def test_fingerprint_follows_the_weights_and_the_scheduler(pipeline_dir):
+    before = LazyDiffusersGenerator(str(pipeline_dir), SETTINGS, origin="--t2i-model").fingerprint
+    weights = next((pipeline_dir / "unet").glob("*.safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    after_weights = LazyDiffusersGenerator(str(pipeline_dir), SETTINGS, origin="--t2i-model").fingerprint
+    assert after_weights != before
+
+    config = pipeline_dir / "scheduler" / "scheduler_config.json"
+    config.write_text(config.read_text().replace('"beta_end": 0.012', '"beta_end": 0.02'))
+    after_scheduler = LazyDiffusersGenerator(str(pipeline_dir), SETTINGS, origin="--t2i-model").fingerprint
+    assert after_scheduler != after_weights
+
+    half = dataclasses.replace(SETTINGS, dtype="bfloat16")
+    assert LazyDiffusersGenerator(str(pipeline_dir), half, origin="--t2i-model").fingerprint != after_scheduler
