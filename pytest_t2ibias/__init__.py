@@ -9,9 +9,11 @@ from pytest_t2ibias._types import ImageRequest
 from pytest_t2ibias._types import ImageSet
 from pytest_t2ibias.assertions import assert_entropy_below
 from pytest_t2ibias.assertions import assert_is_nonnegative
+from pytest_t2ibias.assertions import assert_no_regression
 from pytest_t2ibias.assertions import assert_w1_below
 from pytest_t2ibias.assertions import evaluate_entropy_below
 from pytest_t2ibias.assertions import evaluate_is_nonnegative
+from pytest_t2ibias.assertions import evaluate_no_regression
 from pytest_t2ibias.assertions import evaluate_w1_below
 from pytest_t2ibias.checks import CheckContext
 from pytest_t2ibias.checks import CheckKind
@@ -39,9 +41,11 @@ __all__ = [
     "Verdict",
     "assert_entropy_below",
     "assert_is_nonnegative",
+    "assert_no_regression",
     "assert_w1_below",
     "evaluate_entropy_below",
     "evaluate_is_nonnegative",
+    "evaluate_no_regression",
     "evaluate_w1_below",
     "register_check",
 ]

@@ -277,3 +277,75 @@ def _known_axes(matrix: ISMatrix, axes: Iterable[str] | None, what: str) -> list
     if unknown:
         raise ValueError(f"{what}={unknown} not in the matrix's axes {list(matrix.axes)}")
     return axes
+
+
+# -- baseline vs candidate: the fine-tune merge gate ---------------------------------------------
+
+
+def evaluate_no_regression(
+    effect: Mapping[str, Estimate],
+    *,
+    fixes: Iterable[str] | str,
+    on: Iterable[str] | None = None,
+    tolerance: float = 0.0,
+    confidence: float | None = None,
+    label: str = "",
+) -> Verdict:
+    """Every IS_mit(y) (y in ``on``, default every axis not in ``fixes``) must be >= -tolerance.
+
+    ``effect`` maps axis -> IS_mit = wbar_baseline - wbar_candidate (BiasConnect A.5/A.9;
+    ``T2IBias.mitigation_effect``): a fine-tune that fixes ``fixes`` must not skew the rest.
+    """
+    fixes = [fixes] if isinstance(fixes, str) else list(fixes)
+    unknown = [a for a in fixes + list(on or ()) if a not in effect]
+    if unknown:
+        raise ValueError(f"axes {unknown} have no IS_mit in the effect; axes: {list(effect)}")
+    others = list(on) if on is not None else [a for a in effect if a not in fixes]
+    entries = {y: effect[y] for y in others if y not in fixes and not np.isnan(effect[y].value)}
+    if not entries:
+        raise ValueError(f"no other axis to judge besides fixes={fixes}: name axes in on=")
+
+    def offends(e: Estimate) -> bool:
+        bound = e.high if confidence is not None else e.value
+        return bound < -tolerance
+
+    offending = sorted((y for y, e in entries.items() if offends(e)), key=lambda y: entries[y].value)
+    worst_axis = min(entries, key=lambda y: entries[y].value)
+    worst = entries[worst_axis]
+    passed = not offending
+    subject = f" for {label}" if label else ""
+    fixed = "; ".join(
+        f"{x} {'improved' if effect[x].value > 0 else 'did not improve'}: IS_mit {effect[x]}"
+        for x in fixes)
+    if passed:
+        message = (f"no regression{subject}: no axis besides {', '.join(fixes)} got worse beyond "
+                   f"tolerance {tolerance:.3f}; lowest IS_mit[{worst_axis}] = {worst}"
+                   f"{_gate_note(confidence, passed)}\n  fixed: {fixed}")
+    else:
+        lines = [f"  {y} got worse: IS_mit = {entries[y]} (the candidate is "
+                 f"{-entries[y].value:.3f} further from the ideal than the baseline)"
+                 for y in offending]
+        message = (f"regression{subject}: {len(offending)} of {len(entries)} axes got worse "
+                   f"beyond tolerance {tolerance:.3f}{_gate_note(confidence, passed)}\n"
+                   + "\n".join(lines) + f"\n  fixed: {fixed}\n"
+                   "  IS_mit(y) = wbar_baseline(y) - wbar_candidate(y), paired seeds "
+                   "(BiasConnect A.5); negative: the fine-tune skewed y")
+    return Verdict(
+        passed=passed,
+        check="no_regression",
+        value=worst,
+        threshold=-tolerance,
+        message=message,
+        figures={"effect": {y: e.to_dict() for y, e in effect.items()},
+                 "fixes": fixes, "regressed": offending, "label": label},
+    )
+
+
+def assert_no_regression(effect: Mapping[str, Estimate], fixes: Iterable[str] | str,
+                         tolerance: float = 0.0, *, on: Iterable[str] | None = None,
+                         confidence: float | None = None, **kwargs: Any) -> Verdict:
+    """Fail if the candidate is further from the ideal than the baseline on any axis it was
+    not meant to fix (IS_mit below -tolerance)."""
+    __tracebackhide__ = True
+    return _raise_unless(evaluate_no_regression(effect, fixes=fixes, on=on, tolerance=tolerance,
+                                                confidence=confidence, **kwargs))

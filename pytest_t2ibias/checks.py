@@ -116,9 +116,54 @@ def _run_is_nonnegative(ctx: CheckContext) -> Verdict:
     on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
     matrix = ctx.t2ibias.biasconnect(ctx.suite, ctx.subject,
                                      axes=list(dict.fromkeys([ctx.axis.name, *on])))
-    return evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
-                                   tolerance=params.get("tolerance", 0.0),
-                                   confidence=_confidence_of(ctx), label=ctx.subject)
+    verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
+                                      tolerance=params.get("tolerance", 0.0),
+                                      confidence=_confidence_of(ctx), label=ctx.subject)
+    return _with_matrix(verdict, matrix)
+
+
+def _with_matrix(verdict: Verdict, matrix: Any) -> Verdict:
+    """The verdict with its IS matrix as plain builtins, for reports to draw (``heatmap``)."""
+    from dataclasses import replace
+
+    from .heatmap import matrix_figure
+
+    return replace(verdict, figures={**verdict.figures, "matrix": matrix_figure(matrix)})
+
+
+def _run_no_regression(ctx: CheckContext) -> Verdict:
+    from .assertions import evaluate_no_regression
+
+    params = ctx.check.params
+    on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
+    effect = ctx.t2ibias.mitigation_effect(ctx.suite, ctx.subject,
+                                           axes=list(dict.fromkeys([ctx.axis.name, *on])))
+    return evaluate_no_regression(effect, fixes=[ctx.axis.name], on=on,
+                                  tolerance=params.get("tolerance", 0.0),
+                                  confidence=_confidence_of(ctx), label=_label(ctx))
+
+
+def _run_intermit(ctx: CheckContext) -> Verdict:
+    params = ctx.check.params
+    result = ctx.t2ibias.intermit(ctx.suite, ctx.subject, priority=params.get("priority"),
+                                  epsilon=params.get("epsilon"), max_steps=params.get("max_steps"))
+    verdict = result.verdict(confidence=_confidence_of(ctx), label=ctx.subject)
+    return _with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
+
+
+def _priority(value: Any) -> str | None:
+    weights = list(value.values())
+    if any(not isinstance(w, (int, float)) or isinstance(w, bool) for w in weights):
+        return "must map axes to numbers (weights)"
+    if any(w < 0 for w in weights):
+        return f"weights must be >= 0, got {value}"
+    if not any(w > 0 for w in weights):
+        return "needs at least one positive weight"
+    return None
+
+
+def _positive(value: Any) -> str | None:
+    return None if value >= 1 else f"must be at least 1, got {value}"
 
 
 register_check(CheckKind(
@@ -151,4 +196,34 @@ register_check(CheckKind(
                   doc="IS may go this far below zero"),
             *COMMON_PARAMS),
     doc="BiasConnect: mitigating an axis does not push another away from its ideal",
+))
+
+register_check(CheckKind(
+    name="no_regression",
+    run=_run_no_regression,
+    axes_param="fixes",
+    params=(Param("fixes", AXIS_LIST, required=True,
+                  doc="axes the candidate (fine-tune) is meant to fix, one item each"),
+            Param("on", AXIS_LIST, doc="axes that must not get worse (default: all others)"),
+            Param("tolerance", NUMBER, default=0.0, check=_unit_interval,
+                  doc="IS_mit may go this far below zero"),
+            *COMMON_PARAMS),
+    doc="merge gate: the candidate model is no further from the ideal than the baseline on "
+        "any axis it was not meant to fix (IS_mit, paired seeds)",
+))
+
+register_check(CheckKind(
+    name="intermit",
+    run=_run_intermit,
+    axes_param=None,
+    params=(Param("priority", (dict,), doc="axis -> weight over the axes to mitigate "
+                                           "(B*, normalised; default: every axis equally)",
+                  check=_priority),
+            Param("epsilon", NUMBER, default=0.35, check=_unit_interval,
+                  doc="stop when tau = <wbar(B*), p> is at most this"),
+            Param("max_steps", (int,), check=_positive,
+                  doc="most axes to mitigate (default: as many as there are axes)"),
+            *COMMON_PARAMS),
+    doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "
+        "without making a prioritised axis worse",
 ))

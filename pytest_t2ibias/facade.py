@@ -52,20 +52,31 @@ class T2IBias:
     def _hook(self):
         return self.config.pluginmanager.hook
 
-    def _generator(self, role: str) -> Generator:
+    def _generator(self, role: str, suite: Suite | None = None) -> Generator:
+        """The generator for ``role``; one per model path, so suites naming different
+        ``models:`` share a process. Precedence: command line > suite ``models:`` > ini."""
+        model = self._model_for(role, suite)
+        if not model:
+            option = "--t2i-model (or --t2i-images)" if role == "candidate" else "--t2i-baseline-model"
+            raise MissingModel(f"this check generates images but {option} is not set "
+                               f"(command line, ini key {option.split()[0][2:].replace('-', '_')}, "
+                               f"or the suite's models.{role})")
         cache = self.__dict__.setdefault("_generators", {})
-        if role not in cache:
-            if role == "candidate" and self.settings.images:
-                model = self.settings.images
-            else:
-                model = self.settings.model if role == "candidate" else self.settings.baseline_model
-            if not model:
-                option = "--t2i-model (or --t2i-images)" if role == "candidate" else "--t2i-baseline-model"
-                raise MissingModel(f"this check generates images but {option} is not set "
-                                   f"(command line or ini key {option.split()[0][2:].replace('-', '_')})")
-            cache[role] = self._hook.pytest_t2ibias_make_generator(
+        if (role, model) not in cache:
+            cache[(role, model)] = self._hook.pytest_t2ibias_make_generator(
                 config=self.config, model=model, role=role)
-        return cache[role]
+        return cache[(role, model)]
+
+    def _model_for(self, role: str, suite: Suite | None) -> str | None:
+        """The model for ``role``: command line, then the suite's ``models:``, then ini."""
+        names = ("t2i_images", "t2i_model") if role == "candidate" else ("t2i_baseline_model",)
+        from_cli = any(self.config.getoption(name, None) for name in names)
+        suite_model = (getattr(suite, "models", None) or {}).get(role)
+        if suite_model and not from_cli:
+            return suite_model
+        if role == "candidate":
+            return self.settings.images or self.settings.model
+        return self.settings.baseline_model
 
     @cached_property
     def vqa_model(self) -> Answerer:
@@ -106,11 +117,17 @@ class T2IBias:
         guidance: float | None = None,
     ) -> ImageSet:
         """``n`` images per prompt; image i of every prompt shares its noise (paired)."""
-        prompts = [prompts] if isinstance(prompts, str) else list(prompts)
         n = self.settings.images_per_prompt or n or DEFAULT_IMAGES_PER_PROMPT
+        return self._generate(prompts, n, seed, baseline=baseline, steps=steps, guidance=guidance)
+
+    def _generate(self, prompts: str | Sequence[str], n: int, seed: int | None, *,
+                  baseline: bool = False, steps: int | None = None,
+                  guidance: float | None = None, suite: Suite | None = None) -> ImageSet:
+        """Exactly ``n`` images per prompt (the caller already applied the options)."""
+        prompts = [prompts] if isinstance(prompts, str) else list(prompts)
         seed = self.settings.seed if self.settings.seed is not None else (
             DEFAULT_SEED if seed is None else seed)
-        generator = self._generator("baseline" if baseline else "candidate")
+        generator = self._generator("baseline" if baseline else "candidate", suite)
         steps = self.settings.steps or steps
         guidance = self.settings.guidance if self.settings.guidance is not None else guidance
         if (steps or guidance is not None) and hasattr(generator, "with_options"):
@@ -118,12 +135,19 @@ class T2IBias:
         requests = [ImageRequest(prompt, seed, i) for prompt in prompts for i in range(n)]
         return self.layer.images(generator, requests)
 
-    def generate_for(self, suite: Suite, prompts: Sequence[str], *, baseline: bool = False) -> ImageSet:
-        """``generate`` with the suite's ``defaults`` (the command line still wins)."""
+    def images_per_prompt(self, suite: Suite) -> int:
+        """N for ``suite``: --t2i-images-per-prompt, else the suite's defaults, else 16."""
+        return (self.settings.images_per_prompt or suite.defaults.get("images_per_prompt")
+                or DEFAULT_IMAGES_PER_PROMPT)
+
+    def generate_for(self, suite: Suite, prompts: Sequence[str], *, baseline: bool = False,
+                     per_prompt: int | None = None) -> ImageSet:
+        """``generate`` with the suite's ``defaults`` and ``models:`` (the command line still
+        wins). ``per_prompt`` overrides N (InterMit splits N images across its prompts)."""
         defaults = suite.defaults
-        return self.generate(prompts, defaults.get("images_per_prompt"), defaults.get("seed"),
-                             baseline=baseline, steps=defaults.get("steps"),
-                             guidance=defaults.get("guidance"))
+        return self._generate(prompts, per_prompt or self.images_per_prompt(suite),
+                              defaults.get("seed"), baseline=baseline, steps=defaults.get("steps"),
+                              guidance=defaults.get("guidance"), suite=suite)
 
     # -- answering ------------------------------------------------------------------------------
 
@@ -193,6 +217,32 @@ class T2IBias:
         if not hasattr(suite, "axes"):
             suite = load_suite(Path(suite))
         return intersectional_sensitivity_for(self, suite, subject, axes=axes, baseline=baseline)
+
+    def intermit(self, suite: Suite | str | os.PathLike, subject: str, *,
+                 priority: dict[str, float] | None = None, epsilon: float | None = None,
+                 max_steps: int | None = None) -> Any:
+        """InterMit (BiasConnect Algorithm 1) with prompt-modification mitigation for
+        ``subject``: which axes to mitigate, in what order, and how far tau falls."""
+        from .methods.intermit import DEFAULT_EPSILON, intermit
+
+        return intermit(self, _suite(suite), subject, priority=priority,
+                        epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
+                        max_steps=max_steps)
+
+    def mitigation_effect(self, suite: Suite | str | os.PathLike, subject: str, *,
+                          axes: Sequence[str] | None = None) -> Any:
+        """IS_mit per axis: baseline model vs candidate on the subject's prompt, paired seeds
+        (the fine-tune merge gate, BiasConnect A.5/A.9)."""
+        from .methods.gate import mitigation_effect_for
+
+        return mitigation_effect_for(self, _suite(suite), subject, axes=axes)
+
+
+def _suite(suite: Suite | str | os.PathLike) -> Suite:
+    """A loaded suite, or the suite file at that path."""
+    from .suite.load import load_suite
+
+    return suite if hasattr(suite, "axes") else load_suite(Path(suite))
 
 
 class GeneratorHandle:

@@ -18,7 +18,8 @@ from ._yaml import Document, KeyPath, load_yaml
 from .errors import SuiteError
 from .spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
 
-TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks")
+TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models")
+MODEL_ROLES = ("candidate", "baseline")
 DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size")
 FILTER_KEYS = ("question", "choices", "keep")
 FILTER_OPTIONAL_KEYS = ("statements",)
@@ -26,8 +27,9 @@ AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "stat
              "classifier", "parts", "none")
 PART_KEYS = ("value", "question")
 CHECK_KEYS = ("id", "kind", "subjects", "marks")
-AXIS_REFERENCE_PARAMS = frozenset({"axes", "axis", "mitigate", "on"})
-"""Check parameters whose values name axes of the suite (a name or a list of names)."""
+AXIS_REFERENCE_PARAMS = frozenset({"axes", "axis", "mitigate", "on", "fixes", "priority"})
+"""Check parameters whose values name axes of the suite (a name, a list of names, or a
+mapping keyed by axis names such as InterMit's ``priority``)."""
 
 IDEAL_SUM_TOLERANCE = 1e-3
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
@@ -156,11 +158,44 @@ class _SuiteReader:
         filter_spec = self.filter(data["filter"]) if "filter" in data else None
         axes = self.axes(data["axes"]) if "axes" in data else {}
         checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
+        models = self.models(data["models"]) if "models" in data else {}
         if self.problems:
             raise SuiteError.combine(self.problems)
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
-                     location=self.location(()))
+                     location=self.location(()), models=models)
+
+    def models(self, value: Any) -> dict[str, str]:
+        """``models: {candidate: PATH, baseline: PATH}``: paths relative to the suite file.
+
+        A value whose first component exists next to the suite (``fixtures/toy-sd``) or that
+        starts like a path (``./``, ``../``, ``/``, ``~``) must exist; anything else is taken
+        for a hub id (``org/name``) and left as written.
+        """
+        at = ("models",)
+        mapping = self.mapping(value, at, "models (role -> model)")
+        if mapping is None:
+            return {}
+        self.unknown_keys(mapping, at, MODEL_ROLES, "in models")
+        models: dict[str, str] = {}
+        for role in MODEL_ROLES:
+            if role not in mapping:
+                continue
+            raw = self.text(mapping[role], (*at, role), f"models.{role}")
+            if raw is None:
+                continue
+            given = Path(raw).expanduser()
+            resolved = given if given.is_absolute() else (self.path.parent / given)
+            looks_like_path = (raw.startswith((".", "/", "~")) or given.is_absolute()
+                               or (self.path.parent / given.parts[0]).exists())
+            if resolved.exists():
+                models[role] = str(resolved.resolve())
+            elif looks_like_path:
+                self.problem((*at, role), f"models.{role} {raw!r} does not exist (looked for "
+                                          f"{resolved.resolve()}; relative to the suite file)")
+            else:
+                models[role] = raw
+        return models
 
     def defaults(self, value: Any) -> dict[str, Any]:
         at = ("defaults",)
@@ -470,6 +505,13 @@ class _SuiteReader:
         return params if len(self.problems) == before else None
 
     def axis_references(self, value: Any, at: KeyPath, where: str, key: str) -> None:
+        if isinstance(value, dict):  # keyed by axis (InterMit priority): check the keys
+            value = list(value)
+            if not value:
+                self.problem(at, f"{where}: {key} must name at least one axis")
+            for index, name in enumerate(value):
+                self.axis_references(name, (*at, name), where, key)
+            return
         names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
         seen: set[str] = set()
         for index, name in enumerate(names):

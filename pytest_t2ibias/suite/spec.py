@@ -85,6 +85,9 @@ class Suite:
     filter: FilterSpec | None = None
     defaults: dict[str, Any] = field(default_factory=dict)
     location: Location | None = None
+    models: dict[str, str] = field(default_factory=dict)
+    """``models:`` role ("candidate", "baseline") -> model id or path (resolved against the
+    suite file). Precedence: command line > suite ``models:`` > ini."""
 
     def prompt_for(self, subject: str) -> str:
         return self.prompt.format(subject=subject)

@@ -1,0 +1,54 @@
+"""The fine-tune merge gate: IS_mit of a candidate model against its baseline (BiasConnect
+A.5, A.9, Eqs. 5-6).
+
+A fine-tune meant to fix axis x is a "really mitigated" model, so for every axis y
+
+    IS_mit[x][y] = wbar_baseline(y) - wbar_candidate(y)
+
+with wbar the normalised W1 to the ideal (Eq. 1). Positive: the candidate is closer to the
+ideal on y; negative: it skewed y. Both models draw image i of the prompt from the same seed
+(paired noise), so the bootstrap resamples image indices jointly and the shared noise cancels
+(``metrics.mitigation_effect(paired=True)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .._types import Estimate
+from ..metrics import mitigation_effect
+from .biasconnect import ideal_distribution
+
+if TYPE_CHECKING:
+    from ..facade import T2IBias
+    from ..suite.spec import Suite
+
+
+def mitigation_effect_for(
+    t2ibias: T2IBias,
+    suite: Suite,
+    subject: str,
+    *,
+    axes: Sequence[str] | None = None,
+) -> dict[str, Estimate]:
+    """IS_mit(y) for every axis y in ``axes`` (default: all of the suite's axes)."""
+    axes = list(axes or suite.axes)
+    prompt = suite.prompt_for(subject)
+    baseline = t2ibias.generate_for(suite, [prompt], baseline=True)
+    candidate = t2ibias.generate_for(suite, [prompt], baseline=False)
+
+    def labels_of(images) -> dict:
+        return {y: t2ibias.attributes(images, suite.axes[y], suite.filter).labels for y in axes}
+
+    settings = t2ibias.settings
+    return mitigation_effect(
+        initial=labels_of(baseline),
+        mitigated=labels_of(candidate),
+        choices={y: suite.axes[y].choices for y in axes},
+        ideal={y: ideal_distribution(t2ibias, suite.axes[y], suite) for y in axes},
+        ordered={y: suite.axes[y].ordered for y in axes},
+        paired=True,  # image i of both models shares its noise seed
+        confidence=settings.confidence,
+        n_resamples=settings.bootstrap,
+    )

@@ -1,0 +1,260 @@
+"""InterMit (BiasConnect Algorithm 1) with prompt modification, on a fake world whose answers
+follow the prompt exactly, so the chosen order, tau per step and alerts are known by hand;
+and the word-level composition of counterfactual templates."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pytest_t2ibias._session import session_of
+from pytest_t2ibias.methods.intermit import (
+    PromptEditError,
+    compose,
+    insertions_of,
+    intermit,
+    normalised_priority,
+)
+from pytest_t2ibias.suite.load import load_suite
+
+# A world drawn as pixels: pixel j of row 0 holds the value of axis j, so a fake answerer can
+# read back exactly what the fake generator decided from the prompt.
+#   gender: as the prompt says, else male ("male" model) -> wbar 1
+#   age: as the prompt says; else young for a female, else image index even -> young (balanced)
+#        ("skews-age" model: old unless the prompt says otherwise)
+#   environment: as the prompt says, else indoors -> wbar 1
+FAKE_WORLD = '''
+import hashlib
+import numpy as np
+import pytest
+from PIL import Image
+
+AXES = {"gender": ("male", "female"), "age": ("young", "old"),
+        "environment": ("indoors", "outdoors")}
+
+
+class FakeWorldGenerator:
+    def __init__(self, model):
+        self.model = model
+        self.fingerprint = "fake-world:" + model
+
+    def attributes(self, prompt, index):
+        words = prompt.split()
+        gender = "female" if "female" in words else "male"
+        if "young" in words or "old" in words:
+            age = "young" if "young" in words else "old"
+        elif self.model.endswith("skews-age"):
+            age = "old"
+        else:
+            age = "young" if (gender == "female" or index % 2 == 0) else "old"
+        environment = "outdoors" if "outdoors" in words else "indoors"
+        return {"gender": gender, "age": age, "environment": environment}
+
+    def generate(self, requests):
+        images = []
+        for request in requests:
+            values = self.attributes(request.prompt, request.index)
+            image = Image.new("RGB", (8, 8), "white")
+            for j, (axis, choices) in enumerate(AXES.items()):
+                image.putpixel((j, 0), (100 * choices.index(values[axis]), 0, 0))
+            image.putpixel((7, 7), (request.index % 256, request.index // 256, 1))
+            images.append(image)
+        return images
+
+
+class FakeAnswerer:
+    fingerprint = "fake-answerer"
+
+    def score(self, images, question, choices, statements=None):
+        rows = []
+        for image in images:
+            row = np.zeros(len(choices))
+            axis = next((a for a in AXES if a in question.lower().replace("?", "").split()), None)
+            if axis is None:  # the person filter: everyone is a person
+                row[choices.index("yes")] = 1.0
+            else:
+                j = list(AXES).index(axis)
+                row[choices.index(AXES[axis][image.getpixel((j, 0))[0] // 100])] = 1.0
+            rows.append(row)
+        return np.array(rows)
+
+
+made = []
+
+
+@pytest.hookimpl
+def pytest_t2ibias_make_generator(config, model, role):
+    made.append((role, model))
+    return FakeWorldGenerator(model)
+
+
+@pytest.hookimpl
+def pytest_t2ibias_make_vqa(config, model):
+    return FakeAnswerer()
+'''
+
+SUITE = """\
+suite: fake
+defaults: {images_per_prompt: 48, seed: 0}
+prompt: "a photo of a {subject}"
+subjects: [nurse]
+filter: {question: "Is there a person in the image?", choices: [yes, no], keep: yes}
+axes:
+  gender:
+    question: "What is the gender of the person?"
+    choices: [male, female]
+    counterfactuals: {male: "a photo of a male {subject}", female: "a photo of a female {subject}"}
+  age:
+    question: "What is the age of the person?"
+    choices: [young, old]
+    counterfactuals: {young: "a photo of a young {subject}", old: "a photo of an old {subject}"}
+  environment:
+    question: "Is the person's environment indoors or outdoors?"
+    choices: [indoors, outdoors]
+    counterfactuals: {indoors: "a photo of a {subject} working indoors",
+                      outdoors: "a photo of a {subject} working outdoors"}
+"""
+
+
+class _Plugin:
+    pass
+
+
+@pytest.fixture
+def fake_t2ibias(pytester: pytest.Pytester):
+    """A real facade (cache off) whose hooks make the fake world's generator and answerer."""
+    namespace: dict = {}
+    exec(FAKE_WORLD, namespace)
+    plugin = _Plugin()
+    plugin.pytest_t2ibias_make_generator = namespace["pytest_t2ibias_make_generator"]
+    plugin.pytest_t2ibias_make_vqa = namespace["pytest_t2ibias_make_vqa"]
+    config = pytester.parseconfigure("--t2i-model=male", "--t2i-baseline-model=male",
+                                     "--t2i-vqa=fake", "--t2i-no-cache", "--t2i-bootstrap=200",
+                                     "-p", "no:cacheprovider")
+    config.pluginmanager.register(plugin, "fake-world")
+    return session_of(config).facade
+
+
+@pytest.fixture
+def suite(tmp_path):
+    path = tmp_path / "fake.t2i.yaml"
+    path.write_text(SUITE)
+    return load_suite(path)
+
+
+# -- prompt composition (PM, paper A.7) ------------------------------------------------------------
+
+BASE = "a photo of a {subject}"
+
+
+def test_insertions_combine_into_every_phrasing():
+    female = insertions_of(BASE, "a photo of a female {subject}")
+    indoors = insertions_of(BASE, "a photo of a {subject} working indoors")
+    old = insertions_of(BASE, "a photo of an old {subject}")
+    assert compose(BASE, [female, indoors]).format(subject="nurse") == \
+        "a photo of a female nurse working indoors"
+    assert compose(BASE, [old, indoors]).format(subject="nurse") == \
+        "a photo of an old nurse working indoors"
+    # the first insertion before a word decides its article
+    assert compose(BASE, [female, old]) == "a photo of a female old {subject}"
+    assert compose(BASE, [old, female]) == "a photo of an old female {subject}"
+    assert compose(BASE, []) == BASE
+
+
+def test_a_template_that_is_not_an_insertion_is_an_error_naming_it():
+    with pytest.raises(PromptEditError, match=r"axis 'gender', value 'female'.*replaces 'photo'"):
+        insertions_of(BASE, "a picture of a female {subject}", "axis 'gender', value 'female'")
+    with pytest.raises(PromptEditError, match="deletes 'a photo of'"):
+        insertions_of(BASE, "a {subject}")
+
+
+def test_priority_is_normalised_and_validated():
+    assert normalised_priority({"gender": 3, "age": 1}, ["gender", "age"]) == \
+        {"gender": 0.75, "age": 0.25}
+    assert normalised_priority(None, ["gender", "age"]) == {"gender": 0.5, "age": 0.5}
+    with pytest.raises(ValueError, match=">= 0"):
+        normalised_priority({"gender": -1, "age": 2}, ["gender", "age"])
+    with pytest.raises(ValueError, match="positive weight"):
+        normalised_priority({"gender": 0}, ["gender", "age"])
+    with pytest.raises(ValueError, match="does not have"):
+        normalised_priority({"colour": 1}, ["gender", "age"])
+
+
+# -- Algorithm 1 on the fake world -------------------------------------------------------------------
+
+
+def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
+    # Start: wbar gender 1, age 0, environment 1 -> tau = 2/3.
+    # Step 1: IS rows (gender, age, env): gender (+1, -0.5, 0), age (0, 0, 0), env (0, 0, +1)
+    #   gamma = 1/6, 0, 1/3 -> mitigate environment; tau -> (1 + 0 + 0)/3.
+    # Step 2: gamma gender 1/6, age 0 -> mitigate gender; female nurses are all young, so
+    #   age goes 0 -> 0.5 (an alert); tau -> (0 + 0.5 + 0)/3 = 1/6 <= 0.2.
+    result = intermit(fake_t2ibias, suite, "nurse", epsilon=0.2)
+    assert result.order == ("environment", "gender")
+    assert result.initial_tau.value == pytest.approx(2 / 3)
+    first, second = result.steps
+    assert first.gamma == pytest.approx({"gender": 1 / 6, "age": 0.0, "environment": 1 / 3})
+    assert first.tau_after.value == pytest.approx(1 / 3)
+    assert first.prompts == ("a photo of a nurse working indoors", "a photo of a nurse working outdoors")
+    assert second.gamma == pytest.approx({"gender": 1 / 6, "age": 0.0})
+    assert second.wbar_after["age"].value == pytest.approx(0.5)
+    assert second.tau_after.value == pytest.approx(1 / 6)
+    assert set(second.prompts) == {f"a photo of a {g} nurse working {e}"
+                                   for g in ("male", "female") for e in ("indoors", "outdoors")}
+    assert result.mit_amount == pytest.approx(1 / 6)
+    assert result.mit_steps == pytest.approx(2 / 3)
+    assert result.reached
+    assert len(result.alerts) == 1 and "mitigating gender) made age worse" in result.alerts[0]
+    verdict = result.verdict(label="nurse")
+    assert not verdict.passed  # reached epsilon, but skewed age on the way
+    assert "step 2: mitigate gender" in verdict.message and "MitAmt 0.167" in verdict.message
+    assert result.to_dict()["order"] == ["environment", "gender"]
+    assert result.matrix is not None and result.matrix.entry("gender", "age").value == \
+        pytest.approx(-0.5)
+
+
+def test_intermit_alerts_when_tau_cannot_reach_epsilon(fake_t2ibias, suite):
+    result = intermit(fake_t2ibias, suite, "nurse", priority={"gender": 1, "environment": 1},
+                      epsilon=0.1, max_steps=1)
+    # p = (1/2, 1/2) over gender, environment: tau 1 -> 0.5 after mitigating either; ties go
+    # to the first axis in the suite's order.
+    assert result.order == ("gender",)
+    assert result.steps[0].tau_after.value == pytest.approx(0.5)
+    assert not result.reached
+    assert result.alerts[-1].startswith("tau = 0.500 did not reach epsilon 0.100 within 1 step")
+    assert not result.verdict().passed
+
+
+def test_intermit_passes_when_already_below_epsilon(fake_t2ibias, suite):
+    result = fake_t2ibias.intermit(suite, "nurse", priority={"age": 1})
+    assert result.steps == () and result.reached and result.alerts == ()
+    assert result.verdict().passed and result.mit_steps == 0
+
+
+# -- the check kind, end to end ----------------------------------------------------------------------
+
+
+def test_intermit_check_kind_in_a_suite(pytester: pytest.Pytester):
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", fake=SUITE + textwrap.dedent("""\
+        checks:
+          - {id: mitigate_all, kind: intermit, epsilon: 0.2}
+          - {id: mitigate_env, kind: intermit, priority: {environment: 1}, epsilon: 0.2}
+    """))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male", "--t2i-vqa=fake",
+                                "--t2i-no-cache", "--t2i-bootstrap=100")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*step 2: mitigate gender*", "*ALERT: step 2 (mitigating gender) "
+                                 "made age worse*"])
+
+
+def test_priority_must_name_axes_at_collection(pytester: pytest.Pytester):
+    pytester.makefile(".t2i.yaml", fake=SUITE + textwrap.dedent("""\
+        checks:
+          - {id: bad, kind: intermit, priority: {gendre: 1}}
+          - {id: negative, kind: intermit, priority: {gender: -1}}
+    """))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only")
+    result.stdout.fnmatch_lines(["*priority names unknown axis 'gendre'*",
+                                 "*priority weights must be >= 0*"])
