@@ -9,7 +9,7 @@ from ._session import session_of
 
 @pytest.hookimpl(trylast=True)
 def pytest_t2ibias_make_generator(config: pytest.Config, model: str, role: str):
-    from .backends.lazy import lazy_generator
+    from .backends._lazy import lazy_generator
 
     settings = session_of(config).settings
     origin = "--t2i-images" if (role == "candidate" and settings.images) else (
@@ -19,14 +19,14 @@ def pytest_t2ibias_make_generator(config: pytest.Config, model: str, role: str):
 
 @pytest.hookimpl(trylast=True)
 def pytest_t2ibias_make_vqa(config: pytest.Config, model: str):
-    from .backends.lazy import lazy_answerer
+    from .backends._lazy import lazy_answerer
 
     return lazy_answerer(model, session_of(config).settings, origin="--t2i-vqa")
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_t2ibias_make_classifier(config: pytest.Config, axis: str, model: str):
-    from .backends.lazy import lazy_classifier
+    from .backends._lazy import lazy_classifier
 
     return lazy_classifier(model, session_of(config).settings, axis=axis,
                            origin=f"--t2i-classifier={axis}=...")

@@ -45,9 +45,8 @@ def _fmt(x: float) -> str:
 
 def summary_table(rows: Sequence[ReportRow]) -> Table:
     table = Table(title="t2ibias: bias checks", title_justify="left", expand=False)
-    table.add_column("check", overflow="fold")
-    table.add_column("subject", overflow="fold")
-    table.add_column("axis", overflow="fold")
+    for text in ("check", "subject", "axis"):
+        table.add_column(text, overflow="ellipsis", no_wrap=True, max_width=32)
     for numeric in ("value", "CI", "n", "threshold"):
         table.add_column(numeric, justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
