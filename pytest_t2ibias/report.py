@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import html
 import io
 import json
 import math
@@ -81,10 +83,24 @@ def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, 
 
 
 def write_html(path: str | Path, rows: Sequence[ReportRow]) -> None:
+    """The summary table, then a heatmap for every check that measured an IS matrix."""
+    from .heatmap import render_png
+
     console = Console(record=True, file=io.StringIO(), width=140)
     console.print(summary_table(rows))
+    page = console.export_html(inline_styles=True)
+    figures = []
+    for row in rows:
+        if "matrix" in row.figures:
+            png = io.BytesIO()
+            render_png(row.figures["matrix"], title=f"IS[x -> y]: {row.subject}").save(png, "PNG")
+            encoded = base64.b64encode(png.getvalue()).decode()
+            figures.append(f'<h3>{html.escape(row.nodeid)}</h3>\n'
+                           f'<img alt="IS heatmap" src="data:image/png;base64,{encoded}">')
+    if figures:
+        page = page.replace("</body>", "\n".join(figures) + "\n</body>")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(console.export_html(inline_styles=True))
+    Path(path).write_text(page)
 
 
 def _jsonable(value: Any) -> Any:

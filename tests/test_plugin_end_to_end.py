@@ -88,8 +88,8 @@ def _report(path: Path) -> dict:
 
 
 def test_verdicts_follow_the_numbers_and_a_second_run_computes_nothing(project, tmp_path):
-    report = tmp_path / "report.json"
-    result = project.runpytest("-p", "no:cacheprovider", f"--t2i-json={report}")
+    report, page = tmp_path / "report.json", tmp_path / "report.html"
+    result = project.runpytest("-p", "no:cacheprovider", f"--t2i-json={report}", f"--t2i-html={page}")
     # 4 lenient + 2 impossible + 2 spillover suite items, 2 python tests
     result.assert_outcomes(passed=7, failed=3)
     result.stdout.fnmatch_lines([
@@ -110,6 +110,9 @@ def test_verdicts_follow_the_numbers_and_a_second_run_computes_nothing(project, 
     python_rows = [row for row in data["checks"] if "test_helpers.py" in row["nodeid"]]
     assert {row["check"] for row in python_rows} == {"entropy_below", "w1_below"}
     assert data["work"]["images_generated"] > 0
+    html = page.read_text()
+    assert "t2ibias: bias checks" in html
+    assert html.count('alt="IS heatmap"') == 2  # the two spillover items measured a matrix
 
     # A second, identical run is served from the cache: nothing generated, nothing scored.
     second = tmp_path / "second.json"
