@@ -218,7 +218,6 @@ def evaluate_is_nonnegative(
     """Every IS[x][y] (x in ``mitigate``, y in ``on``, y != x) must be >= -tolerance."""
     rows = _known_axes(matrix, mitigate, "mitigate")
     columns = _known_axes(matrix, on, "on")
-    pairs = [(x, y) for x in rows for y in columns if x != y]
     entries = {(x, y): matrix.entry(x, y) for x in rows for y in columns if x != y}
     entries = {pair: e for pair, e in entries.items() if not np.isnan(e.value)}
     if not entries:

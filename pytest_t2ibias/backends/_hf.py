@@ -7,6 +7,8 @@ that cannot be loaded is a :class:`BackendError` naming the model, the option an
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -247,3 +249,39 @@ def load_pretrained(
     )
     with loading_errors(path_or_id, kind=kind, origin=origin):
         return loader.from_pretrained(os.fspath(path_or_id), **kwargs, **extra)
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model, its processor or tokenizer, where it runs, and its weights' fingerprint."""
+
+    model: Any
+    processor: Any
+    device: torch.device
+    fingerprint: str
+
+
+def load_model_and_processor(
+    model_loader: Any,
+    processor_loader: Any,
+    path_or_id: str | os.PathLike,
+    *,
+    kind: str,
+    origin: str,
+    revision: str | None = None,
+    device: str | torch.device = "auto",
+    dtype: str | torch.dtype | None = "auto",
+    offline: bool = False,
+    allow_pickle: bool = False,
+) -> LoadedModel:
+    """The one loading path of every transformers backend: check the source, load weights
+    on the resolved device and dtype, load the processor, fingerprint the files."""
+    from ._fingerprint import model_fingerprint
+
+    common = dict(kind=kind, origin=origin, revision=revision, offline=offline)
+    check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
+    torch_device = resolve_device(device)
+    model = load_pretrained(model_loader, path_or_id, dtype=resolve_dtype(dtype, torch_device),
+                            allow_pickle=allow_pickle, **common)
+    processor = load_pretrained(processor_loader, path_or_id, weights=False, **common)
+    return LoadedModel(model, processor, torch_device, model_fingerprint(path_or_id, revision))

@@ -11,9 +11,8 @@ import torch
 from PIL import Image
 
 from ._errors import BackendError
-from ._fingerprint import model_fingerprint as fingerprint_model
 from ._fingerprint import settings_fingerprint
-from ._hf import check_source, load_pretrained, resolve_device, resolve_dtype
+from ._hf import load_model_and_processor, resolve_device
 
 
 class ClassifierAnswerer:
@@ -67,17 +66,14 @@ class ClassifierAnswerer:
     ) -> ClassifierAnswerer:
         from transformers import AutoImageProcessor, AutoModelForImageClassification
 
-        common = dict(kind="image classification model", origin=origin, revision=revision, offline=offline)
-        check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
-        torch_device = resolve_device(device)
-        model = load_pretrained(
-            AutoModelForImageClassification, path_or_id, dtype=resolve_dtype(dtype, torch_device),
-            allow_pickle=allow_pickle, **common,
+        loaded = load_model_and_processor(
+            AutoModelForImageClassification, AutoImageProcessor, path_or_id,
+            kind="image classification model", origin=origin, revision=revision, device=device,
+            dtype=dtype, offline=offline, allow_pickle=allow_pickle,
         )
-        processor = load_pretrained(AutoImageProcessor, path_or_id, weights=False, **common)
         return cls(
-            model, processor, model_fingerprint=fingerprint_model(path_or_id, revision),
-            label_map=label_map, device=torch_device, batch_size=batch_size, origin=origin,
+            loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,
+            label_map=label_map, device=loaded.device, batch_size=batch_size, origin=origin,
         )
 
     def label_matrix(self, choices: Sequence[str]) -> np.ndarray:

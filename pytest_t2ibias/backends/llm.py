@@ -8,9 +8,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._fingerprint import model_fingerprint as fingerprint_model
 from ._fingerprint import settings_fingerprint
-from ._hf import check_source, load_pretrained, resolve_device, resolve_dtype
+from ._hf import load_model_and_processor, resolve_device
 
 
 class CausalLM:
@@ -57,16 +56,13 @@ class CausalLM:
     ) -> CausalLM:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        common = dict(kind="causal language model", origin=origin, revision=revision, offline=offline)
-        check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
-        torch_device = resolve_device(device)
-        model = load_pretrained(
-            AutoModelForCausalLM, path_or_id, dtype=resolve_dtype(dtype, torch_device),
-            allow_pickle=allow_pickle, **common,
+        loaded = load_model_and_processor(
+            AutoModelForCausalLM, AutoTokenizer, path_or_id, kind="causal language model",
+            origin=origin, revision=revision, device=device, dtype=dtype, offline=offline,
+            allow_pickle=allow_pickle,
         )
-        tokenizer = load_pretrained(AutoTokenizer, path_or_id, weights=False, **common)
-        return cls(model, tokenizer, model_fingerprint=fingerprint_model(path_or_id, revision),
-                   device=torch_device, batch_size=batch_size)
+        return cls(loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,
+                   device=loaded.device, batch_size=batch_size)
 
     # -- encoding ---------------------------------------------------------------------
 

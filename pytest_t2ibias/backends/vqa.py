@@ -15,9 +15,8 @@ import torch
 from PIL import Image
 
 from ._errors import BackendError
-from ._fingerprint import model_fingerprint as fingerprint_model
 from ._fingerprint import settings_fingerprint
-from ._hf import check_source, load_pretrained, resolve_device, resolve_dtype
+from ._hf import check_source, load_model_and_processor, load_pretrained, resolve_device
 
 DEFAULT_TEMPLATE = "a photo of a {choice}"
 CONTRASTIVE_MODEL_TYPES = frozenset({"clip", "siglip", "siglip2", "altclip", "chinese_clip"})
@@ -82,17 +81,14 @@ class ClipAnswerer:
     ) -> ClipAnswerer:
         from transformers import AutoModel, AutoProcessor
 
-        common = dict(kind="contrastive image-text model", origin=origin, revision=revision, offline=offline)
-        check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
-        torch_device = resolve_device(device)
-        model = load_pretrained(
-            AutoModel, path_or_id, dtype=resolve_dtype(dtype, torch_device),
-            allow_pickle=allow_pickle, **common,
+        loaded = load_model_and_processor(
+            AutoModel, AutoProcessor, path_or_id, kind="contrastive image-text model",
+            origin=origin, revision=revision, device=device, dtype=dtype, offline=offline,
+            allow_pickle=allow_pickle,
         )
-        processor = load_pretrained(AutoProcessor, path_or_id, weights=False, **common)
         return cls(
-            model, processor, model_fingerprint=fingerprint_model(path_or_id, revision),
-            template=template, device=torch_device, batch_size=batch_size,
+            loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,
+            template=template, device=loaded.device, batch_size=batch_size,
         )
 
     @torch.no_grad()
@@ -185,19 +181,15 @@ class GenerativeAnswerer:
         from transformers import AutoModelForImageTextToText, AutoProcessor, BlipForQuestionAnswering
 
         common = dict(kind="visual question answering model", origin=origin, revision=revision, offline=offline)
-        check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
         if model_type is None:
+            check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
             model_type = _read_config(path_or_id, **common).model_type
         loader = BlipForQuestionAnswering if model_type in BLIP_MODEL_TYPES else AutoModelForImageTextToText
-        torch_device = resolve_device(device)
-        model = load_pretrained(
-            loader, path_or_id, dtype=resolve_dtype(dtype, torch_device),
-            allow_pickle=allow_pickle, **common,
-        )
-        processor = load_pretrained(AutoProcessor, path_or_id, weights=False, **common)
+        loaded = load_model_and_processor(loader, AutoProcessor, path_or_id, device=device,
+                                          dtype=dtype, allow_pickle=allow_pickle, **common)
         return cls(
-            model, processor, model_fingerprint=fingerprint_model(path_or_id, revision),
-            question_template=question_template, device=torch_device, batch_size=batch_size,
+            loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,
+            question_template=question_template, device=loaded.device, batch_size=batch_size,
         )
 
     @torch.no_grad()
