@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +150,23 @@ class Settings:
     confidence: float
     bootstrap: int
     suite_pattern: str = "*.t2i.yaml"
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def standalone(cls, **overrides: Any) -> Settings:
+        """Settings outside pytest: every option's default, then ``overrides`` by field name."""
+        values: dict[str, Any] = {
+            option.name.removeprefix("t2i_"): ([] if option.repeatable else option.default)
+            for option in OPTIONS
+        }
+        values["classifiers"] = values.pop("classifier")
+        values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
+                      cache_dir=Path(".t2ibias_cache"), classifiers={})
+        unknown = set(overrides) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown settings {sorted(unknown)}; known: {sorted(cls.__dataclass_fields__)}")
+        values.update(overrides)
+        values["cache_dir"] = Path(values["cache_dir"])
+        return cls(**values)
 
 
 def _parse_classifiers(config: pytest.Config, entries: list[str]) -> dict[str, str]:

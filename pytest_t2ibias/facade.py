@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
+from ._cache import Cache
+from ._options import Settings
 from ._requests import RequestLayer
 from ._types import FILTERED, Answers, ImageRequest, ImageSet
 from .backends._base import Answerer, Generator, LanguageModel
+from .backends._providers import BuiltinBackends, HookBackends
 
 if TYPE_CHECKING:
     from ._session import T2ISession
@@ -32,25 +35,31 @@ class MissingModel(pytest.UsageError):
 
 
 class T2IBias:
-    def __init__(self, session: T2ISession, layer: RequestLayer) -> None:
-        self.session = session
-        self.settings = session.settings
-        self.config = session.config
-        self.layer = layer
+    def __init__(self, settings: Settings, backends: Any, *,
+                 models_from_command_line: frozenset[str] = frozenset()) -> None:
+        self.settings = settings
+        self.backends = backends
+        self.models_from_command_line = models_from_command_line
+        """Model options given on the command line; they win over a suite's ``models:``."""
+        cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
+        self.layer = RequestLayer(cache, batch_size=settings.batch_size)
 
     @classmethod
     def from_session(cls, session: T2ISession) -> T2IBias:
-        from ._cache import Cache
+        """Inside pytest: backends come from the ``pytest_t2ibias_make_*`` hooks."""
+        config = session.config
+        given = frozenset(name for name in ("t2i_images", "t2i_model", "t2i_baseline_model")
+                          if config.getoption(name, None))
+        return cls(session.settings, HookBackends(config), models_from_command_line=given)
 
-        settings = session.settings
-        cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
-        return cls(session, RequestLayer(cache, batch_size=settings.batch_size))
+    @classmethod
+    def standalone(cls, **options: Any) -> T2IBias:
+        """Outside pytest (scripts, notebooks): the built-in backends, options by name
+        (``model=``, ``vqa=``, ``classifiers={axis: path}``, ``cache_dir=``, ...)."""
+        settings = Settings.standalone(**options)
+        return cls(settings, BuiltinBackends(settings))
 
     # -- backends, made on first use ----------------------------------------------------------
-
-    @property
-    def _hook(self):
-        return self.config.pluginmanager.hook
 
     def _generator(self, role: str, suite: Suite | None = None) -> Generator:
         """The generator for ``role``; one per model path, so suites naming different
@@ -63,14 +72,13 @@ class T2IBias:
                                f"or the suite's models.{role})")
         cache = self.__dict__.setdefault("_generators", {})
         if (role, model) not in cache:
-            cache[(role, model)] = self._hook.pytest_t2ibias_make_generator(
-                config=self.config, model=model, role=role)
+            cache[(role, model)] = self.backends.generator(model, role)
         return cache[(role, model)]
 
     def _model_for(self, role: str, suite: Suite | None) -> str | None:
         """The model for ``role``: command line, then the suite's ``models:``, then ini."""
         names = ("t2i_images", "t2i_model") if role == "candidate" else ("t2i_baseline_model",)
-        from_cli = any(self.config.getoption(name, None) for name in names)
+        from_cli = any(name in self.models_from_command_line for name in names)
         suite_model = (getattr(suite, "models", None) or {}).get(role)
         if suite_model and not from_cli:
             return suite_model
@@ -83,7 +91,7 @@ class T2IBias:
         if not self.settings.vqa:
             raise MissingModel("this check asks questions about images but --t2i-vqa is not set "
                                "(command line or ini key t2i_vqa)")
-        return self._hook.pytest_t2ibias_make_vqa(config=self.config, model=self.settings.vqa)
+        return self.backends.vqa(self.settings.vqa)
 
     def classifier_model(self, axis: str) -> Answerer:
         cache = self.__dict__.setdefault("_classifiers", {})
@@ -93,8 +101,7 @@ class T2IBias:
                 known = ", ".join(sorted(self.settings.classifiers)) or "none"
                 raise MissingModel(f"no --t2i-classifier for axis {axis!r} (configured: {known}); "
                                    f"add --t2i-classifier={axis}=PATH")
-            cache[axis] = self._hook.pytest_t2ibias_make_classifier(
-                config=self.config, axis=axis, model=model)
+            cache[axis] = self.backends.classifier(axis, model)
         return cache[axis]
 
     @cached_property
@@ -102,7 +109,7 @@ class T2IBias:
         if not self.settings.llm:
             raise MissingModel("this check needs a language model but --t2i-llm is not set "
                                "(command line or ini key t2i_llm)")
-        return self._hook.pytest_t2ibias_make_llm(config=self.config, model=self.settings.llm)
+        return self.backends.llm(self.settings.llm)
 
     # -- generation ---------------------------------------------------------------------------
 
