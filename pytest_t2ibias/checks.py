@@ -8,7 +8,7 @@ Later methods register more kinds with ``register_check``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,7 +49,6 @@ class CheckKind:
     """Parameter listing the axes to expand items over (one item per subject x axis);
     None for kinds with one item per subject."""
     doc: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 CHECK_KINDS: dict[str, CheckKind] = {}
