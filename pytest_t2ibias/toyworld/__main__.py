@@ -1,0 +1,41 @@
+"""``python -m pytest_t2ibias.toyworld build --world SPEC --out DIR [--quick] [--seed N]``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_t2ibias.toyworld", description="Build the toy world's models.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_parser = commands.add_parser("build", help="train every toy model of a world and write DIR/manifest.json")
+    build_parser.add_argument("--world", default=None, help="world spec YAML (default: the embedded default world)")
+    build_parser.add_argument("--out", required=True, help="output directory, e.g. fixtures")
+    build_parser.add_argument("--quick", action="store_true", help="tiny training budget, for tests (minutes)")
+    build_parser.add_argument("--seed", type=int, default=0)
+    build_parser.add_argument(
+        "--debias-world",
+        default="default",
+        help="world spec for the debiased fine-tune ('default': debias_finetune.yaml; 'none': skip it)",
+    )
+    build_parser.add_argument(
+        "--stage",
+        action="append",
+        dest="stages",
+        help="build only this stage (repeatable): toy-sd, toy-sd-debiased, toy-clip, classifiers, toy-lm, quality",
+    )
+    args = parser.parse_args(argv)
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
+    from pytest_t2ibias.toyworld.build import DEBIAS_WORLD_PATH, build
+
+    debias = {"default": DEBIAS_WORLD_PATH, "none": None}.get(args.debias_world, args.debias_world)
+    manifest = build(args.world, args.out, quick=args.quick, seed=args.seed, debias_world_path=debias, stages=tuple(args.stages or ()) or None)
+    logging.getLogger(__name__).info("built %s in %.0fs; manifest: %s/manifest.json", sorted(manifest["models"]), manifest["wall_s"]["total"], args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""The toy-world build: the committed pipeline loads and generates; a fresh build follows its spec."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+
+
+def test_committed_toy_sd_loads_and_generates_32px():
+    from diffusers import DiffusionPipeline
+
+    pipeline = DiffusionPipeline.from_pretrained(FIXTURES / "toy-sd", local_files_only=True)
+    pipeline.set_progress_bar_config(disable=True)
+    assert pipeline.safety_checker is None
+    image = pipeline(
+        "a photo of a doctor",
+        num_inference_steps=2,
+        guidance_scale=3.0,
+        generator=torch.Generator().manual_seed(0),
+        output_type="np",
+    ).images[0]
+    assert image.shape == (32, 32, 3)
+    assert 0.0 <= image.min() and image.max() <= 1.0
+
+
+def test_manifest_records_how_the_fixtures_were_built():
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    assert {"world", "seed", "versions", "models", "wall_s", "sampling"} <= set(manifest)
+    assert manifest["world"]["sha256"] and "subjects:" in manifest["world"]["spec"]
+    assert {"python", "torch", "diffusers", "transformers"} <= set(manifest["versions"])
+    assert {"num_inference_steps", "guidance_scale"} <= set(manifest["sampling"])
+    toy_sd = manifest["models"]["toy-sd"]
+    assert {"config", "seed", "parameters", "wall_s"} <= set(toy_sd)
+    assert manifest["wall_s"]["toy-sd"] > 0
+
+
+# A second world, unlike the default: two occupations with opposite gender skews. If the
+# build learned from the spec (and not from something baked into the code), generated
+# bakers are mostly women and generated pilots mostly men.
+SECOND_WORLD = """\
+name: bakery_and_cockpit
+axes:
+  age:
+    values: [young, middle-aged, old]
+    position: before
+    phrases: {young: young, middle-aged: middle-aged, old: old}
+  gender:
+    values: [male, female]
+    position: before
+    phrases: {male: male, female: female}
+subjects:
+  baker:
+    look: {prop: circle, prop_colour: orange}
+    shares:
+      gender: {male: 0.10, female: 0.90}
+  pilot:
+    look: {prop: diamond, prop_colour: blue}
+    shares:
+      gender: {male: 0.90, female: 0.10}
+captions:
+  template: a photo of {subject}
+  mix: {plain: 0.5, one_attribute: 0.3, two_attributes: 0.2}
+"""
+
+
+@pytest.mark.slow
+def test_quick_build_of_a_second_world_follows_its_spec(tmp_path, monkeypatch):
+    from diffusers import DiffusionPipeline
+
+    from pytest_t2ibias.toyworld import expected_shares, load_world
+    from pytest_t2ibias.toyworld.__main__ import main
+    from pytest_t2ibias.toyworld.train_diffusion import measure_shares, train_probe
+
+    spec = tmp_path / "second_world.yaml"
+    spec.write_text(SECOND_WORLD)
+    out = tmp_path / "models"
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--world", str(spec), "--out", str(out), "--quick", "--seed", "3", "--debias-world", "none", "--stage", "toy-sd"]) == 0
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["world"]["name"] == "bakery_and_cockpit"
+    assert manifest["quick"] is True
+
+    world = load_world(spec)
+    pipeline = DiffusionPipeline.from_pretrained(out / "toy-sd", local_files_only=True)
+    probe, accuracy = train_probe(world, pipeline.vae, seed=0, n_images=2000, steps=300, held_out=400)
+    assert accuracy["gender"] > 0.95, "the probe, not the pipeline, would be the error"
+
+    n = 64
+    rows = measure_shares(
+        pipeline,
+        probe,
+        world,
+        [("a photo of a baker", "baker", None), ("a photo of a pilot", "pilot", None)],
+        ["gender"],
+        n=n,
+        steps=manifest["sampling"]["num_inference_steps"],
+        guidance_scale=manifest["sampling"]["guidance_scale"],
+    )
+    female = {row["prompt"].split()[-1]: row["measured"]["female"] for row in rows}
+    assert expected_shares(world, "baker", "gender")["female"] == pytest.approx(0.9)
+    # Tolerance 0.25: at n=64 two standard errors of a share near 0.9 are ~0.08, and a
+    # quick-budget model (500 steps) is allowed ~0.15 of its own error on top; the full
+    # build is held to MAE <= 0.10 by its quality report.
+    assert female["baker"] >= 0.9 - 0.25, rows
+    assert female["pilot"] <= 0.1 + 0.25, rows
+    assert female["baker"] - female["pilot"] >= 0.5, rows
