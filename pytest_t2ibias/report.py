@@ -46,17 +46,19 @@ def _fmt(x: float) -> str:
 
 
 def summary_table(rows: Sequence[ReportRow]) -> Table:
-    table = Table(title="t2ibias: bias checks", title_justify="left", expand=False)
-    for text in ("check", "subject", "axis"):
-        table.add_column(text, overflow="ellipsis", no_wrap=True, max_width=32)
-    for numeric in ("value", "CI", "n", "threshold"):
+    table = Table(title="t2ibias: bias checks", title_justify="left", box=None,
+                  padding=(0, 1, 0, 0), header_style="bold underline")
+    # Fits 80 columns: numbers keep their width, long names give way (the nodeid has them).
+    table.add_column("check", overflow="ellipsis", no_wrap=True, max_width=16)
+    table.add_column("subject / axis", overflow="ellipsis", no_wrap=True, max_width=22)
+    for numeric in ("value", "CI", "n", "limit"):
         table.add_column(numeric, justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
     for row in rows:
         verdict = "[green]pass[/]" if row.passed else "[bold red]FAIL[/]"
-        table.add_row(row.check, row.subject, row.axis, _fmt(row.value),
-                      f"[{_fmt(row.low)}, {_fmt(row.high)}]", str(row.n),
-                      _fmt(row.threshold), verdict)
+        where = f"{row.subject} / {row.axis}" if row.axis else row.subject
+        table.add_row(row.check, where, _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}",
+                      str(row.n), _fmt(row.threshold), verdict)
     levels = sorted({round(row.confidence * 100) for row in rows})
     table.caption = f"CI: {', '.join(map(str, levels))}% bootstrap over images"
     return table
