@@ -174,8 +174,8 @@ class T2IBias:
         elif axis.name in self.settings.classifiers:
             answers = self.classify(axis.name, images, axis.choices)
         else:
-            statements = [axis.statements[c] for c in axis.choices] if getattr(axis, "statements", None) else None
-            answers = self.ask(images, axis.question, axis.choices, statements)
+            answers = self.ask(images, axis.question, axis.choices,
+                               _in_order(axis.statements, axis.choices))
         if filter is None:
             return answers
         kept = self.keep_mask(images, filter)
@@ -184,9 +184,8 @@ class T2IBias:
                        answers.prompts, answers.image_keys)
 
     def keep_mask(self, images: ImageSet, filter: FilterSpec) -> np.ndarray:
-        statements = getattr(filter, "statements", None)
-        statements = [statements[c] for c in filter.choices] if statements else None
-        verdicts = self.ask(images, filter.question, filter.choices, statements)
+        verdicts = self.ask(images, filter.question, filter.choices,
+                            _in_order(filter.statements, filter.choices))
         return verdicts.labels == filter.choices.index(filter.keep)
 
     def _multi_part(self, images: ImageSet, axis: AxisSpec) -> Answers:
@@ -243,6 +242,11 @@ class T2IBias:
         from .methods.gate import mitigation_effect_for
 
         return mitigation_effect_for(self, _suite(suite), subject, axes=axes)
+
+
+def _in_order(statements: dict[str, str], choices: Sequence[str]) -> list[str] | None:
+    """A suite's caption per choice, in the choices' order (None: the answerer's default)."""
+    return [statements[choice] for choice in choices] if statements else None
 
 
 def _suite(suite: Suite | str | os.PathLike) -> Suite:
