@@ -42,7 +42,7 @@ class ReportRow:
 
 
 def _fmt(x: float) -> str:
-    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x + 0.0:.3f}"
 
 
 def summary_table(rows: Sequence[ReportRow]) -> Table:
