@@ -104,6 +104,7 @@ def main(argv=None) -> int:
     parser.add_argument("--fixtures", type=Path, default=Path("fixtures"))
     parser.add_argument("--suite", type=Path, default=Path("example_suites/toy_occupations.t2i.yaml"))
     parser.add_argument("--cache-dir", type=Path, default=Path(".t2ibias_cache"))
+    parser.add_argument("--subjects", nargs="*", help="a subset of the suite's subjects")
     parser.add_argument("--json", type=Path, help="write every pair and the correlations here")
     args = parser.parse_args(argv)
 
@@ -119,7 +120,8 @@ def main(argv=None) -> int:
     finetune_suite = (dataclasses.replace(suite, models={"candidate": str(debiased)})
                       if debiased.exists() else None)
 
-    rows = [row for subject in suite.subjects
+    subjects = args.subjects or suite.subjects
+    rows = [row for subject in subjects
             for row in measure_subject(t2ibias, suite, fresh_suite, finetune_suite, subject)]
     results = {mitigation: correlation([r for r in rows if r["mitigation"] == mitigation])
                for mitigation in ("prompt modification", "fine-tune")}
