@@ -72,13 +72,7 @@ def clip_and_people(world):
     return model, tokenizer, people, features
 
 
-# Axes the committed toy CLIP is known not to read yet (see fixtures/toy-clip/training.json).
-CLIP_KNOWN_GAPS = {"emotion": "toy-clip v1 (8px patches) reads emotion at chance; a 4px-patch retrain is pending"}
-PERSON_AXES = [
-    pytest.param(a.name, marks=pytest.mark.xfail(reason=CLIP_KNOWN_GAPS[a.name])) if a.name in CLIP_KNOWN_GAPS else a.name
-    for a in load_world().axes.values()
-    if a.applies_to == "person"
-]
+PERSON_AXES = [a.name for a in load_world().axes.values() if a.applies_to == "person"]
 
 
 @pytest.mark.parametrize("axis", PERSON_AXES)
