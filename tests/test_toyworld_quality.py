@@ -21,6 +21,10 @@ def report():
     return quality_report(FIXTURES, load_world(), write=False)
 
 
+def test_fixtures_were_built_from_this_spec(report):
+    assert not report["warnings"]
+
+
 def test_classifiers_meet_the_accuracy_bar(report):
     below = {axis: a["clean"] for axis, a in report["classifier_accuracy"].items() if a["clean"] < CLASSIFIER_ACCURACY_BAR}
     assert not below, f"held-out accuracy below {CLASSIFIER_ACCURACY_BAR}: {below}"

@@ -300,6 +300,8 @@ def quality_report(
     guidance = guidance if guidance is not None else sampling["guidance_scale"]
     started = time.perf_counter()
     report: dict = {
+        "world": {"name": world.name, "sha256": _world_sha256(world)},
+        "warnings": _stale_spec_warnings(fixtures_dir, world),
         "weights_sha256": weights_fingerprints(fixtures_dir),
         "settings": {"images_per_prompt": images_per_prompt, "steps": steps, "guidance": guidance, "seed": seed,
                      "held_out_renders": held_out, "bars": {"mae": MAE_BAR, "classifier_accuracy": CLASSIFIER_ACCURACY_BAR}},
@@ -361,6 +363,24 @@ def weights_fingerprints(fixtures_dir: Path) -> dict[str, str]:
     return fingerprints
 
 
+def _world_sha256(world: World) -> str | None:
+    """As build.py records it: sha256 of the spec file's text."""
+    return hashlib.sha256(world.path.read_text().encode()).hexdigest() if world.path else None
+
+
+def _stale_spec_warnings(fixtures_dir: Path, world: World) -> list[str]:
+    """A model built from another version of the spec is measured against the wrong truth."""
+    manifest = fixtures_dir / "manifest.json"
+    if not manifest.exists():
+        return []
+    built_from = json.loads(manifest.read_text()).get("world", {}).get("sha256")
+    current = _world_sha256(world)
+    if built_from and current and built_from != current:
+        return [f"{manifest} says the models were built from world spec sha256 {built_from[:12]}, "
+                f"but the spec measured against is {current[:12]}: rebuild, or pass the spec they were built from"]
+    return []
+
+
 def _manifest_sampling(fixtures_dir: Path) -> dict:
     manifest = fixtures_dir / "manifest.json"
     sampling = dict(DEFAULT_SAMPLING)
@@ -378,6 +398,8 @@ def print_report(report: dict, world: World) -> None:
     from rich.table import Table
 
     console = Console(width=max(Console().width, 120))
+    for warning in report.get("warnings", []):
+        console.print(f"[yellow]warning:[/yellow] {warning}")
     judges = Table(title="Judges on fresh renders")
     judges.add_column("axis")
     judges.add_column("classifier (clean)", justify="right")
