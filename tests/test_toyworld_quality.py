@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 
 from pytest_t2ibias.toyworld import load_world
-from pytest_t2ibias.toyworld.quality import CLASSIFIER_ACCURACY_BAR, MAE_BAR, quality_report
+from pytest_t2ibias.toyworld.quality import (
+    CLASSIFIER_ACCURACY_BAR,
+    MAE_BAR,
+    quality_report,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

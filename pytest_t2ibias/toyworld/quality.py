@@ -59,7 +59,7 @@ def quality_prompts(world: World, counterfactual_axes: Sequence[str] = COUNTERFA
     """Every subject's plain prompt, its explicit prompts for ``counterfactual_axes``, and each
     person subject with each hidden modifier that can change it."""
     prompts = []
-    for name, subject in world.subjects.items():
+    for name in world.subjects:
         prompts.append(Prompt(caption_for(world, name), name, "plain"))
         own = {axis.name: axis for axis in world.axes_of(name)}
         for axis_name in counterfactual_axes:
@@ -123,7 +123,11 @@ def vae_roundtrip_accuracy(pipeline, reader: AttributeReader, world: World, n: i
     Generated images can only be as legible as the decoder makes them: this is the ceiling on
     reading a generated attribute, and it separates the judge's errors from the generator's.
     """
-    from pytest_t2ibias.toyworld.train_classifiers import HELD_OUT_STREAM, render_balanced, to_unit_tensor
+    from pytest_t2ibias.toyworld.train_classifiers import (
+        HELD_OUT_STREAM,
+        render_balanced,
+        to_unit_tensor,
+    )
 
     accuracy = {}
     for kind in ("person", "object"):
@@ -233,7 +237,10 @@ def evaluate_pipeline(pipeline, world: World, prompts: Sequence[Prompt], reader:
 
 
 def _count_clip_agreement(clip, world: World, subject: str, images: np.ndarray, read: Mapping[str, list[str]], counts: dict) -> None:
-    from pytest_t2ibias.toyworld.train_clip import person_filter_statements, recommended_statements
+    from pytest_t2ibias.toyworld.train_clip import (
+        person_filter_statements,
+        recommended_statements,
+    )
 
     statements = recommended_statements(world)
     features = clip.image_features(images)
@@ -376,8 +383,8 @@ def _stale_spec_warnings(fixtures_dir: Path, world: World) -> list[str]:
     built_from = json.loads(manifest.read_text()).get("world", {}).get("sha256")
     current = _world_sha256(world)
     if built_from and current and built_from != current:
-        return [f"{manifest} says the models were built from world spec sha256 {built_from[:12]}, "
-                f"but the spec measured against is {current[:12]}: rebuild, or pass the spec they were built from"]
+        return [(f"{manifest} says the models were built from world spec sha256 {built_from[:12]}, "
+                f"but the spec measured against is {current[:12]}: rebuild, or pass the spec they were built from")]
     return []
 
 
@@ -429,7 +436,7 @@ def print_report(report: dict, world: World) -> None:
     shares.add_column("subject")
     for axis in axes:
         shares.add_column(axis, justify="right")
-    for prompt, result in toy_sd["prompts"].items():
+    for result in toy_sd["prompts"].values():
         if result["kind"] == "plain":
             cells = []
             for axis in axes:

@@ -35,12 +35,12 @@ PIXEL_STD = (0.5, 0.5, 0.5)
 # Streams of the seed: training and held-out images never share a render seed.
 TRAIN_STREAM, HELD_OUT_STREAM = 1, 2
 
-BACKBONE = dict(embedding_size=32, hidden_sizes=[32, 64, 128], depths=[1, 1, 1], layer_type="basic",
-                downsample_in_first_stage=False)
-FULL_BUDGET = dict(images={"person": 24000, "object": 4000}, epochs={"person": 12, "object": 6},
-                   held_out={"person": 2000, "object": 500}, batch_size=128, learning_rate=3e-3, weight_decay=0.05)
-QUICK_BUDGET = dict(images={"person": 1500, "object": 300}, epochs={"person": 1, "object": 1},
-                    held_out={"person": 200, "object": 100}, batch_size=64, learning_rate=3e-3, weight_decay=0.05)
+BACKBONE = {"embedding_size": 32, "hidden_sizes": [32, 64, 128], "depths": [1, 1, 1], "layer_type": "basic",
+                "downsample_in_first_stage": False}
+FULL_BUDGET = {"images": {"person": 24000, "object": 4000}, "epochs": {"person": 12, "object": 6},
+                   "held_out": {"person": 2000, "object": 500}, "batch_size": 128, "learning_rate": 3e-3, "weight_decay": 0.05}
+QUICK_BUDGET = {"images": {"person": 1500, "object": 300}, "epochs": {"person": 1, "object": 1},
+                    "held_out": {"person": 200, "object": 100}, "batch_size": 64, "learning_rate": 3e-3, "weight_decay": 0.05}
 
 
 # -- data ----------------------------------------------------------------------------------

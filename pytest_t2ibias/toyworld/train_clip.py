@@ -51,8 +51,8 @@ EXTRA_WORDS = ("person", "object", "who", "looks", "like", "man", "woman")
 MAX_WORDS = 32
 
 # 4px patches: the mouth that carries emotion is ~3px wide; 8px patches read every axis but that one.
-VISION = dict(image_size=IMAGE_SIZE, patch_size=4, hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4)
-TEXT = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=3, num_attention_heads=4, max_position_embeddings=MAX_WORDS)
+VISION = {"image_size": IMAGE_SIZE, "patch_size": 4, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4}
+TEXT = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 3, "num_attention_heads": 4, "max_position_embeddings": MAX_WORDS}
 PROJECTION_DIM = 64
 # Attribute heads on the image embedding, used in training only (not saved). The contrastive
 # loss alone never found the ~3px mouth that carries emotion (zero-shot at chance after 12
@@ -64,10 +64,10 @@ AUXILIARY_WEIGHT = 0.5
 PERSON_FORMS = {"caption": 0.3, "one_value": 0.4, "two_values": 0.1, "plain": 0.08, "looks_like": 0.12}
 OBJECT_FORMS = {"caption": 0.35, "one_value": 0.45, "plain": 0.2}
 
-FULL_BUDGET = dict(images={"person": 20000, "object": 4000}, epochs=12, batch_size=128, learning_rate=2e-3,
-                   weight_decay=0.1, held_out={"person": 1500, "object": 400})
-QUICK_BUDGET = dict(images={"person": 1000, "object": 200}, epochs=1, batch_size=64, learning_rate=2e-3,
-                    weight_decay=0.1, held_out={"person": 150, "object": 60})
+FULL_BUDGET = {"images": {"person": 20000, "object": 4000}, "epochs": 12, "batch_size": 128, "learning_rate": 2e-3,
+                   "weight_decay": 0.1, "held_out": {"person": 1500, "object": 400}}
+QUICK_BUDGET = {"images": {"person": 1000, "object": 200}, "epochs": 1, "batch_size": 64, "learning_rate": 2e-3,
+                    "weight_decay": 0.1, "held_out": {"person": 150, "object": 60}}
 
 
 # -- statements ----------------------------------------------------------------------------

@@ -32,20 +32,20 @@ MAX_TOKENS = 32
 TRAIN_STREAM, HELD_OUT_STREAM = 1, 2
 
 MODELS = {
-    "toy-lm": dict(
-        architecture="GPT2LMHeadModel",
-        config=dict(n_positions=MAX_TOKENS, n_embd=64, n_layer=2, n_head=4, n_inner=256),
-        seed_offset=0,
-    ),
-    "toy-lm-eval": dict(
-        architecture="LlamaForCausalLM",
-        config=dict(hidden_size=48, intermediate_size=128, num_hidden_layers=3, num_attention_heads=4,
-                    num_key_value_heads=2, max_position_embeddings=MAX_TOKENS, tie_word_embeddings=True),
-        seed_offset=1000,
-    ),
+    "toy-lm": {
+        "architecture": "GPT2LMHeadModel",
+        "config": {"n_positions": MAX_TOKENS, "n_embd": 64, "n_layer": 2, "n_head": 4, "n_inner": 256},
+        "seed_offset": 0,
+    },
+    "toy-lm-eval": {
+        "architecture": "LlamaForCausalLM",
+        "config": {"hidden_size": 48, "intermediate_size": 128, "num_hidden_layers": 3, "num_attention_heads": 4,
+                    "num_key_value_heads": 2, "max_position_embeddings": MAX_TOKENS, "tie_word_embeddings": True},
+        "seed_offset": 1000,
+    },
 }
-FULL_BUDGET = dict(texts=24000, epochs=4, batch_size=64, learning_rate=3e-3, weight_decay=0.01, held_out=2000)
-QUICK_BUDGET = dict(texts=1000, epochs=1, batch_size=32, learning_rate=3e-3, weight_decay=0.01, held_out=200)
+FULL_BUDGET = {"texts": 24000, "epochs": 4, "batch_size": 64, "learning_rate": 3e-3, "weight_decay": 0.01, "held_out": 2000}
+QUICK_BUDGET = {"texts": 1000, "epochs": 1, "batch_size": 32, "learning_rate": 3e-3, "weight_decay": 0.01, "held_out": 200}
 
 
 # -- corpus --------------------------------------------------------------------------------
@@ -84,8 +84,8 @@ def build_model(name: str, tokenizer, seed: int):
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     spec = MODELS[name]
-    special = dict(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
-                   eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    special = {"vocab_size": len(tokenizer), "bos_token_id": tokenizer.bos_token_id,
+                   "eos_token_id": tokenizer.eos_token_id, "pad_token_id": tokenizer.pad_token_id}
     torch.manual_seed(seed + spec["seed_offset"])
     if spec["architecture"] == "GPT2LMHeadModel":
         return GPT2LMHeadModel(GPT2Config(**spec["config"], **special))
