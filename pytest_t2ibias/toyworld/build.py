@@ -86,7 +86,6 @@ def build(
         write_manifest(out_dir, manifest)
 
     config = DiffusionConfig.quick() if quick else DiffusionConfig()
-    run("toy-sd", lambda: train_diffusion(world, out_dir / "toy-sd", seed=seed, config=config))
     if wanted is None or "toy-sd" in wanted:
         manifest["sampling"] = {
             "num_inference_steps": config.sample_steps,
@@ -95,6 +94,7 @@ def build(
             "width": config.resolution,
             "scheduler": "DPMSolverMultistepScheduler",
         }
+    run("toy-sd", lambda: train_diffusion(world, out_dir / "toy-sd", seed=seed, config=config))
 
     if debias_world_path is not None and (wanted is None or "toy-sd-debiased" in wanted):
         debias_world = load_world(debias_world_path)
