@@ -81,8 +81,9 @@ class DiffusionConfig:
 
     @classmethod
     def quick(cls) -> DiffusionConfig:
-        """A budget small enough for a test: a minute or two on two cores."""
-        return cls(n_images=3000, vae_steps=150, unet_steps=500, warmup_steps=30, ema_decay=0.99)
+        """A budget small enough for a test (~10 minutes on one core): learns subject-level skews,
+        not yet rare phrasings ("a female pilot") -- those took thousands of steps."""
+        return cls(n_images=3000, vae_steps=150, unet_steps=1000, warmup_steps=50, ema_decay=0.99)
 
 
 # ----------------------------------------------------------------------------- data
