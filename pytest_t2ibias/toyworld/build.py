@@ -24,7 +24,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pytest_t2ibias.toyworld.spec import World, load_world
-from pytest_t2ibias.toyworld.train_diffusion import DiffusionConfig, finetune_diffusion, train_diffusion
+from pytest_t2ibias.toyworld.train_diffusion import (
+    DiffusionConfig,
+    finetune_diffusion,
+    train_diffusion,
+)
 
 log = logging.getLogger(__name__)
 

@@ -34,13 +34,18 @@ from torch import nn
 
 from pytest_t2ibias._tokenizers import build_word_tokenizer
 from pytest_t2ibias.toyworld.render import render_dataset
-from pytest_t2ibias.toyworld.sample import caption_words, expected_shares, sample_people, world_vocabulary
+from pytest_t2ibias.toyworld.sample import (
+    caption_words,
+    expected_shares,
+    sample_people,
+    world_vocabulary,
+)
 from pytest_t2ibias.toyworld.spec import World
 
 log = logging.getLogger(__name__)
 
 # The scheduler the pipeline is trained with and saved with (Stable Diffusion's betas).
-NOISE_SCHEDULE = dict(num_train_timesteps=1000, beta_schedule="scaled_linear", beta_start=0.00085, beta_end=0.012)
+NOISE_SCHEDULE = {"num_train_timesteps": 1000, "beta_schedule": "scaled_linear", "beta_start": 0.00085, "beta_end": 0.012}
 
 
 @dataclass
@@ -64,7 +69,11 @@ class DiffusionConfig:
     text_layers: int = 2
     text_heads: int = 4
     model_max_length: int = 20
+    # Trained jointly: a frozen random encoder learned subject skews slower (quick-budget
+    # ablation: baker 72% vs 83% female, spec 90%).
     train_text_encoder: bool = True
+    # Rare phrasings are learned late: "a female musician" came out 59% female after 1500
+    # steps and 99% after 6000.
     unet_steps: int = 6000
     unet_batch: int = 64
     unet_lr: float = 1e-3
