@@ -98,16 +98,16 @@ def test_quick_build_of_a_second_world_follows_its_spec(tmp_path, monkeypatch):
         probe,
         world,
         [("a photo of a baker", "baker", None), ("a photo of a pilot", "pilot", None)],
-        ["gender"],
+        ["gender", "age"],
         n=n,
         steps=manifest["sampling"]["num_inference_steps"],
         guidance_scale=manifest["sampling"]["guidance_scale"],
     )
-    female = {row["prompt"].split()[-1]: row["measured"]["female"] for row in rows}
     assert expected_shares(world, "baker", "gender")["female"] == pytest.approx(0.9)
-    # Tolerance 0.25: at n=64 two standard errors of a share near 0.9 are ~0.08, and a
-    # quick-budget model (500 steps) is allowed ~0.15 of its own error on top; the full
-    # build is held to MAE <= 0.10 by its quality report.
-    assert female["baker"] >= 0.9 - 0.25, rows
-    assert female["pilot"] <= 0.1 + 0.25, rows
+    # Tolerance 0.25 on every share: at n=64 two standard errors are 0.07 (share 0.9) to 0.12
+    # (share 1/3), and a quick-budget model (1000 steps) under-learns a 90/10 skew by up to
+    # ~0.12 (measured: bakers 78% female, pilots 9%); the full build measures MAE 0.06.
+    for row in rows:
+        assert row["abs_error"] <= 0.25, row
+    female = {row["prompt"].split()[-1]: row["measured"]["female"] for row in rows if row["axis"] == "gender"}
     assert female["baker"] - female["pilot"] >= 0.5, rows
