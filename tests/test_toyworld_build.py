@@ -40,6 +40,44 @@ def test_manifest_records_how_the_fixtures_were_built():
     assert manifest["wall_s"]["toy-sd"] > 0
 
 
+def test_manifest_describes_the_world_spec_in_the_package():
+    """The ground truth the example suites are judged against is the spec the models saw last."""
+    from pytest_t2ibias.toyworld.build import world_record
+    from pytest_t2ibias.toyworld.spec import load_world
+
+    manifest = json.loads((FIXTURES / "manifest.json").read_text())
+    assert manifest["world"]["sha256"] == world_record(load_world(None))["sha256"]
+    for run in manifest["models"]["toy-sd"].get("continued", []):
+        assert {"steps", "lr", "seed", "world_sha256", "how"} <= set(run)
+    if manifest["models"]["toy-sd"].get("continued"):
+        assert manifest["models"]["toy-sd"]["continued"][-1]["world_sha256"] == manifest["world"]["sha256"]
+
+
+def test_continued_training_keeps_the_build_record_and_adds_the_run():
+    from pytest_t2ibias.toyworld.build import record_continuation, world_record
+    from pytest_t2ibias.toyworld.spec import load_world
+
+    world = load_world(None)
+    old_world = {"name": "default", "sha256": "0" * 64, "spec": "..."}
+    manifest = {"world": old_world,
+                "models": {"toy-sd": {"config": {"unet_steps": 6000}, "size_bytes": 1, "probe_shares": {}}}}
+    run = {"steps": 3000, "lr": 5e-4, "seed": 2, "size_bytes": 2}
+    record_continuation(manifest, "toy-sd", run, world)
+
+    entry = manifest["models"]["toy-sd"]
+    assert entry["config"] == {"unet_steps": 6000}
+    assert entry["built_on_world_sha256"] == "0" * 64
+    assert entry["continued"] == [{**run, "world_sha256": world_record(world)["sha256"]}]
+    assert entry["size_bytes"] == 2
+    assert "probe_shares" not in entry  # measured on the weights before the run
+    assert manifest["world"]["sha256"] == world_record(world)["sha256"]
+    assert manifest["earlier_worlds"] == [old_world]
+
+    record_continuation(manifest, "toy-sd", {"steps": 500, "size_bytes": 3}, world)
+    assert [r["steps"] for r in manifest["models"]["toy-sd"]["continued"]] == [3000, 500]
+    assert manifest["earlier_worlds"] == [old_world]  # same world again: nothing moves
+
+
 # A second world, unlike the default: two occupations with opposite gender skews. If the
 # build learned from the spec (and not from something baked into the code), generated
 # bakers are mostly women and generated pilots mostly men.

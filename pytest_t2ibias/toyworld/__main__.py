@@ -1,4 +1,5 @@
-"""``python -m pytest_t2ibias.toyworld build --world SPEC --out DIR [--quick] [--seed N]``."""
+"""``python -m pytest_t2ibias.toyworld build --world SPEC --out DIR [--quick] [--seed N]``
+and ``python -m pytest_t2ibias.toyworld continue --fixtures DIR --world SPEC [--steps N]``."""
 
 from __future__ import annotations
 
@@ -26,10 +27,30 @@ def main(argv: list[str] | None = None) -> int:
         dest="stages",
         help="build only this stage (repeatable): toy-sd, toy-sd-debiased, toy-clip, classifiers, toy-lm, quality",
     )
+    continue_parser = commands.add_parser(
+        "continue", help="train an existing toy-sd further on an edited world, in place; the manifest records the lineage")
+    continue_parser.add_argument("--fixtures", required=True, help="directory with manifest.json and the model")
+    continue_parser.add_argument("--world", default=None, help="world spec YAML (default: the embedded default world)")
+    continue_parser.add_argument("--model", default="toy-sd")
+    continue_parser.add_argument("--steps", type=int, default=3000)
+    continue_parser.add_argument("--lr", type=float, default=5e-4)
+    continue_parser.add_argument("--seed", type=int, default=2)
+    continue_parser.add_argument("--n-images", type=int, default=None, help="training images (default: the model's build config)")
     args = parser.parse_args(argv)
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    from pytest_t2ibias.toyworld.build import DEBIAS_WORLD_PATH, build
+    from pytest_t2ibias.toyworld.build import (
+        DEBIAS_WORLD_PATH,
+        build,
+        continue_training,
+    )
+
+    if args.command == "continue":
+        continue_training(args.fixtures, args.world, model=args.model, steps=args.steps, lr=args.lr,
+                          seed=args.seed, n_images=args.n_images)
+        logging.getLogger(__name__).info("continued %s/%s; rebuild what derives from it (toy-sd-debiased)",
+                                         args.fixtures, args.model)
+        return 0
 
     debias = {"default": DEBIAS_WORLD_PATH, "none": None}.get(args.debias_world, args.debias_world)
     manifest = build(args.world, args.out, quick=args.quick, seed=args.seed, debias_world_path=debias, stages=tuple(args.stages or ()) or None)

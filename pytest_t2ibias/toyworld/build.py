@@ -9,6 +9,10 @@ build still says what it made):
 3. ``toy-clip``, ``classifiers/``, ``toy-lm``: the judges (``train_clip``,
    ``train_classifiers``, ``train_lm``), when those modules are present;
 4. the quality report (``quality.quality_report``), when present.
+
+``continue_training`` is the other way to a model: after a world edit, keep training an
+existing ``toy-sd`` on the edited world (minutes instead of the hour a build takes) and record
+the lineage in the manifest, as model cards record "v1.5 = v1.2 + N steps on data X".
 """
 
 from __future__ import annotations
@@ -142,6 +146,57 @@ def build(
     return manifest
 
 
+def continue_training(
+    fixtures_dir: str | Path,
+    world_path: str | Path | None,
+    *,
+    model: str = "toy-sd",
+    steps: int = 3000,
+    lr: float = 5e-4,
+    seed: int = 2,
+    n_images: int | None = None,
+) -> dict:
+    """Train ``fixtures_dir/model`` further on the world at ``world_path``, in place.
+
+    The manifest keeps the model's from-scratch record and lists this run under ``continued``
+    (each run with its world's sha256; earlier specs move to ``earlier_worlds``), so the chain
+    from a build to the committed weights stays reproducible. Models derived from this one
+    (``toy-sd-debiased``) are now stale: rebuild them with ``build(..., stages=...)``.
+    """
+    fixtures_dir = Path(fixtures_dir)
+    world = load_world(world_path)
+    path = fixtures_dir / MANIFEST
+    manifest = json.loads(path.read_text())
+    earlier = manifest["models"][model]
+    config = DiffusionConfig(**earlier["config"]) if "config" in earlier else DiffusionConfig()
+    n_images = n_images or config.n_images
+    record = finetune_diffusion(fixtures_dir / model, world, fixtures_dir / model, seed=seed,
+                                config=config, steps=steps, lr=lr, n_images=n_images)
+    record["how"] = (f"python -m pytest_t2ibias.toyworld continue --fixtures {fixtures_dir} --model {model} "
+                     f"--world {_relative(world.path)} --steps {steps} --lr {lr} --seed {seed} --n-images {n_images}")
+    record_continuation(manifest, model, record, world)
+    write_manifest(fixtures_dir, manifest)
+    return manifest
+
+
+def record_continuation(manifest: dict, model: str, record: dict, world: World) -> None:
+    """Add ``record`` (a ``finetune_diffusion`` result) to ``model``'s ``continued`` stages.
+
+    The model's own record stays that of its from-scratch build, now tagged with the world it
+    was built on; ``continued`` lists every training run since, each with its world's sha256.
+    """
+    entry = dict(manifest["models"][model])
+    entry.pop("probe_shares", None)  # measured on the weights before this run
+    entry.setdefault("built_on_world_sha256", manifest["world"]["sha256"])
+    record["world_sha256"] = world_record(world)["sha256"]
+    entry["continued"] = [*entry.get("continued", []), record]
+    entry["size_bytes"] = record["size_bytes"]
+    manifest["models"][model] = entry
+    if manifest["world"]["sha256"] != record["world_sha256"]:
+        manifest.setdefault("earlier_worlds", []).append(manifest["world"])
+        manifest["world"] = world_record(world)
+
+
 def _keep_earlier_stages(out_dir: Path, manifest: dict) -> None:
     """A partial build (``stages``) adds to the manifest of an earlier build of the same world."""
     path = out_dir / MANIFEST
@@ -151,7 +206,7 @@ def _keep_earlier_stages(out_dir: Path, manifest: dict) -> None:
     if earlier.get("world", {}).get("sha256") != manifest["world"]["sha256"]:
         log.warning("%s describes another world spec; starting a new manifest", path)
         return
-    for key in ("models", "wall_s", "sampling", "debias_world", "quality"):
+    for key in ("models", "wall_s", "sampling", "debias_world", "quality", "earlier_worlds", "note"):
         if key in earlier:
             manifest[key] = earlier[key]
     manifest["wall_s"].pop("total", None)
