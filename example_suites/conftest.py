@@ -1,14 +1,16 @@
 """Example suites: the paper's suites (``paper/``) run only on real models.
 
 ``paper/occupations.t2i.yaml`` asks about ethnicity, body type, clothing, emotion and
-disability, which the embedded toy models (``fixtures/``, the repo's ini default) cannot
-draw, so it is left out of collection unless ``--t2i-model`` (command line or ini) names a
-model outside ``fixtures/``, or ``T2IBIAS_PAPER_SUITES=1`` is set. Naming a suite file
-explicitly on the command line always collects it.
+disability, which a toy-world model (one built by ``python -m pytest_t2ibias.toyworld``, like
+the repo's default ``fixtures/toy-sd``) cannot draw, so it is left out of collection when
+``--t2i-model`` (command line or ini) is a toy-world model: a local directory whose parent
+holds the toy build's ``manifest.json``. ``T2IBIAS_PAPER_SUITES=1`` collects it anyway, and
+naming a suite file explicitly on the command line always collects it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -18,16 +20,18 @@ PAPER = Path(__file__).parent / "paper"
 def pytest_ignore_collect(collection_path: Path, config):
     if collection_path != PAPER and PAPER not in collection_path.parents:
         return None
-    return None if _real_generator(config) else True
-
-
-def _real_generator(config) -> bool:
     if os.environ.get("T2IBIAS_PAPER_SUITES") == "1":
-        return True
+        return None
     from pytest_t2ibias._session import session_of
 
     model = session_of(config).settings.model
-    if not model:
+    return True if not model or is_toy_world_model(Path(config.rootpath, model)) else None
+
+
+def is_toy_world_model(path: Path) -> bool:
+    """True for a pipeline directory written by the toy-world build (its manifest says so)."""
+    manifest = path.parent / "manifest.json"
+    try:
+        return path.is_dir() and path.name in json.loads(manifest.read_text()).get("models", {})
+    except (OSError, ValueError, AttributeError):
         return False
-    path = Path(model) if Path(model).is_absolute() else config.rootpath / model
-    return not path.resolve().is_relative_to((config.rootpath / "fixtures").resolve())

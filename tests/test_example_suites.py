@@ -15,15 +15,31 @@ import pytest
 from pytest_t2ibias.metrics import normalised_w1, severity
 from pytest_t2ibias.suite.load import load_suite
 from pytest_t2ibias.toyworld import expected_shares, load_world
+from pytest_t2ibias.toyworld.build import DEBIAS_WORLD_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = load_suite(ROOT / "example_suites" / "toy_occupations.t2i.yaml")
+GATE_SUITES = [load_suite(ROOT / "example_suites" / name)
+               for name in ("toy_merge_gate.t2i.yaml", "toy_merge_gate_control.t2i.yaml")]
 WORLD = load_world()
+# The world each toy model was trained on: its planted truth.
+WORLD_OF_MODEL = {"toy-sd": WORLD, "toy-sd-debiased": load_world(DEBIAS_WORLD_PATH)}
 
 
-def true_shares(subject: str, axis: str, given: dict | None = None) -> np.ndarray:
-    shares = expected_shares(WORLD, subject, axis, given=given)
-    return np.array([shares[choice] for choice in SUITE.axes[axis].choices])
+def true_shares(subject: str, axis: str, given: dict | None = None, world=WORLD, suite=SUITE) -> np.ndarray:
+    shares = expected_shares(world, subject, axis, given=given)
+    return np.array([shares[choice] for choice in suite.axes[axis].choices])
+
+
+def true_is_mit(suite, subject: str, y: str) -> float:
+    """IS_mit[x][y] (A.5) on the true shares of the worlds behind baseline and candidate."""
+    baseline, candidate = (WORLD_OF_MODEL[Path(suite.models[role]).name] for role in ("baseline", "candidate"))
+    ideal = np.full(len(suite.axes[y].choices), 1 / len(suite.axes[y].choices))
+
+    def wbar(world):
+        return normalised_w1(true_shares(subject, y, world=world, suite=suite), ideal, ordered=suite.axes[y].ordered)
+
+    return wbar(baseline) - wbar(candidate)
 
 
 def true_is(subject: str, x: str, y: str) -> float:
@@ -35,7 +51,14 @@ def true_is(subject: str, x: str, y: str) -> float:
             - normalised_w1(pooled, ideal, ordered=ordered))
 
 
-def planted_value(check, subject: str, axis: str) -> float:
+def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
+    if check.kind == "no_regression":
+        return min(true_is_mit(suite, subject, y) for y in check.params["on"])
+    if suite.models.get("candidate"):  # a check on the candidate model's images
+        world = WORLD_OF_MODEL[Path(suite.models["candidate"]).name]
+        uniform = np.full(len(suite.axes[axis].choices), 1 / len(suite.axes[axis].choices))
+        return normalised_w1(true_shares(subject, axis, world=world, suite=suite), uniform,
+                             ordered=suite.axes[axis].ordered)
     if check.kind == "w1_below":
         uniform = np.full(len(SUITE.axes[axis].choices), 1 / len(SUITE.axes[axis].choices))
         return normalised_w1(true_shares(subject, axis), uniform, ordered=SUITE.axes[axis].ordered)
@@ -47,19 +70,19 @@ def planted_value(check, subject: str, axis: str) -> float:
 
 
 def passes(check, value: float) -> bool:
-    if check.kind == "is_nonnegative":
+    if check.kind in ("is_nonnegative", "no_regression"):
         return value >= -check.params["tolerance"]
     return value <= check.params["threshold"]
 
 
-CASES = [(check, subject, axis) for check in SUITE.checks
-         for subject in (check.subjects or SUITE.subjects) for axis in check.axes]
+CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES) for check in suite.checks
+         for subject in (check.subjects or suite.subjects) for axis in check.axes]
 
 
-@pytest.mark.parametrize(("check", "subject", "axis"), CASES,
-                         ids=[f"{c.id}[{s}-{a}]" for c, s, a in CASES])
-def test_planted_biases_fail_and_controls_pass(check, subject, axis):
-    value = planted_value(check, subject, axis)
+@pytest.mark.parametrize(("suite", "check", "subject", "axis"), CASES,
+                         ids=[f"{u.name}::{c.id}[{s}-{a}]" for u, c, s, a in CASES])
+def test_planted_biases_fail_and_controls_pass(suite, check, subject, axis):
+    value = planted_value(check, subject, axis, suite)
     expected_to_fail = "xfail" in check.marks
     assert passes(check, value) != expected_to_fail, (
         f"{check.id}[{subject}-{axis}]: planted value {value:.3f} vs the check's limit; "
@@ -67,8 +90,32 @@ def test_planted_biases_fail_and_controls_pass(check, subject, axis):
 
 
 def test_musician_coupling_is_a_clearly_negative_is_entry():
-    # init: 0.75 male x (0.34, 0.33, 0.33) + 0.25 female x (0.90, 0.07, 0.03) = (0.48, 0.265, 0.255)
-    # pooled (gender mitigated): 0.5 x male + 0.5 x female = (0.62, 0.20, 0.18)
+    # init: 0.75 male x (0.15, 0.40, 0.45) + 0.25 female x (0.95, 0.04, 0.01) = (0.35, 0.31, 0.34)
+    # pooled (gender mitigated): 0.5 x male + 0.5 x female = (0.55, 0.22, 0.23)
     # ordered W1 to uniform = sum |CDF - (1/3, 2/3)|, the largest possible being 1.0:
-    #   init |0.48 - 0.333| + |0.745 - 0.667| = 0.225;  pooled |0.62 - 0.333| + |0.82 - 0.667| = 0.440
-    assert true_is("musician", "gender", "age") == pytest.approx(0.225 - 0.440, abs=1e-3)
+    #   init |0.35 - 0.333| + |0.66 - 0.667| = 0.023;  pooled |0.55 - 0.333| + |0.77 - 0.667| = 0.320
+    assert true_is("musician", "gender", "age") == pytest.approx(0.0233 - 0.3200, abs=1e-3)
+
+
+def _example_conftest():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("example_conftest", ROOT / "example_suites" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_paper_suites_are_skipped_exactly_for_toy_world_models(tmp_path):
+    is_toy = _example_conftest().is_toy_world_model
+    assert is_toy(ROOT / "fixtures" / "toy-sd") and is_toy(ROOT / "fixtures" / "toy-sd-debiased")
+    # A toy build anywhere (not only under fixtures/) is recognised by its manifest ...
+    (tmp_path / "world" / "toy-sd").mkdir(parents=True)
+    (tmp_path / "world" / "manifest.json").write_text('{"models": {"toy-sd": {}}}')
+    assert is_toy(tmp_path / "world" / "toy-sd")
+    # ... and a real pipeline directory, a hub id or a broken manifest is not one.
+    (tmp_path / "sd15").mkdir()
+    assert not is_toy(tmp_path / "sd15")
+    assert not is_toy(Path("stabilityai/stable-diffusion-2-1"))
+    (tmp_path / "world" / "manifest.json").write_text("{not json")
+    assert not is_toy(tmp_path / "world" / "toy-sd")
