@@ -38,3 +38,10 @@ def test_balancing_gender_keeps_musician_ages(t2ibias):
 def test_balancing_gender_keeps_accountant_ages(t2ibias):
     matrix = t2ibias.biasconnect(SUITE, "accountant", axes=["gender", "age"])
     assert_is_nonnegative(matrix, mitigate=["gender"], on=["age"], tolerance=0.05)
+
+
+def test_intermit_balances_doctors_in_two_steps(t2ibias):
+    result = t2ibias.intermit(SUITE, "doctor", priority={"gender": 1, "environment": 1}, epsilon=0.2)
+    print(result.summary())  # the order chosen, tau per step, MitAmt, MitSteps
+    assert result.reached and not result.alerts, result.summary()
+    assert sorted(step.axis for step in result.steps) == ["environment", "gender"]

@@ -51,7 +51,39 @@ def true_is(subject: str, x: str, y: str) -> float:
             - normalised_w1(pooled, ideal, ordered=ordered))
 
 
+def true_intermit_passes(check, subject: str, suite=SUITE) -> bool:
+    """Algorithm 1 on the world's true shares, with a model that follows every prompt: tau
+    reaches epsilon and no step moves a prioritised axis more than 0.05 further from uniform."""
+    weights = check.params["priority"]
+    p = {axis: weight / sum(weights.values()) for axis, weight in weights.items()}
+    epsilon = check.params.get("epsilon", 0.35)
+    choices = {axis: suite.axes[axis].choices for axis in suite.axes}
+
+    def wbar(state: list[dict], y: str) -> float:
+        pooled = np.mean([true_shares(subject, y, given=named, suite=suite) for named in state], axis=0)
+        uniform = np.full(len(choices[y]), 1 / len(choices[y]))
+        return normalised_w1(pooled, uniform, ordered=suite.axes[y].ordered)
+
+    def tau(state: list[dict]) -> float:
+        return sum(weight * wbar(state, y) for y, weight in p.items())
+
+    def mitigated(state: list[dict], x: str) -> list[dict]:
+        return [{**named, x: value} for named in state for value in choices[x]]
+
+    state, left, alerts = [{}], [a for a in suite.axes if suite.axes[a].counterfactuals], 0
+    while tau(state) > epsilon and left:
+        gamma = {x: sum(w * (wbar(state, y) - wbar(mitigated(state, x), y)) for y, w in p.items())
+                 for x in left}
+        chosen = max(left, key=gamma.get)
+        after = mitigated(state, chosen)
+        alerts += sum(wbar(after, y) > wbar(state, y) + 0.05 for y in p)
+        state, left = after, [a for a in left if a != chosen]
+    return tau(state) <= epsilon and not alerts
+
+
 def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
+    if check.kind == "intermit":  # 0 when Algorithm 1 succeeds on the truth, 1 when it fails
+        return 0.0 if true_intermit_passes(check, subject, suite) else 1.0
     if check.kind == "no_regression":
         return min(true_is_mit(suite, subject, y) for y in check.params["on"])
     if suite.models.get("candidate"):  # a check on the candidate model's images
@@ -72,11 +104,13 @@ def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
 def passes(check, value: float) -> bool:
     if check.kind in ("is_nonnegative", "no_regression"):
         return value >= -check.params["tolerance"]
+    if check.kind == "intermit":
+        return value == 0.0
     return value <= check.params["threshold"]
 
 
 CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES) for check in suite.checks
-         for subject in (check.subjects or suite.subjects) for axis in check.axes]
+         for subject in (check.subjects or suite.subjects) for axis in (check.axes or ("",))]
 
 
 @pytest.mark.parametrize(("suite", "check", "subject", "axis"), CASES,
