@@ -24,7 +24,9 @@ DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size")
 FILTER_KEYS = ("question", "choices", "keep")
 FILTER_OPTIONAL_KEYS = ("statements",)
 AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
-             "classifier", "parts", "none")
+             "classifier", "parts", "none", "phrases")
+LLM_COUNTERFACTUALS = "llm"
+"""``counterfactuals: llm``: the language model phrases them (``methods.counterfactuals``)."""
 PART_KEYS = ("value", "question")
 CHECK_KEYS = ("id", "kind", "subjects", "marks")
 AXIS_REFERENCE_PARAMS = frozenset({"axes", "axis", "mitigate", "on", "fixes", "priority"})
@@ -283,12 +285,16 @@ class _SuiteReader:
             choices = self.names(mapping["choices"], (*at, "choices"), f"{where}: choices", minimum=2)
         if question is None or len(choices) < 2:
             return None
+        from_llm = self.counterfactuals_from_llm(mapping, at, where)
         return AxisSpec(
             name=name,
             question=question,
             choices=choices,
             counterfactuals=self.per_choice(mapping, at, "counterfactuals", choices, where,
-                                            self.template, complete=False),
+                                            self.template, complete=False)
+            if isinstance(mapping.get("counterfactuals"), dict) else {},
+            counterfactuals_from_llm=from_llm,
+            phrases=self.phrases(mapping, at, choices, where, from_llm),
             ideal=self.ideal(mapping.get("ideal", "uniform"), (*at, "ideal"), choices, where),
             ordered=self.flag(mapping.get("ordered", False), (*at, "ordered"), f"{where}: ordered"),
             parts=parts,
@@ -333,6 +339,27 @@ class _SuiteReader:
                 self.problem((*at, "none"), f"{where}: none {none_value!r} is also a part value")
         values = tuple(part.value for part in parts)
         return tuple(parts), none_value, values + ((none_value,) if none_value else ())
+
+    def counterfactuals_from_llm(self, mapping: dict, at: KeyPath, where: str) -> bool:
+        """``counterfactuals: llm``; any other non-mapping is reported here."""
+        value = mapping.get("counterfactuals")
+        if value == LLM_COUNTERFACTUALS:
+            return True
+        if "counterfactuals" in mapping and not isinstance(value, dict):
+            self.problem((*at, "counterfactuals"),
+                         f"{where}: counterfactuals must be a mapping choice -> template or "
+                         f"{LLM_COUNTERFACTUALS!r}, got {_describe(value)}")
+        return False
+
+    def phrases(self, mapping: dict, at: KeyPath, choices: tuple[str, ...], where: str,
+                from_llm: bool) -> dict[str, str]:
+        """``phrases: {choice: words}`` for ``counterfactuals: llm`` (default: the choice)."""
+        if "phrases" in mapping and not from_llm:
+            self.problem((*at, "phrases"), f"{where}: phrases are only used with "
+                                           f"counterfactuals: {LLM_COUNTERFACTUALS} (templates "
+                                           f"already say how each value is written)")
+            return {}
+        return self.per_choice(mapping, at, "phrases", choices, where, self.text, complete=False)
 
     def per_choice(self, mapping: dict, at: KeyPath, key: str, choices: tuple[str, ...],
                    where: str, read: Callable[[Any, KeyPath, str], str | None],

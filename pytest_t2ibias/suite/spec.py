@@ -36,6 +36,10 @@ class AxisSpec:
     answered yes, ``none_value`` when none is.
     ``statements`` maps each choice to a caption for contrastive VQA ("a photo of a man");
     ``classifier`` asks for the attribute classifier (``--t2i-classifier``) on this axis.
+    ``counterfactuals_from_llm`` (``counterfactuals: llm``): the per-value prompts are chosen
+    by the language model and frozen in the suite's lock file (``suite.prompt_lock``);
+    ``counterfactuals`` stays empty until the facade fills it in for one subject.
+    ``phrases`` says how a value is written in a prompt when not as the choice itself.
     """
 
     name: str
@@ -49,6 +53,12 @@ class AxisSpec:
     location: Location | None = None
     statements: dict[str, str] = field(default_factory=dict)
     classifier: bool = False
+    counterfactuals_from_llm: bool = False
+    phrases: dict[str, str] = field(default_factory=dict)
+
+    def phrase(self, value: str) -> str:
+        """How ``value`` is written in a prompt ("middle-aged", "working outdoors")."""
+        return self.phrases.get(value, value)
 
 
 @dataclass(frozen=True)
