@@ -138,25 +138,15 @@ class Cache:
     # -- mechanics ------------------------------------------------------------------------
 
     def _write(self, path: Path, payload: bytes) -> None:
-        """Atomic write under the key's lock: readers see the old file or the new, never half."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path):
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(payload)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+        with locked(path):
+            write_atomically(path, payload)
 
     def _quarantine(self, path: Path, error: Exception) -> None:
         assert self.root is not None
         target = self.root / "corrupt" / f"{path.name}.{int(time.time() * 1000)}"
         target.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path):
+        with locked(path):
             if path.exists():
                 os.replace(path, target)
         warnings.warn(
@@ -165,8 +155,23 @@ class Cache:
         )
 
 
-class _locked:
-    """A per-key file lock that logs while it waits instead of hanging silently."""
+def write_atomically(path: Path, payload: bytes) -> None:
+    """Temp file + ``os.replace``: readers see the old file or the new, never half of one.
+    Hold ``locked(path)`` around it when other processes may write the same path."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class locked:  # lower case: used like a function, ``with locked(path):``
+    """A file lock on ``<path>.lock`` that logs while it waits instead of hanging silently."""
 
     def __init__(self, path: Path) -> None:
         self.lock = filelock.FileLock(str(path) + ".lock")
@@ -181,7 +186,7 @@ class _locked:
                 waited += LOCK_WAIT_LOG_SECONDS
                 if waited >= LOCK_GIVE_UP_SECONDS:
                     raise
-                log.warning("still waiting for cache lock %s (%.0f s)", self.lock.lock_file, waited)
+                log.warning("still waiting for lock %s (%.0f s)", self.lock.lock_file, waited)
 
     def __exit__(self, *exc_info: object) -> None:
         self.lock.release()
