@@ -56,7 +56,12 @@ class Answerer(Protocol):
 
 @runtime_checkable
 class LanguageModel(Protocol):
-    """A causal LM, for BGPS prompt search, OpenBias proposals and perplexity."""
+    """A causal LM, for BGPS prompt search, OpenBias proposals and perplexity.
+
+    Optional, used when present (``CausalLM`` has them): ``token_log_likelihoods(texts) ->
+    (sums, token counts)`` for per-token means, ``context_length`` and ``count_tokens(text)``
+    so prompts are kept within the model's context.
+    """
 
     fingerprint: str
 

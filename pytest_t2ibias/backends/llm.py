@@ -34,7 +34,7 @@ class CausalLM:
         self.batch_size = max(1, batch_size)
         # Padding is masked out everywhere, so any id will do when the tokenizer has none.
         self.pad_token_id = next(
-            (i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None)
+            i for i in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0) if i is not None
         )
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint,
@@ -64,19 +64,35 @@ class CausalLM:
         return cls(loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,
                    device=loaded.device, batch_size=batch_size)
 
+    @property
+    def context_length(self) -> int | None:
+        """The most tokens the model attends over (its position table), when its config says;
+        a prompt plus its continuation must fit (the toy LMs have 32)."""
+        config = self.model.config
+        for name in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
+            value = getattr(config, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens ``text`` takes as a prefix to be continued (BOS included); measuring a text
+        too long for the model is the point, so the tokenizer's warning is off."""
+        return len(self.encode_prefix(text, verbose=False))
+
     # -- encoding ---------------------------------------------------------------------
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, *, verbose: bool = True) -> list[int]:
         """Token ids of a whole text, starting with BOS when the tokenizer has one."""
-        ids = list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+        ids = list(self.tokenizer(text, add_special_tokens=True, verbose=verbose)["input_ids"])
         bos = self.tokenizer.bos_token_id
         if bos is not None and (not ids or ids[0] != bos):
             ids.insert(0, bos)
         return ids
 
-    def encode_prefix(self, text: str) -> list[int]:
+    def encode_prefix(self, text: str, *, verbose: bool = True) -> list[int]:
         """Token ids of a text to be continued: as :meth:`encode`, without a trailing EOS."""
-        ids = self.encode(text)
+        ids = self.encode(text, verbose=verbose)
         eos = self.tokenizer.eos_token_id
         if len(ids) > 1 and eos is not None and ids[-1] == eos and eos != self.tokenizer.bos_token_id:
             ids.pop()

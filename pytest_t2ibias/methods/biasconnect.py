@@ -16,6 +16,7 @@ import numpy as np
 
 from .._types import ImageSet
 from ..metrics import ISMatrix, intersectional_sensitivity, pooled_shares
+from .counterfactuals import require_phrased
 
 if TYPE_CHECKING:
     from ..facade import T2IBias
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
 
 
 def counterfactual_prompts(suite: Suite, subject: str, axes: Sequence[str]) -> dict[str, dict[str, str]]:
-    """CF_x^v for every axis x in ``axes`` that has counterfactual templates (Table 2)."""
+    """CF_x^v for every axis x in ``axes`` that has counterfactual templates (Table 2);
+    ``counterfactuals: llm`` axes must be filled in first (``T2IBias.counterfactual_suite``)."""
+    require_phrased(suite, axes)
     return {
         x: {value: template.format(subject=subject) for value, template in suite.axes[x].counterfactuals.items()}
         for x in axes

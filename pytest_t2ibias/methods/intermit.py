@@ -39,6 +39,7 @@ from ..metrics.intersectional import INITIAL
 from ..metrics.intervals import bootstrap_matrix
 from ..verdict import Verdict
 from .biasconnect import ideal_distribution
+from .counterfactuals import require_phrased
 
 if TYPE_CHECKING:
     from ..facade import T2IBias
@@ -120,6 +121,7 @@ def compose(base: str, edits: Sequence[Sequence[Insertion]]) -> str:
 def suite_insertions(suite: Suite, axes: Sequence[str] | None = None
                      ) -> dict[str, dict[str, tuple[Insertion, ...]]]:
     """axis -> value -> insertions, for every axis with counterfactual templates."""
+    require_phrased(suite, axes or list(suite.axes))
     return {
         name: {value: insertions_of(suite.prompt, template,
                                     f"{suite.path}: axis {name!r}, counterfactual {value!r}")
@@ -227,8 +229,8 @@ class InterMitResult:
 
     def summary(self) -> str:
         weights = ", ".join(f"{a}={w:.2f}" for a, w in self.priority.items())
-        lines = [f"InterMit for {self.subject} (p: {weights}; epsilon {self.epsilon:.3f}, "
-                 f"at most {self.max_steps} steps)",
+        lines = [(f"InterMit for {self.subject} (p: {weights}; epsilon {self.epsilon:.3f}, "
+                  f"at most {self.max_steps} steps)"),
                  f"  start: tau = {self.initial_tau}"]
         for step in self.steps:
             gamma = ", ".join(f"{a} {g:+.3f}" for a, g in
