@@ -34,7 +34,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_vqa", "VQA model: CLIP-style (zero-shot) or generative (BLIP/LLaVA/...)", is_path=True),
     Option("t2i_classifier", "AXIS=ID|PATH image-classification model for one axis (repeatable)",
            repeatable=True),
-    Option("t2i_llm", "causal LM for BGPS search and OpenBias proposals", is_path=True),
+    Option("t2i_llm", "causal LM for BGPS search, OpenBias proposals and counterfactuals: llm",
+           is_path=True),
     Option("t2i_device", DEVICE_HELP, default="auto"),
     Option("t2i_dtype", "auto|float32|float16|bfloat16", default="auto"),
     Option("t2i_images_per_prompt", "images generated per prompt (overrides suite defaults)", int),
@@ -46,6 +47,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_no_cache", "bypass the cache: neither read nor write", flag=True),
     Option("t2i_refresh", "recompute everything and overwrite the cache", flag=True),
     Option("t2i_offline", "local_files_only=True everywhere", flag=True),
+    Option("t2i_update_locks", "regenerate the suites' counterfactual lock files "
+           "(<suite>.t2i.lock.json) with --t2i-llm instead of failing when they are stale",
+           flag=True),
     Option("t2i_allow_pickle", "allow loading non-safetensors (pickle) weights", flag=True),
     Option("t2i_json", "write a machine-readable report here", is_path=True),
     Option("t2i_html", "write a visual report here", is_path=True),
@@ -150,6 +154,7 @@ class Settings:
     confidence: float
     bootstrap: int
     suite_pattern: str = "*.t2i.yaml"
+    update_locks: bool = False
 
     @classmethod
     def standalone(cls, **overrides: Any) -> Settings:
@@ -160,7 +165,7 @@ class Settings:
         }
         values["classifiers"] = values.pop("classifier")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
-                      cache_dir=Path(".t2ibias_cache"), classifiers={})
+                      update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={})
         unknown = set(overrides) - set(cls.__dataclass_fields__)
         if unknown:
             raise TypeError(f"unknown settings {sorted(unknown)}; known: {sorted(cls.__dataclass_fields__)}")
@@ -217,4 +222,5 @@ def read_settings(config: pytest.Config) -> Settings:
         confidence=confidence,
         bootstrap=get_option(config, "t2i_bootstrap"),
         suite_pattern=config.getini("t2i_suite_pattern") or "*.t2i.yaml",
+        update_locks=bool(get_option(config, "t2i_update_locks")),
     )

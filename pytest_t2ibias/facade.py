@@ -211,6 +211,24 @@ class T2IBias:
         images = self.generate_for(suite, [suite.prompt_for(subject)], baseline=baseline)
         return self.attributes(images, axis, suite.filter)
 
+    # -- counterfactual prompts ------------------------------------------------------------------
+
+    def counterfactual_suite(self, suite: Suite, subject: str) -> Suite:
+        """``suite`` with its ``counterfactuals: llm`` axes phrased for ``subject``: from the
+        lock file beside the suite, written with --t2i-llm when missing (``_prompt_lock``).
+        The lock is read once per process; a valid one never loads the LLM."""
+        if not any(axis.counterfactuals_from_llm for axis in suite.axes.values()):
+            return suite
+        from ._prompt_lock import locked_counterfactuals, requirements
+
+        key = (suite.path, repr(requirements(suite)))
+        locks = self.__dict__.setdefault("_prompt_locks", {})
+        if key not in locks:
+            locks[key] = locked_counterfactuals(suite, llm_model=self.settings.llm,
+                                                load_llm=lambda: self.llm,
+                                                update=self.settings.update_locks)
+        return locks[key].apply(suite, subject)
+
     # -- methods ------------------------------------------------------------------------------
 
     def biasconnect(self, suite: Suite | str | os.PathLike, subject: str, *,
@@ -222,7 +240,8 @@ class T2IBias:
 
         if not hasattr(suite, "axes"):
             suite = load_suite(Path(suite))
-        return intersectional_sensitivity_for(self, suite, subject, axes=axes, baseline=baseline)
+        return intersectional_sensitivity_for(self, self.counterfactual_suite(suite, subject),
+                                              subject, axes=axes, baseline=baseline)
 
     def intermit(self, suite: Suite | str | os.PathLike, subject: str, *,
                  priority: dict[str, float] | None = None, epsilon: float | None = None,
@@ -231,7 +250,8 @@ class T2IBias:
         ``subject``: which axes to mitigate, in what order, and how far tau falls."""
         from .methods.intermit import DEFAULT_EPSILON, intermit
 
-        return intermit(self, _suite(suite), subject, priority=priority,
+        suite = self.counterfactual_suite(_suite(suite), subject)
+        return intermit(self, suite, subject, priority=priority,
                         epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
                         max_steps=max_steps)
 
