@@ -171,7 +171,7 @@ def names(text: str, words: str) -> bool:
 
 def rejection(candidate: Candidate, subject: str, phrase: str, llm: LanguageModel) -> str | None:
     if not candidate.prompt:
-        return "empty"
+        return "empty continuation"
     if not names(candidate.prompt, phrase):
         return f"does not name {phrase!r}"
     if not names(candidate.prompt, subject):
