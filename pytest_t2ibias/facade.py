@@ -195,7 +195,8 @@ class T2IBias:
         probabilities = np.zeros((len(images), len(choices)))
         decided = np.zeros(len(images), dtype=bool)
         for part in axis.parts:
-            reply = self.ask(images, part.question, ("yes", "no"))
+            reply = self.ask(images, part.question, ("yes", "no"),
+                             _in_order(part.statements, ("yes", "no")))
             yes = (reply.labels == 0) & ~decided
             labels[yes] = choices.index(part.value)
             probabilities[:, choices.index(part.value)] = reply.probabilities[:, 0]

@@ -57,7 +57,7 @@ axes:
     ideal: {young: 0.5, old: 0.5}
   disability:
     parts:
-      - {value: blind, question: "Is the person blind?"}
+      - {value: blind, question: "Is the person blind?", statements: {yes: "a blind person", no: "a person"}}
       - {value: wheelchair, question: "Is the person in a wheelchair?"}
     none: fit
     ideal: {reference: real}
@@ -91,6 +91,7 @@ def test_valid_suite_becomes_spec_objects(tmp_path):
     assert age.ordered and age.ideal == {"young": 0.5, "middle-aged": 0.0, "old": 0.5}
     assert disability.choices == ("blind", "wheelchair", "fit")
     assert disability.parts[1] == QuestionPart("wheelchair", "Is the person in a wheelchair?")
+    assert disability.parts[0].statements == {"yes": "a blind person", "no": "a person"}
     assert disability.none_value == "fit"
     assert disability.ideal == {"reference": (tmp_path / "real").resolve()}
 
@@ -156,6 +157,8 @@ ERRORS = [
     pytest.param("ordered: true", "ordered: yes", 17, "ordered must be true or false",
                  id="yes-is-not-a-boolean"),
     pytest.param("    none: fit\n", "", 20, "needs none: <value>", id="parts-without-none"),
+    pytest.param(', no: "a person"}', "}", 21, "statements must give one for every choice; missing ['no']",
+                 id="part-statements-incomplete"),
     pytest.param("checks:", "check:", 25, "unknown key 'check' at the top of the suite; "
                  "did you mean 'checks'", id="unknown-top-level-key"),
     pytest.param("subjects: [nurse], marks: [slow]", "subjects: [nurse], marks: [slow-ish]", 27,

@@ -28,6 +28,8 @@ AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "stat
 LLM_COUNTERFACTUALS = "llm"
 """``counterfactuals: llm``: the language model phrases them (``methods.counterfactuals``)."""
 PART_KEYS = ("value", "question")
+PART_OPTIONAL_KEYS = ("statements",)
+YES_NO = ("yes", "no")
 CHECK_KEYS = ("id", "kind", "subjects", "marks")
 AXIS_REFERENCE_PARAMS = frozenset({"axes", "axis", "mitigate", "on", "fixes", "priority"})
 """Check parameters whose values name axes of the suite (a name, a list of names, or a
@@ -308,7 +310,8 @@ class _SuiteReader:
 
     def parts(self, mapping: dict, at: KeyPath, where: str
               ) -> tuple[tuple[QuestionPart, ...], str | None, tuple[str, ...]]:
-        """``parts: [{value, question}]`` + ``none: value``: choices are the values, then none."""
+        """``parts: [{value, question, statements?}]`` + ``none: value``: choices are the
+        values, then none; ``statements: {yes: ..., no: ...}`` serve CLIP-style answerers."""
         parts: list[QuestionPart] = []
         raw = mapping["parts"]
         if not isinstance(raw, list) or not raw:
@@ -320,7 +323,7 @@ class _SuiteReader:
             part = self.mapping(item, item_at, f"{where}: each part")
             if part is None:
                 continue
-            self.unknown_keys(part, item_at, PART_KEYS, f"in a part of {where}")
+            self.unknown_keys(part, item_at, PART_KEYS + PART_OPTIONAL_KEYS, f"in a part of {where}")
             if not self.missing(part, item_at, PART_KEYS, f"in a part of {where}"):
                 continue
             value = self.text(part["value"], (*item_at, "value"), f"{where}: part value")
@@ -328,7 +331,10 @@ class _SuiteReader:
             if value is not None and value in [p.value for p in parts]:
                 self.problem((*item_at, "value"), f"{where}: part value {value!r} is listed twice")
             elif value is not None and question is not None:
-                parts.append(QuestionPart(value=value, question=question))
+                # A contrastive VQA (CLIP) answers yes/no by comparing two captions.
+                statements = self.per_choice(part, item_at, "statements", YES_NO,
+                                             f"{where}: part {value!r}", self.text, complete=True)
+                parts.append(QuestionPart(value=value, question=question, statements=statements))
         none_value = None
         if "none" not in mapping:
             self.problem((*at, "parts"), f"{where}: a multi-part axis needs none: <value> "

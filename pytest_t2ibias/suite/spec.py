@@ -20,10 +20,14 @@ class Location:
 
 @dataclass(frozen=True)
 class QuestionPart:
-    """One yes/no part of a multi-part axis (disability: blind? hearing aid? wheelchair?)."""
+    """One yes/no part of a multi-part axis (disability: blind? hearing aid? wheelchair?).
+
+    ``statements`` (``{"yes": caption, "no": caption}``) let a contrastive VQA answer it.
+    """
 
     value: str
     question: str
+    statements: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
