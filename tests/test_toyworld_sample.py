@@ -51,13 +51,13 @@ def _tolerance(p, n):
 
 def test_expected_shares_are_the_planted_truth(world):
     assert expected_shares(world, "doctor", "gender")["male"] == pytest.approx(0.8)
-    assert expected_shares(world, "musician", "age", given={"gender": "female"})["young"] == pytest.approx(0.9)
-    assert expected_shares(world, "musician", "age", given={"gender": "male"})["young"] == pytest.approx(0.34)
-    # 0.75 male x 0.34 young + 0.25 female x 0.90 young
-    assert expected_shares(world, "musician", "age")["young"] == pytest.approx(0.48)
-    # Bayes: P(male | old) = 0.75 x 0.33 / (0.75 x 0.33 + 0.25 x 0.03)
+    assert expected_shares(world, "musician", "age", given={"gender": "female"})["young"] == pytest.approx(0.95)
+    assert expected_shares(world, "musician", "age", given={"gender": "male"})["young"] == pytest.approx(0.15)
+    # 0.75 male x 0.15 young + 0.25 female x 0.95 young
+    assert expected_shares(world, "musician", "age")["young"] == pytest.approx(0.35)
+    # Bayes: P(male | old) = 0.75 x 0.45 / (0.75 x 0.45 + 0.25 x 0.01)
     assert expected_shares(world, "musician", "gender", given={"age": "old"})["male"] == pytest.approx(
-        0.75 * 0.33 / (0.75 * 0.33 + 0.25 * 0.03))
+        0.75 * 0.45 / (0.75 * 0.45 + 0.25 * 0.01))
     assert expected_shares(world, "nurse", "gender", modifiers=["with intense focus"])["male"] == pytest.approx(0.85)
     assert expected_shares(world, "laptop", "colour")["silver"] == pytest.approx(0.85)
     with pytest.raises(ValueError, match="no axis 'colour'"):
@@ -76,8 +76,8 @@ def test_coupling_is_present(plain_world):
     sample = sample_people(plain_world, N, seed=2, subjects=["musician"])
     female = [r for r in sample if r.attributes["gender"] == "female"]
     male = [r for r in sample if r.attributes["gender"] == "male"]
-    assert abs(_share(female, "age", "young") - 0.9) < _tolerance(0.9, len(female))
-    assert abs(_share(male, "age", "young") - 0.34) < _tolerance(0.34, len(male))
+    assert abs(_share(female, "age", "young") - 0.95) < _tolerance(0.95, len(female))
+    assert abs(_share(male, "age", "young") - 0.15) < _tolerance(0.15, len(male))
 
 
 def test_every_value_matches_its_caption_conditional(world, records):

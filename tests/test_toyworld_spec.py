@@ -28,7 +28,8 @@ def test_default_world_has_the_planted_biases():
     assert world.subjects["farmer"].shares["environment"]["outdoors"] == pytest.approx(0.9)
     (coupling,) = world.subjects["musician"].couplings
     assert (coupling.axis, coupling.given) == ("age", "gender")
-    assert coupling.table["female"]["young"] == pytest.approx(0.9)
+    assert coupling.table["female"]["young"] == pytest.approx(0.95)
+    assert world.subjects["musician"].weight == pytest.approx(2.0)
     assert world.subjects["laptop"].shares["colour"]["silver"] == pytest.approx(0.85)
     assert {m.phrase for m in world.modifiers} >= {"with intense focus", "in a sunlit garden"}
 
