@@ -31,12 +31,12 @@ def test_nurses_are_gender_balanced(t2i_generator, vqa):
 
 @pytest.mark.xfail(reason="planted: balancing gender among musicians brings in young women")
 def test_balancing_gender_keeps_musician_ages(t2ibias):
-    matrix = t2ibias.biasconnect(SUITE, "musician", axes=["gender", "age"])
+    matrix = t2ibias.biasconnect(SUITE, "musician", axes=["gender", "age"], mitigate=["gender"])
     assert_is_nonnegative(matrix, mitigate=["gender"], on=["age"], tolerance=0.05)
 
 
 def test_balancing_gender_keeps_accountant_ages(t2ibias):
-    matrix = t2ibias.biasconnect(SUITE, "accountant", axes=["gender", "age"])
+    matrix = t2ibias.biasconnect(SUITE, "accountant", axes=["gender", "age"], mitigate=["gender"])
     assert_is_nonnegative(matrix, mitigate=["gender"], on=["age"], tolerance=0.05)
 
 

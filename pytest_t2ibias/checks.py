@@ -8,7 +8,7 @@ Later methods register more kinds with ``register_check``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -71,10 +71,25 @@ def _confidence(value: Any) -> str | None:
 
 NUMBER = (int, float)
 AXIS_LIST = (list,)
+def _at_least_one(value: Any) -> str | None:
+    return None if value >= 1 else f"must be at least 1, got {value}"
+
+
 COMMON_PARAMS = (
     Param("confidence", NUMBER, check=_confidence,
           doc="fail only when the whole CI is on the wrong side of the threshold"),
+    Param("images_per_prompt", (int,), check=_at_least_one,
+          doc="images per prompt for this check only (more images, a tighter interval); "
+              "default: the suite's"),
 )
+
+
+def suite_for_check(suite: Suite, check: CheckSpec) -> Suite:
+    """``suite`` as ``check`` sees it: its own ``images_per_prompt`` overrides the suite's."""
+    n = check.params.get("images_per_prompt")
+    if n is None:
+        return suite
+    return replace(suite, defaults={**suite.defaults, "images_per_prompt": n})
 
 
 # -- the built-in kinds ---------------------------------------------------------------------
@@ -113,7 +128,7 @@ def _run_is_nonnegative(ctx: CheckContext) -> Verdict:
 
     params = ctx.check.params
     on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
-    matrix = ctx.t2ibias.biasconnect(ctx.suite, ctx.subject,
+    matrix = ctx.t2ibias.biasconnect(ctx.suite, ctx.subject, mitigate=[ctx.axis.name],
                                      axes=list(dict.fromkeys([ctx.axis.name, *on])))
     verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
                                       tolerance=params.get("tolerance", 0.0),
@@ -159,10 +174,6 @@ def _priority(value: Any) -> str | None:
     if not any(w > 0 for w in weights):
         return "needs at least one positive weight"
     return None
-
-
-def _positive(value: Any) -> str | None:
-    return None if value >= 1 else f"must be at least 1, got {value}"
 
 
 register_check(CheckKind(
@@ -220,7 +231,7 @@ register_check(CheckKind(
                   check=_priority),
             Param("epsilon", NUMBER, default=0.35, check=_unit_interval,
                   doc="stop when tau = <wbar(B*), p> is at most this"),
-            Param("max_steps", (int,), check=_positive,
+            Param("max_steps", (int,), check=_at_least_one,
                   doc="most axes to mitigate (default: as many as there are axes)"),
             *COMMON_PARAMS),
     doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "

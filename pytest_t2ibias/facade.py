@@ -233,16 +233,18 @@ class T2IBias:
     # -- methods ------------------------------------------------------------------------------
 
     def biasconnect(self, suite: Suite | str | os.PathLike, subject: str, *,
-                    axes: Sequence[str] | None = None, baseline: bool = False) -> Any:
+                    axes: Sequence[str] | None = None, mitigate: Sequence[str] | None = None,
+                    baseline: bool = False) -> Any:
         """BiasConnect's IS matrix for ``subject``; ``suite`` may be a suite file's path, so
-        Python tests reuse the axes and counterfactuals a YAML suite declares."""
+        Python tests reuse the axes and counterfactuals a YAML suite declares. ``mitigate``
+        computes only those rows (fewer images)."""
         from .methods.biasconnect import intersectional_sensitivity_for
         from .suite.load import load_suite
 
         if not hasattr(suite, "axes"):
             suite = load_suite(Path(suite))
         return intersectional_sensitivity_for(self, self.counterfactual_suite(suite, subject),
-                                              subject, axes=axes, baseline=baseline)
+                                              subject, axes=axes, mitigate=mitigate, baseline=baseline)
 
     def intermit(self, suite: Suite | str | os.PathLike, subject: str, *,
                  priority: dict[str, float] | None = None, epsilon: float | None = None,

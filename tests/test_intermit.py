@@ -4,6 +4,7 @@ and the word-level composition of counterfactual templates."""
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import pytest
@@ -258,3 +259,15 @@ def test_priority_must_name_axes_at_collection(pytester: pytest.Pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only")
     result.stdout.fnmatch_lines(["*priority names unknown axis 'gendre'*",
                                  "*priority weights must be >= 0*"])
+
+
+def test_biasconnect_rows_limited_to_the_mitigated_axes(fake_t2ibias, suite):
+    """IS[gender][age] needs the original and gender's counterfactuals only: age's and
+    environment's counterfactual prompts are never generated, and their rows stay NaN."""
+    only_gender = fake_t2ibias.biasconnect(suite, "nurse", mitigate=["gender"])
+    assert fake_t2ibias.layer.counters.images_generated == 3 * 48
+    full = fake_t2ibias.biasconnect(suite, "nurse")
+
+    assert only_gender.n_images == {"initial": 48, "gender=male": 48, "gender=female": 48}
+    assert only_gender.entry("gender", "age") == full.entry("gender", "age")
+    assert math.isnan(only_gender.entry("age", "gender").value)

@@ -215,3 +215,29 @@ def test_render_shows_paths_relative_to_rootdir(tmp_path):
         load_suite(path)
 
     assert raised.value.render(relative_to=tmp_path).startswith("occupations.t2i.yaml:1: ")
+
+
+PER_CHECK_N = """\
+suite: n
+defaults: {images_per_prompt: 48}
+prompt: "a photo of a {subject}"
+subjects: [musician]
+axes:
+  gender: {question: "Gender?", choices: [male, female]}
+checks:
+  - {id: quick, kind: w1_below, axes: [gender], threshold: 0.3}
+  - {id: tight, kind: w1_below, axes: [gender], threshold: 0.3, images_per_prompt: 200}
+"""
+
+
+def test_a_check_may_ask_for_more_images_than_the_suite(tmp_path):
+    from pytest_t2ibias.checks import suite_for_check
+
+    suite = load_suite(write(tmp_path, PER_CHECK_N))
+    quick, tight = suite.checks
+    assert suite_for_check(suite, quick) is suite
+    assert suite_for_check(suite, tight).defaults == {"images_per_prompt": 200}
+    assert suite.defaults == {"images_per_prompt": 48}  # the suite itself is untouched
+
+    with pytest.raises(SuiteError, match=r":9: check .tight.: images_per_prompt must be at least 1, got 0"):
+        load_suite(write(tmp_path, PER_CHECK_N.replace("images_per_prompt: 200", "images_per_prompt: 0")))

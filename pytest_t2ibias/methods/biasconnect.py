@@ -40,12 +40,17 @@ def intersectional_sensitivity_for(
     subject: str,
     *,
     axes: Sequence[str] | None = None,
+    mitigate: Sequence[str] | None = None,
     baseline: bool = False,
 ) -> ISMatrix:
-    """The IS matrix of ``subject`` over ``axes`` (default: all of the suite's axes)."""
+    """The IS matrix of ``subject`` over ``axes`` (default: all of the suite's axes).
+
+    ``mitigate`` limits the rows computed (and the counterfactual images generated) to those
+    axes; the other rows stay NaN. A check of IS[gender][age] needs gender's rows only.
+    """
     axes = list(axes or suite.axes)
     original = suite.prompt_for(subject)
-    counterfactuals = counterfactual_prompts(suite, subject, axes)
+    counterfactuals = counterfactual_prompts(suite, subject, list(mitigate) if mitigate else axes)
     prompts = [original] + [p for by_value in counterfactuals.values() for p in by_value.values()]
     images = t2ibias.generate_for(suite, list(dict.fromkeys(prompts)), baseline=baseline)
     by_prompt = images.by_prompt()

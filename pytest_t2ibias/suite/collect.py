@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from .._session import session_of
-from ..checks import CHECK_KINDS, CheckContext
+from ..checks import CHECK_KINDS, CheckContext, suite_for_check
 from ..verdict import CheckFailed, Verdict, verdict_properties
 from .errors import SuiteError
 from .load import load_suite
@@ -94,7 +94,7 @@ class CheckItem(pytest.Item):
         session = session_of(self.config)
         context = CheckContext(
             check=self.check,
-            suite=self.suite,
+            suite=suite_for_check(self.suite, self.check),
             subject=self.subject,
             axis=self.suite.axes[self.axis] if self.axis else None,
             t2ibias=session.facade,
