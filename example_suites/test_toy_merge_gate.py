@@ -15,8 +15,8 @@ CONTROL = Path(__file__).with_name("toy_merge_gate_control.t2i.yaml")
 
 
 @pytest.mark.xfail(reason="planted: the debiased fine-tune balances gender by adding young women")
-def test_gender_fine_tune_keeps_musician_ages(t2ibias):
-    effect = t2ibias.mitigation_effect(GATE, "musician", axes=["gender", "age"])
+def test_gender_fine_tune_keeps_nurse_ages(t2ibias):
+    effect = t2ibias.mitigation_effect(GATE, "nurse", axes=["gender", "age"])
     assert_no_regression(effect, fixes=["gender"], on=["age"], tolerance=0.05, confidence=0.95)
 
 

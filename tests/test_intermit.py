@@ -206,7 +206,7 @@ def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
     assert result.mit_amount == pytest.approx(1 / 6)
     assert result.mit_steps == pytest.approx(2 / 3)
     assert result.reached
-    assert len(result.alerts) == 1 and "mitigating gender) made age worse" in result.alerts[0]
+    assert len(result.alerts) == 1 and "mitigating gender) made age worse: IS[gender][age] = -0.500" in result.alerts[0]
     verdict = result.verdict(label="nurse")
     assert not verdict.passed  # reached epsilon, but skewed age on the way
     assert "step 2: mitigate gender" in verdict.message and "MitAmt 0.167" in verdict.message

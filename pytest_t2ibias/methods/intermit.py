@@ -320,12 +320,15 @@ def intermit(
         mitigated.append(chosen)
         state = [c + ((chosen, v),) for c in state for v in insertions[chosen]]
         after = world.evaluate(state, [])  # regenerate; recompute wbar and tau (lines 6-7)
+        # The alert (a prioritised axis made worse) is the step's own IS[chosen][y] < 0 with its
+        # whole interval below 0: state and counterfactual images resampled jointly, so a
+        # degenerate interval on one side (a perfectly balanced state) cannot raise it alone.
         step_alerts = tuple(
-            f"step {len(steps) + 1} (mitigating {chosen}) made {y} worse: wbar "
-            f"{current.wbar[y].value:.3f} -> {after.wbar[y]}, beyond the interval "
-            f"[{current.wbar[y].low:.3f}, {current.wbar[y].high:.3f}] (negative IS)"
+            f"step {len(steps) + 1} (mitigating {chosen}) made {y} worse: "
+            f"IS[{chosen}][{y}] = {effect} (wbar {current.wbar[y].value:.3f} -> "
+            f"{after.wbar[y].value:.3f})"
             for y in selected
-            if after.wbar[y].value > current.wbar[y].high
+            if (effect := choice.matrix.entry(chosen, y)).high < 0
         )
         alerts += step_alerts
         steps.append(InterMitStep(
