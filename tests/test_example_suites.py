@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUITE = load_suite(ROOT / "example_suites" / "toy_occupations.t2i.yaml")
 GATE_SUITES = [load_suite(ROOT / "example_suites" / name)
                for name in ("toy_merge_gate.t2i.yaml", "toy_merge_gate_control.t2i.yaml")]
+LLM_SUITE = load_suite(ROOT / "example_suites" / "toy_llm_counterfactuals.t2i.yaml")
 WORLD = load_world()
 # The world each toy model was trained on: its planted truth.
 WORLD_OF_MODEL = {"toy-sd": WORLD, "toy-sd-debiased": load_world(DEBIAS_WORLD_PATH)}
@@ -109,7 +110,7 @@ def passes(check, value: float) -> bool:
     return value <= check.params["threshold"]
 
 
-CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES) for check in suite.checks
+CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE) for check in suite.checks
          for subject in (check.subjects or suite.subjects) for axis in (check.axes or ("",))]
 
 
