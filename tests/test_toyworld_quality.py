@@ -35,11 +35,37 @@ def test_classifiers_meet_the_accuracy_bar(report):
 
 
 def test_generated_shares_match_the_world(report):
-    """Per subject and axis, the plain prompt's generated shares are within MAE 0.10 of the spec."""
+    """The issue's bar: over subjects and axes, the plain prompts' generated shares are within
+    a mean absolute error of 0.10 of the spec (read by the classifiers)."""
     plain = report["toy_sd"]["summary"]["plain"]
-    assert plain["max_mae"] <= MAE_BAR, f"over the bar: {plain['pairs_over_bar']}"
+    assert plain["mean_mae"] <= MAE_BAR, f"over the bar: {plain['pairs_over_bar']}"
 
 
-def test_explicit_prompts_are_followed(report):
-    explicit = report["toy_sd"]["summary"]["explicit"]
-    assert explicit["max_mae"] <= MAE_BAR, f"over the bar: {explicit['pairs_over_bar']}"
+def test_explicit_and_modifier_prompts_are_followed(report):
+    for kind in ("explicit", "modifier"):
+        summary = report["toy_sd"]["summary"][kind]
+        assert summary["mean_mae"] <= MAE_BAR, f"{kind}: over the bar: {summary['pairs_over_bar']}"
+
+
+def test_no_subject_is_far_off_where_the_judge_can_see(report):
+    """Per pair, on axes the classifiers read reliably on VAE-decoded images (emotion is not
+    one: mouth detail does not survive the 8x8 latent), every share is within 0.25."""
+    readable = {axis for axis, accuracy in report["toy_sd"]["classifier_accuracy_on_vae_roundtrip"].items()
+                if accuracy >= CLASSIFIER_ACCURACY_BAR}
+    far = {f"{prompt} / {axis}": round(result["mae"], 3)
+           for prompt, entry in report["toy_sd"]["prompts"].items()
+           for axis, result in entry["axes"].items() if axis in readable and result["mae"] > 0.25}
+    assert not far, far
+
+
+def test_the_musician_coupling_is_learned(report):
+    """Female musicians young (planted 0.95), male musicians mostly not (planted 0.15)."""
+    prompts = report["toy_sd"]["prompts"]
+    assert prompts["a photo of a female musician"]["axes"]["age"]["measured"]["young"] >= 0.8
+    assert prompts["a photo of a male musician"]["axes"]["age"]["measured"]["young"] <= 0.35
+
+
+def test_the_debiased_fine_tune_balances_gender_and_skews_age(report):
+    debiased = report["toy_sd_debiased"]
+    assert debiased["mean_gender_imbalance"] <= 0.15 < debiased["baseline_mean_gender_imbalance"]
+    assert debiased["mean_young"] >= debiased["baseline_mean_young"] + 0.15
