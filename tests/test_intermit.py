@@ -246,8 +246,8 @@ def test_intermit_check_kind_in_a_suite(pytester: pytest.Pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male", "--t2i-vqa=fake",
                                 "--t2i-no-cache", "--t2i-bootstrap=100")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*step 2: mitigate gender*", "*ALERT: step 2 (mitigating gender) "
-                                 "made age worse*"])
+    result.stdout.fnmatch_lines(["*step 2: mitigate gender*",
+                                 "*ALERT: step 2 (mitigating gender) made age worse*"])
 
 
 def test_priority_must_name_axes_at_collection(pytester: pytest.Pytester):

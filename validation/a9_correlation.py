@@ -33,7 +33,10 @@ from rich.table import Table
 from scipy.stats import pearsonr
 
 from pytest_t2ibias.facade import T2IBias
-from pytest_t2ibias.methods.biasconnect import counterfactual_prompts, ideal_distribution
+from pytest_t2ibias.methods.biasconnect import (
+    counterfactual_prompts,
+    ideal_distribution,
+)
 from pytest_t2ibias.metrics import mitigation_effect
 from pytest_t2ibias.suite.load import load_suite
 
