@@ -7,10 +7,13 @@ For every subject of a suite and every pair of axes (x, y), x != y:
 
 with two real mitigations:
 
-* prompt modification (PM, A.7): generate the counterfactual prompts of x again under *fresh*
-  seeds, N images split equally across them, so the observation is an independent sample;
+* prompt modification (PM, A.7): the counterfactual prompts of x, N images split equally;
 * the fine-tune: x = gender only, candidate = the toy "debiased" pipeline, baseline = the toy
   pipeline, paired seeds.
+
+Every observation is an independent sample: its initial images and its mitigated images are
+drawn under *fresh* seeds, so no image noise is shared with the prediction (sharing wbar_init
+would correlate the two by construction).
 
 The paper reports Pearson r = +0.95 (PM) and +0.65 (ITI-GEN). We print r with its 95% CI
 (scipy's Fisher interval), the number of pairs, and every pair; ``--json`` keeps them.
@@ -47,7 +50,7 @@ def labels_by_axis(t2ibias, suite, images, axes):
     return {y: t2ibias.attributes(images, suite.axes[y], suite.filter).labels for y in axes}
 
 
-def observed_effect(t2ibias, suite, axes, initial, mitigated):
+def observed_effect(t2ibias, suite, axes, initial, mitigated, paired=False):
     """IS_mit(y) for every axis (A.9), with its bootstrap interval."""
     return mitigation_effect(
         initial=initial,
@@ -55,7 +58,7 @@ def observed_effect(t2ibias, suite, axes, initial, mitigated):
         choices={y: suite.axes[y].choices for y in axes},
         ideal={y: ideal_distribution(t2ibias, suite.axes[y], suite) for y in axes},
         ordered={y: suite.axes[y].ordered for y in axes},
-        paired=False,
+        paired=paired,
         n_resamples=t2ibias.settings.bootstrap,
     )
 
@@ -64,11 +67,11 @@ def measure_subject(t2ibias, suite, fresh_suite, finetune_suite, subject):
     axes = list(suite.axes)
     matrix = t2ibias.biasconnect(suite, subject)
     n = t2ibias.images_per_prompt(suite)
-    initial_images = t2ibias.generate_for(suite, [suite.prompt_for(subject)])
-    initial = labels_by_axis(t2ibias, suite, initial_images, axes)
+    prompt = suite.prompt_for(subject)
+    # The observation's own initial images: fresh seeds, nothing shared with the prediction.
+    initial = labels_by_axis(t2ibias, suite, t2ibias.generate_for(fresh_suite, [prompt]), axes)
     rows = []
     for x, by_value in counterfactual_prompts(suite, subject, axes).items():
-        # PM: the counterfactual prompts of x, fresh seeds, N images split equally.
         per_prompt = math.ceil(n / len(by_value))
         mitigated_images = t2ibias.generate_for(fresh_suite, list(by_value.values()), per_prompt=per_prompt)
         observed = observed_effect(t2ibias, suite, axes, initial,
@@ -79,9 +82,9 @@ def measure_subject(t2ibias, suite, fresh_suite, finetune_suite, subject):
                              "predicted": matrix.entry(x, y).to_dict(),
                              "observed": observed[y].to_dict()})
     if "gender" in axes and finetune_suite is not None:
-        candidate = t2ibias.generate_for(finetune_suite, [suite.prompt_for(subject)])
+        candidate = t2ibias.generate_for(finetune_suite, [prompt])  # same fresh seeds: paired
         observed = observed_effect(t2ibias, suite, axes, initial,
-                                   labels_by_axis(t2ibias, suite, candidate, axes))
+                                   labels_by_axis(t2ibias, suite, candidate, axes), paired=True)
         for y in axes:
             if y != "gender":
                 rows.append({"subject": subject, "x": "gender", "y": y, "mitigation": "fine-tune",
@@ -120,7 +123,7 @@ def main(argv=None) -> int:
     seed = suite.defaults.get("seed", 0) + FRESH_SEED_OFFSET
     fresh_suite = dataclasses.replace(suite, defaults={**suite.defaults, "seed": seed})
     debiased = fixtures / "toy-sd-debiased"
-    finetune_suite = (dataclasses.replace(suite, models={"candidate": str(debiased)})
+    finetune_suite = (dataclasses.replace(fresh_suite, models={"candidate": str(debiased)})
                       if debiased.exists() else None)
 
     subjects = args.subjects or suite.subjects
