@@ -71,6 +71,8 @@ def _confidence(value: Any) -> str | None:
 
 NUMBER = (int, float)
 AXIS_LIST = (list,)
+
+
 def _at_least_one(value: Any) -> str | None:
     return None if value >= 1 else f"must be at least 1, got {value}"
 

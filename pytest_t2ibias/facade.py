@@ -43,6 +43,7 @@ class T2IBias:
         """Model options given on the command line; they win over a suite's ``models:``."""
         cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
         self.layer = RequestLayer(cache, batch_size=settings.batch_size)
+        self._prompt_locks: dict[tuple, Any] = {}  # suite -> its counterfactual lock, read once
 
     @classmethod
     def from_session(cls, session: T2ISession) -> T2IBias:
@@ -223,12 +224,11 @@ class T2IBias:
         from ._prompt_lock import locked_counterfactuals, requirements
 
         key = (suite.path, repr(requirements(suite)))
-        locks = self.__dict__.setdefault("_prompt_locks", {})
-        if key not in locks:
-            locks[key] = locked_counterfactuals(suite, llm_model=self.settings.llm,
-                                                load_llm=lambda: self.llm,
-                                                update=self.settings.update_locks)
-        return locks[key].apply(suite, subject)
+        if key not in self._prompt_locks:
+            self._prompt_locks[key] = locked_counterfactuals(
+                suite, llm_model=self.settings.llm, load_llm=lambda: self.llm,
+                update=self.settings.update_locks)
+        return self._prompt_locks[key].apply(suite, subject)
 
     # -- methods ------------------------------------------------------------------------------
 
