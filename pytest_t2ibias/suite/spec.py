@@ -41,7 +41,7 @@ class AxisSpec:
     ``statements`` maps each choice to a caption for contrastive VQA ("a photo of a man");
     ``classifier`` asks for the attribute classifier (``--t2i-classifier``) on this axis.
     ``counterfactuals_from_llm`` (``counterfactuals: llm``): the per-value prompts are chosen
-    by the language model and frozen in the suite's lock file (``suite.prompt_lock``);
+    by the language model and frozen in the suite's lock file (``pytest_t2ibias._prompt_lock``);
     ``counterfactuals`` stays empty until the facade fills it in for one subject.
     ``phrases`` says how a value is written in a prompt when not as the choice itself.
     """
