@@ -15,10 +15,10 @@ from pytest_t2ibias.assertions import evaluate_entropy_below
 from pytest_t2ibias.assertions import evaluate_is_nonnegative
 from pytest_t2ibias.assertions import evaluate_no_regression
 from pytest_t2ibias.assertions import evaluate_w1_below
-from pytest_t2ibias.checks import CheckContext
-from pytest_t2ibias.checks import CheckKind
-from pytest_t2ibias.checks import Param
-from pytest_t2ibias.checks import register_check
+from pytest_t2ibias.kinds import CheckContext
+from pytest_t2ibias.kinds import CheckKind
+from pytest_t2ibias.kinds import Param
+from pytest_t2ibias.kinds import register_check
 from pytest_t2ibias.metrics import Distribution
 from pytest_t2ibias.metrics import ISMatrix
 from pytest_t2ibias.verdict import CheckFailed

@@ -162,6 +162,29 @@ def read_lock(path: Path) -> CounterfactualLock | None:
 # -- load, or generate and write ----------------------------------------------------------------
 
 
+class PromptLocks:
+    """The suites' lock files as one process uses them: each read (or written) once; the
+    LLM loaded only to write one."""
+
+    def __init__(self, *, llm_model: str | None, load_llm: Callable[[], LanguageModel],
+                 update: bool = False) -> None:
+        self.llm_model = llm_model
+        self.load_llm = load_llm
+        self.update = update
+        self._locks: dict[tuple[Path, str], CounterfactualLock] = {}
+
+    def phrase(self, suite: Suite, subject: str) -> Suite:
+        """``suite`` with its ``counterfactuals: llm`` axes phrased for ``subject``."""
+        if not any(axis.counterfactuals_from_llm for axis in suite.axes.values()):
+            return suite
+        key = (suite.path, repr(requirements(suite)))
+        if key not in self._locks:
+            self._locks[key] = locked_counterfactuals(suite, llm_model=self.llm_model,
+                                                      load_llm=self.load_llm, update=self.update)
+        return self._locks[key].apply(suite, subject)
+
+
+
 def locked_counterfactuals(suite: Suite, *, llm_model: str | None,
                            load_llm: Callable[[], LanguageModel], update: bool = False
                            ) -> CounterfactualLock:

@@ -1,62 +1,128 @@
-"""Per-process session state, kept in ``config.stash``: settings, backends, cache, results."""
+"""The session: one object per pytest process, registered as a plugin (pytest-xdist's DSession
+pattern). It holds the settings and, built on first use, the models, the request layer and
+the lock files; its methods are the hooks that carry verdicts into reports.
+
+Verdicts: ``pytest_runtest_call`` points ``verdict.verdict_sink`` at the item's stash for
+the duration of the call; ``pytest_runtest_makereport`` turns what arrived into report rows
+and junit properties. xdist workers send their rows to the controller, which alone writes
+the reports.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._options import Settings, read_settings
-from .report import ReportRow
-from .verdict import Verdict
+from ._options import read_settings
+from .report import ReportRow, render_text, write_html, write_json
+from .verdict import Verdict, verdict_properties, verdict_sink
+
+if TYPE_CHECKING:
+    from ._prompt_lock import PromptLocks
+    from ._requests import RequestLayer
+    from ._settings import Settings
+    from .facade import T2IBias
+    from .instrument import Instrument, Models
+    from .plan import Plan
+
+VERDICTS = pytest.StashKey[list[Verdict]]()
+WORKER_RESULTS = "t2ibias_results"
+WORKER_COUNTERS = "t2ibias_counters"
 
 
-@dataclass
 class T2ISession:
-    config: pytest.Config
-    settings: Settings
-    results: list[ReportRow] = field(default_factory=list)
-    worker_counters: dict[str, int] = field(default_factory=dict)
-    _facade: Any = None
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.results: list[ReportRow] = []
+        self.worker_counters: dict[str, int] = {}
+
+    # -- what the checks measure with, built on first use (collection never loads a model) ----
+
+    @cached_property
+    def models(self) -> Models:
+        from .backends._providers import HookBackends
+        from .instrument import Models
+
+        return Models(self.settings, HookBackends(self.config))
+
+    @cached_property
+    def requests(self) -> RequestLayer:
+        from ._cache import Cache
+        from ._requests import RequestLayer
+
+        settings = self.settings
+        cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
+        return RequestLayer(cache, batch_size=settings.batch_size)
+
+    @cached_property
+    def locks(self) -> PromptLocks:
+        from ._prompt_lock import PromptLocks
+
+        return PromptLocks(llm_model=self.settings.llm, load_llm=lambda: self.models.llm,
+                           update=self.settings.update_locks)
+
+    @cached_property
+    def facade(self) -> T2IBias:
+        """The ``t2ibias`` fixture, on the same models, cache and lock files as the items."""
+        from .facade import T2IBias
+
+        return T2IBias(self.settings, self.models, self.requests, self.locks)
+
+    def instrument(self, plan: Plan) -> Instrument:
+        from .instrument import Instrument
+
+        return Instrument(self.models, self.requests, plan)
 
     @property
-    def facade(self):
-        """The ``t2ibias`` facade; built on first use so collection never loads a model."""
-        if self._facade is None:
-            from .facade import T2IBias
+    def started(self) -> bool:
+        """Whether anything that can load a model or touch the cache has been built."""
+        return "models" in self.__dict__ or "requests" in self.__dict__
 
-            self._facade = T2IBias.from_session(self)
-        return self._facade
+    # -- verdicts -> report rows --------------------------------------------------------------
 
-    def record(self, nodeid: str, verdict: Verdict, *, check: str | None = None,
-               subject: str = "", axis: str = "") -> ReportRow:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
+        verdicts = item.stash.setdefault(VERDICTS, [])
+        token = verdict_sink.set(verdicts.append)
+        try:
+            return (yield)
+        finally:
+            verdict_sink.reset(token)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[Any]:
+        if call.when == "call":
+            for verdict in item.stash.get(VERDICTS, ()):
+                subject = getattr(item, "report_subject", item.name)
+                axis = getattr(item, "report_axis", None) or verdict.figures.get("label", "")
+                self.record(item.nodeid, verdict, subject=subject, axis=axis)
+                item.user_properties.extend(verdict_properties(verdict))
+        return (yield)
+
+    def record(self, nodeid: str, verdict: Verdict, *, subject: str = "", axis: str = "") -> ReportRow:
         """Keep a verdict for the end-of-run report; returns the row (plain builtins)."""
         figures = {k: v for k, v in verdict.to_dict().items()
                    if k not in ("check", "passed", "value", "threshold", "message")}
-        row = ReportRow(
-            nodeid=nodeid,
-            check=check or verdict.check,
-            subject=subject,
-            axis=axis,
-            value=verdict.value.value,
-            low=verdict.value.low,
-            high=verdict.value.high,
-            n=verdict.value.n,
-            confidence=verdict.value.confidence,
-            threshold=verdict.threshold,
-            passed=verdict.passed,
-            figures=figures,
-        )
+        estimate = verdict.value
+        row = ReportRow(nodeid=nodeid, check=verdict.check, subject=subject, axis=axis,
+                        value=estimate.value, low=estimate.low, high=estimate.high, n=estimate.n,
+                        confidence=estimate.confidence, threshold=verdict.threshold,
+                        passed=verdict.passed, figures=figures)
         self.results.append(row)
         return row
 
+    # -- work counters ------------------------------------------------------------------------
+
     @property
     def counters(self) -> dict[str, int]:
-        """Work done by this process; zero for a session that never built the facade."""
-        if self._facade is None:
+        """Work done by this process; empty for a session that never built its requests."""
+        if "requests" not in self.__dict__:
             return {}
-        return dict(self._facade.layer.counters.__dict__)
+        return dict(self.requests.counters.__dict__)
 
     @property
     def total_counters(self) -> dict[str, int]:
@@ -66,13 +132,52 @@ class T2ISession:
             total[name] = total.get(name, 0) + count
         return total
 
+    # -- end of session: xdist workers send, the controller reports ----------------------------
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[WORKER_RESULTS] = [row.to_dict() for row in self.results]
+            workeroutput[WORKER_COUNTERS] = self.counters
+            return
+        rows = self.sorted_results()
+        if self.settings.json:
+            write_json(self.settings.json, rows, self.total_counters)
+        if self.settings.html:
+            write_html(self.settings.html, rows)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", {})
+        self.results.extend(ReportRow.from_dict(d) for d in output.get(WORKER_RESULTS, []))
+        for name, count in output.get(WORKER_COUNTERS, {}).items():
+            self.worker_counters[name] = self.worker_counters.get(name, 0) + count
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if getattr(self.config, "workerinput", None) is not None or not self.results:
+            return
+        terminalreporter.section("t2ibias summary")
+        terminalreporter.write(render_text(self.sorted_results(), terminalreporter._tw.fullwidth,
+                                           color=terminalreporter.hasmarkup))
+        work = self.total_counters
+        if work:
+            terminalreporter.write_line(
+                "work: {images_generated} images generated, {images_from_cache} from cache; "
+                "{answers_scored} answers scored, {answers_from_cache} from cache".format(**work))
+
+    def sorted_results(self) -> list[ReportRow]:
+        return sorted(self.results, key=lambda row: row.nodeid)
+
 
 SESSION_KEY = pytest.StashKey[T2ISession]()
+PLUGIN_NAME = "t2ibias-session"
 
 
 def start_session(config: pytest.Config) -> T2ISession:
-    session = T2ISession(config=config, settings=read_settings(config))
+    """Build the session from the options and register it as a plugin."""
+    session = T2ISession(config, read_settings(config))
     config.stash[SESSION_KEY] = session
+    config.pluginmanager.register(session, PLUGIN_NAME)
     return session
 
 

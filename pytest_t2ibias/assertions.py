@@ -8,7 +8,7 @@ on sampling noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,21 +24,16 @@ from .metrics import (
     severity,
 )
 from .metrics.distributions import Distribution
-from .verdict import CheckFailed, Verdict
+from .verdict import CheckFailed, Verdict, report_verdict
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
 
 
-observers: list[Callable[[Verdict], None]] = []
-"""Observers of the verdicts ``assert_*`` helpers reach; the plugin pushes one per running
-test. Only the innermost is told, so a pytest run nested in a test (pytester) keeps its own."""
-
-
 def _raise_unless(verdict: Verdict) -> Verdict:
+    """Report the verdict (the test's report rows), then fail the test if it did not pass."""
     __tracebackhide__ = True
-    if observers:
-        observers[-1](verdict)
+    report_verdict(verdict)
     if not verdict.passed:
         raise CheckFailed(verdict)
     return verdict

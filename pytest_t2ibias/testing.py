@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from ._tokenizers import build_word_tokenizer
+from .toyworld.tokenizer import build_word_tokenizer
 
 __all__ = [
     "DEFAULT_WORDS",

@@ -1,7 +1,15 @@
-"""A judged figure: what was measured, against what threshold, and whether it passed."""
+"""A judged figure: what was measured, against what threshold, and whether it passed.
+
+Verdicts travel one road: whoever reaches one (a YAML item's check, an ``assert_*`` helper
+in a Python test) hands it to ``report_verdict``; the plugin sets ``verdict_sink`` around
+each test call (as Hypothesis' plugin wraps the call in its context), keeps what arrives on
+the item, and one hook turns it into report rows. Outside a pytest run nothing listens.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,3 +66,16 @@ class CheckFailed(AssertionError):
     def __init__(self, verdict: Verdict) -> None:
         super().__init__(verdict.message)
         self.verdict = verdict
+
+
+verdict_sink: ContextVar[Callable[[Verdict], None] | None] = ContextVar(
+    "t2ibias_verdict_sink", default=None)
+"""Where the running test's verdicts go; a pytest run nested in a test (pytester) sets its
+own for its own items and restores the outer one after."""
+
+
+def report_verdict(verdict: Verdict) -> None:
+    """Hand ``verdict`` to the running test's report (no-op outside a t2ibias test call)."""
+    sink = verdict_sink.get()
+    if sink is not None:
+        sink(verdict)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from pytest_t2ibias._options import Settings
+from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._types import GeneratedImage, ImageSet
 from pytest_t2ibias.facade import T2IBias
 from pytest_t2ibias.suite.spec import AxisSpec, QuestionPart
@@ -52,7 +52,8 @@ def images(codes: list[int]) -> ImageSet:
 
 def test_multi_part_axis_takes_the_first_yes_else_the_none_value(tmp_path):
     answerer = PartAnswerer()
-    t2ibias = T2IBias(Settings.standalone(vqa="fake", no_cache=True, cache_dir=tmp_path), Backends(answerer))
+    t2ibias = T2IBias.from_provider(Settings.standalone(vqa="fake", no_cache=True, cache_dir=tmp_path),
+                                     Backends(answerer))
 
     # codes: 1 blind, 2 wheelchair, 3 both (the first part listed wins), 0 neither
     answers = t2ibias.attributes(images([1, 2, 3, 0]), DISABILITY)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_t2ibias._options import Settings
+from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._types import ImageRequest
 from pytest_t2ibias.backends._lazy import LazyDiffusersGenerator
 from pytest_t2ibias.testing import make_tiny_pipeline

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_t2ibias._options import Settings
+from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._prompt_lock import LockfileError, lock_path
 from pytest_t2ibias.backends.llm import CausalLM
 from pytest_t2ibias.facade import T2IBias
@@ -78,7 +78,7 @@ def facade(tmp_path: Path, backends: CountingBackends, *, llm: Path | str | None
            update: bool = False) -> T2IBias:
     settings = Settings.standalone(llm=str(llm) if llm else None, cache_dir=tmp_path / "cache",
                                    update_locks=update)
-    return T2IBias(settings, backends)
+    return T2IBias.from_provider(settings, backends)
 
 
 def write_suite(folder: Path, text: str = SUITE) -> Path:

@@ -191,7 +191,8 @@ def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
     #   gamma = 1/6, 0, 1/3 -> mitigate environment; tau -> (1 + 0 + 0)/3.
     # Step 2: gamma gender 1/6, age 0 -> mitigate gender; female nurses are all young, so
     #   age goes 0 -> 0.5 (an alert); tau -> (0 + 0.5 + 0)/3 = 1/6 <= 0.2.
-    result = intermit(fake_t2ibias, suite, "nurse", epsilon=0.2)
+    result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", epsilon=0.2,
+                      confidence=0.95, n_resamples=200)
     assert result.order == ("environment", "gender")
     assert result.initial_tau.value == pytest.approx(2 / 3)
     first, second = result.steps
@@ -216,7 +217,8 @@ def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
 
 
 def test_intermit_alerts_when_tau_cannot_reach_epsilon(fake_t2ibias, suite):
-    result = intermit(fake_t2ibias, suite, "nurse", priority={"gender": 1, "environment": 1},
+    result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", confidence=0.95,
+                      n_resamples=200, priority={"gender": 1, "environment": 1},
                       epsilon=0.1, max_steps=1)
     # p = (1/2, 1/2) over gender, environment: tau 1 -> 0.5 after mitigating either; ties go
     # to the first axis in the suite's order.
@@ -265,7 +267,7 @@ def test_biasconnect_rows_limited_to_the_mitigated_axes(fake_t2ibias, suite):
     """IS[gender][age] needs the original and gender's counterfactuals only: age's and
     environment's counterfactual prompts are never generated, and their rows stay NaN."""
     only_gender = fake_t2ibias.biasconnect(suite, "nurse", mitigate=["gender"])
-    assert fake_t2ibias.layer.counters.images_generated == 3 * 48
+    assert fake_t2ibias.requests.counters.images_generated == 3 * 48
     full = fake_t2ibias.biasconnect(suite, "nurse")
 
     assert only_gender.n_images == {"initial": 48, "gender=male": 48, "gender=female": 48}

@@ -6,30 +6,21 @@ import textwrap
 
 import pytest
 
-from pytest_t2ibias.checks import CHECK_KINDS
+from pytest_t2ibias.kinds import CHECK_KINDS
 
 CONFTEST = """
 from pathlib import Path
-from types import SimpleNamespace
-
 import pytest
 
 from pytest_t2ibias._session import session_of
 from pytest_t2ibias._types import Estimate
 from pytest_t2ibias.backends._errors import BackendError
-from pytest_t2ibias.checks import CHECK_KINDS, NUMBER, CheckKind, Param, register_check
+from pytest_t2ibias.kinds import CHECK_KINDS, NUMBER, CheckKind, Param, register_check
 from pytest_t2ibias.verdict import Verdict
-
-PRESET_FACADE = {preset}
-
-
-class FakeFacade:
-    layer = SimpleNamespace(counters=SimpleNamespace())  # no images, no answers
 
 
 def run_share(ctx):
-    if PRESET_FACADE:
-        assert isinstance(ctx.t2ibias, FakeFacade)
+    assert ctx.plan.images_per_prompt == 16 and ctx.instrument.plan is ctx.plan
     Path("ran.txt").open("a").write(f"{{ctx.subject}}-{{ctx.axis.name}}\\n")
     share = ctx.check.params["share"]
     if share == 0.5:
@@ -57,14 +48,8 @@ for kind in (
     register_check(kind)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_configure(config):
-    if PRESET_FACADE:
-        session_of(config)._facade = FakeFacade()
-
-
 def pytest_sessionfinish(session):
-    Path("facade_built.txt").write_text(str(session_of(session.config)._facade is not None))
+    Path("backends_built.txt").write_text(str(session_of(session.config).started))
 """
 
 SUITE = """\
@@ -102,8 +87,8 @@ def _forget_fake_kinds():
 
 @pytest.fixture
 def suite_dir(pytester):
-    def make(preset_facade: bool = True, **suites: str):
-        pytester.makeconftest(CONFTEST.format(preset=preset_facade))
+    def make(**suites: str):
+        pytester.makeconftest(CONFTEST.format())
         pytester.makeini("[pytest]\nmarkers =\n    slow: slow checks\n")
         for name, text in suites.items():
             pytester.path.joinpath(f"{name}.t2i.yaml").write_text(textwrap.dedent(text))
@@ -121,13 +106,13 @@ def test_each_check_subject_axis_is_an_item(suite_dir):
     assert [line for line in result.outlines if "::" in line] == OCCUPATION_IDS
 
 
-def test_collect_only_runs_no_check_and_builds_no_facade(suite_dir):
-    pytester = suite_dir(preset_facade=False, occupations=SUITE)
+def test_collect_only_runs_no_check_and_builds_no_backend(suite_dir):
+    pytester = suite_dir(occupations=SUITE)
 
     result = pytester.runpytest("--collect-only")
 
     assert result.ret == 0
-    assert (pytester.path / "facade_built.txt").read_text() == "False"
+    assert (pytester.path / "backends_built.txt").read_text() == "False"
     assert not (pytester.path / "ran.txt").exists()
 
 

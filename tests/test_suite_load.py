@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_t2ibias.checks import CHECK_KINDS, NUMBER, CheckKind, Param, register_check
+from pytest_t2ibias.kinds import CHECK_KINDS, NUMBER, CheckKind, Param, register_check
 from pytest_t2ibias.suite import QuestionPart, SuiteError, load_suite
 
 
@@ -231,12 +231,14 @@ checks:
 
 
 def test_a_check_may_ask_for_more_images_than_the_suite(tmp_path):
-    from pytest_t2ibias.checks import suite_for_check
+    from pytest_t2ibias._settings import Settings
+    from pytest_t2ibias.plan import plan_for
 
     suite = load_suite(write(tmp_path, PER_CHECK_N))
     quick, tight = suite.checks
-    assert suite_for_check(suite, quick) is suite
-    assert suite_for_check(suite, tight).defaults == {"images_per_prompt": 200}
+    settings = Settings.standalone()
+    assert plan_for(settings, suite, quick).images_per_prompt == 48
+    assert plan_for(settings, suite, tight).images_per_prompt == 200
     assert suite.defaults == {"images_per_prompt": 48}  # the suite itself is untouched
 
     with pytest.raises(SuiteError, match=r":9: check .tight.: images_per_prompt must be at least 1, got 0"):

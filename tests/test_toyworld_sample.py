@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from pytest_t2ibias._tokenizers import build_word_tokenizer
+from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer
 from pytest_t2ibias.toyworld import (
     DEFAULT_WORLD_PATH,
     caption_for,

@@ -36,10 +36,7 @@ from rich.table import Table
 from scipy.stats import pearsonr
 
 from pytest_t2ibias.facade import T2IBias
-from pytest_t2ibias.methods.biasconnect import (
-    counterfactual_prompts,
-    ideal_distribution,
-)
+from pytest_t2ibias.methods.biasconnect import counterfactual_prompts
 from pytest_t2ibias.metrics import mitigation_effect
 from pytest_t2ibias.suite.load import load_suite
 
@@ -56,7 +53,7 @@ def observed_effect(t2ibias, suite, axes, initial, mitigated, paired=False):
         initial=initial,
         mitigated=mitigated,
         choices={y: suite.axes[y].choices for y in axes},
-        ideal={y: ideal_distribution(t2ibias, suite.axes[y], suite) for y in axes},
+        ideal={y: t2ibias.instrument(suite).ideal(suite.axes[y], suite.filter) for y in axes},
         ordered={y: suite.axes[y].ordered for y in axes},
         paired=paired,
         n_resamples=t2ibias.settings.bootstrap,
@@ -66,14 +63,15 @@ def observed_effect(t2ibias, suite, axes, initial, mitigated, paired=False):
 def measure_subject(t2ibias, suite, fresh_suite, finetune_suite, subject):
     axes = list(suite.axes)
     matrix = t2ibias.biasconnect(suite, subject)
-    n = t2ibias.images_per_prompt(suite)
+    fresh = t2ibias.instrument(fresh_suite)
+    n = fresh.images_per_prompt
     prompt = suite.prompt_for(subject)
     # The observation's own initial images: fresh seeds, nothing shared with the prediction.
-    initial = labels_by_axis(t2ibias, suite, t2ibias.generate_for(fresh_suite, [prompt]), axes)
+    initial = labels_by_axis(t2ibias, suite, fresh.images([prompt]), axes)
     rows = []
     for x, by_value in counterfactual_prompts(suite, subject, axes).items():
         per_prompt = math.ceil(n / len(by_value))
-        mitigated_images = t2ibias.generate_for(fresh_suite, list(by_value.values()), per_prompt=per_prompt)
+        mitigated_images = fresh.images(list(by_value.values()), per_prompt=per_prompt)
         observed = observed_effect(t2ibias, suite, axes, initial,
                                    labels_by_axis(t2ibias, suite, mitigated_images, axes))
         for y in axes:
@@ -82,7 +80,7 @@ def measure_subject(t2ibias, suite, fresh_suite, finetune_suite, subject):
                              "predicted": matrix.entry(x, y).to_dict(),
                              "observed": observed[y].to_dict()})
     if "gender" in axes and finetune_suite is not None:
-        candidate = t2ibias.generate_for(finetune_suite, [prompt])  # same fresh seeds: paired
+        candidate = t2ibias.instrument(finetune_suite).images([prompt])  # same fresh seeds: paired
         observed = observed_effect(t2ibias, suite, axes, initial,
                                    labels_by_axis(t2ibias, suite, candidate, axes), paired=True)
         for y in axes:
@@ -145,7 +143,7 @@ def main(argv=None) -> int:
     for mitigation, c in results.items():
         console.print(f"{mitigation}: Pearson r = {c['r']:+.3f} "
                       f"[95% CI {c['low']:+.3f}, {c['high']:+.3f}] over {c['pairs']} (subject, x, y) pairs")
-    console.print(f"work: {t2ibias.layer.counters}")
+    console.print(f"work: {t2ibias.requests.counters}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"correlation": results, "pairs": rows}, indent=2))

@@ -8,8 +8,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._hf import looks_like_path
-
 # Files that change what a model computes; READMEs, images and VCS metadata do not.
 MODEL_FILE_SUFFIXES = frozenset({
     ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".msgpack", ".onnx", ".gguf",
@@ -19,6 +17,19 @@ MODEL_FILE_SUFFIXES = frozenset({
 _CHUNK = 1 << 20
 # (resolved path, mtime_ns, size) -> sha256 hex: a file is hashed once per process.
 _FILE_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def looks_like_path(path_or_id: str | os.PathLike) -> bool:
+    """True for things only a filesystem path can be (a hub id is ``name`` or ``org/name``)."""
+    text = os.fspath(path_or_id)
+    if os.path.exists(text) or isinstance(path_or_id, Path):
+        return True
+    return (
+        text.startswith((".", "/", "~", "\\"))
+        or text.count("/") > 1
+        or "\\" in text
+        or (len(text) > 1 and text[1] == ":")
+    )
 
 
 def file_sha256(path: str | os.PathLike) -> str:

@@ -7,11 +7,10 @@ that cannot be loaded is a :class:`BackendError` naming the model, the option an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import torch
 
 from ._errors import BackendError
+from ._fingerprint import looks_like_path, model_fingerprint
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 SAFETENSORS_SUFFIX = ".safetensors"
@@ -132,19 +132,6 @@ def resolve_dtype(
     if text not in _DTYPES:
         raise BackendError(f"{origin}={spec}: expected auto, float32, float16 or bfloat16")
     return _DTYPES[text]
-
-
-def looks_like_path(path_or_id: str | os.PathLike) -> bool:
-    """True for things only a filesystem path can be (a hub id is ``name`` or ``org/name``)."""
-    text = os.fspath(path_or_id)
-    if os.path.exists(text) or isinstance(path_or_id, Path):
-        return True
-    return (
-        text.startswith((".", "/", "~", "\\"))
-        or text.count("/") > 1
-        or "\\" in text
-        or (len(text) > 1 and text[1] == ":")
-    )
 
 
 def check_source(
@@ -276,8 +263,6 @@ def load_model_and_processor(
 ) -> LoadedModel:
     """The one loading path of every transformers backend: check the source, load weights
     on the resolved device and dtype, load the processor, fingerprint the files."""
-    from ._fingerprint import model_fingerprint
-
     common = dict(kind=kind, origin=origin, revision=revision, offline=offline)
     check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
     torch_device = resolve_device(device)

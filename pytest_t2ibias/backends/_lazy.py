@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._options import Settings
+from .._settings import Settings
 from .._types import ImageRequest
 from ._fingerprint import model_fingerprint, settings_fingerprint
 from ._hf import resolve_device, resolve_dtype

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._options import Settings
+from .._settings import Settings
 
 
 class BuiltinBackends:

@@ -252,13 +252,3 @@ def as_template(prompt: str, subject: str) -> str:
     escaped = prompt.replace("{", "{{").replace("}", "}}")
     pattern = re.compile(rf"(?<!\w){re.escape(subject)}(?!\w)")
     return pattern.sub("{subject}", escaped, count=1)
-
-
-def require_phrased(suite: Suite, axes: Sequence[str]) -> None:
-    """Refuse ``counterfactuals: llm`` axes whose prompts were not filled in, rather than
-    silently treating them as axes without counterfactuals."""
-    unphrased = [name for name in axes if suite.axes[name].counterfactuals_from_llm
-                 and not suite.axes[name].counterfactuals]
-    if unphrased:
-        raise ValueError(f"axes {unphrased} of {suite.path} have counterfactuals: llm; fill them "
-                         f"in for the subject with T2IBias.counterfactual_suite(suite, subject)")

@@ -18,37 +18,37 @@ from typing import TYPE_CHECKING
 
 from .._types import Estimate
 from ..metrics import mitigation_effect
-from .biasconnect import ideal_distribution
 
 if TYPE_CHECKING:
-    from ..facade import T2IBias
+    from ..instrument import Instrument
     from ..suite.spec import Suite
 
 
 def mitigation_effect_for(
-    t2ibias: T2IBias,
+    instrument: Instrument,
     suite: Suite,
     subject: str,
     *,
     axes: Sequence[str] | None = None,
+    confidence: float,
+    n_resamples: int,
 ) -> dict[str, Estimate]:
     """IS_mit(y) for every axis y in ``axes`` (default: all of the suite's axes)."""
     axes = list(axes or suite.axes)
     prompt = suite.prompt_for(subject)
-    baseline = t2ibias.generate_for(suite, [prompt], baseline=True)
-    candidate = t2ibias.generate_for(suite, [prompt], baseline=False)
+    baseline = instrument.images([prompt], role="baseline")
+    candidate = instrument.images([prompt], role="candidate")
 
     def labels_of(images) -> dict:
-        return {y: t2ibias.attributes(images, suite.axes[y], suite.filter).labels for y in axes}
+        return {y: instrument.attributes(images, suite.axes[y], suite.filter).labels for y in axes}
 
-    settings = t2ibias.settings
     return mitigation_effect(
         initial=labels_of(baseline),
         mitigated=labels_of(candidate),
         choices={y: suite.axes[y].choices for y in axes},
-        ideal={y: ideal_distribution(t2ibias, suite.axes[y], suite) for y in axes},
+        ideal={y: instrument.ideal(suite.axes[y], suite.filter) for y in axes},
         ordered={y: suite.axes[y].ordered for y in axes},
         paired=True,  # image i of both models shares its noise seed
-        confidence=settings.confidence,
-        n_resamples=settings.bootstrap,
+        confidence=confidence,
+        n_resamples=n_resamples,
     )

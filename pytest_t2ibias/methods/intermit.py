@@ -38,11 +38,9 @@ from ..metrics.distributions import label_shares, mean_of_shares
 from ..metrics.intersectional import INITIAL
 from ..metrics.intervals import bootstrap_matrix
 from ..verdict import Verdict
-from .biasconnect import ideal_distribution
-from .counterfactuals import require_phrased
 
 if TYPE_CHECKING:
-    from ..facade import T2IBias
+    from ..instrument import Instrument
     from ..suite.spec import Suite
 
 DEFAULT_EPSILON = 0.35
@@ -121,7 +119,7 @@ def compose(base: str, edits: Sequence[Sequence[Insertion]]) -> str:
 def suite_insertions(suite: Suite, axes: Sequence[str] | None = None
                      ) -> dict[str, dict[str, tuple[Insertion, ...]]]:
     """axis -> value -> insertions, for every axis with counterfactual templates."""
-    require_phrased(suite, axes or list(suite.axes))
+    suite.require_phrased(axes or list(suite.axes))
     return {
         name: {value: insertions_of(suite.prompt, template,
                                     f"{suite.path}: axis {name!r}, counterfactual {value!r}")
@@ -285,20 +283,23 @@ def normalised_priority(priority: Mapping[str, float] | None, axes: Sequence[str
 
 
 def intermit(
-    t2ibias: T2IBias,
+    instrument: Instrument,
     suite: Suite,
     subject: str,
     *,
     priority: Mapping[str, float] | None = None,
     epsilon: float = DEFAULT_EPSILON,
     max_steps: int | None = None,
+    confidence: float,
+    n_resamples: int,
 ) -> InterMitResult:
     """Algorithm 1 for ``subject``: mitigate axes one at a time by prompt modification."""
     p = normalised_priority(priority, list(suite.axes))
     selected = list(p)
     max_steps = len(suite.axes) if max_steps is None else max_steps
     insertions = suite_insertions(suite)  # every template checked before any image is made
-    world = _PromptWorld(t2ibias, suite, subject, selected, p, insertions)
+    world = _PromptWorld(instrument, suite, subject, selected, p, insertions,
+                         confidence=confidence, n_resamples=n_resamples)
 
     state: list[Combination] = [()]
     mitigated: list[str] = []
@@ -355,13 +356,15 @@ class _Evaluation:
 class _PromptWorld:
     """Generates and reads the images of a PM state and its candidates' counterfactuals."""
 
-    def __init__(self, t2ibias: T2IBias, suite: Suite, subject: str, selected: list[str],
-                 p: dict[str, float], insertions: dict[str, dict[str, tuple[Insertion, ...]]]):
-        self.t2ibias, self.suite, self.subject = t2ibias, suite, subject
+    def __init__(self, instrument: Instrument, suite: Suite, subject: str, selected: list[str],
+                 p: dict[str, float], insertions: dict[str, dict[str, tuple[Insertion, ...]]],
+                 *, confidence: float, n_resamples: int):
+        self.instrument, self.suite, self.subject = instrument, suite, subject
         self.selected, self.p, self.insertions = selected, p, insertions
-        self.n = t2ibias.images_per_prompt(suite)
+        self.confidence, self.n_resamples = confidence, n_resamples
+        self.n = instrument.images_per_prompt
         self.choices = {y: suite.axes[y].choices for y in selected}
-        self.ideals = {y: ideal_shares(ideal_distribution(t2ibias, suite.axes[y], suite),
+        self.ideals = {y: ideal_shares(instrument.ideal(suite.axes[y], suite.filter),
                                        self.choices[y]) for y in selected}
         self.ordered = {y: suite.axes[y].ordered for y in selected}
 
@@ -370,11 +373,10 @@ class _PromptWorld:
 
     def labels(self, prompts: list[str], per_prompt: int) -> list[np.ndarray]:
         """(images x selected axes) label tables, one per prompt, ``per_prompt`` images each."""
-        images = self.t2ibias.generate_for(self.suite, prompts, per_prompt=per_prompt)
-        by_prompt = images.by_prompt()
+        by_prompt = self.instrument.images(prompts, per_prompt=per_prompt).by_prompt()
         return [
-            np.stack([self.t2ibias.attributes(by_prompt[prompt], self.suite.axes[y],
-                                              self.suite.filter).labels
+            np.stack([self.instrument.attributes(by_prompt[prompt], self.suite.axes[y],
+                                                 self.suite.filter).labels
                       for y in self.selected], axis=-1)
             for prompt in prompts
         ]
@@ -416,9 +418,8 @@ class _PromptWorld:
                     out[:, i, j] = w_state[:, j] - wbar(counterfactual_index[x], j, y)
             return out
 
-        settings = self.t2ibias.settings
-        joint = bootstrap_matrix(statistic, tables, confidence=settings.confidence,
-                                 n_resamples=settings.bootstrap)
+        joint = bootstrap_matrix(statistic, tables, confidence=self.confidence,
+                                 n_resamples=self.n_resamples)
 
         def estimate(row: int, column: int, n: int) -> Estimate:
             return Estimate(float(joint.value[row, column]), float(joint.low[row, column]),

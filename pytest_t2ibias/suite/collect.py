@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from .._session import session_of
-from ..checks import CHECK_KINDS, CheckContext, suite_for_check
-from ..verdict import CheckFailed, Verdict, verdict_properties
+from .._session import VERDICTS, session_of
+from ..kinds import CHECK_KINDS, CheckContext
+from ..plan import Plan, plan_for
+from ..verdict import CheckFailed, Verdict, report_verdict
 from .errors import SuiteError
 from .load import load_suite
 from .spec import CheckSpec, Suite
@@ -42,11 +43,14 @@ class SuiteFile(pytest.File):
     def collect(self) -> Iterator[CheckItem]:
         self.suite = suite = load_suite(self.path)
         self._check_marks(suite)
+        settings = session_of(self.config).settings
         for check in suite.checks:
+            plan = plan_for(settings, suite, check)
             for subject in check.subjects:
                 for axis in check.axes or (None,):
                     yield CheckItem.from_parent(self, name=item_name(check, subject, axis),
-                                                suite=suite, check=check, subject=subject, axis=axis)
+                                                suite=suite, check=check, subject=subject,
+                                                axis=axis, plan=plan)
 
     def _check_marks(self, suite: Suite) -> None:
         """Unregistered marks under ``--strict-markers`` become suite errors with the check's line."""
@@ -73,16 +77,19 @@ def item_name(check: CheckSpec, subject: str, axis: str | None) -> str:
 
 
 class CheckItem(pytest.Item):
-    """One check judged for one subject (and axis): runs the kind, records its verdict."""
+    """One check judged for one subject (and axis): runs the kind, reports its verdict."""
 
     def __init__(self, *, suite: Suite, check: CheckSpec, subject: str, axis: str | None,
-                 **kwargs: Any) -> None:
+                 plan: Plan, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.suite = suite
         self.check = check
         self.subject = subject
         self.axis = axis
+        self.plan = plan
+        """How this check samples, resolved at collection (``plan.plan_for``)."""
         self.verdict: Verdict | None = None
+        self.report_subject, self.report_axis = subject, axis or ""
         self.add_marker(ITEM_MARKER)
         for mark in check.marks:
             self.add_marker(mark)
@@ -90,22 +97,26 @@ class CheckItem(pytest.Item):
         self.extra_keyword_matches.update({check.kind, suite.name})
 
     def runtest(self) -> None:
-        kind = CHECK_KINDS[self.check.kind]
+        run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
         context = CheckContext(
             check=self.check,
-            suite=suite_for_check(self.suite, self.check),
+            suite=self.suite,
             subject=self.subject,
             axis=self.suite.axes[self.axis] if self.axis else None,
-            t2ibias=session.facade,
+            plan=self.plan,
+            instrument=session.instrument(self.plan),
+            confidence=session.settings.confidence,
+            n_resamples=session.settings.bootstrap,
+            phrase=session.locks.phrase,
         )
         try:
-            verdict = kind.run(context)
+            verdict = run(context)
         except CheckFailed as failed:  # a kind built on the assertion helpers
             verdict = failed.verdict
+        if not any(reported is verdict for reported in self.stash.get(VERDICTS, ())):
+            report_verdict(verdict)  # unless an ``assert_*`` helper in the run already did
         self.verdict = verdict
-        self.user_properties.extend(verdict_properties(verdict))
-        session.record(self.nodeid, verdict, subject=self.subject, axis=self.axis or "")
         if not verdict.passed:
             raise CheckFailed(verdict)
 
@@ -124,7 +135,8 @@ class CheckItem(pytest.Item):
     def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
         """An unexpected error's traceback starts at the kind's ``run``, not inside pytest."""
         traceback = excinfo.traceback
-        code = getattr(getattr(CHECK_KINDS.get(self.check.kind), "run", None), "__code__", None)
+        kind = CHECK_KINDS.get(self.check.kind)
+        code = getattr(kind.runner() if kind else None, "__code__", None)
         if code is not None:
             traceback = traceback.cut(path=code.co_filename, firstlineno=code.co_firstlineno - 1)
         return traceback.filter(excinfo)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..checks import CHECK_KINDS, COMMON_PARAMS, CheckKind
+from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
 from ._yaml import Document, KeyPath, load_yaml
 from .errors import SuiteError
 from .spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite

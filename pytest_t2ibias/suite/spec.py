@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,3 +106,13 @@ class Suite:
 
     def prompt_for(self, subject: str) -> str:
         return self.prompt.format(subject=subject)
+
+    def require_phrased(self, axes: Sequence[str]) -> None:
+        """Refuse ``counterfactuals: llm`` axes whose prompts were not filled in from the lock
+        file, rather than silently treating them as axes without counterfactuals."""
+        unphrased = [name for name in axes if self.axes[name].counterfactuals_from_llm
+                     and not self.axes[name].counterfactuals]
+        if unphrased:
+            raise ValueError(f"axes {unphrased} of {self.path} have counterfactuals: llm; fill "
+                             "them in for the subject from the suite's lock file first "
+                             "(T2IBias.counterfactual_suite(suite, subject))")

@@ -16,21 +16,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image, ImageDraw
 
+from pytest_t2ibias.toyworld.palette import PROP_COLOURS
+
 if TYPE_CHECKING:
     from pytest_t2ibias.toyworld.sample import Record
     from pytest_t2ibias.toyworld.spec import Look
-
-DRAWABLE_VALUES: dict[str, tuple[str, ...]] = {
-    "gender": ("male", "female"),
-    "age": ("young", "middle-aged", "old"),
-    "skin_tone": ("light", "medium", "dark"),
-    "body_type": ("slim", "average", "heavy"),
-    "environment": ("indoors", "outdoors"),
-    "clothing": ("formal", "informal"),
-    "emotion": ("happy", "sad", "neutral"),
-    "colour": ("silver", "black", "white", "red", "blue", "green", "yellow"),
-}
-"""Every axis and value the renderer can draw; a world spec may use any subset."""
 
 # Used for axes a world leaves out.
 PERSON_DEFAULTS = {
@@ -42,20 +32,6 @@ PERSON_DEFAULTS = {
     "clothing": "informal",
     "emotion": "neutral",
 }
-
-PROP_SHAPES = ("circle", "square", "triangle", "diamond", "cross", "bar")
-PROP_COLOURS = {
-    "red": (220, 30, 30),
-    "blue": (40, 80, 220),
-    "yellow": (245, 220, 40),
-    "green": (30, 150, 50),
-    "orange": (245, 140, 20),
-    "white": (250, 250, 250),
-    "purple": (140, 50, 180),
-    "cyan": (30, 200, 210),
-    "black": (20, 20, 20),
-}
-OBJECT_SHAPES = ("laptop", "car")
 
 SKIN = {"light": (242, 210, 182), "medium": (192, 135, 90), "dark": (98, 62, 40)}
 HAIR = {

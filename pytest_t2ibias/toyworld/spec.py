@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from pytest_t2ibias.toyworld.render import DRAWABLE_VALUES, OBJECT_SHAPES, PROP_COLOURS, PROP_SHAPES
+from pytest_t2ibias.toyworld.palette import DRAWABLE_VALUES, OBJECT_SHAPES, PROP_COLOURS, PROP_SHAPES
 
 DEFAULT_WORLD_PATH = Path(__file__).with_name("default_world.yaml")
 

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from pytest_t2ibias._tokenizers import build_word_tokenizer
+from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer
 from pytest_t2ibias.toyworld.sample import caption_for, world_vocabulary
 from pytest_t2ibias.toyworld.spec import World
 from pytest_t2ibias.toyworld.train_classifiers import (

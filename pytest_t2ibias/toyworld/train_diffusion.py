@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pytest_t2ibias._tokenizers import build_word_tokenizer
+from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer
 from pytest_t2ibias.toyworld.render import render_dataset
 from pytest_t2ibias.toyworld.sample import (
     caption_words,

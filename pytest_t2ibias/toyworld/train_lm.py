@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pytest_t2ibias._tokenizers import build_word_tokenizer
+from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer
 from pytest_t2ibias.toyworld.sample import sample_people, world_vocabulary
 from pytest_t2ibias.toyworld.spec import World
 

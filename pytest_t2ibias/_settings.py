@@ -1,0 +1,113 @@
+"""Every option of the plugin, as data: the option table and the resolved ``Settings``.
+
+No pytest here: ``_options`` turns a pytest config into ``Settings``; scripts build them
+with ``Settings.standalone``; everything below the pytest glue reads only ``Settings``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU i mod n"
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    help: str
+    convert: Callable[[str], Any] = str
+    default: Any = None
+    flag: bool = False
+    repeatable: bool = False
+    is_path: bool = False
+
+    @property
+    def cli(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("t2i_model", "generator: HF repo id or local diffusers dir (any DiffusionPipeline)", is_path=True),
+    Option("t2i_baseline_model", "second generator for baseline-vs-candidate checks", is_path=True),
+    Option("t2i_images", "audit a folder of already-generated images instead of generating", is_path=True),
+    Option("t2i_vqa", "VQA model: CLIP-style (zero-shot) or generative (BLIP/LLaVA/...)", is_path=True),
+    Option("t2i_classifier", "AXIS=ID|PATH image-classification model for one axis (repeatable)",
+           repeatable=True),
+    Option("t2i_llm", "causal LM for BGPS search, OpenBias proposals and counterfactuals: llm",
+           is_path=True),
+    Option("t2i_device", DEVICE_HELP, default="auto"),
+    Option("t2i_dtype", "auto|float32|float16|bfloat16", default="auto"),
+    Option("t2i_images_per_prompt", "images generated per prompt (overrides suite defaults)", int),
+    Option("t2i_steps", "denoising steps (overrides suite defaults)", int),
+    Option("t2i_guidance", "classifier-free guidance scale (overrides suite defaults)", float),
+    Option("t2i_seed", "base seed; image i of every prompt uses noise from (seed, i)", int),
+    Option("t2i_batch_size", "images per generator forward pass", int, default=8),
+    Option("t2i_cache_dir", "cache directory (default <rootdir>/.t2ibias_cache)", is_path=True),
+    Option("t2i_no_cache", "bypass the cache: neither read nor write", flag=True),
+    Option("t2i_refresh", "recompute everything and overwrite the cache", flag=True),
+    Option("t2i_offline", "local_files_only=True everywhere", flag=True),
+    Option("t2i_update_locks", "regenerate the suites' counterfactual lock files "
+           "(<suite>.t2i.lock.json) with --t2i-llm instead of failing when they are stale",
+           flag=True),
+    Option("t2i_allow_pickle", "allow loading non-safetensors (pickle) weights", flag=True),
+    Option("t2i_json", "write a machine-readable report here", is_path=True),
+    Option("t2i_html", "write a visual report here", is_path=True),
+    Option("t2i_confidence", "confidence level of every interval", float, default=0.95),
+    Option("t2i_bootstrap", "bootstrap resamples per interval", int, default=1000),
+)
+
+INI_ONLY = (
+    ("t2i_suite_pattern", "glob of YAML suite files", "*.t2i.yaml"),
+)
+
+@dataclass(frozen=True)
+class Settings:
+    """Every option resolved once per session."""
+
+    model: str | None
+    baseline_model: str | None
+    images: str | None
+    vqa: str | None
+    classifiers: dict[str, str]
+    llm: str | None
+    device: str
+    dtype: str
+    images_per_prompt: int | None
+    steps: int | None
+    guidance: float | None
+    seed: int | None
+    batch_size: int
+    cache_dir: Path
+    no_cache: bool
+    refresh: bool
+    offline: bool
+    allow_pickle: bool
+    json: str | None
+    html: str | None
+    confidence: float
+    bootstrap: int
+    suite_pattern: str = "*.t2i.yaml"
+    update_locks: bool = False
+    models_from_command_line: frozenset[str] = frozenset()
+    """Model options given on the command line (``model``, ``baseline_model``, ``images``);
+    they win over a suite's ``models:``, which wins over the ini file."""
+
+    @classmethod
+    def standalone(cls, **overrides: Any) -> Settings:
+        """Settings outside pytest: every option's default, then ``overrides`` by field name."""
+        values: dict[str, Any] = {
+            option.name.removeprefix("t2i_"): ([] if option.repeatable else option.default)
+            for option in OPTIONS
+        }
+        values["classifiers"] = values.pop("classifier")
+        values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
+                      update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={})
+        unknown = set(overrides) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown settings {sorted(unknown)}; known: {sorted(cls.__dataclass_fields__)}")
+        values.update(overrides)
+        values["cache_dir"] = Path(values["cache_dir"])
+        return cls(**values)

@@ -1,0 +1,212 @@
+"""What the methods measure through: generate images, read attributes off them, ideals.
+
+The methods (``methods/``) receive an ``Instrument`` and never see pytest, the facade or the
+options. It owns the roles -> backends mapping (``Models``), the request layer (memo + disk
+cache), the person filter, multi-part axes and ideals measured on reference images; it knows
+no method. Its ``Plan`` says how it samples (models, images per prompt, seed, steps,
+guidance), resolved by ``plan.plan_for`` before the method runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._types import FILTERED, Answers, GeneratedImage, ImageRequest, ImageSet
+
+if TYPE_CHECKING:
+    from ._requests import RequestLayer
+    from ._settings import Settings
+    from .backends._base import Answerer, Generator, LanguageModel
+    from .plan import Plan
+    from .suite.spec import AxisSpec, FilterSpec
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp"})
+
+
+class MissingModel(Exception):
+    """A check needs a model no option names."""
+
+
+class Models:
+    """Roles -> backends, each made on first use by a provider (pytest's hooks in a run,
+    the built-ins in a script); a backend whose every result is cached is never loaded."""
+
+    def __init__(self, settings: Settings, provider: Any) -> None:
+        self.settings = settings
+        self.provider = provider
+        self._generators: dict[tuple[str, str], Generator] = {}
+        self._classifiers: dict[str, Answerer] = {}
+        self._vqa: Answerer | None = None
+        self._llm: LanguageModel | None = None
+
+    def generator(self, role: str, model: str | None) -> Generator:
+        """One generator per (role, model), so suites naming different ``models:`` share a
+        process."""
+        if not model:
+            option = "--t2i-model (or --t2i-images)" if role == "candidate" else "--t2i-baseline-model"
+            raise MissingModel(f"this check generates images but {option} is not set "
+                               f"(command line, ini key {option.split()[0][2:].replace('-', '_')}, "
+                               f"or the suite's models.{role})")
+        if (role, model) not in self._generators:
+            self._generators[(role, model)] = self.provider.generator(model, role)
+        return self._generators[(role, model)]
+
+    @property
+    def vqa(self) -> Answerer:
+        if self._vqa is None:
+            if not self.settings.vqa:
+                raise MissingModel("this check asks questions about images but --t2i-vqa is not "
+                                   "set (command line or ini key t2i_vqa)")
+            self._vqa = self.provider.vqa(self.settings.vqa)
+        return self._vqa
+
+    def has_classifier(self, axis: str) -> bool:
+        return axis in self.settings.classifiers
+
+    def classifier(self, axis: str) -> Answerer:
+        if axis not in self._classifiers:
+            model = self.settings.classifiers.get(axis)
+            if model is None:
+                known = ", ".join(sorted(self.settings.classifiers)) or "none"
+                raise MissingModel(f"no --t2i-classifier for axis {axis!r} (configured: {known}); "
+                                   f"add --t2i-classifier={axis}=PATH")
+            self._classifiers[axis] = self.provider.classifier(axis, model)
+        return self._classifiers[axis]
+
+    @property
+    def llm(self) -> LanguageModel:
+        if self._llm is None:
+            if not self.settings.llm:
+                raise MissingModel("this check needs a language model but --t2i-llm is not set "
+                                   "(command line or ini key t2i_llm)")
+            self._llm = self.provider.llm(self.settings.llm)
+        return self._llm
+
+
+@dataclass(frozen=True)
+class Instrument:
+    """Images and answers for one ``Plan``; cheap to copy with another plan."""
+
+    models: Models
+    requests: RequestLayer
+    plan: Plan
+
+    def with_plan(self, plan: Plan) -> Instrument:
+        return replace(self, plan=plan)
+
+    @property
+    def images_per_prompt(self) -> int:
+        return self.plan.images_per_prompt
+
+    @property
+    def llm(self) -> LanguageModel:
+        return self.models.llm
+
+    # -- images -------------------------------------------------------------------------------
+
+    def images(self, prompts: str | Sequence[str], *, role: str = "candidate",
+               per_prompt: int | None = None) -> ImageSet:
+        """``per_prompt`` (default: the plan's) images of every prompt; image i of every
+        prompt shares its noise (paired counterfactuals, baseline vs candidate)."""
+        prompts = [prompts] if isinstance(prompts, str) else list(prompts)
+        plan = self.plan
+        generator = self.models.generator(role, plan.model(role))
+        if (plan.steps or plan.guidance is not None) and hasattr(generator, "with_options"):
+            generator = generator.with_options(steps=plan.steps, guidance_scale=plan.guidance)
+        n = per_prompt or plan.images_per_prompt
+        requests = [ImageRequest(prompt, plan.seed, i) for prompt in prompts for i in range(n)]
+        return self.requests.images(generator, requests)
+
+    # -- answers ------------------------------------------------------------------------------
+
+    def ask(self, images: ImageSet, question: str, choices: Sequence[str],
+            statements: Sequence[str] | None = None) -> Answers:
+        """The VQA model's answers, one of ``choices`` per image."""
+        return self.requests.answers(self.models.vqa, images, question, choices, statements)
+
+    def classify(self, axis: str, images: ImageSet, choices: Sequence[str]) -> Answers:
+        """The ``axis`` classifier's answers."""
+        return self.requests.answers(self.models.classifier(axis), images,
+                                     f"<classify {axis}>", choices)
+
+    def attributes(self, images: ImageSet, axis: AxisSpec, filter: FilterSpec | None = None) -> Answers:
+        """Read ``axis`` off every image: classifier when configured for it, else VQA;
+        multi-part axes as one yes/no question per part. Images the filter drops are
+        labelled ``FILTERED`` (counted and reported, never silently lost)."""
+        if axis.parts:
+            answers = self._multi_part(images, axis)
+        elif self.models.has_classifier(axis.name):
+            answers = self.classify(axis.name, images, axis.choices)
+        else:
+            answers = self.ask(images, axis.question, axis.choices,
+                               _in_order(axis.statements, axis.choices))
+        if filter is None:
+            return answers
+        kept = self.keep_mask(images, filter)
+        labels = np.where(kept, answers.labels, FILTERED)
+        return Answers(answers.question, answers.choices, labels, answers.probabilities,
+                       answers.prompts, answers.image_keys)
+
+    def keep_mask(self, images: ImageSet, filter: FilterSpec) -> np.ndarray:
+        """True for the images the filter keeps (the person filter: "is there a person?")."""
+        verdicts = self.ask(images, filter.question, filter.choices,
+                            _in_order(filter.statements, filter.choices))
+        return verdicts.labels == filter.choices.index(filter.keep)
+
+    def _multi_part(self, images: ImageSet, axis: AxisSpec) -> Answers:
+        """Disability-style axes: the first part answered "yes", else ``none_value``."""
+        choices = axis.choices
+        labels = np.full(len(images), choices.index(axis.none_value), dtype=int)
+        probabilities = np.zeros((len(images), len(choices)))
+        decided = np.zeros(len(images), dtype=bool)
+        for part in axis.parts:
+            reply = self.ask(images, part.question, ("yes", "no"),
+                             _in_order(part.statements, ("yes", "no")))
+            yes = (reply.labels == 0) & ~decided
+            labels[yes] = choices.index(part.value)
+            probabilities[:, choices.index(part.value)] = reply.probabilities[:, 0]
+            decided |= yes
+        probabilities[:, choices.index(axis.none_value)] = 1.0 - probabilities.max(axis=1)
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        return Answers(axis.question, choices, labels, probabilities,
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+    # -- ideals -------------------------------------------------------------------------------
+
+    def ideal(self, axis: AxisSpec, filter: FilterSpec | None = None) -> Any:
+        """D* of an axis: uniform, given, or measured on real reference images (BiasConnect
+        A.10) with the same extractor and filter as the generated images."""
+        if isinstance(axis.ideal, dict) and "reference" in axis.ideal:
+            from .metrics import pooled_shares
+
+            answers = self.attributes(reference_images(Path(axis.ideal["reference"])), axis, filter)
+            return pooled_shares([answers.labels], len(axis.choices))
+        return axis.ideal
+
+
+def reference_images(folder: Path) -> ImageSet:
+    """Every image under ``folder``, as an ``ImageSet`` the extractors can read."""
+    from PIL import Image
+
+    from ._cache import content_hash
+
+    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not paths:
+        raise FileNotFoundError(f"ideal reference folder {folder} holds no images (.png/.jpg/.webp)")
+    items = []
+    for i, path in enumerate(paths):
+        with Image.open(path) as opened:
+            picture = opened.convert("RGB")
+        digest = content_hash(picture)
+        items.append(GeneratedImage(f"reference:{folder}", 0, i, picture, digest, digest))
+    return ImageSet(tuple(items))
+
+
+def _in_order(statements: dict[str, str], choices: Sequence[str]) -> list[str] | None:
+    """A suite's caption per choice, in the choices' order (None: the answerer's default)."""
+    return [statements[choice] for choice in choices] if statements else None

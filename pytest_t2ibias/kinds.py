@@ -1,0 +1,197 @@
+"""Check kinds: what a ``checks:`` entry of a suite may say, and the registry of them.
+
+A kind is a declaration: its parameters (validated by the suite loader at collection, before
+any model loads), which parameter names the axes its items expand over, and where its
+``run`` lives. The code that runs the built-in kinds is in ``checks.py``, referenced here as
+``"module:function"`` (like an entry point) so that declaring and validating never import
+the methods. A user's kind (``register_check``) passes its ``run`` callable directly.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .instrument import Instrument
+    from .plan import Plan
+    from .suite.spec import AxisSpec, CheckSpec, Suite
+    from .verdict import Verdict
+
+
+@dataclass(frozen=True)
+class Param:
+    """One key of a check entry. ``types`` as for ``isinstance``; ``check`` may reject a value
+    with a message (returned string) after the type matched."""
+
+    name: str
+    types: tuple[type, ...]
+    required: bool = False
+    default: Any = None
+    check: Callable[[Any], str | None] | None = None
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What one item's ``run`` receives: where it sits in its suite, how it samples, and the
+    instrument to measure with. ``confidence`` and ``n_resamples`` are the intervals' level
+    and bootstrap size (the check's own gate level is ``check.params["confidence"]``)."""
+
+    check: CheckSpec
+    suite: Suite
+    subject: str
+    axis: AxisSpec | None
+    plan: Plan
+    instrument: Instrument
+    confidence: float
+    n_resamples: int
+    phrase: Callable[[Suite, str], Suite]
+    """Fills in a suite's ``counterfactuals: llm`` axes for one subject (its lock file)."""
+
+    @property
+    def label(self) -> str:
+        """``subject/axis``, or the subject for kinds without axes."""
+        return f"{self.subject}/{self.axis.name}" if self.axis else self.subject
+
+    def counterfactual_suite(self) -> Suite:
+        """The suite with every counterfactual prompt written out for this subject."""
+        return self.phrase(self.suite, self.subject)
+
+
+Run = Callable[[CheckContext], "Verdict"]
+
+
+@dataclass(frozen=True)
+class CheckKind:
+    name: str
+    run: Run | str
+    """The callable, or ``"module:function"`` imported when an item first runs."""
+    params: tuple[Param, ...] = ()
+    axes_param: str | None = "axes"
+    """Parameter listing the axes to expand items over (one item per subject x axis);
+    None for kinds with one item per subject."""
+    doc: str = ""
+
+    def runner(self) -> Run:
+        if callable(self.run):
+            return self.run
+        module, _, function = self.run.partition(":")
+        return getattr(importlib.import_module(module), function)
+
+
+CHECK_KINDS: dict[str, CheckKind] = {}
+
+
+def register_check(kind: CheckKind) -> CheckKind:
+    if kind.name in CHECK_KINDS:
+        raise ValueError(f"check kind {kind.name!r} is already registered")
+    CHECK_KINDS[kind.name] = kind
+    return kind
+
+
+# -- parameter validators -------------------------------------------------------------------
+
+NUMBER = (int, float)
+AXIS_LIST = (list,)
+
+
+def _unit_interval(value: Any) -> str | None:
+    return None if 0.0 <= float(value) <= 1.0 else f"must lie in [0, 1], got {value}"
+
+
+def _confidence(value: Any) -> str | None:
+    return None if 0.5 <= float(value) < 1.0 else f"must lie in [0.5, 1), got {value}"
+
+
+def _at_least_one(value: Any) -> str | None:
+    return None if value >= 1 else f"must be at least 1, got {value}"
+
+
+def _priority(value: Any) -> str | None:
+    weights = list(value.values())
+    if any(not isinstance(w, (int, float)) or isinstance(w, bool) for w in weights):
+        return "must map axes to numbers (weights)"
+    if any(w < 0 for w in weights):
+        return f"weights must be >= 0, got {value}"
+    if not any(w > 0 for w in weights):
+        return "needs at least one positive weight"
+    return None
+
+
+COMMON_PARAMS = (
+    Param("confidence", NUMBER, check=_confidence,
+          doc="fail only when the whole CI is on the wrong side of the threshold"),
+    Param("images_per_prompt", (int,), check=_at_least_one,
+          doc="images per prompt for this check only (more images, a tighter interval); "
+              "default: the suite's"),
+)
+
+
+# -- the built-in kinds (their runs: ``checks.py``) ------------------------------------------
+
+_RUNS = "pytest_t2ibias.checks"
+
+register_check(CheckKind(
+    name="entropy_below",
+    run=f"{_RUNS}:run_entropy_below",
+    params=(Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
+            Param("threshold", NUMBER, required=True, check=_unit_interval,
+                  doc="largest allowed severity 1 - H(p)/log|C|"),
+            *COMMON_PARAMS),
+    doc="OpenBias severity of the subject's attribute distribution is at most threshold",
+))
+
+register_check(CheckKind(
+    name="w1_below",
+    run=f"{_RUNS}:run_w1_below",
+    params=(Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
+            Param("threshold", NUMBER, required=True, check=_unit_interval,
+                  doc="largest allowed normalised W1 to the axis' ideal"),
+            *COMMON_PARAMS),
+    doc="normalised Wasserstein-1 distance to the axis' ideal distribution is at most threshold",
+))
+
+register_check(CheckKind(
+    name="is_nonnegative",
+    run=f"{_RUNS}:run_is_nonnegative",
+    axes_param="mitigate",
+    params=(Param("mitigate", AXIS_LIST, required=True, doc="axes whose mitigation is simulated"),
+            Param("on", AXIS_LIST, doc="affected axes (default: all others)"),
+            Param("tolerance", NUMBER, default=0.0, check=_unit_interval,
+                  doc="IS may go this far below zero"),
+            *COMMON_PARAMS),
+    doc="BiasConnect: mitigating an axis does not push another away from its ideal",
+))
+
+register_check(CheckKind(
+    name="no_regression",
+    run=f"{_RUNS}:run_no_regression",
+    axes_param="fixes",
+    params=(Param("fixes", AXIS_LIST, required=True,
+                  doc="axes the candidate (fine-tune) is meant to fix, one item each"),
+            Param("on", AXIS_LIST, doc="axes that must not get worse (default: all others)"),
+            Param("tolerance", NUMBER, default=0.0, check=_unit_interval,
+                  doc="IS_mit may go this far below zero"),
+            *COMMON_PARAMS),
+    doc="merge gate: the candidate model is no further from the ideal than the baseline on "
+        "any axis it was not meant to fix (IS_mit, paired seeds)",
+))
+
+register_check(CheckKind(
+    name="intermit",
+    run=f"{_RUNS}:run_intermit",
+    axes_param=None,
+    params=(Param("priority", (dict,), doc="axis -> weight over the axes to mitigate "
+                                           "(B*, normalised; default: every axis equally)",
+                  check=_priority),
+            Param("epsilon", NUMBER, default=0.35, check=_unit_interval,
+                  doc="stop when tau = <wbar(B*), p> is at most this"),
+            Param("max_steps", (int,), check=_at_least_one,
+                  doc="most axes to mitigate (default: as many as there are axes)"),
+            *COMMON_PARAMS),
+    doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "
+        "without making a prioritised axis worse",
+))

@@ -1,0 +1,86 @@
+"""How a check samples, decided once: which models, how many images, seed, steps, guidance.
+
+Every precedence rule lives here and nowhere else:
+
+- models: command line > the suite's ``models:`` > ini (``--t2i-images`` stands in for the
+  candidate model: a folder audit);
+- images per prompt: ``--t2i-images-per-prompt`` > the check's ``images_per_prompt`` > the
+  caller's ``n`` (Python tests) > the suite's ``defaults`` > 16;
+- seed, steps, guidance: command line > the caller's value > the suite's ``defaults`` >
+  the seed 0 and the pipeline's own steps and guidance.
+
+YAML items resolve their ``Plan`` at collection (``--t2i-plan`` can show it before any model
+loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._settings import Settings
+    from .suite.spec import CheckSpec, Suite
+
+DEFAULT_IMAGES_PER_PROMPT = 16
+DEFAULT_SEED = 0
+
+ROLES = ("candidate", "baseline")
+"""Generator roles: the model under test, and the one a merge gate compares it with."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The sampling of one check (or one Python call), frozen."""
+
+    candidate: str | None
+    baseline: str | None
+    images_per_prompt: int
+    seed: int
+    steps: int | None = None
+    guidance: float | None = None
+
+    def model(self, role: str) -> str | None:
+        """The model id or path for ``role`` ("candidate" or "baseline")."""
+        if role not in ROLES:
+            raise ValueError(f"unknown generator role {role!r}; roles: {', '.join(ROLES)}")
+        return self.candidate if role == "candidate" else self.baseline
+
+
+def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | None = None,
+             *, n: int | None = None, seed: int | None = None, steps: int | None = None,
+             guidance: float | None = None) -> Plan:
+    """The ``Plan`` for ``check`` of ``suite`` (both optional) under ``settings``."""
+    defaults = suite.defaults if suite is not None else {}
+    check_n = check.params.get("images_per_prompt") if check is not None else None
+    return Plan(
+        candidate=_model(settings, suite, "candidate"),
+        baseline=_model(settings, suite, "baseline"),
+        images_per_prompt=_first(settings.images_per_prompt, check_n, n,
+                                 defaults.get("images_per_prompt"), DEFAULT_IMAGES_PER_PROMPT),
+        seed=_first_set(settings.seed, seed, defaults.get("seed"), DEFAULT_SEED),
+        steps=_first(settings.steps, steps, defaults.get("steps")),
+        guidance=_first_set(settings.guidance, guidance, defaults.get("guidance")),
+    )
+
+
+def _model(settings: Settings, suite: Suite | None, role: str) -> str | None:
+    from_cli = settings.models_from_command_line
+    if role == "candidate":
+        given_on_cli = bool(from_cli & {"images", "model"})
+        configured = settings.images or settings.model
+    else:
+        given_on_cli = "baseline_model" in from_cli
+        configured = settings.baseline_model
+    suite_model = (suite.models or {}).get(role) if suite is not None else None
+    return suite_model if suite_model and not given_on_cli else configured
+
+
+def _first(*values):
+    """The first truthy value (0 reads as unset, as the options always have)."""
+    return next((v for v in values if v), None)
+
+
+def _first_set(*values):
+    """The first value that is not None (a guidance of 0.0 is a choice)."""
+    return next((v for v in values if v is not None), None)
