@@ -239,6 +239,21 @@ def load_pretrained(
 
 
 @dataclass(frozen=True)
+class Loading:
+    """How any backend loads its weights; every ``from_pretrained`` takes these keywords."""
+
+    revision: str | None = None
+    device: str | torch.device = "auto"
+    dtype: str | torch.dtype | None = "auto"
+    offline: bool = False
+    allow_pickle: bool = False
+
+    def source(self, kind: str, origin: str) -> dict[str, Any]:
+        """The keywords ``check_source``, ``load_pretrained`` and friends share."""
+        return dict(kind=kind, origin=origin, revision=self.revision, offline=self.offline)
+
+
+@dataclass(frozen=True)
 class LoadedModel:
     """A model, its processor or tokenizer, where it runs, and its weights' fingerprint."""
 
@@ -255,18 +270,15 @@ def load_model_and_processor(
     *,
     kind: str,
     origin: str,
-    revision: str | None = None,
-    device: str | torch.device = "auto",
-    dtype: str | torch.dtype | None = "auto",
-    offline: bool = False,
-    allow_pickle: bool = False,
+    loading: Loading,
 ) -> LoadedModel:
     """The one loading path of every transformers backend: check the source, load weights
     on the resolved device and dtype, load the processor, fingerprint the files."""
-    common = dict(kind=kind, origin=origin, revision=revision, offline=offline)
-    check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
-    torch_device = resolve_device(device)
-    model = load_pretrained(model_loader, path_or_id, dtype=resolve_dtype(dtype, torch_device),
-                            allow_pickle=allow_pickle, **common)
+    common = loading.source(kind, origin)
+    check_source(path_or_id, marker="config.json", allow_pickle=loading.allow_pickle, **common)
+    torch_device = resolve_device(loading.device)
+    model = load_pretrained(model_loader, path_or_id, dtype=resolve_dtype(loading.dtype, torch_device),
+                            allow_pickle=loading.allow_pickle, **common)
     processor = load_pretrained(processor_loader, path_or_id, weights=False, **common)
-    return LoadedModel(model, processor, torch_device, model_fingerprint(path_or_id, revision))
+    return LoadedModel(model, processor, torch_device,
+                       model_fingerprint(path_or_id, loading.revision))

@@ -35,6 +35,12 @@ def _config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
         return {}
 
 
+def loading_of(settings: Settings) -> dict[str, Any]:
+    """The ``Loading`` keywords (``_hf.Loading``) the options say, for any ``from_pretrained``."""
+    return dict(device=settings.device, dtype=settings.dtype, offline=settings.offline,
+                allow_pickle=settings.allow_pickle)
+
+
 class _Once:
     """Builds a backend the first time it is needed, then keeps it."""
 
@@ -62,8 +68,7 @@ class LazyDiffusersGenerator:
         self.steps = steps or DEFAULT_STEPS
         self.guidance_scale = DEFAULT_GUIDANCE if guidance_scale is None else guidance_scale
         self._base = base or _Once(lambda: DiffusersGenerator.from_pretrained(
-            model, device=settings.device, dtype=settings.dtype, offline=settings.offline,
-            allow_pickle=settings.allow_pickle, batch_size=settings.batch_size, origin=origin))
+            model, batch_size=settings.batch_size, origin=origin, **loading_of(settings)))
         self._configured = _Once(self._configure)
         device = resolve_device(settings.device)
         self.fingerprint = settings_fingerprint({
@@ -133,9 +138,7 @@ def lazy_answerer(model: str, settings: Settings, *, origin: str) -> LazyAnswere
 
     return LazyAnswerer(
         model, "vqa",
-        lambda: load_answerer(model, device=settings.device, dtype=settings.dtype,
-                              offline=settings.offline, allow_pickle=settings.allow_pickle,
-                              origin=origin),
+        lambda: load_answerer(model, origin=origin, **loading_of(settings)),
         offline=settings.offline)
 
 
@@ -145,8 +148,7 @@ def lazy_classifier(model: str, settings: Settings, *, axis: str, origin: str) -
     return LazyAnswerer(
         model, f"classifier:{axis}",
         lambda: ClassifierAnswerer.from_pretrained(
-            model, device=settings.device, dtype=settings.dtype, offline=settings.offline,
-            allow_pickle=settings.allow_pickle, origin=origin),
+            model, origin=origin, **loading_of(settings)),
         offline=settings.offline)
 
 

@@ -36,11 +36,10 @@ class BuiltinBackends:
         return lazy_classifier(model, self.settings, axis=axis, origin=f"--t2i-classifier={axis}=...")
 
     def llm(self, model: str) -> Any:
+        from ._lazy import loading_of
         from .llm import CausalLM
 
-        return CausalLM.from_pretrained(model, device=self.settings.device, dtype=self.settings.dtype,
-                                        offline=self.settings.offline,
-                                        allow_pickle=self.settings.allow_pickle, origin="--t2i-llm")
+        return CausalLM.from_pretrained(model, origin="--t2i-llm", **loading_of(self.settings))
 
 
 class HookBackends:

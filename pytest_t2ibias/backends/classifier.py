@@ -12,7 +12,7 @@ from PIL import Image
 
 from ._errors import BackendError
 from ._fingerprint import settings_fingerprint
-from ._hf import load_model_and_processor, resolve_device
+from ._hf import Loading, load_model_and_processor, resolve_device
 
 
 class ClassifierAnswerer:
@@ -55,21 +55,17 @@ class ClassifierAnswerer:
         cls,
         path_or_id: str | os.PathLike,
         *,
-        revision: str | None = None,
-        device: str | torch.device = "auto",
-        dtype: str | torch.dtype | None = "auto",
-        offline: bool = False,
-        allow_pickle: bool = False,
         label_map: Mapping[str, str] | None = None,
         batch_size: int = 16,
         origin: str = "--t2i-classifier",
+        **loading: Any,
     ) -> ClassifierAnswerer:
+        """Load a local directory or hub id (``loading``: the ``Loading`` keywords)."""
         from transformers import AutoImageProcessor, AutoModelForImageClassification
 
         loaded = load_model_and_processor(
             AutoModelForImageClassification, AutoImageProcessor, path_or_id,
-            kind="image classification model", origin=origin, revision=revision, device=device,
-            dtype=dtype, offline=offline, allow_pickle=allow_pickle,
+            kind="image classification model", origin=origin, loading=Loading(**loading),
         )
         return cls(
             loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,

@@ -17,7 +17,7 @@ from PIL import Image
 from .._types import ImageRequest
 from ._fingerprint import model_fingerprint as fingerprint_model
 from ._fingerprint import settings_fingerprint
-from ._hf import check_source, load_pretrained, resolve_device, resolve_dtype
+from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve_dtype
 
 
 def _chunks(items: Sequence[ImageRequest], size: int) -> Iterator[Sequence[ImageRequest]]:
@@ -70,34 +70,28 @@ class DiffusersGenerator:
         cls,
         path_or_id: str | os.PathLike,
         *,
-        revision: str | None = None,
-        device: str | torch.device = "auto",
-        dtype: str | torch.dtype | None = "auto",
-        offline: bool = False,
-        allow_pickle: bool = False,
         steps: int = 25,
         guidance_scale: float = 7.5,
         height: int | None = None,
         width: int | None = None,
         batch_size: int = 8,
         origin: str = "--t2i-model",
+        **loading: Any,
     ) -> DiffusersGenerator:
-        """Load a local diffusers directory or hub id; failures are ``BackendError``s."""
+        """Load a local diffusers directory or hub id (``loading``: the ``Loading`` keywords);
+        failures are ``BackendError``s."""
         from diffusers import DiffusionPipeline
 
-        check_source(
-            path_or_id, kind="diffusers pipeline", origin=origin, marker="model_index.json",
-            allow_pickle=allow_pickle, offline=offline, revision=revision,
-        )
-        torch_device = resolve_device(device)
-        torch_dtype = resolve_dtype(dtype, torch_device)
-        pipeline = load_pretrained(
-            DiffusionPipeline, path_or_id, kind="diffusers pipeline", origin=origin,
-            revision=revision, dtype=torch_dtype, offline=offline, allow_pickle=allow_pickle,
-        )
+        how = Loading(**loading)
+        common = how.source("diffusers pipeline", origin)
+        check_source(path_or_id, marker="model_index.json", allow_pickle=how.allow_pickle, **common)
+        torch_device = resolve_device(how.device)
+        torch_dtype = resolve_dtype(how.dtype, torch_device)
+        pipeline = load_pretrained(DiffusionPipeline, path_or_id, dtype=torch_dtype,
+                                   allow_pickle=how.allow_pickle, **common)
         return cls(
             pipeline,
-            model_fingerprint=fingerprint_model(path_or_id, revision),
+            model_fingerprint=fingerprint_model(path_or_id, how.revision),
             steps=steps,
             guidance_scale=guidance_scale,
             height=height,

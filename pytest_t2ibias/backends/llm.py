@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ._fingerprint import settings_fingerprint
-from ._hf import load_model_and_processor, resolve_device
+from ._hf import Loading, load_model_and_processor, resolve_device
 
 
 class CausalLM:
@@ -46,20 +46,16 @@ class CausalLM:
         cls,
         path_or_id: str | os.PathLike,
         *,
-        revision: str | None = None,
-        device: str | torch.device = "auto",
-        dtype: str | torch.dtype | None = "auto",
-        offline: bool = False,
-        allow_pickle: bool = False,
         batch_size: int = 16,
         origin: str = "--t2i-llm",
+        **loading: Any,
     ) -> CausalLM:
+        """Load a local directory or hub id (``loading``: the ``Loading`` keywords)."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         loaded = load_model_and_processor(
             AutoModelForCausalLM, AutoTokenizer, path_or_id, kind="causal language model",
-            origin=origin, revision=revision, device=device, dtype=dtype, offline=offline,
-            allow_pickle=allow_pickle,
+            origin=origin, loading=Loading(**loading),
         )
         return cls(loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,
                    device=loaded.device, batch_size=batch_size)

@@ -16,7 +16,7 @@ from PIL import Image
 
 from ._errors import BackendError
 from ._fingerprint import settings_fingerprint
-from ._hf import check_source, load_model_and_processor, load_pretrained, resolve_device
+from ._hf import Loading, check_source, load_model_and_processor, load_pretrained, resolve_device
 
 DEFAULT_TEMPLATE = "a photo of a {choice}"
 CONTRASTIVE_MODEL_TYPES = frozenset({"clip", "siglip", "siglip2", "altclip", "chinese_clip"})
@@ -70,21 +70,17 @@ class ClipAnswerer:
         cls,
         path_or_id: str | os.PathLike,
         *,
-        revision: str | None = None,
-        device: str | torch.device = "auto",
-        dtype: str | torch.dtype | None = "auto",
-        offline: bool = False,
-        allow_pickle: bool = False,
         template: str = DEFAULT_TEMPLATE,
         batch_size: int = 16,
         origin: str = "--t2i-vqa",
+        **loading: Any,
     ) -> ClipAnswerer:
+        """Load a local directory or hub id (``loading``: the ``Loading`` keywords)."""
         from transformers import AutoModel, AutoProcessor
 
         loaded = load_model_and_processor(
             AutoModel, AutoProcessor, path_or_id, kind="contrastive image-text model",
-            origin=origin, revision=revision, device=device, dtype=dtype, offline=offline,
-            allow_pickle=allow_pickle,
+            origin=origin, loading=Loading(**loading),
         )
         return cls(
             loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,
@@ -168,25 +164,24 @@ class GenerativeAnswerer:
         cls,
         path_or_id: str | os.PathLike,
         *,
-        revision: str | None = None,
-        device: str | torch.device = "auto",
-        dtype: str | torch.dtype | None = "auto",
-        offline: bool = False,
-        allow_pickle: bool = False,
         question_template: str = "{question}",
         batch_size: int = 8,
         origin: str = "--t2i-vqa",
         model_type: str | None = None,
+        **loading: Any,
     ) -> GenerativeAnswerer:
+        """Load a local directory or hub id (``loading``: the ``Loading`` keywords)."""
         from transformers import AutoModelForImageTextToText, AutoProcessor, BlipForQuestionAnswering
 
-        common = dict(kind="visual question answering model", origin=origin, revision=revision, offline=offline)
+        how = Loading(**loading)
+        kind = "visual question answering model"
         if model_type is None:
-            check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
-            model_type = _read_config(path_or_id, **common).model_type
+            check_source(path_or_id, marker="config.json", allow_pickle=how.allow_pickle,
+                         **how.source(kind, origin))
+            model_type = _read_config(path_or_id, **how.source(kind, origin)).model_type
         loader = BlipForQuestionAnswering if model_type in BLIP_MODEL_TYPES else AutoModelForImageTextToText
-        loaded = load_model_and_processor(loader, AutoProcessor, path_or_id, device=device,
-                                          dtype=dtype, allow_pickle=allow_pickle, **common)
+        loaded = load_model_and_processor(loader, AutoProcessor, path_or_id, kind=kind,
+                                          origin=origin, loading=how)
         return cls(
             loaded.model, loaded.processor, model_fingerprint=loaded.fingerprint,
             question_template=question_template, device=loaded.device, batch_size=batch_size,
@@ -315,24 +310,18 @@ def _read_config(path_or_id: str | os.PathLike, *, kind: str, origin: str, revis
 def load_answerer(
     path_or_id: str | os.PathLike,
     *,
-    revision: str | None = None,
-    device: str | torch.device = "auto",
-    dtype: str | torch.dtype | None = "auto",
-    offline: bool = False,
-    allow_pickle: bool = False,
     template: str = DEFAULT_TEMPLATE,
     batch_size: int = 8,
     origin: str = "--t2i-vqa",
+    **loading: Any,
 ) -> ClipAnswerer | GenerativeAnswerer:
     """The right answerer for a model, chosen by its config's ``model_type``:
     CLIP/SigLIP -> contrastive, BLIP -> BLIP VQA, anything else -> image-text-to-text."""
-    common = dict(kind="visual question answering model", origin=origin, revision=revision, offline=offline)
-    check_source(path_or_id, marker="config.json", allow_pickle=allow_pickle, **common)
+    how = Loading(**loading)
+    common = how.source("visual question answering model", origin)
+    check_source(path_or_id, marker="config.json", allow_pickle=how.allow_pickle, **common)
     config = _read_config(path_or_id, **common)
-    options = dict(
-        revision=revision, device=device, dtype=dtype, offline=offline, allow_pickle=allow_pickle,
-        batch_size=batch_size, origin=origin,
-    )
+    options = dict(batch_size=batch_size, origin=origin, **loading)
     if config.model_type in CONTRASTIVE_MODEL_TYPES:
         return ClipAnswerer.from_pretrained(path_or_id, template=template, **options)
     if config.model_type in BLIP_MODEL_TYPES:
@@ -343,4 +332,3 @@ def load_answerer(
                 f"one; use a BlipForQuestionAnswering model such as Salesforce/blip-vqa-base."
             )
     return GenerativeAnswerer.from_pretrained(path_or_id, model_type=config.model_type, **options)
-
