@@ -332,7 +332,11 @@ def _posterior_matrix(
                 row.append(dirichlet_draws(counts[None, None], n_draws, rng)[0, :, 0])
             draws.append(row)
     value = np.asarray(from_shares(observed))[0]
-    low, high = percentile_bounds(np.moveaxis(np.asarray(from_shares(draws)), 0, -1), confidence)
+    upper, lower = percentile_bounds(np.moveaxis(np.asarray(from_shares(draws)), 0, -1), confidence)
+    # Reflected ("basic") interval: a distance near its ideal is biased upward, in the draws
+    # as in the estimate, so a difference of distances is reflected about the estimate.
+    low = np.clip(2 * value - lower, -1.0, 1.0)
+    high = np.clip(2 * value - upper, -1.0, 1.0)
     n = sum(len(t) for t in tables)
     method = "paired posterior" if paired else "posterior"
     return MatrixEstimate(value, np.asarray(low), np.asarray(high), n, confidence, method)
