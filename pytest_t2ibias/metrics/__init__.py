@@ -21,6 +21,8 @@ from pytest_t2ibias.metrics.intervals import bootstrap_matrix
 from pytest_t2ibias.metrics.intervals import jeffreys_interval
 from pytest_t2ibias.metrics.intervals import wilson_interval
 from pytest_t2ibias.metrics.posterior import posterior_estimate
+from pytest_t2ibias.metrics.power import decision_rate
+from pytest_t2ibias.metrics.power import images_needed
 from pytest_t2ibias.metrics.posterior import severity_estimate
 from pytest_t2ibias.metrics.posterior import w1_estimate
 from pytest_t2ibias.metrics.skew import SkewValue
@@ -36,9 +38,11 @@ __all__ = [
     "bias",
     "bootstrap_estimate",
     "bootstrap_matrix",
+    "decision_rate",
     "distribution_of",
     "diversity",
     "ideal_shares",
+    "images_needed",
     "intersectional_sensitivity",
     "jeffreys_interval",
     "kl_divergence",
