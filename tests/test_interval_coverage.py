@@ -100,7 +100,7 @@ def test_full_grid_coverage():
         if row.truth == "one-class":
             assert row.coverage == 1.0
         elif row.metric.startswith("IS"):
-            assert row.coverage >= 0.80, row
+            assert row.coverage >= (0.70 if row.n == 10 else 0.84), row
         elif row.n == 10:
             assert row.coverage >= 0.85, row  # discreteness: see docs/coverage.md
         else:
