@@ -6,7 +6,7 @@ import pytest_t2ibias.metrics as metrics
 
 PACKAGE = Path(metrics.__file__).parent
 ALLOWED_IMPORTS = {"__future__", "numpy", "scipy", "pytest_t2ibias"}
-STDLIB_USED = {"collections", "dataclasses", "math", "warnings"}
+STDLIB_USED = {"collections", "dataclasses", "functools", "math", "warnings"}
 
 
 def public_names_defined_in_submodules():
@@ -22,6 +22,16 @@ def public_names_defined_in_submodules():
 def test_all_is_complete_and_importable():
     # Helpers shared between modules (check_labels, label_shares, ...) are not the public API.
     internal = {"check_labels", "label_shares", "mean_of_shares"}
+    internal |= {  # metrics.posterior's building blocks, shared with intersectional and power
+        "dirichlet_draws",
+        "ideal_not_rejected",
+        "interval_from_counts",
+        "null_critical_value",
+        "observed_shares",
+        "percentile_bounds",
+        "share_draws",
+        "single_choice",
+    }
     assert set(metrics.__all__) == public_names_defined_in_submodules() - internal
     for name in metrics.__all__:
         assert getattr(metrics, name) is not None
@@ -51,3 +61,12 @@ def test_only_numpy_and_scipy():
 def test_every_public_function_has_a_docstring():
     for name in metrics.__all__:
         assert inspect.getdoc(getattr(metrics, name)), name
+
+
+def test_no_module_level_scipy():
+    # The plugin loads in every pytest run: scipy is imported inside the functions using it.
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+                assert not any(n.split(".")[0] == "scipy" for n in names), path.name

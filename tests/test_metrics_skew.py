@@ -7,14 +7,21 @@ from pytest_t2ibias.metrics import max_skew_at_k, mean_max_skew_at_k, skew_at_k
 HALF = {"male": 0.5, "female": 0.5}
 
 
-def test_skew_smoothed():
-    # K = 10, smoothing 0.5 over 2 values: denominator 11.
-    # male (7 + 0.5)/11 = 0.681818 -> ln(0.681818/0.5) = ln 1.363636 = 0.310155
-    # female (3 + 0.5)/11 = 0.318182 -> ln 0.636364 = -0.451985
+def test_non_zero_counts_are_not_smoothed():
+    # Smoothing touches zero counts only: ln(0.7/0.5) = 0.336472, ln(0.3/0.5) = -0.510826.
     skews = skew_at_k({"male": 7, "female": 3}, HALF)
-    assert skews["male"].value == pytest.approx(0.310155, abs=1e-6)
-    assert skews["female"].value == pytest.approx(-0.451985, abs=1e-6)
+    assert skews["male"].value == pytest.approx(0.336472, abs=1e-6)
+    assert skews["female"].value == pytest.approx(-0.510826, abs=1e-6)
     assert not skews["male"].unbounded and skews["female"].count == 3
+
+
+def test_top_k_matching_the_target_scores_zero():
+    # Issue #9: additive 0.5 smoothing gave ln((7.5/11)/0.7) = -0.0263 and ln((3.5/11)/0.3) =
+    # 0.0589 here; a top K that is exactly the target is not skewed.
+    target = {"male": 0.7, "female": 0.3}
+    skews = skew_at_k({"male": 7, "female": 3}, target)
+    assert skews["male"].value == 0.0 and skews["female"].value == 0.0
+    assert max_skew_at_k({"male": 70, "female": 30}, target).value == 0.0
 
 
 def test_skew_unsmoothed_is_the_paper_formula():
@@ -25,10 +32,12 @@ def test_skew_unsmoothed_is_the_paper_formula():
 
 
 def test_zero_count_is_flagged_not_hidden():
-    # The public code reports 0 here. Smoothed: 0.5/11 = 0.0454545 -> ln(0.090909) = -2.397895.
+    # The public code reports 0 here. The zero count stands in as 0.5 of K = 10:
+    # ln(0.05/0.5) = -2.302585; male keeps its raw share, ln(1.0/0.5) = 0.693147.
     skews = skew_at_k({"male": 10, "female": 0}, HALF)
-    assert skews["female"].value == pytest.approx(-2.397895, abs=1e-6)
+    assert skews["female"].value == pytest.approx(-2.302585, abs=1e-6)
     assert skews["female"].unbounded
+    assert skews["male"].value == pytest.approx(0.693147, abs=1e-6)
     assert not skews["male"].unbounded
 
 
@@ -47,7 +56,7 @@ def test_target_must_be_positive_and_cover_the_counts():
 def test_max_skew_picks_the_most_over_represented():
     top = max_skew_at_k({"male": 7, "female": 3}, HALF)
     assert top.attribute == "male"
-    assert top.value == pytest.approx(0.310155, abs=1e-6)
+    assert top.value == pytest.approx(0.336472, abs=1e-6)
 
 
 def test_mean_max_skew_over_subjects():

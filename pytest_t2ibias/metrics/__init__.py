@@ -18,7 +18,13 @@ from pytest_t2ibias.metrics.intersectional import mitigation_effect
 from pytest_t2ibias.metrics.intervals import MatrixEstimate
 from pytest_t2ibias.metrics.intervals import bootstrap_estimate
 from pytest_t2ibias.metrics.intervals import bootstrap_matrix
+from pytest_t2ibias.metrics.intervals import jeffreys_interval
 from pytest_t2ibias.metrics.intervals import wilson_interval
+from pytest_t2ibias.metrics.posterior import posterior_estimate
+from pytest_t2ibias.metrics.power import decision_rate
+from pytest_t2ibias.metrics.power import images_needed
+from pytest_t2ibias.metrics.posterior import severity_estimate
+from pytest_t2ibias.metrics.posterior import w1_estimate
 from pytest_t2ibias.metrics.skew import SkewValue
 from pytest_t2ibias.metrics.skew import max_skew_at_k
 from pytest_t2ibias.metrics.skew import mean_max_skew_at_k
@@ -32,17 +38,23 @@ __all__ = [
     "bias",
     "bootstrap_estimate",
     "bootstrap_matrix",
+    "decision_rate",
     "distribution_of",
     "diversity",
     "ideal_shares",
+    "images_needed",
     "intersectional_sensitivity",
+    "jeffreys_interval",
     "kl_divergence",
     "max_skew_at_k",
     "mean_max_skew_at_k",
     "mitigation_effect",
     "normalised_w1",
     "pooled_shares",
+    "posterior_estimate",
     "severity",
+    "severity_estimate",
     "skew_at_k",
+    "w1_estimate",
     "wilson_interval",
 ]

@@ -8,8 +8,12 @@ For every pair of bias axes (x, y): does mitigating x bring y closer to its idea
 
 IS > 0: mitigating x helps y; IS < 0: it pushes y away from its ideal (the warning case).
 Pooling weighs every counterfactual prompt equally (``pooled_shares``). Intervals come from
-one joint bootstrap over images: each replicate resamples every prompt's images once and
-recomputes the whole matrix, so entries of one replicate are mutually consistent.
+one joint bootstrap over images (``interval="bootstrap"``, the default): each replicate
+resamples every prompt's images once and recomputes the whole matrix, so entries of one
+replicate are mutually consistent. ``interval="posterior"`` draws every prompt's shares from
+its Jeffreys-Dirichlet posterior instead, jointly per draw, and adds 0 to an entry's interval
+when the data cannot reject "all these prompts answer like the ideal" (``metrics.posterior``;
+measured coverage in docs/coverage.md).
 
 ``mitigation_effect`` is IS_mit (A.5, A.9): the same difference with a really mitigated model
 in place of the pooled counterfactuals, which is the baseline-vs-candidate merge gate.
@@ -30,7 +34,13 @@ from pytest_t2ibias.metrics.distributions import (
     label_shares,
     mean_of_shares,
 )
-from pytest_t2ibias.metrics.intervals import bootstrap_matrix
+from pytest_t2ibias.metrics.intervals import MatrixEstimate, bootstrap_matrix
+from pytest_t2ibias.metrics.posterior import (
+    dirichlet_draws,
+    ideal_not_rejected,
+    percentile_bounds,
+    share_draws,
+)
 
 Labels = np.ndarray | Sequence[int] | Answers
 """One prompt's answers to one axis' question: a label array (or ``Answers``)."""
@@ -55,6 +65,7 @@ class ISMatrix:
     w_init: dict[str, Estimate]
     n_images: dict[str, int]
     confidence: float = 0.95
+    method: str = "bootstrap"
 
     def entry(self, x: str, y: str) -> Estimate:
         """IS[x][y] with its interval; n counts the initial and x's counterfactual images."""
@@ -68,7 +79,7 @@ class ISMatrix:
             float(self.high[i, j]),
             n,
             self.confidence,
-            "bootstrap",
+            self.method,
         )
 
     def negative_entries(
@@ -97,6 +108,7 @@ class ISMatrix:
             "w_init": {axis: estimate.to_dict() for axis, estimate in self.w_init.items()},
             "n_images": dict(self.n_images),
             "confidence": self.confidence,
+            "method": self.method,
         }
 
     def _index(self, axis: str) -> int:
@@ -115,14 +127,17 @@ def intersectional_sensitivity(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    interval: str = "bootstrap",
 ) -> ISMatrix:
-    """The IS matrix (BiasConnect Eq. 4) with joint bootstrap intervals over images.
+    """The IS matrix (BiasConnect Eq. 4) with joint intervals (``interval``: module doc).
 
     ``initial[y]``: labels of the original prompt's images on axis y.
     ``counterfactual[x][value][y]``: labels on axis y of the images of x's counterfactual
     prompt for ``value``. An axis a prompt was not asked about counts as all abstained.
     ``ideal[y]`` defaults to uniform; ``ordered[y]`` (positional W1 cost) to False.
+    ``n_resamples`` counts bootstrap replicates or posterior draws.
     """
+    _check_interval(interval)
     axes = tuple(choices)
     ideals, is_ordered = _axis_settings(axes, choices, ideal, ordered)
     _check_axes("counterfactual", counterfactual, axes)
@@ -139,14 +154,10 @@ def intersectional_sensitivity(
 
     n_axes = len(axes)
 
-    def statistic(batch: list[np.ndarray]) -> np.ndarray:
-        # batch[p]: (replicates, images of prompt p, axes); returns IS rows plus w_init.
-        shares = [
-            [label_shares(table[..., j], len(choices[y])) for j, y in enumerate(axes)]
-            for table in batch
-        ]
+    def from_shares(shares: list[list[np.ndarray]]) -> np.ndarray:
+        # shares[p][j]: (replicates, choices of axis j) of prompt p; returns IS rows + w_init.
         w_init = [normalised_w1(shares[0][j], ideals[y], is_ordered[y]) for j, y in enumerate(axes)]
-        out = np.full((len(batch[0]), n_axes + 1, n_axes), np.nan)
+        out = np.full((len(shares[0][0]), n_axes + 1, n_axes), np.nan)
         out[:, n_axes, :] = np.stack(w_init, axis=-1)
         for i, x in enumerate(axes):
             if x not in prompts_of:
@@ -159,9 +170,32 @@ def intersectional_sensitivity(
                 out[:, i, j] = w_init[j] - w_x
         return out
 
-    joint = bootstrap_matrix(
-        statistic, tables, confidence=confidence, n_resamples=n_resamples, seed=seed
-    )
+    if interval == "bootstrap":
+
+        def statistic(batch: list[np.ndarray]) -> np.ndarray:
+            # batch[p]: (replicates, images of prompt p, axes)
+            return from_shares(
+                [
+                    [label_shares(table[..., j], len(choices[y])) for j, y in enumerate(axes)]
+                    for table in batch
+                ]
+            )
+
+        joint = bootstrap_matrix(
+            statistic, tables, confidence=confidence, n_resamples=n_resamples, seed=seed
+        )
+    else:
+        joint = _posterior_matrix(
+            from_shares, tables, axes, choices, confidence, n_resamples, seed
+        )
+        for j, y in enumerate(axes):
+            _include_ideal(joint, (n_axes, j), [tables[0][:, j]], choices[y], ideals[y],
+                           is_ordered[y], confidence, seed)
+            for i, x in enumerate(axes):
+                if x in prompts_of:
+                    members = [tables[p][:, j] for p in prompts_of[x]]
+                    _include_ideal(joint, (i, j), [tables[0][:, j]] + members, choices[y],
+                                   ideals[y], is_ordered[y], confidence, seed)
     w_init = {
         y: Estimate(
             float(joint.value[n_axes, j]),
@@ -181,6 +215,7 @@ def intersectional_sensitivity(
         w_init=w_init,
         n_images=n_images,
         confidence=confidence,
+        method=joint.method,
     )
 
 
@@ -194,13 +229,16 @@ def mitigation_effect(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
+    interval: str = "bootstrap",
 ) -> dict[str, Estimate]:
     """IS_mit(y) = w̄(D_init(y)) - w̄(D_mit(y)) per axis (BiasConnect A.5, A.9 Eqs. 5-6).
 
     The merge gate: ``initial`` = baseline model, ``mitigated`` = candidate, same prompt.
     Paired by default: image i of both came from the same seed, so both are resampled with
-    one index vector and the shared noise cancels (needs equally many images on both sides).
+    one index vector and the shared noise cancels (needs equally many images on both sides);
+    ``interval="posterior"`` then draws both sides from one Dirichlet over the joint cells.
     """
+    _check_interval(interval)
     axes = tuple(choices)
     ideals, is_ordered = _axis_settings(axes, choices, ideal, ordered)
     tables = [
@@ -208,23 +246,40 @@ def mitigation_effect(
         _label_table("mitigated", mitigated, axes, choices),
     ]
 
-    def statistic(batch: list[np.ndarray]) -> np.ndarray:
-        before, after = batch
+    def from_shares(shares: list[list[np.ndarray]]) -> np.ndarray:
+        before, after = shares
         effect = [
-            normalised_w1(label_shares(before[..., j], len(choices[y])), ideals[y], is_ordered[y])
-            - normalised_w1(label_shares(after[..., j], len(choices[y])), ideals[y], is_ordered[y])
+            normalised_w1(before[j], ideals[y], is_ordered[y])
+            - normalised_w1(after[j], ideals[y], is_ordered[y])
             for j, y in enumerate(axes)
         ]
         return np.stack(effect, axis=-1)
 
-    joint = bootstrap_matrix(
-        statistic,
-        tables,
-        paired=paired,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    if interval == "bootstrap":
+
+        def statistic(batch: list[np.ndarray]) -> np.ndarray:
+            return from_shares(
+                [
+                    [label_shares(table[..., j], len(choices[y])) for j, y in enumerate(axes)]
+                    for table in batch
+                ]
+            )
+
+        joint = bootstrap_matrix(
+            statistic,
+            tables,
+            paired=paired,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+    else:
+        joint = _posterior_matrix(
+            from_shares, tables, axes, choices, confidence, n_resamples, seed, paired=paired
+        )
+        for j, y in enumerate(axes):
+            _include_ideal(joint, (j,), [t[:, j] for t in tables], choices[y], ideals[y],
+                           is_ordered[y], confidence, seed)
     return {
         y: Estimate(
             float(joint.value[j]),
@@ -236,6 +291,109 @@ def mitigation_effect(
         )
         for j, y in enumerate(axes)
     }
+
+
+def _check_interval(interval: str) -> None:
+    if interval not in ("bootstrap", "posterior"):
+        raise ValueError(f"interval={interval!r}: use 'bootstrap' or 'posterior'")
+
+
+def _posterior_matrix(
+    from_shares,
+    tables: list[np.ndarray],
+    axes: tuple[str, ...],
+    choices: Mapping[str, Sequence[str]],
+    confidence: float,
+    n_draws: int,
+    seed: int,
+    paired: bool = False,
+) -> MatrixEstimate:
+    """Percentile intervals of ``from_shares`` over joint posterior draws of every prompt's shares.
+
+    One draw gives every prompt (and every axis) new shares, so the entries of one draw are
+    consistent, as with one bootstrap replicate. Paired prompts share one joint Dirichlet per axis.
+    """
+    rng = np.random.default_rng(seed)
+    observed, draws = [], []
+    for table in tables:
+        observed.append([label_shares(table[:, j], len(choices[y]))[None] for j, y in enumerate(axes)])
+    if paired:
+        per_axis = [
+            share_draws([t[:, j] for t in tables], len(choices[y]), n_draws, rng, paired=True)
+            for j, y in enumerate(axes)
+        ]
+        draws = [[per_axis[j][p] for j in range(len(axes))] for p in range(len(tables))]
+    else:
+        for table in tables:
+            row = []
+            for j, y in enumerate(axes):
+                labels = table[:, j]
+                counts = np.bincount(labels[labels >= 0], minlength=len(choices[y]))
+                row.append(dirichlet_draws(counts[None, None], n_draws, rng)[0, :, 0])
+            draws.append(row)
+    value = np.asarray(from_shares(observed))[0]
+    upper, lower = percentile_bounds(np.moveaxis(np.asarray(from_shares(draws)), 0, -1), confidence)
+    # Reflected ("basic") interval: a distance near its ideal is biased upward, in the draws
+    # as in the estimate, so a difference of distances is reflected about the estimate.
+    low = np.clip(2 * value - lower, -1.0, 1.0)
+    high = np.clip(2 * value - upper, -1.0, 1.0)
+    n = sum(len(t) for t in tables)
+    method = "paired posterior" if paired else "posterior"
+    return MatrixEstimate(value, np.asarray(low), np.asarray(high), n, confidence, method)
+
+
+def _include_ideal(
+    joint: MatrixEstimate,
+    index: tuple[int, ...],
+    groups: list[np.ndarray],
+    choices: Sequence[str],
+    ideal: np.ndarray,
+    ordered: bool,
+    confidence: float,
+    seed: int,
+) -> None:
+    """Widen entry ``index`` to what the data cannot reject: the ideal or a point mass.
+
+    At the ideal every distance is 0 and so is every difference of them; the test statistic
+    is the sum of the groups' distances (the first group alone, the rest pooled). When every
+    answer is choice c, all groups may be the point mass on c: a difference is then 0 and a
+    single group's distance is w̄(point mass on c).
+    """
+    statistic = _DistanceSum(tuple(ideal.tolist()), ordered, len(groups))
+    observed = float(statistic([label_shares(g, len(choices)) for g in groups]))
+    answered = [int((g >= 0).sum()) for g in groups]
+    answers = np.concatenate([g[g >= 0] for g in groups])
+    one_choice = answers.size > 0 and (answers == answers[0]).all()
+    keep = []
+    if ideal_not_rejected(statistic, observed, answered, ideal, confidence, seed):
+        keep.append(0.0)
+    if one_choice:
+        mass = np.eye(len(choices))[answers[0]]
+        keep.append(float(normalised_w1(mass, ideal, ordered)) if len(groups) == 1 else 0.0)
+    for point in keep:
+        joint.low[index] = min(joint.low[index], point)
+        joint.high[index] = max(joint.high[index], point)
+
+
+class _DistanceSum:
+    """w(first group) + w(the other groups pooled): 0 only when all answer like the ideal."""
+
+    def __init__(self, ideal: tuple[float, ...], ordered: bool, n_groups: int):
+        self.key = (ideal, ordered, n_groups)
+
+    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
+        ideal, ordered, _ = self.key
+        ideal = np.array(ideal)
+        first = normalised_w1(shares[0], ideal, ordered)
+        if len(shares) == 1:
+            return first
+        return first + normalised_w1(mean_of_shares(shares[1:], len(ideal)), ideal, ordered)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _DistanceSum) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
 
 def _axis_settings(

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binomtest
 
 from pytest_t2ibias._types import Estimate
 
@@ -34,10 +33,30 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Estimat
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
     if n == 0:
         return Estimate(float("nan"), 0.0, 1.0, 0, confidence, "wilson")
+    from scipy.stats import binomtest  # scipy only when an interval is computed
+
     ci = binomtest(int(successes), int(n)).proportion_ci(
         confidence_level=confidence, method="wilson"
     )
     return Estimate(successes / n, float(ci.low), float(ci.high), int(n), confidence, "wilson")
+
+
+def jeffreys_interval(successes: int, n: int, confidence: float = 0.95) -> Estimate:
+    """Share ``successes / n`` with the Jeffreys interval: Beta(k + 1/2, n - k + 1/2) quantiles.
+
+    The share counterpart of ``metrics.posterior`` (same prior); Brown, Cai & DasGupta (2001)
+    recommend it with Wilson. Bounds at 0/n and n/n are 0 and 1 exactly, as they note.
+    """
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if n == 0:
+        return Estimate(float("nan"), 0.0, 1.0, 0, confidence, "jeffreys")
+    from scipy.stats import beta
+
+    tail = (1 - confidence) / 2
+    low = float(beta.ppf(tail, successes + 0.5, n - successes + 0.5)) if successes > 0 else 0.0
+    high = float(beta.ppf(1 - tail, successes + 0.5, n - successes + 0.5)) if successes < n else 1.0
+    return Estimate(successes / n, low, high, int(n), confidence, "jeffreys")
 
 
 def bootstrap_estimate(

@@ -2,8 +2,10 @@
 
 Skew_a@K = ln(p_topK(a) / p_target(a)): how over- (> 0) or under-represented (< 0) attribute
 value a is among the top K items. The public code sets Skew to 0 when a value never appears,
-hiding the worst case. Here counts get additive (Laplace) smoothing so the figure stays finite,
-and a value whose raw count was 0 is flagged ``unbounded``: its true skew is -inf.
+hiding the worst case. Here only a value that never appeared is smoothed: it is counted as
+``smoothing`` items (so the figure stays finite and comparable) and flagged ``unbounded``, its
+true skew being -inf. Values that appeared keep their raw share, so a top K that matches the
+target exactly scores 0 (additive smoothing of every count would move a 70/30 match to 0.059).
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ def skew_at_k(
     target_shares: Mapping[str, float],
     smoothing: float = 0.5,
 ) -> dict[str, SkewValue]:
-    """Skew_a@K for every value a of ``target_shares``, with ``smoothing`` added to each count.
+    """Skew_a@K = ln(p_topK(a) / p_target(a)) for every value a of ``target_shares``.
 
-    p_topK(a) = (count_a + smoothing) / (K + smoothing * |A|), K = sum of counts.
+    p_topK(a) = count_a / K, K = sum of counts. A zero count is replaced by ``smoothing``
+    (0 keeps -inf) and flagged ``unbounded``; non-zero counts are never changed.
     """
     unknown = sorted(set(topk_counts) - set(target_shares))
     if unknown:
@@ -52,14 +55,14 @@ def skew_at_k(
         if not share > 0:
             raise ValueError(f"target share of {attribute!r} is {share}: skew needs it > 0")
     k = sum(int(topk_counts.get(a, 0)) for a in target_shares)
-    denominator = k + smoothing * len(target_shares)
     skews = {}
     for attribute, target in target_shares.items():
         count = int(topk_counts.get(attribute, 0))
-        if denominator > 0 and count + smoothing > 0:
-            value = math.log((count + smoothing) / denominator / target)
+        effective = count if count > 0 else smoothing
+        if k > 0 and effective > 0:
+            value = math.log(effective / k / target)
         else:
-            value = -math.inf  # unsmoothed zero count: the honest answer
+            value = -math.inf  # unsmoothed zero count (or an empty top K): the honest answer
         skews[attribute] = SkewValue(attribute, value, count, unbounded=count == 0)
     return skews
 

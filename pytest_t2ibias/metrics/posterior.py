@@ -1,0 +1,336 @@
+"""Intervals for distances and differences of shares from a Dirichlet posterior over the counts.
+
+Why not the percentile bootstrap: a distance is biased upward at finite n, and its bootstrap
+interval inherits the bias. On balanced controls (true W1 or severity exactly 0) the 95%
+bootstrap interval excluded 0 in 75 of 140 results (issue #9), and when every image is one
+class every resample is too, so the interval collapses to a point.
+
+The construction (docs/STATISTICS.md; measured coverage in docs/coverage.md):
+
+1. Each group's answered shares get a Dirichlet posterior under the Jeffreys prior
+   (counts + 1/2). Groups are drawn independently and handed to ``statistic`` as they are
+   drawn, so pooling (BiasConnect Eq. 3, OpenBias Eq. 5) happens inside it, with equal
+   weight. Paired groups (image i of each from one seed) share one Dirichlet over the joint
+   cells, so the seed's common noise cancels as in the paired bootstrap.
+2. The interval is the central ``confidence`` percentile interval of the statistic's draws.
+3. Two points the draws can never reach are added by test inversion, since the data cannot
+   reject them: the ideal, when a Monte Carlo test of "every group answers like the ideal"
+   at level 1 - confidence does not reject it (so a balanced control includes 0 at the
+   nominal rate); and the point mass on choice j, when every answered image is j (so one
+   class gives [q, 1], never [1, 1]).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from pytest_t2ibias._types import Estimate
+from pytest_t2ibias.metrics.distances import normalised_w1, severity
+from pytest_t2ibias.metrics.distributions import check_labels, mean_of_shares
+
+JEFFREYS = 0.5
+"""Prior pseudo-count per choice: the Jeffreys prior of a multinomial."""
+
+_NULL_SAMPLES = 4000
+_TIE = 1e-9  # statistics computed from equal counts in another order differ in the last bits
+
+ShareStatistic = Callable[[list[np.ndarray]], np.ndarray]
+"""Maps each group's shares, shape (..., n_choices), to the figure, shape (...)."""
+
+
+def posterior_estimate(
+    statistic: ShareStatistic,
+    groups: Sequence[np.ndarray],
+    n_choices: int,
+    *,
+    ideal: np.ndarray | None = None,
+    paired: bool = False,
+    confidence: float = 0.95,
+    n_draws: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """``statistic`` of the groups' shares with a Dirichlet-posterior interval (module doc).
+
+    ``groups`` are label arrays as for ``bootstrap_estimate`` (negative labels = abstained or
+    filtered); ``statistic`` takes shares, not labels. Pass ``ideal`` (shares) when the
+    statistic is a distance from it, 0 there: the interval then reaches 0 whenever the data
+    cannot reject the ideal.
+    """
+    groups = [check_labels(g, n_choices) for g in groups]
+    rng = np.random.default_rng(seed)
+    if paired and ideal is not None:
+        raise ValueError("ideal= tests independent groups; with paired=True leave it out")
+    if paired:
+        draws = share_draws(groups, n_choices, n_draws, rng, paired=True)
+        observed = [observed_shares(g, n_choices) for g in groups]
+        value = float(statistic(observed))
+        low, high = percentile_bounds(np.asarray(statistic(draws), dtype=float), confidence)
+        only = single_choice(groups)
+        if only is not None:
+            at_mass = float(statistic([np.eye(n_choices)[only]] * len(groups)))
+            low, high = min(low, at_mass), max(high, at_mass)
+    else:
+        counts = np.stack([np.bincount(g[g >= 0], minlength=n_choices) for g in groups])
+        values, lows, highs = interval_from_counts(
+            statistic, counts[None], ideal=ideal, confidence=confidence, n_draws=n_draws,
+            rng=rng, seed=seed,
+        )
+        value, low, high = float(values[0]), float(lows[0]), float(highs[0])
+    n = sum(len(g) for g in groups)
+    method = "paired posterior" if paired else "posterior"
+    return Estimate(value, float(low), float(high), n, confidence, method)
+
+
+def w1_estimate(
+    groups: Sequence[np.ndarray],
+    ideal: np.ndarray,
+    *,
+    ordered: bool = False,
+    confidence: float = 0.95,
+    n_draws: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """Normalised W1 of the pooled groups to ``ideal`` (BiasConnect Eqs. 1, 3) with its
+    posterior interval; the drop-in for ``bootstrap_estimate`` in a W1 check."""
+    ideal = np.asarray(ideal, dtype=float)
+    return posterior_estimate(
+        _PooledW1(tuple(ideal.tolist()), ordered),
+        groups,
+        len(ideal),
+        ideal=ideal,
+        confidence=confidence,
+        n_draws=n_draws,
+        seed=seed,
+    )
+
+
+def severity_estimate(
+    groups: Sequence[np.ndarray],
+    n_choices: int,
+    *,
+    confidence: float = 0.95,
+    n_draws: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """OpenBias severity (Eq. 6) of the context-free shares (Eq. 5: the groups pooled) with
+    its posterior interval; the drop-in for ``bootstrap_estimate`` in a severity check."""
+    return posterior_estimate(
+        _PooledSeverity(n_choices),
+        groups,
+        n_choices,
+        ideal=np.full(n_choices, 1 / n_choices),
+        confidence=confidence,
+        n_draws=n_draws,
+        seed=seed,
+    )
+
+
+class _PooledW1:
+    """Hashable statistic (so the null test's cache hits across calls)."""
+
+    def __init__(self, ideal: tuple[float, ...], ordered: bool):
+        self.ideal, self.ordered = ideal, ordered
+
+    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
+        pooled = mean_of_shares(shares, len(self.ideal))
+        return normalised_w1(pooled, np.array(self.ideal), self.ordered)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _PooledW1) and (self.ideal, self.ordered) == (
+            other.ideal,
+            other.ordered,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.ideal, self.ordered))
+
+
+class _PooledSeverity:
+    def __init__(self, n_choices: int):
+        self.n_choices = n_choices
+
+    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
+        return severity(mean_of_shares(shares, self.n_choices))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _PooledSeverity) and self.n_choices == other.n_choices
+
+    def __hash__(self) -> int:
+        return hash(("severity", self.n_choices))
+
+
+def interval_from_counts(
+    statistic: ShareStatistic,
+    counts: np.ndarray,
+    *,
+    ideal: np.ndarray | None = None,
+    confidence: float = 0.95,
+    n_draws: int = 2000,
+    rng: np.random.Generator,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(value, low, high) for a batch of independent data sets, counts (batch, groups, choices).
+
+    The unpaired ``posterior_estimate``, vectorised over data sets for coverage simulations.
+    """
+    counts = np.asarray(counts)
+    batch, n_groups, n_choices = counts.shape
+    answered = counts.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.where(answered[..., None] > 0, counts / answered[..., None], np.nan)
+    value = np.asarray(statistic([shares[:, i] for i in range(n_groups)]), dtype=float)
+    draws = dirichlet_draws(counts, n_draws, rng)
+    values = np.asarray(statistic([draws[:, :, i] for i in range(n_groups)]), dtype=float)
+    low, high = (np.atleast_1d(b).astype(float) for b in percentile_bounds(values, confidence))
+    if ideal is not None:
+        ideal = np.asarray(ideal, dtype=float)
+        at_ideal = float(statistic([ideal] * n_groups))
+        for k in range(batch):
+            if ideal_not_rejected(statistic, value[k], answered[k], ideal, confidence, seed):
+                low[k], high[k] = min(low[k], at_ideal), max(high[k], at_ideal)
+    used = (counts.sum(axis=1) > 0).sum(axis=-1) == 1  # every answer was the same choice
+    for k in np.flatnonzero(used):
+        only = int(np.argmax(counts[k].sum(axis=0)))
+        at_mass = float(statistic([np.eye(n_choices)[only]] * n_groups))
+        low[k], high[k] = min(low[k], at_mass), max(high[k], at_mass)
+    return value, low, high
+
+
+def share_draws(
+    groups: Sequence[np.ndarray],
+    n_choices: int,
+    n_draws: int,
+    rng: np.random.Generator,
+    *,
+    paired: bool = False,
+) -> list[np.ndarray]:
+    """Posterior draws of each group's answered shares, each of shape (n_draws, n_choices).
+
+    A group without an answered image gives NaN draws (pooling skips it, as it skips the
+    group's NaN shares). Paired: one Dirichlet over the joint cells of the groups, where
+    "not answered" is one more level; each group's shares are its answered marginal.
+    """
+    if not paired:
+        counts = np.stack([np.bincount(g[g >= 0], minlength=n_choices) for g in groups])
+        draws = dirichlet_draws(counts[None], n_draws, rng)[0]  # (draws, groups, choices)
+        return [draws[:, i] for i in range(len(groups))]
+    if len({len(g) for g in groups}) > 1:
+        raise ValueError(
+            f"paired groups need equal sizes (image i of each shares a seed), got sizes "
+            f"{sorted({len(g) for g in groups})}; pass paired=False for independent samples"
+        )
+    levels = n_choices + 1
+    if levels ** len(groups) > 100_000:
+        raise ValueError(f"{len(groups)} paired groups of {n_choices} choices: too many cells")
+    cells = np.zeros(len(groups[0]), dtype=int)
+    for g in groups:
+        cells = cells * levels + np.where(g >= 0, g, n_choices)
+    counts = np.bincount(cells, minlength=levels ** len(groups)).astype(float)
+    # Each group's marginal gets the Jeffreys 1/2 per choice: the prior spread over the cells.
+    prior = JEFFREYS / levels ** (len(groups) - 1)
+    gamma = rng.standard_gamma(counts + prior, size=(n_draws, counts.size))
+    joint = gamma.reshape((n_draws,) + (levels,) * len(groups))
+    marginals = []
+    for i, g in enumerate(groups):
+        other_axes = tuple(1 + k for k in range(len(groups)) if k != i)
+        answered = joint.sum(axis=other_axes)[:, :n_choices]
+        total = answered.sum(axis=-1, keepdims=True)
+        marginals.append(answered / total if (g >= 0).any() else np.full_like(answered, np.nan))
+    return marginals
+
+
+def dirichlet_draws(counts: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Jeffreys-posterior draws of shares for counts of shape (batch, groups, choices).
+
+    Returns (batch, n_draws, groups, choices); groups with no count are NaN.
+    """
+    counts = np.asarray(counts, dtype=float)
+    batch, n_groups, n_choices = counts.shape
+    gamma = rng.standard_gamma(counts[:, None] + JEFFREYS, size=(batch, n_draws, n_groups, n_choices))
+    shares = gamma / gamma.sum(axis=-1, keepdims=True)
+    empty = counts.sum(axis=-1) == 0
+    return np.where(empty[:, None, :, None], np.nan, shares)
+
+
+def percentile_bounds(values: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Central ``confidence`` interval of the draws along the last axis, NaN draws dropped."""
+    tail = (1 - confidence) / 2
+    with warnings.catch_warnings():
+        # Draws that are all NaN (nothing answered anywhere) give NaN bounds: the answer.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanquantile(values, [tail, 1 - tail], axis=-1)
+    return low, high
+
+
+def ideal_not_rejected(
+    statistic: ShareStatistic,
+    observed: float,
+    answered: Sequence[int],
+    ideal: np.ndarray,
+    confidence: float,
+    seed: int = 0,
+) -> bool:
+    """Does a level 1 - confidence test keep "every group answers like ``ideal``"?
+
+    The test statistic is ``statistic`` itself, its null distribution simulated with the
+    groups' answered counts; it rejects when the observed value is above the null's
+    ``confidence`` quantile. Under pooling, groups that differ but average to the ideal make
+    the pooled shares vary less than identical groups, so this null is the least favourable.
+    """
+    if np.isnan(observed):
+        return False
+    critical = null_critical_value(
+        statistic, tuple(int(a) for a in answered), tuple(ideal.tolist()), confidence, seed
+    )
+    return bool(observed <= critical + _TIE)
+
+
+def null_critical_value(
+    statistic: ShareStatistic,
+    answered: tuple[int, ...],
+    ideal: tuple[float, ...],
+    confidence: float,
+    seed: int = 0,
+) -> float:
+    """The ``confidence`` quantile of ``statistic`` when every group is drawn from ``ideal``."""
+    try:
+        return _cached_critical_value(statistic, answered, ideal, confidence, seed)
+    except TypeError:  # an unhashable statistic: no cache
+        return _critical_value(statistic, answered, ideal, confidence, seed)
+
+
+@lru_cache(maxsize=512)
+def _cached_critical_value(statistic, answered, ideal, confidence, seed) -> float:
+    return _critical_value(statistic, answered, ideal, confidence, seed)
+
+
+def _critical_value(statistic, answered, ideal, confidence, seed) -> float:
+    rng = np.random.default_rng([seed, 0x1DEA1])
+    ideal = np.asarray(ideal)
+    shares = []
+    for n in answered:
+        if n == 0:
+            shares.append(np.full((_NULL_SAMPLES, len(ideal)), np.nan))
+        else:
+            shares.append(rng.multinomial(n, ideal, size=_NULL_SAMPLES) / n)
+    null = np.sort(np.asarray(statistic(shares), dtype=float))
+    null = null[~np.isnan(null)]
+    if not null.size:
+        return float("nan")
+    return float(null[int(np.ceil(confidence * null.size)) - 1])
+
+
+def observed_shares(labels: np.ndarray, n_choices: int) -> np.ndarray:
+    """Answered shares of one group; NaN when nothing was answered."""
+    counts = np.bincount(labels[labels >= 0], minlength=n_choices)
+    return counts / counts.sum() if counts.sum() else np.full(n_choices, np.nan)
+
+
+def single_choice(groups: Sequence[np.ndarray]) -> int | None:
+    """The one choice every answered image of every group gave, if there is one."""
+    answered = np.unique(np.concatenate([g[g >= 0] for g in groups] or [np.zeros(0, int)]))
+    return int(answered[0]) if answered.size == 1 else None

@@ -1,0 +1,93 @@
+"""How many images per prompt a check needs to decide: power by simulation of its own interval.
+
+A check of severity or W1 against a threshold passes while the interval's low end is at most
+the threshold. With too few images, a model biased beyond the threshold still passes (the
+interval is wide), and a fair one can never be shown to be below it. ``images_needed`` finds
+the smallest n at which the interval of ``metrics.posterior`` decides with the asked power,
+by bisection over n with seeded simulations (the same seed for every n, so the estimated
+power is smooth in n and the search is reproducible).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from pytest_t2ibias.metrics.distances import normalised_w1, severity
+
+
+def images_needed(
+    truth: Sequence[float],
+    threshold: float,
+    *,
+    metric: str = "w1",
+    ideal: Sequence[float] | None = None,
+    ordered: bool = False,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    n_max: int = 4096,
+    reps: int = 400,
+    n_draws: int = 400,
+    seed: int = 0,
+) -> int:
+    """Images per prompt so that a ``metric`` check vs ``threshold`` decides with ``power``.
+
+    ``truth``: the answer shares assumed for the model (e.g. threshold plus a margin). If its
+    figure is above ``threshold``, "decides" = the interval's low end is above it (the check
+    fails, as it should); if below, = the high end is below it (fairness is shown). ``metric``
+    is "w1" (normalised W1 to ``ideal``, default uniform) or "severity". Raises if even
+    ``n_max`` images do not reach ``power``.
+    """
+    truth = tuple(float(s) for s in truth)
+    ideal = tuple(ideal) if ideal is not None else (1 / len(truth),) * len(truth)
+    key = (truth, float(threshold), metric, ideal, bool(ordered), confidence, reps, n_draws, seed)
+    if decision_rate(*key, n=n_max) < power:
+        raise ValueError(
+            f"{n_max} images per prompt decide {metric} vs {threshold} with power "
+            f"{decision_rate(*key, n=n_max):.2f} < {power}: the truth is too close to the "
+            "threshold; widen the margin or raise n_max"
+        )
+    low, high = 1, n_max  # power(high) >= power; find the smallest such n
+    while low < high:
+        middle = (low + high) // 2
+        if decision_rate(*key, n=middle) >= power:
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+@lru_cache(maxsize=4096)
+def decision_rate(
+    truth: tuple[float, ...],
+    threshold: float,
+    metric: str,
+    ideal: tuple[float, ...],
+    ordered: bool,
+    confidence: float,
+    reps: int,
+    n_draws: int,
+    seed: int,
+    *,
+    n: int,
+) -> float:
+    """Share of simulated prompts of n images whose interval decides (see ``images_needed``)."""
+    from pytest_t2ibias.metrics.posterior import _PooledSeverity, _PooledW1, interval_from_counts
+
+    p, target = np.array(truth), np.array(ideal)
+    if metric == "w1":
+        statistic, true_value = _PooledW1(ideal, ordered), normalised_w1(p, target, ordered)
+    elif metric == "severity":
+        statistic, true_value = _PooledSeverity(len(p)), severity(p)
+        target = np.full(len(p), 1 / len(p))
+    else:
+        raise ValueError(f"metric={metric!r}: use 'w1' or 'severity'")
+    rng = np.random.default_rng([seed, n])
+    counts = rng.multinomial(n, p, size=reps)[:, None, :]
+    _, low, high = interval_from_counts(
+        statistic, counts, ideal=target, confidence=confidence, n_draws=n_draws, rng=rng, seed=seed
+    )
+    decided = low > threshold if true_value > threshold else high < threshold
+    return float(np.mean(decided))

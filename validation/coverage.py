@@ -1,0 +1,235 @@
+"""Measured coverage of the package's 95% intervals on data drawn from known distributions.
+
+For every metric, true distribution and number of images n, draw many data sets, compute the
+interval each would report, and count how often it holds the true value ("coverage") and how
+often its low end is at most the truth (what a "fail when low > threshold" gate relies on).
+
+    python validation/coverage.py                      # full grid: docs/coverage.md + JSON
+    python validation/coverage.py --reps 400 --quick   # the reduced grid of the unit test
+
+Metrics: a share (Jeffreys; exact, summed over the binomial), normalised W1 nominal (= total
+variation) and ordered, OpenBias severity (single prompt, ``metrics.posterior``), the IS entry
+IS[x][y] (initial prompt vs two pooled counterfactual prompts) and the paired IS_mit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pytest_t2ibias.metrics import (
+    intersectional_sensitivity,
+    jeffreys_interval,
+    mitigation_effect,
+    normalised_w1,
+    severity,
+)
+from pytest_t2ibias.metrics.posterior import _PooledSeverity, _PooledW1, interval_from_counts
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIDENCE = 0.95
+SIZES = (10, 48, 200, 1000)
+
+TRUTHS = {  # name -> shares; near-threshold sits at a typical gate threshold (w̄ about 0.2)
+    2: {"uniform": [0.5, 0.5], "near-threshold": [0.6, 0.4], "skewed": [0.8, 0.2],
+        "one-class": [1.0, 0.0]},
+    3: {"uniform": [1 / 3] * 3, "near-threshold": [0.45, 0.3, 0.25], "skewed": [0.6, 0.3, 0.1],
+        "one-class": [1.0, 0.0, 0.0]},
+}
+
+
+@dataclass
+class Row:
+    metric: str
+    truth: str
+    n: int
+    true_value: float
+    coverage: float
+    low_ok: float  # share of intervals whose low end is <= the truth
+    mean_width: float
+    reps: int
+    method: str
+
+
+def share_row(shares: list[float], truth: str, n: int) -> Row:
+    """Jeffreys interval of the first choice's share; exact over all n + 1 outcomes."""
+    from scipy.stats import binom
+
+    p = shares[0]
+    pmf = binom.pmf(np.arange(n + 1), n, p)
+    intervals = [jeffreys_interval(k, n, CONFIDENCE) for k in range(n + 1)]
+    covered = np.array([e.low <= p + 1e-12 and p - 1e-12 <= e.high for e in intervals])
+    low_ok = np.array([e.low <= p + 1e-12 for e in intervals])
+    width = np.array([e.high - e.low for e in intervals])
+    return Row(f"share ({len(shares)} classes)", truth, n, p, float(pmf @ covered),
+               float(pmf @ low_ok), float(pmf @ width), 0, "jeffreys (exact)")
+
+
+def distance_row(metric: str, shares: list[float], truth: str, n: int, reps: int,
+                 n_draws: int, seed: int) -> Row:
+    """One prompt of n images; the interval of ``metrics.posterior`` on each simulated set."""
+    p = np.array(shares)
+    ideal = np.full(len(p), 1 / len(p))
+    if metric == "severity":
+        statistic, true_value = _PooledSeverity(len(p)), float(severity(p))
+    else:
+        ordered = metric == "w1 ordered"
+        statistic = _PooledW1(tuple(ideal.tolist()), ordered)
+        true_value = float(normalised_w1(p, ideal, ordered))
+    rng = np.random.default_rng([seed, n, len(p)])
+    lows, highs = [], []
+    for start in range(0, reps, 250):
+        counts = rng.multinomial(n, p, size=min(250, reps - start))[:, None, :]
+        _, low, high = interval_from_counts(statistic, counts, ideal=ideal, confidence=CONFIDENCE,
+                                            n_draws=n_draws, rng=rng, seed=seed)
+        lows.append(low)
+        highs.append(high)
+    return _row(f"{metric} ({len(p)} classes)", truth, n, true_value, np.concatenate(lows),
+                np.concatenate(highs), "posterior")
+
+
+IS_TRUTHS = {  # name -> (initial shares, [counterfactual shares]); 2 classes on axis y
+    "all balanced": ([0.5, 0.5], [[0.5, 0.5], [0.5, 0.5]]),
+    "helps": ([0.7, 0.3], [[0.5, 0.5], [0.5, 0.5]]),
+    "equal, not ideal": ([0.7, 0.3], [[0.9, 0.1], [0.5, 0.5]]),
+    "hurts": ([0.5, 0.5], [[0.8, 0.2], [0.6, 0.4]]),
+}
+
+MIT_TRUTHS = {  # name -> (before shares, after shares); image i of both from one seed
+    "both balanced": ([0.5, 0.5], [0.5, 0.5]),
+    "fixed": ([0.7, 0.3], [0.5, 0.5]),
+    "unchanged skew": ([0.7, 0.3], [0.7, 0.3]),
+}
+SAME_SEED_AGREEMENT = 0.5  # share of paired images whose attribute the seed alone decides
+
+
+def is_row(truth: str, n: int, reps: int, n_draws: int, seed: int) -> Row:
+    """IS[x][y]: the initial prompt and x's two counterfactual prompts, n images each."""
+    initial, counterfactuals = IS_TRUTHS[truth]
+    ideal = np.array([0.5, 0.5])
+    pooled = np.mean(counterfactuals, axis=0)
+    true_value = float(normalised_w1(np.array(initial), ideal) - normalised_w1(pooled, ideal))
+    rng = np.random.default_rng([seed, n, 7])
+    choices = {"x": ["a", "b"], "y": ["u", "v"]}
+    lows, highs = [], []
+    for r in range(reps):
+        def labels(shares):
+            return rng.choice(2, size=n, p=shares)
+
+        matrix = intersectional_sensitivity(
+            {"x": labels([0.5, 0.5]), "y": labels(initial)},
+            {"x": {v: {"x": np.full(n, i), "y": labels(cf)}
+                   for i, (v, cf) in enumerate(zip("ab", counterfactuals))}},
+            choices, confidence=CONFIDENCE, n_resamples=n_draws, seed=r, interval="posterior",
+        )
+        entry = matrix.entry("x", "y")
+        lows.append(entry.low)
+        highs.append(entry.high)
+    return _row("IS[x][y] (2 classes)", truth, n, true_value, np.array(lows), np.array(highs),
+                "posterior")
+
+
+def mitigation_row(truth: str, n: int, reps: int, n_draws: int, seed: int) -> Row:
+    """IS_mit(y), paired: image i of the candidate keeps the baseline's attribute with
+    probability SAME_SEED_AGREEMENT, else draws it so that its marginal is the candidate's."""
+    before, after = (np.array(s) for s in MIT_TRUTHS[truth])
+    rho = SAME_SEED_AGREEMENT
+    fresh = (after - rho * before) / (1 - rho)
+    ideal = np.array([0.5, 0.5])
+    true_value = float(normalised_w1(before, ideal) - normalised_w1(after, ideal))
+    rng = np.random.default_rng([seed, n, 11])
+    choices = {"y": ["u", "v"]}
+    lows, highs = [], []
+    for r in range(reps):
+        base = rng.choice(2, size=n, p=before)
+        candidate = np.where(rng.random(n) < rho, base, rng.choice(2, size=n, p=fresh))
+        effect = mitigation_effect({"y": base}, {"y": candidate}, choices,
+                                   confidence=CONFIDENCE, n_resamples=n_draws, seed=r,
+                                   interval="posterior")["y"]
+        lows.append(effect.low)
+        highs.append(effect.high)
+    return _row("IS_mit (paired, 2 classes)", truth, n, true_value, np.array(lows),
+                np.array(highs), "paired posterior")
+
+
+def _row(metric, truth, n, true_value, lows, highs, method) -> Row:
+    covered = (lows <= true_value + 1e-9) & (highs >= true_value - 1e-9)
+    return Row(metric, truth, n, true_value, float(covered.mean()),
+               float((lows <= true_value + 1e-9).mean()), float(np.mean(highs - lows)),
+               len(lows), method)
+
+
+def run_grid(*, sizes=SIZES, reps=2000, difference_reps=1000, n_draws=1000, seed=0,
+             quick=False) -> list[Row]:
+    """Every (metric, truth, n) of the grid; ``quick`` keeps a subset for the unit test."""
+    rows = []
+    for n in sizes:
+        for n_classes, truths in TRUTHS.items():
+            for truth, shares in truths.items():
+                rows.append(share_row(shares, truth, n))
+                metrics = ["w1 nominal", "severity"] + (["w1 ordered"] if n_classes == 3 else [])
+                for metric in metrics:
+                    if quick and truth == "near-threshold" and n == 10:
+                        continue
+                    rows.append(distance_row(metric, shares, truth, n, reps, n_draws, seed))
+        is_truths = ["all balanced", "hurts"] if quick else list(IS_TRUTHS)
+        for truth in is_truths:
+            rows.append(is_row(truth, n, difference_reps, n_draws, seed))
+        mit_truths = ["both balanced"] if quick else list(MIT_TRUTHS)
+        for truth in mit_truths:
+            rows.append(mitigation_row(truth, n, difference_reps, n_draws, seed))
+    return rows
+
+
+def markdown(rows: list[Row], seconds: float) -> str:
+    lines = [
+        "# Measured coverage of the 95% intervals",
+        "",
+        "Written by `python validation/coverage.py` (do not edit; see docs/STATISTICS.md for the",
+        f"constructions). {len(rows)} cells, {seconds:.0f} s. Coverage = share of simulated data",
+        "sets whose interval holds the true value; low <= truth = share whose low end does (the",
+        "statement a gate that fails when low > threshold relies on). Shares are exact (summed",
+        "over the binomial); the rest simulated, `reps` data sets each (binomial sd at 95%:",
+        "0.5 points with 2000 reps, 0.7 with 1000). Target band: 93% to 97.5%.",
+        "",
+        "| metric | truth | true value | n | coverage | low <= truth | mean width | reps | method |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        flag = "" if 0.93 <= r.coverage <= 0.975 else " *"
+        lines.append(
+            f"| {r.metric} | {r.truth} | {r.true_value:.3f} | {r.n} | {100 * r.coverage:.1f}%{flag} "
+            f"| {100 * r.low_ok:.1f}% | {r.mean_width:.3f} | {r.reps or 'exact'} | {r.method} |"
+        )
+    outside = [r for r in rows if not 0.93 <= r.coverage <= 0.975]
+    lines += ["", f"\\* outside [93%, 97.5%]: {len(outside)} of {len(rows)} cells; "
+              "docs/STATISTICS.md explains each kind.", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=2000)
+    parser.add_argument("--difference-reps", type=int, default=1000)
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "coverage.md")
+    parser.add_argument("--json", type=Path, default=ROOT / "validation" / "coverage_results.json")
+    args = parser.parse_args()
+    start = time.time()
+    rows = run_grid(reps=args.reps, difference_reps=args.difference_reps, n_draws=args.draws,
+                    quick=args.quick)
+    seconds = time.time() - start
+    args.markdown.write_text(markdown(rows, seconds))
+    args.json.write_text(json.dumps({"confidence": CONFIDENCE, "seconds": seconds,
+                                     "rows": [asdict(r) for r in rows]}, indent=1))
+    print(markdown(rows, seconds))
+
+
+if __name__ == "__main__":
+    main()
