@@ -197,11 +197,15 @@ class HSpaceReader:
         return scheduler
 
     def _embeddings(self, prompts: Sequence[str], guided: bool) -> Any:
+        """Prompt embeddings as the pipeline makes them. A prompt longer than the text encoder's
+        window is truncated exactly as when generating (so its images are too); the warning the
+        pipeline logs for each is silenced, since a prompt search proposes many such texts."""
         import torch
 
-        cond, uncond = self.pipeline.encode_prompt(
-            list(prompts), self.device, num_images_per_prompt=1, do_classifier_free_guidance=guided,
-        )
+        with _quiet_truncation():
+            cond, uncond = self.pipeline.encode_prompt(
+                list(prompts), self.device, num_images_per_prompt=1, do_classifier_free_guidance=guided,
+            )
         return torch.cat([uncond, cond]) if guided else cond
 
     def _initial_latents(self, noise_seeds: Sequence[int]) -> tuple[Any, list]:
@@ -320,6 +324,24 @@ class HSpaceReader:
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({type(self.pipeline).__name__}, steps={self.steps}, "
                 f"guidance_scale={self.guidance_scale}, {self.height}x{self.width}, pooling={self.pooling!r})")
+
+
+@contextmanager
+def _quiet_truncation() -> Iterator[None]:
+    import logging
+
+    loggers = [logging.getLogger(name) for name in (
+        "diffusers.pipelines.stable_diffusion.pipeline_stable_diffusion",
+        "transformers.tokenization_utils_base",
+    )]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def _jsonable(value: Any) -> Any:
