@@ -38,7 +38,7 @@ class ScriptedLM:
     """A bigram LM over ``VOCAB``; every word keeps a little probability (a full distribution)."""
 
     eos_token_id = ID["<eos>"]
-    banned_token_ids = [ID["<bos>"]]
+    banned_token_ids = (ID["<bos>"],)
 
     def __init__(self):
         self.calls = 0

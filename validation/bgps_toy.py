@@ -19,10 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from pytest_t2ibias._types import ImageRequest
@@ -91,7 +89,8 @@ def main() -> None:
                                                         offline=True)
         choices = list(axis_spec.values)
 
-        def count_target(prompt: str) -> tuple[int, int]:
+        def count_target(prompt: str, axis=axis, target=target, classifier=classifier,
+                         choices=choices) -> tuple[int, int]:
             requests = [ImageRequest(prompt, seed=123, index=i) for i in range(args.images)]
             scores = classifier.score(generator.generate(requests), f"What is the {axis}?", choices)
             return int((scores.argmax(axis=1) == choices.index(target)).sum()), len(requests)

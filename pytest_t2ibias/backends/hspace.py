@@ -265,14 +265,16 @@ class HSpaceReader:
         if len(prompts) != len(noise_seeds):
             raise ValueError(f"{len(prompts)} prompts but {len(noise_seeds)} noise seeds")
         self._check_indices(step_indices)
-        wanted = sorted(set(int(i) for i in step_indices))
+        wanted = sorted({int(i) for i in step_indices})
         rows = []
         for start in range(0, len(prompts), self.batch_size):
             batch = slice(start, start + self.batch_size)
-            marks: dict[int, int] = {}
+            marks: dict[int, int] = {}  # step index -> position of its output in `outputs`
             with capture_mid_block(self.pipeline.unet, conditional_half=self._guided) as outputs:
-                self._denoise(prompts[batch], noise_seeds[batch], wanted[-1] + 1,
-                              on_step=lambda i: marks.__setitem__(i, len(outputs)))
+                def mark(i: int, marks=marks, outputs=outputs) -> None:
+                    marks[i] = len(outputs)
+
+                self._denoise(prompts[batch], noise_seeds[batch], wanted[-1] + 1, on_step=mark)
             rows.append(np.stack([pool(outputs[marks[int(i)]], self.pooling) for i in step_indices], axis=1))
         return np.concatenate(rows) if rows else np.empty((0, len(step_indices), 0), dtype=np.float32)
 
