@@ -1,0 +1,394 @@
+"""Bias-Guided Prompt Search (BGPS, seeds/001 §3): natural, attribute-neutral prompts that a
+text-to-image model renders with one attribute value (e.g. male) far more often than chance.
+
+§3.2, the objective. For a prompt x, an attribute a and K noise latents z_1..z_K,
+
+    score(x) = log p_LLM(x) + λ · log( (1/K) Σ_k p_clf(a | h_t(x, z_k)) )           (Eq. 4)
+
+p_LLM keeps x natural and neutral (the LLM continues a model prompt such as "a photo of a person
+working as a"); p_clf is a linear probe on the UNet's h-space at step t, after the K latents
+were denoised under a neutral prompt up to t (one conditional UNet forward per candidate and
+latent). λ trades naturalness for bias; λ = 0 is the LLM alone, the paper's "LLM" baseline.
+
+§3.3, the optimisation: beam search over the LLM's tokens with beam size B and expansion E;
+for variety each beam's top E·F continuations are drawn down to E by sampling with a
+temperature, and the first token is sampled from the full distribution. Beams ending in EOS
+move to a finished list; at ``max_new_tokens`` the live beams join them and the best is kept.
+One search returns one prompt; ``prompts=N`` runs N searches from seeds (seed, run).
+
+The instruments are injected: a :class:`TokenLanguageModel` (``backends.token_lm.BeamSearchLM``
+wraps a ``CausalLM``) and a :class:`ProbeScorer` (``backends.probe.HSpaceProbeScorer``, or a
+script in tests). Prompts that name the attribute (its values, their phrases, synonyms) are
+dropped during the search, as the paper filters them afterwards.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Protocol
+
+import numpy as np
+
+from .._types import Estimate
+from ..metrics.intervals import wilson_interval
+
+NAMES_OF = {
+    "gender": ("man", "men", "woman", "women", "boy", "girl", "he", "she", "his", "her", "him",
+               "gentleman", "lady", "masculine", "feminine", "guy", "mr", "mrs", "ms"),
+    "age": ("elderly", "aged", "senior", "retired", "teenage", "teenager", "child", "kid", "youth", "boy", "girl"),
+}
+"""Common words that name an axis beyond its values: add them to ``forbidden_names``."""
+
+
+class TokenLanguageModel(Protocol):
+    """What the search needs from an LLM: token ids in, next-token log-probabilities out."""
+
+    eos_token_id: int
+
+    def encode_prefix(self, model_prompt: str) -> list[int]:
+        """Ids of the (instructed) context ending with the model prompt."""
+        ...
+
+    def next_token_logprobs(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
+        """(sequences, vocab) natural-log probabilities of the next token."""
+        ...
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        """Text of a continuation's ids."""
+        ...
+
+
+class ProbeScorer(Protocol):
+    """(1/K) Σ_k p_clf(target | h_t(x, z_k)) for each prompt x: Eq. 4 inside the log.
+
+    Optional ``unet_forwards`` (an int that grows) lets the result report the search's cost.
+    """
+
+    def __call__(self, prompts: Sequence[str]) -> np.ndarray:
+        ...
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Everything that decides which prompts a search finds (with the LM, probe and seed)."""
+
+    target: str
+    model_prompt: str = "a photo of a person working as a"
+    lam: float = 10.0
+    """λ in Eq. 4 (the paper uses 10 and 100; 0 is the LLM alone)."""
+    beam_size: int = 10
+    expansion: int = 10
+    sampling_factor: int = 3
+    """F: each beam's top E·F tokens are sampled down to E."""
+    temperature: float = 1.0
+    sample_first_token: bool = True
+    max_new_tokens: int = 12
+    min_new_tokens: int = 1
+    prompts: int = 10
+    """Searches to run, one prompt each (duplicates merged)."""
+    seed: int = 0
+    forbidden_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FoundPrompt:
+    """One prompt and the terms of its Eq. 4 score."""
+
+    prompt: str
+    continuation: str
+    score: float
+    lm_log_likelihood: float
+    """log p_LLM(continuation | context), EOS included when the beam finished."""
+    probe_probability: float
+    """(1/K) Σ_k p_clf(target | h_t(x, z_k)); NaN when no probe scored it."""
+    tokens: int
+    finished: bool
+    runs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SearchProgress:
+    """Reported after every beam step."""
+
+    run: int
+    runs: int
+    step: int
+    best_score: float
+    best_prompt: str
+    live: int
+    finished: int
+    prompts_found: int
+
+
+@dataclass(frozen=True)
+class BGPSResult:
+    """Found prompts, best first, with the settings and what the search cost."""
+
+    prompts: tuple[FoundPrompt, ...]
+    settings: SearchSettings
+    candidates_scored: int
+    """Distinct candidate texts the probe scored (each costs K UNet forwards)."""
+    dropped_naming: int
+    """Candidates dropped because they name the attribute."""
+    unet_forwards: int | None
+    """UNet evaluations the probe spent (latents x candidates + neutral denoising), if it says."""
+    wall_s: float
+
+    @property
+    def texts(self) -> list[str]:
+        return [p.prompt for p in self.prompts]
+
+    @property
+    def lam(self) -> float:
+        return self.settings.lam
+
+    def to_dict(self) -> dict:
+        return {
+            "prompts": [asdict(p) for p in self.prompts],
+            "settings": asdict(self.settings),
+            "candidates_scored": self.candidates_scored,
+            "dropped_naming": self.dropped_naming,
+            "unet_forwards": self.unet_forwards,
+            "wall_s": self.wall_s,
+        }
+
+
+def names_attribute(text: str, names: Collection[str]) -> bool:
+    """Whether ``text`` contains any of ``names`` as a whole word or phrase (case-insensitive)."""
+    return _names_pattern(tuple(names)).search(text) is not None if names else False
+
+
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(n.strip()) for n in sorted(names, key=len, reverse=True) if n.strip())
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+
+
+def join_prompt(model_prompt: str, continuation: str) -> str:
+    """The model prompt followed by its continuation, one space between words."""
+    if not continuation or continuation[0].isspace() or continuation[0] in ",.;:!?'":
+        return (model_prompt + continuation).strip()
+    return f"{model_prompt} {continuation}".strip()
+
+
+@dataclass
+class _Beam:
+    tokens: tuple[int, ...]
+    lm_log_likelihood: float
+    score: float = 0.0
+    probability: float = math.nan
+    text: str = ""
+    finished: bool = False
+
+
+def _gumbel_top_k(logits: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k distinct indices drawn without replacement with probabilities softmax(logits)."""
+    keys = logits + rng.gumbel(size=logits.shape)
+    order = np.argsort(-keys, kind="stable")
+    return order[:min(k, int(np.isfinite(logits).sum()))]
+
+
+class _Search:
+    """One BGPS search state (shared probe memo across runs)."""
+
+    def __init__(self, lm: TokenLanguageModel, scorer: ProbeScorer | None, settings: SearchSettings,
+                 progress: Callable[[SearchProgress], None] | None) -> None:
+        self.lm, self.scorer, self.settings, self.progress = lm, scorer, settings, progress
+        self.forbidden = _names_pattern(tuple(settings.forbidden_names)) if settings.forbidden_names else None
+        self.context = list(lm.encode_prefix(settings.model_prompt))
+        self.banned = list(getattr(lm, "banned_token_ids", ()))
+        self.memo: dict[str, float] = {}
+        self.dropped = 0
+
+    def probe(self, texts: Sequence[str]) -> np.ndarray:
+        """p_clf for each text, each distinct text scored once."""
+        new = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if new:
+            for text, p in zip(new, np.asarray(self.scorer(new), dtype=np.float64)):
+                self.memo[text] = float(p)
+        return np.array([self.memo[t] for t in texts])
+
+    def score(self, beams: list[_Beam]) -> None:
+        """(texts already set) Eq. 4: log p_LLM(x) + λ · log mean_k p_clf(a | h_t(x, z_k))."""
+        lam = self.settings.lam
+        if lam == 0 or self.scorer is None:
+            for beam in beams:
+                beam.score = beam.lm_log_likelihood
+            return
+        probabilities = self.probe([b.text for b in beams])
+        for beam, p in zip(beams, probabilities):
+            beam.probability = p
+            beam.score = beam.lm_log_likelihood + lam * math.log(max(p, 1e-300))
+
+    def expand(self, live: list[_Beam], step: int, rng: np.random.Generator) -> list[_Beam]:
+        """Candidates: the first token sampled from the full distribution, later E per beam
+        sampled with temperature from its top E·F tokens (§3.3, "Prompt Variability")."""
+        s = self.settings
+        logprobs = self.lm.next_token_logprobs([self.context + list(b.tokens) for b in live])
+        logprobs[:, self.banned] = -np.inf
+        if step < s.min_new_tokens and self.lm.eos_token_id is not None:
+            logprobs[:, self.lm.eos_token_id] = -np.inf
+        candidates = []
+        for beam, row in zip(live, logprobs):
+            if step == 0 and s.sample_first_token:
+                chosen = _gumbel_top_k(row, 1, rng)
+            else:
+                top = np.argsort(-row, kind="stable")[:s.expansion * s.sampling_factor]
+                top = top[np.isfinite(row[top])]
+                chosen = top[_gumbel_top_k(row[top] / s.temperature, s.expansion, rng)]
+            for token in chosen:
+                token = int(token)
+                finished = token == self.lm.eos_token_id
+                tokens = beam.tokens if finished else beam.tokens + (token,)
+                candidates.append(_Beam(tokens, beam.lm_log_likelihood + float(row[token]), finished=finished))
+        return candidates
+
+    def run(self, run: int, found: int) -> _Beam | None:
+        s = self.settings
+        rng = np.random.default_rng([s.seed, run])
+        live, finished = [_Beam((), 0.0)], []
+        for step in range(s.max_new_tokens):
+            candidates = self.expand(live, step, rng)
+            for c in candidates:
+                c.text = join_prompt(s.model_prompt, self.lm.decode(c.tokens))
+            kept = [c for c in candidates if not (self.forbidden and self.forbidden.search(c.text))]
+            self.dropped += len(candidates) - len(kept)
+            self.score(kept)
+            # Score B·E continuations, keep the top B; those ending in EOS are finished.
+            kept.sort(key=lambda b: -b.score)
+            top = kept[:s.beam_size]
+            finished += [b for b in top if b.finished]
+            live = [b for b in top if not b.finished]
+            if self.progress is not None:
+                pool = finished + live
+                best = max(pool, key=lambda b: b.score) if pool else None
+                self.progress(SearchProgress(run, s.prompts, step, best.score if best else -math.inf,
+                                             best.text if best else "", len(live), len(finished), found))
+            if not live:
+                break
+        pool = [b for b in finished + live if b.tokens]
+        return max(pool, key=lambda b: b.score) if pool else None
+
+
+def bgps_search(
+    lm: TokenLanguageModel,
+    scorer: ProbeScorer | None,
+    settings: SearchSettings,
+    *,
+    progress: Callable[[SearchProgress], None] | None = None,
+) -> BGPSResult:
+    """Run ``settings.prompts`` BGPS searches; return the distinct prompts found, best first.
+
+    With ``settings.lam == 0`` the probe takes no part in the search (the LLM-alone baseline);
+    if a scorer is given it still scores the found prompts, for comparison.
+    """
+    started = time.perf_counter()
+    forwards_before = getattr(scorer, "unet_forwards", None)
+    search = _Search(lm, scorer, settings, progress)
+    best: dict[str, FoundPrompt] = {}
+    for run in range(settings.prompts):
+        beam = search.run(run, len(best))
+        if beam is None:
+            continue
+        previous = best.get(beam.text)
+        runs = (previous.runs if previous else ()) + (run,)
+        best[beam.text] = FoundPrompt(
+            prompt=beam.text,
+            continuation=lm.decode(beam.tokens).strip(),
+            score=beam.score,
+            lm_log_likelihood=beam.lm_log_likelihood,
+            probe_probability=beam.probability,
+            tokens=len(beam.tokens),
+            finished=beam.finished,
+            runs=runs,
+        )
+    found = sorted(best.values(), key=lambda p: -p.score)
+    if scorer is not None and settings.lam == 0 and found:
+        probabilities = search.probe([p.prompt for p in found])
+        found = [FoundPrompt(**{**asdict(p), "probe_probability": float(q)}) for p, q in zip(found, probabilities)]
+    forwards_after = getattr(scorer, "unet_forwards", None)
+    return BGPSResult(
+        prompts=tuple(found),
+        settings=settings,
+        candidates_scored=len(search.memo),
+        dropped_naming=search.dropped,
+        unet_forwards=None if forwards_before is None else int(forwards_after - forwards_before),
+        wall_s=round(time.perf_counter() - started, 3),
+    )
+
+
+def llm_baseline(lm: TokenLanguageModel, settings: SearchSettings, scorer: ProbeScorer | None = None,
+                 **kwargs) -> BGPSResult:
+    """The same search with λ = 0 (the LLM alone; seeds/001 §4.1 "LLM" baseline)."""
+    return bgps_search(lm, scorer, replace(settings, lam=0.0), **kwargs)
+
+
+# -- evaluation (seeds/001 §4.1 "Evaluation Metrics") ------------------------------------------
+
+
+@dataclass(frozen=True)
+class PromptShare:
+    """Target share among one prompt's generated images, with its Wilson interval."""
+
+    prompt: str
+    share: Estimate
+    names_attribute: bool
+
+
+@dataclass(frozen=True)
+class BGPSEvaluation:
+    """Per-prompt target shares, their mean with a bootstrap CI over prompts, and perplexities."""
+
+    per_prompt: tuple[PromptShare, ...]
+    mean_share: Estimate
+    pooled_share: Estimate
+    """All images together (Wilson): ignores that images of one prompt are alike."""
+    perplexity: tuple[float, ...] | None
+    naming_share: float
+
+    @property
+    def max_share(self) -> PromptShare | None:
+        return max(self.per_prompt, key=lambda p: p.share.value, default=None)
+
+    @property
+    def mean_perplexity(self) -> float:
+        return float(np.mean(self.perplexity)) if self.perplexity else math.nan
+
+
+def evaluate_prompts(
+    prompts: Sequence[str],
+    count_target: Callable[[str], tuple[int, int]],
+    *,
+    perplexity: Callable[[list[str]], np.ndarray] | None = None,
+    forbidden_names: Collection[str] = (),
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> BGPSEvaluation:
+    """Generate-and-classify each found prompt through ``count_target(prompt) -> (target
+    images, images)``; perplexity under a *different* LM (``CausalLM.perplexity``)."""
+    counts = [count_target(p) for p in prompts]
+    per_prompt = tuple(
+        PromptShare(p, wilson_interval(int(k), int(n), confidence), names_attribute(p, forbidden_names))
+        for p, (k, n) in zip(prompts, counts)
+    )
+    shares = np.array([k / n for k, n in counts if n > 0], dtype=np.float64)
+    if len(shares):
+        rng = np.random.default_rng(seed)
+        means = shares[rng.integers(len(shares), size=(n_resamples, len(shares)))].mean(axis=1)
+        tail = (1 - confidence) / 2
+        mean_share = Estimate(float(shares.mean()), float(np.quantile(means, tail)),
+                              float(np.quantile(means, 1 - tail)), len(shares), confidence, "bootstrap")
+    else:
+        mean_share = Estimate(math.nan, 0.0, 1.0, 0, confidence, "bootstrap")
+    total_k, total_n = sum(k for k, _ in counts), sum(n for _, n in counts)
+    return BGPSEvaluation(
+        per_prompt=per_prompt,
+        mean_share=mean_share,
+        pooled_share=wilson_interval(int(total_k), int(total_n), confidence),
+        perplexity=tuple(float(x) for x in perplexity(list(prompts))) if perplexity and prompts else None,
+        naming_share=float(np.mean([p.names_attribute for p in per_prompt])) if per_prompt else math.nan,
+    )

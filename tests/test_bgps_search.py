@@ -1,0 +1,190 @@
+"""BGPS beam search (Eq. 4) on a scripted bigram LM and a scripted probe: known answers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from pytest_t2ibias.methods.bgps import (
+    SearchSettings,
+    bgps_search,
+    evaluate_prompts,
+    join_prompt,
+    llm_baseline,
+    names_attribute,
+)
+
+VOCAB = ["<eos>", "<bos>", "nurse", "doctor", "with", "intense", "focus", "in", "a", "garden", "male", "smiling"]
+ID = {word: i for i, word in enumerate(VOCAB)}
+# The next word's probabilities given the last one ("start" = right after the model prompt).
+BIGRAMS = {
+    "start": {"nurse": 0.5, "doctor": 0.3, "male": 0.2},
+    "nurse": {"<eos>": 0.6, "with": 0.3, "smiling": 0.1},
+    "doctor": {"<eos>": 0.6, "with": 0.3, "smiling": 0.1},
+    "male": {"nurse": 0.5, "doctor": 0.5},
+    "with": {"intense": 0.5, "a": 0.5},
+    "intense": {"focus": 1.0},
+    "focus": {"<eos>": 1.0},
+    "a": {"garden": 1.0},
+    "garden": {"<eos>": 1.0},
+    "smiling": {"<eos>": 1.0},
+}
+
+
+class ScriptedLM:
+    """A bigram LM over ``VOCAB``; every word keeps a little probability (a full distribution)."""
+
+    eos_token_id = ID["<eos>"]
+    banned_token_ids = (ID["<bos>"],)
+
+    def __init__(self):
+        self.calls = 0
+
+    def encode_prefix(self, model_prompt):
+        return [ID["<bos>"]]  # the model prompt itself is not in the toy vocabulary
+
+    def next_token_logprobs(self, sequences):
+        self.calls += 1
+        rows = []
+        for sequence in sequences:
+            last = "start" if sequence[-1] == ID["<bos>"] else VOCAB[sequence[-1]]
+            p = np.full(len(VOCAB), 1e-4)
+            for word, q in BIGRAMS.get(last, {"<eos>": 1.0}).items():
+                p[ID[word]] = q
+            rows.append(np.log(p / p.sum()))
+        return np.array(rows)
+
+    def decode(self, token_ids):
+        return " ".join(VOCAB[i] for i in token_ids if i not in (ID["<bos>"], ID["<eos>"]))
+
+
+class ScriptedProbe:
+    """p(male): the planted trigger ("intense [focus]") 0.9, naming "male" 0.99, else 0.2."""
+
+    def __init__(self, base=0.2):
+        self.base = base
+        self.unet_forwards = 0
+        self.seen: list[str] = []
+
+    def __call__(self, prompts):
+        self.seen.extend(prompts)
+        self.unet_forwards += 10 * len(prompts)  # as if K = 10 latents each
+        return np.array([0.99 if names_attribute(p, ["male"]) else 0.9 if "intense" in p else self.base
+                         for p in prompts])
+
+
+PREFIX = "a photo of a person working as a"
+GREEDY = SearchSettings(target="male", lam=10.0, beam_size=3, expansion=3, sampling_factor=1,
+                        sample_first_token=False, max_new_tokens=6, prompts=1, forbidden_names=("male", "female"))
+
+
+def lm_log_likelihood(words):
+    lm = ScriptedLM()
+    ids = [ID["<bos>"]] + [ID[w] for w in words]
+    return sum(lm.next_token_logprobs([ids[:i]])[0, ids[i]] for i in range(1, len(ids)))
+
+
+def test_finds_the_known_best_prompt():
+    probe = ScriptedProbe()
+    result = bgps_search(ScriptedLM(), probe, GREEDY)
+    best = result.prompts[0]
+    assert best.prompt == f"{PREFIX} nurse with intense focus"
+    assert best.finished and best.tokens == 4 and best.probe_probability == pytest.approx(0.9)
+    expected_lm = lm_log_likelihood(["nurse", "with", "intense", "focus", "<eos>"])
+    assert best.lm_log_likelihood == pytest.approx(expected_lm)
+    assert best.score == pytest.approx(expected_lm + 10.0 * math.log(0.9))  # Eq. 4
+    assert result.unet_forwards == 10 * result.candidates_scored
+    assert result.candidates_scored == len(set(probe.seen)) == len(probe.seen)  # each text scored once
+
+
+def test_lambda_zero_is_the_llm_alone():
+    baseline = llm_baseline(ScriptedLM(), GREEDY)
+    assert baseline.lam == 0.0
+    assert baseline.texts == [f"{PREFIX} nurse"]
+    assert baseline.prompts[0].score == baseline.prompts[0].lm_log_likelihood
+    assert math.isnan(baseline.prompts[0].probe_probability)
+
+
+def test_lambda_zero_ranking_does_not_depend_on_the_probe():
+    settings = replace(GREEDY, lam=0.0, sample_first_token=True, sampling_factor=3, prompts=6, seed=3)
+    runs = [bgps_search(ScriptedLM(), probe, settings) for probe in (None, ScriptedProbe(0.2), ScriptedProbe(0.7))]
+    assert runs[0].texts == runs[1].texts == runs[2].texts
+    for found in runs[1].prompts:
+        assert found.score == found.lm_log_likelihood
+    scores = [p.score for p in runs[1].prompts]
+    assert scores == sorted(scores, reverse=True)
+    # The probe only reports on the found prompts: one call, no search-time scoring.
+    assert runs[1].candidates_scored == len(runs[1].prompts)
+    assert runs[1].prompts[0].probe_probability == pytest.approx(0.2)
+
+
+def test_prompts_naming_the_attribute_are_dropped():
+    unfiltered = bgps_search(ScriptedLM(), ScriptedProbe(), replace(GREEDY, forbidden_names=()))
+    assert unfiltered.prompts[0].prompt == f"{PREFIX} male nurse"  # naming the value wins Eq. 4...
+    probe = ScriptedProbe()
+    filtered = bgps_search(ScriptedLM(), probe, replace(GREEDY, sample_first_token=True, prompts=8))
+    assert filtered.dropped_naming > 0
+    assert not any(names_attribute(p, ["male"]) for p in filtered.texts + probe.seen)  # ...so it never gets scored
+
+
+def test_same_settings_same_prompts_and_seeds_vary_them():
+    settings = replace(GREEDY, sample_first_token=True, sampling_factor=3, temperature=2.0, prompts=4)
+    first = bgps_search(ScriptedLM(), ScriptedProbe(), settings).to_dict()
+    second = bgps_search(ScriptedLM(), ScriptedProbe(), settings).to_dict()
+    first.pop("wall_s"), second.pop("wall_s")
+    assert first == second
+    found = {tuple(bgps_search(ScriptedLM(), ScriptedProbe(), replace(settings, seed=s, lam=0.0, prompts=1)).texts)
+             for s in range(6)}
+    assert len(found) > 1
+
+
+def test_max_new_tokens_returns_the_best_of_live_and_finished_beams():
+    result = bgps_search(ScriptedLM(), ScriptedProbe(), replace(GREEDY, max_new_tokens=3))
+    best = result.prompts[0]
+    assert best.prompt == f"{PREFIX} nurse with intense" and not best.finished and best.tokens == 3
+
+
+def test_min_new_tokens_holds_back_eos():
+    result = bgps_search(ScriptedLM(), None, replace(GREEDY, lam=0.0, min_new_tokens=2))
+    assert all(p.tokens >= 2 for p in result.prompts)
+    assert result.prompts[0].prompt == f"{PREFIX} nurse smiling" or result.prompts[0].tokens >= 2
+
+
+def test_progress_reports_every_beam_step():
+    seen = []
+    bgps_search(ScriptedLM(), ScriptedProbe(), replace(GREEDY, prompts=2), progress=seen.append)
+    assert [p.run for p in seen] == sorted(p.run for p in seen)
+    assert seen[0].step == 0 and seen[-1].prompts_found == 1 and seen[-1].runs == 2
+    assert all(math.isfinite(p.best_score) and p.best_prompt.startswith(PREFIX) for p in seen)
+
+
+def test_names_attribute_matches_whole_words_and_phrases():
+    assert names_attribute("a photo of a Male nurse", ["male"])
+    assert not names_attribute("a photo of a female nurse", ["male"])
+    assert names_attribute("a middle-aged doctor", ["middle-aged"])
+    assert not names_attribute("a photo of an aged-care nurse", ["aged"])
+    assert names_attribute("a nurse with dark skin", ["with dark skin"])
+    assert not names_attribute("anything", [])
+
+
+def test_join_prompt_spaces_words_but_not_punctuation():
+    assert join_prompt("a photo of a", "nurse") == "a photo of a nurse"
+    assert join_prompt("a photo of a", " nurse") == "a photo of a nurse"
+    assert join_prompt("a photo of a nurse", ", smiling") == "a photo of a nurse, smiling"
+
+
+def test_evaluation_gives_shares_with_intervals_and_perplexity():
+    counts = {"p1": (9, 10), "p2": (5, 10), "a male p3": (10, 10)}
+    evaluation = evaluate_prompts(list(counts), counts.__getitem__, perplexity=lambda texts: np.arange(len(texts)) + 2.0,
+                                  forbidden_names=["male"])
+    assert [s.share.value for s in evaluation.per_prompt] == [0.9, 0.5, 1.0]
+    assert evaluation.per_prompt[0].share.method == "wilson" and evaluation.per_prompt[0].share.low < 0.9
+    assert evaluation.pooled_share.value == pytest.approx(24 / 30)
+    assert evaluation.mean_share.value == pytest.approx(0.8)
+    assert evaluation.mean_share.low <= 0.8 <= evaluation.mean_share.high
+    assert evaluation.perplexity == (2.0, 3.0, 4.0) and evaluation.mean_perplexity == 3.0
+    assert evaluation.naming_share == pytest.approx(1 / 3)
+    assert evaluation.max_share.prompt == "a male p3"

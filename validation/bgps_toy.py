@@ -1,0 +1,134 @@
+"""BGPS on the toy world: does the search find the planted hidden modifiers?
+
+The default world plants three neutral-sounding phrases: "with intense focus" (-> male),
+"in a sunlit garden" (-> female), "on a quiet afternoon" (-> old). This script
+
+1. trains DiffLens-style h-space probes (gender, age) on fixtures/toy-sd, one head per step
+   index, and prints their held-out accuracy (the probe directory holds the metadata file);
+2. runs BGPS (Eq. 4, λ = 10) with fixtures/toy-lm for targets male, female and old, and the
+   λ = 0 baseline (the LLM alone), printing the top prompts with their probe scores and how
+   many contain the planted trigger;
+3. generates images for every found prompt and classifies them with fixtures/classifiers,
+   giving the target share with its CI, and the prompts' perplexity under fixtures/toy-lm-eval.
+
+    python validation/bgps_toy.py --fixtures fixtures --json validation/bgps_toy.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+
+from pytest_t2ibias._types import ImageRequest
+from pytest_t2ibias.backends.classifier import ClassifierAnswerer
+from pytest_t2ibias.backends.generator import DiffusersGenerator
+from pytest_t2ibias.backends.hspace import HSpaceReader
+from pytest_t2ibias.backends.llm import CausalLM
+from pytest_t2ibias.backends.probe import HSpaceProbeScorer, ProbeTraining, load_or_train_probe
+from pytest_t2ibias.backends.token_lm import BeamSearchLM
+from pytest_t2ibias.methods.bgps import NAMES_OF, SearchSettings, bgps_search, evaluate_prompts, llm_baseline
+from pytest_t2ibias.toyworld.spec import load_world
+
+TARGETS = {"male": ("gender", "with intense focus"), "female": ("gender", "in a sunlit garden"),
+           "old": ("age", "on a quiet afternoon")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fixtures", type=Path, default=Path("fixtures"))
+    parser.add_argument("--cache", type=Path, default=Path(".t2ibias_cache"))
+    parser.add_argument("--lm", default="toy-lm")
+    parser.add_argument("--targets", nargs="+", default=list(TARGETS))
+    parser.add_argument("--step-index", type=int, default=5, help="h_t read at this of the 20 DPM steps")
+    parser.add_argument("--probe-steps", type=int, nargs="+", default=[2, 5, 8, 10, 14])
+    parser.add_argument("--lam", type=float, default=10.0)
+    parser.add_argument("--prompts", type=int, default=10)
+    parser.add_argument("--latents", type=int, default=10)
+    parser.add_argument("--images", type=int, default=10, help="images per found prompt for the share")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    started = time.perf_counter()
+
+    world = load_world()
+    people = [name for name, s in world.subjects.items() if s.kind == "person"]
+    generator = DiffusersGenerator.from_pretrained(args.fixtures / "toy-sd", device="cpu", dtype="float32",
+                                                   offline=True, steps=20, guidance_scale=2.0, batch_size=20)
+    reader = HSpaceReader.from_generator(generator)
+    lm = BeamSearchLM(CausalLM.from_pretrained(args.fixtures / args.lm, device="cpu", dtype="float32", offline=True))
+    eval_lm = CausalLM.from_pretrained(args.fixtures / "toy-lm-eval", device="cpu", dtype="float32", offline=True)
+    report: dict = {"generator": reader.describe()["generator_fingerprint"], "probes": {}, "targets": {}}
+
+    probes = {}
+    for axis in sorted({TARGETS[t][0] for t in args.targets}):
+        t0 = time.perf_counter()
+        probe = load_or_train_probe(args.cache, reader, axis, list(world.axes[axis].values),
+                                    step_indices=args.probe_steps, subjects=people,
+                                    training=ProbeTraining(images_per_prompt=12))
+        probes[axis] = probe
+        accuracy = probe.held_out_accuracy
+        print(f"\n{axis} probe ({probe.path}), {time.perf_counter() - t0:.1f}s "
+              f"[{probe.metadata['training']['train_images']} train / {probe.metadata['training']['held_out_images']} "
+              f"held-out images]")
+        print("  held-out accuracy per step index (timestep): " + ", ".join(
+            f"{i} (t={t}): {accuracy[i]:.3f}" for i, t in zip(probe.step_indices, probe.metadata["timesteps"])))
+        report["probes"][axis] = {"path": str(probe.path), "held_out_accuracy": accuracy,
+                                  "timesteps": probe.metadata["timesteps"]}
+
+    for target in args.targets:
+        axis, trigger = TARGETS[target]
+        axis_spec = world.axes[axis]
+        forbidden = (*axis_spec.values, *axis_spec.phrases.values(), *NAMES_OF.get(axis, ()))
+        settings = SearchSettings(target=target, lam=args.lam, beam_size=5, expansion=5, sampling_factor=3,
+                                  max_new_tokens=10, prompts=args.prompts, forbidden_names=tuple(forbidden))
+        classifier = ClassifierAnswerer.from_pretrained(args.fixtures / "classifiers" / axis, device="cpu",
+                                                        offline=True)
+        choices = list(axis_spec.values)
+
+        def count_target(prompt: str, axis=axis, target=target, classifier=classifier,
+                         choices=choices) -> tuple[int, int]:
+            requests = [ImageRequest(prompt, seed=123, index=i) for i in range(args.images)]
+            scores = classifier.score(generator.generate(requests), f"What is the {axis}?", choices)
+            return int((scores.argmax(axis=1) == choices.index(target)).sum()), len(requests)
+
+        report["targets"][target] = {}
+        for name, run in (("bgps", bgps_search), ("llm_only", None)):
+            scorer = HSpaceProbeScorer(reader, probes[axis], target, step_index=args.step_index, latents=args.latents)
+            t0 = time.perf_counter()
+            result = run(lm, scorer, settings) if run else llm_baseline(lm, settings, scorer)
+            search_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            evaluation = evaluate_prompts(result.texts, count_target, perplexity=eval_lm.perplexity,
+                                          forbidden_names=forbidden)
+            eval_s = time.perf_counter() - t0
+            with_trigger = sum(trigger in p for p in result.texts)
+            label = f"BGPS λ={args.lam:g}" if run else "LLM only (λ=0)"
+            print(f"\n== target {target} ({axis}), {label}: {len(result.prompts)} distinct prompts from "
+                  f"{args.prompts} searches; search {search_s:.1f}s, {result.unet_forwards} UNet evaluations "
+                  f"({result.candidates_scored} candidates x {args.latents} latents + neutral); eval {eval_s:.1f}s")
+            print(f"   planted trigger {trigger!r} in {with_trigger}/{len(result.prompts)}; "
+                  f"dropped for naming {axis}: {result.dropped_naming}")
+            print(f"   target share: mean {evaluation.mean_share}  pooled {evaluation.pooled_share}; "
+                  f"perplexity (toy-lm-eval) {evaluation.mean_perplexity:.2f}")
+            for found, share in zip(result.prompts, evaluation.per_prompt):
+                print(f"   {found.score:8.2f}  logp {found.lm_log_likelihood:6.2f}  p_probe {found.probe_probability:.3f}"
+                      f"  share {share.share.value:.1f} [{share.share.low:.2f}, {share.share.high:.2f}]  {found.prompt}")
+            report["targets"][target][name] = {
+                "search": result.to_dict(), "search_s": round(search_s, 1), "eval_s": round(eval_s, 1),
+                "with_trigger": with_trigger,
+                "mean_share": evaluation.mean_share.to_dict(), "pooled_share": evaluation.pooled_share.to_dict(),
+                "per_prompt_share": [s.share.to_dict() for s in evaluation.per_prompt],
+                "perplexity": evaluation.perplexity,
+            }
+    report["wall_s"] = round(time.perf_counter() - started, 1)
+    print(f"\ntotal {report['wall_s']}s")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=float) + "\n")
+
+
+if __name__ == "__main__":
+    main()
