@@ -49,6 +49,18 @@ def _judge_upper(estimate: Estimate, threshold: float, confidence: float | None)
     return estimate.low <= threshold
 
 
+def _same_level(estimates: Iterable[Estimate], confidence: float | None, remedy: str) -> None:
+    """Refuse to judge a ``confidence`` gate on intervals computed at another level: the
+    message would name one interval and the decision read another."""
+    if confidence is None:
+        return
+    levels = {round(e.confidence, 6) for e in estimates}
+    if levels and levels != {round(confidence, 6)}:
+        shown = ", ".join(f"{level:g}" for level in sorted(levels))
+        raise ValueError(f"confidence={confidence:g} asked, but the intervals were computed at "
+                         f"{shown}; {remedy}")
+
+
 def _gate_note(confidence: float | None, passed: bool) -> str:
     if confidence is None:
         return ""
@@ -220,6 +232,8 @@ def evaluate_is_nonnegative(
             f"no IS entries to judge for mitigate={rows} on={columns}: "
             "the mitigated axes need counterfactual prompts"
         )
+    _same_level(entries.values(), confidence,
+                f"compute the matrix at that level (t2ibias.biasconnect(..., confidence={confidence:g}))")
 
     def offends(e: Estimate) -> bool:
         bound = e.high if confidence is not None else e.value
@@ -298,6 +312,8 @@ def evaluate_no_regression(
     entries = {y: effect[y] for y in others if y not in fixes and not np.isnan(effect[y].value)}
     if not entries:
         raise ValueError(f"no other axis to judge besides fixes={fixes}: name axes in on=")
+    _same_level(entries.values(), confidence,
+                f"compute the effect at that level (t2ibias.mitigation_effect(..., confidence={confidence:g}))")
 
     def offends(e: Estimate) -> bool:
         bound = e.high if confidence is not None else e.value

@@ -47,7 +47,7 @@ def run_is_nonnegative(ctx: CheckContext) -> Verdict:
     matrix = intersectional_sensitivity_for(
         ctx.instrument, ctx.counterfactual_suite(), ctx.subject, mitigate=[ctx.axis.name],
         axes=list(dict.fromkeys([ctx.axis.name, *on])),
-        confidence=ctx.confidence, n_resamples=ctx.n_resamples)
+        confidence=_interval_confidence(ctx), n_resamples=ctx.n_resamples)
     verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
                                       tolerance=params.get("tolerance", 0.0),
                                       confidence=_gate_confidence(ctx), label=ctx.subject)
@@ -59,7 +59,8 @@ def run_no_regression(ctx: CheckContext) -> Verdict:
     on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
     effect = mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
                                    axes=list(dict.fromkeys([ctx.axis.name, *on])),
-                                   confidence=ctx.confidence, n_resamples=ctx.n_resamples)
+                                   confidence=_interval_confidence(ctx),
+                                   n_resamples=ctx.n_resamples)
     return evaluate_no_regression(effect, fixes=[ctx.axis.name], on=on,
                                   tolerance=params.get("tolerance", 0.0),
                                   confidence=_gate_confidence(ctx), label=ctx.label)
@@ -72,7 +73,7 @@ def run_intermit(ctx: CheckContext) -> Verdict:
                       priority=params.get("priority"),
                       epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
                       max_steps=params.get("max_steps"),
-                      confidence=ctx.confidence, n_resamples=ctx.n_resamples)
+                      confidence=_interval_confidence(ctx), n_resamples=ctx.n_resamples)
     verdict = result.verdict(confidence=_gate_confidence(ctx), label=ctx.subject)
     return _with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
 
@@ -86,6 +87,12 @@ def _subject_attributes(ctx: CheckContext):
 def _gate_confidence(ctx: CheckContext) -> float | None:
     """The check's own ``confidence:``: fail only when the whole interval is wrong."""
     return ctx.check.params.get("confidence")
+
+
+def _interval_confidence(ctx: CheckContext) -> float:
+    """The level of the intervals a method computes: the check's ``confidence:`` when it has
+    one (so the gate reads the interval it names), else ``--t2i-confidence``."""
+    return _gate_confidence(ctx) or ctx.confidence
 
 
 def _with_matrix(verdict: Verdict, matrix: ISMatrix) -> Verdict:

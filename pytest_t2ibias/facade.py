@@ -108,21 +108,22 @@ class T2IBias:
 
     def biasconnect(self, suite: Suite | str | os.PathLike, subject: str, *,
                     axes: Sequence[str] | None = None, mitigate: Sequence[str] | None = None,
-                    baseline: bool = False) -> ISMatrix:
+                    baseline: bool = False, confidence: float | None = None) -> ISMatrix:
         """BiasConnect's IS matrix for ``subject``; ``suite`` may be a suite file's path, so
         Python tests reuse the axes and counterfactuals a YAML suite declares. ``mitigate``
-        computes only those rows (fewer images)."""
+        computes only those rows (fewer images); ``confidence`` is the intervals' level
+        (default ``--t2i-confidence``)."""
         from .methods.biasconnect import intersectional_sensitivity_for
 
         suite = _suite(suite)
         return intersectional_sensitivity_for(
             self.instrument(suite), self.counterfactual_suite(suite, subject), subject,
             axes=axes, mitigate=mitigate, role="baseline" if baseline else "candidate",
-            **self._intervals())
+            **self._intervals(confidence))
 
     def intermit(self, suite: Suite | str | os.PathLike, subject: str, *,
                  priority: dict[str, float] | None = None, epsilon: float | None = None,
-                 max_steps: int | None = None) -> InterMitResult:
+                 max_steps: int | None = None, confidence: float | None = None) -> InterMitResult:
         """InterMit (BiasConnect Algorithm 1) with prompt-modification mitigation for
         ``subject``: which axes to mitigate, in what order, and how far tau falls."""
         from .methods.intermit import DEFAULT_EPSILON, intermit
@@ -130,20 +131,22 @@ class T2IBias:
         suite = _suite(suite)
         return intermit(self.instrument(suite), self.counterfactual_suite(suite, subject), subject,
                         priority=priority, epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
-                        max_steps=max_steps, **self._intervals())
+                        max_steps=max_steps, **self._intervals(confidence))
 
     def mitigation_effect(self, suite: Suite | str | os.PathLike, subject: str, *,
-                          axes: Sequence[str] | None = None) -> dict:
+                          axes: Sequence[str] | None = None,
+                          confidence: float | None = None) -> dict:
         """IS_mit per axis: baseline model vs candidate on the subject's prompt, paired seeds
         (the fine-tune merge gate, BiasConnect A.5/A.9)."""
         from .methods.gate import mitigation_effect_for
 
         suite = _suite(suite)
         return mitigation_effect_for(self.instrument(suite), suite, subject, axes=axes,
-                                     **self._intervals())
+                                     **self._intervals(confidence))
 
-    def _intervals(self) -> dict[str, Any]:
-        return {"confidence": self.settings.confidence, "n_resamples": self.settings.bootstrap}
+    def _intervals(self, confidence: float | None = None) -> dict[str, Any]:
+        return {"confidence": confidence or self.settings.confidence,
+                "n_resamples": self.settings.bootstrap}
 
 
 def _suite(suite: Suite | str | os.PathLike) -> Suite:
