@@ -98,6 +98,14 @@ def read_settings(config: pytest.Config) -> Settings:
     dtype = get_option(config, "t2i_dtype")
     if dtype not in ("auto", "float32", "float16", "bfloat16"):
         raise pytest.UsageError(f"--t2i-dtype must be auto|float32|float16|bfloat16, got {dtype!r}")
+    burden = get_option(config, "t2i_burden")
+    if burden not in (None, "model", "check"):
+        raise pytest.UsageError(f"--t2i-burden must be model or check, got {burden!r}")
+    family = get_option(config, "t2i_family")
+    if family not in ("none", "bonferroni"):
+        raise pytest.UsageError(f"--t2i-family must be none or bonferroni, got {family!r} "
+                                "(holm and bh need every check's figure before any verdict; "
+                                "see docs/STATISTICS.md)")
     batch_size = get_option(config, "t2i_batch_size")
     if batch_size < 1:
         raise pytest.UsageError(f"--t2i-batch-size must be at least 1, got {batch_size}")
@@ -124,6 +132,8 @@ def read_settings(config: pytest.Config) -> Settings:
         html=get_option(config, "t2i_html"),
         confidence=confidence,
         bootstrap=get_option(config, "t2i_bootstrap"),
+        burden=burden,
+        family=family,
         suite_pattern=config.getini("t2i_suite_pattern") or "*.t2i.yaml",
         update_locks=bool(get_option(config, "t2i_update_locks")),
         models_from_command_line=frozenset(

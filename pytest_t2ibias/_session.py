@@ -18,7 +18,7 @@ import pytest
 
 from ._options import read_settings
 from .report import ReportRow, render_text, write_html, write_json
-from .verdict import Verdict, verdict_properties, verdict_sink
+from .verdict import Family, Verdict, verdict_properties, verdict_sink
 
 if TYPE_CHECKING:
     from ._prompt_lock import PromptLocks
@@ -39,6 +39,8 @@ class T2ISession:
         self.settings = settings
         self.results: list[ReportRow] = []
         self.worker_counters: dict[str, int] = {}
+        self.family = Family(settings.family)
+        """The gated checks of this run, for family-wise control (set after collection)."""
 
     # -- what the checks measure with, built on first use (collection never loads a model) ----
 
@@ -81,6 +83,10 @@ class T2ISession:
     def started(self) -> bool:
         """Whether anything that can load a model or touch the cache has been built."""
         return "models" in self.__dict__ or "requests" in self.__dict__
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        gated = [item for item in session.items if getattr(item, "gated", False)]
+        self.family = Family(self.settings.family, len(gated))
 
     # -- verdicts -> report rows --------------------------------------------------------------
 
@@ -159,6 +165,7 @@ class T2ISession:
         terminalreporter.section("t2ibias summary")
         terminalreporter.write(render_text(self.sorted_results(), terminalreporter._tw.fullwidth,
                                            color=terminalreporter.hasmarkup))
+        terminalreporter.write_line(self.family.describe(self.settings.confidence))
         work = self.total_counters
         if work:
             terminalreporter.write_line(

@@ -56,7 +56,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_json", "write a machine-readable report here", is_path=True),
     Option("t2i_html", "write a visual report here", is_path=True),
     Option("t2i_confidence", "confidence level of every interval", float, default=0.95),
-    Option("t2i_bootstrap", "bootstrap resamples per interval", int, default=1000),
+    Option("t2i_bootstrap", "bootstrap resamples (or posterior draws) per interval", int,
+           default=1000),
+    Option("t2i_burden", "model|check: who must prove its case when an interval straddles a "
+           "limit (model: inconclusive fails, the default; check: it passes); overrides suites"),
+    Option("t2i_family", "none|bonferroni: family-wise control of false alarms across the run's "
+           "gated checks (bonferroni: each at 1 - (1 - confidence)/m)", default="none"),
 )
 
 INI_ONLY = (
@@ -89,6 +94,8 @@ class Settings:
     html: str | None
     confidence: float
     bootstrap: int
+    burden: str | None = None
+    family: str = "none"
     suite_pattern: str = "*.t2i.yaml"
     update_locks: bool = False
     models_from_command_line: frozenset[str] = frozenset()

@@ -14,17 +14,21 @@ from typing import Any
 import numpy as np
 
 from ._types import Answers, Estimate
-from .metrics import (
-    ISMatrix,
-    bootstrap_estimate,
-    distribution_of,
-    ideal_shares,
-    normalised_w1,
-    pooled_shares,
-    severity,
-)
+from .metrics import ISMatrix, distribution_of, ideal_shares, pooled_shares, severity
 from .metrics.distributions import Distribution
-from .verdict import CheckFailed, Verdict, report_verdict
+from .metrics.posterior import severity_estimate, w1_estimate
+from .verdict import (
+    DEFAULT_BURDEN,
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    CheckFailed,
+    Verdict,
+    decide,
+    passes,
+    report_verdict,
+    worst,
+)
 
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 1000
@@ -39,35 +43,36 @@ def _raise_unless(verdict: Verdict) -> Verdict:
     return verdict
 
 
-def _judge_upper(estimate: Estimate, threshold: float, confidence: float | None) -> bool:
-    """Pass when the figure is at most ``threshold``; with ``confidence``, fail only when
-    the whole interval is above it."""
-    if np.isnan(estimate.value):
-        return False
-    if confidence is None:
-        return estimate.value <= threshold
-    return estimate.low <= threshold
-
-
 def _same_level(estimates: Iterable[Estimate], confidence: float | None, remedy: str) -> None:
     """Refuse to judge a ``confidence`` gate on intervals computed at another level: the
     message would name one interval and the decision read another."""
     if confidence is None:
         return
-    levels = {round(e.confidence, 6) for e in estimates}
+    levels = {round(e.confidence, 6) for e in estimates if e.method != "given"}
     if levels and levels != {round(confidence, 6)}:
         shown = ", ".join(f"{level:g}" for level in sorted(levels))
         raise ValueError(f"confidence={confidence:g} asked, but the intervals were computed at "
                          f"{shown}; {remedy}")
 
 
-def _gate_note(confidence: float | None, passed: bool) -> str:
+def _gate_note(confidence: float | None, outcome: str, burden: str) -> str:
+    """How the decision was reached, for the message."""
     if confidence is None:
-        return ""
-    pct = round(confidence * 100)
-    if passed:
-        return f" (confidence gate: passes unless the whole {pct}% CI is on the wrong side)"
-    return f" (confidence gate: the whole {pct}% CI is on the wrong side)"
+        return " (point estimate; pass confidence= to gate on the interval)"
+    pct = f"{confidence * 100:g}%"
+    if outcome == PASS:
+        return f" (the whole {pct} CI is within the limit)"
+    if outcome == FAIL:
+        return f" (the whole {pct} CI is beyond the limit)"
+    if burden == "model":
+        return (f" (INCONCLUSIVE: the {pct} CI straddles the limit; burden: model, so the "
+                "model has not shown it is within it: more images would decide)")
+    return (f" (INCONCLUSIVE: the {pct} CI straddles the limit; burden: check passes it "
+            "for want of proof of bias)")
+
+
+def _verb(outcome: str, within: str, beyond: str) -> str:
+    return {PASS: within, FAIL: beyond, INCONCLUSIVE: "straddles"}[outcome]
 
 
 # -- answers in, per-prompt labels out --------------------------------------------------------
@@ -112,34 +117,36 @@ def evaluate_entropy_below(
     threshold: float,
     *,
     confidence: float | None = None,
+    burden: str = DEFAULT_BURDEN,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     label: str = "",
 ) -> Verdict:
-    """OpenBias severity (Eq. 6) of the context-free distribution (Eq. 5) vs ``threshold``."""
+    """OpenBias severity (Eq. 6) of the context-free distribution (Eq. 5) vs ``threshold``,
+    with a Dirichlet-posterior interval that reaches 0 on balanced answers
+    (``metrics.posterior``, docs/STATISTICS.md)."""
     choices, groups, prompts, abstained, filtered = _per_prompt_labels(answers)
     n_choices = len(choices)
-
-    def statistic(resampled: list[np.ndarray]) -> float:
-        return float(severity(pooled_shares(resampled, n_choices)))
-
-    estimate = bootstrap_estimate(statistic, groups, confidence=confidence or DEFAULT_CONFIDENCE,
-                                  n_resamples=n_resamples, seed=seed)
-    passed = _judge_upper(estimate, threshold, confidence)
+    estimate = severity_estimate(groups, n_choices, confidence=confidence or DEFAULT_CONFIDENCE,
+                                 n_draws=n_resamples, seed=seed)
+    outcome = decide(estimate, threshold, confidence=confidence)
+    passed = passes(outcome, burden)
     per_prompt = {p: float(severity(pooled_shares([g], n_choices))) for p, g in zip(prompts, groups)}
-    worst = sorted(per_prompt.items(), key=lambda kv: -np.nan_to_num(kv[1], nan=-1))[:5]
+    most_severe = sorted(per_prompt.items(), key=lambda kv: -np.nan_to_num(kv[1], nan=-1))[:5]
     subject = f" of {label}" if label else ""
-    verb = "is within" if passed else "exceeds"
+    verb = _verb(outcome, "is within", "exceeds")
     message = (
         f"severity{subject} {estimate} {verb} threshold {threshold:.3f} "
-        f"(margin {threshold - estimate.value:+.3f}){_gate_note(confidence, passed)}\n"
+        f"(margin {threshold - estimate.value:+.3f}){_gate_note(confidence, outcome, burden)}\n"
         f"  answers: {_describe_counts(choices, groups, abstained, filtered)}\n"
         f"  severity = 1 - H(p)/log|C|: 0 uniform, 1 one class"
     )
     if len(prompts) > 1:
-        message += "\n  most severe prompts: " + "; ".join(f"{p!r} {v:.3f}" for p, v in worst)
+        message += "\n  most severe prompts: " + "; ".join(f"{p!r} {v:.3f}" for p, v in most_severe)
     return Verdict(
         passed=passed,
+        outcome=outcome,
+        burden=burden,
         check="entropy_below",
         value=estimate,
         threshold=threshold,
@@ -151,7 +158,9 @@ def evaluate_entropy_below(
 
 def assert_entropy_below(answers, threshold: float, *, confidence: float | None = None,
                          **kwargs: Any) -> Verdict:
-    """Fail if OpenBias severity 1 - H(p)/log|C| is above ``threshold``."""
+    """Fail if OpenBias severity 1 - H(p)/log|C| is above ``threshold`` (with ``confidence``:
+    unless the interval is wholly within it, or under ``burden="check"`` unless it is wholly
+    beyond it)."""
     __tracebackhide__ = True
     return _raise_unless(evaluate_entropy_below(answers, threshold, confidence=confidence,
                                                 **kwargs))
@@ -167,32 +176,33 @@ def evaluate_w1_below(
     ideal: Any = "uniform",
     ordered: bool = False,
     confidence: float | None = None,
+    burden: str = DEFAULT_BURDEN,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     label: str = "",
 ) -> Verdict:
-    """Normalised W1 (BiasConnect Eq. 1) between the answers and the ideal vs ``threshold``."""
+    """Normalised W1 (BiasConnect Eq. 1) between the answers and the ideal vs ``threshold``,
+    with a Dirichlet-posterior interval that reaches 0 at the ideal (``metrics.posterior``)."""
     choices, groups, prompts, abstained, filtered = _per_prompt_labels(answers)
     target = ideal_shares(ideal, choices)
-    n_choices = len(choices)
-
-    def statistic(resampled: list[np.ndarray]) -> float:
-        return float(normalised_w1(pooled_shares(resampled, n_choices), target, ordered=ordered))
-
-    estimate = bootstrap_estimate(statistic, groups, confidence=confidence or DEFAULT_CONFIDENCE,
-                                  n_resamples=n_resamples, seed=seed)
-    passed = _judge_upper(estimate, threshold, confidence)
+    estimate = w1_estimate(groups, target, ordered=ordered,
+                           confidence=confidence or DEFAULT_CONFIDENCE, n_draws=n_resamples,
+                           seed=seed)
+    outcome = decide(estimate, threshold, confidence=confidence)
+    passed = passes(outcome, burden)
     subject = f" of {label}" if label else ""
-    verb = "is within" if passed else "exceeds"
+    verb = _verb(outcome, "is within", "exceeds")
     ideal_text = ", ".join(f"{c}={s:.2f}" for c, s in zip(choices, target))
     message = (
         f"normalised W1{subject} to the ideal {estimate} {verb} threshold {threshold:.3f} "
-        f"(margin {threshold - estimate.value:+.3f}){_gate_note(confidence, passed)}\n"
+        f"(margin {threshold - estimate.value:+.3f}){_gate_note(confidence, outcome, burden)}\n"
         f"  answers: {_describe_counts(choices, groups, abstained, filtered)}\n"
         f"  ideal: {ideal_text} ({'ordered' if ordered else 'nominal'} axis; 0 ideal, 1 fully biased)"
     )
     return Verdict(
         passed=passed,
+        outcome=outcome,
+        burden=burden,
         check="w1_below",
         value=estimate,
         threshold=threshold,
@@ -214,18 +224,25 @@ def assert_w1_below(answers, threshold: float, *, ideal: Any = "uniform", ordere
 
 
 def evaluate_is_nonnegative(
-    matrix: ISMatrix,
+    matrix: ISMatrix | Mapping[str, Mapping[str, Any]],
     *,
     mitigate: Iterable[str] | None = None,
     on: Iterable[str] | None = None,
     tolerance: float = 0.0,
     confidence: float | None = None,
+    burden: str = DEFAULT_BURDEN,
     label: str = "",
 ) -> Verdict:
-    """Every IS[x][y] (x in ``mitigate``, y in ``on``, y != x) must be >= -tolerance."""
-    rows = _known_axes(matrix, mitigate, "mitigate")
-    columns = _known_axes(matrix, on, "on")
-    entries = {(x, y): matrix.entry(x, y) for x in rows for y in columns if x != y}
+    """Every IS[x][y] (x in ``mitigate``, y in ``on``, y != x) must be >= -tolerance.
+
+    ``matrix`` is an ``ISMatrix`` or plain data ``{x: {y: value}}``, a value being a number,
+    an ``Estimate`` or ``(value, low, high)``."""
+    entries_by_pair = _is_entries(matrix)
+    axes = list(dict.fromkeys(a for pair in entries_by_pair for a in pair))
+    rows = _known_axes(axes, mitigate, "mitigate")
+    columns = _known_axes(axes, on, "on")
+    entries = {(x, y): entries_by_pair[(x, y)] for x in rows for y in columns
+               if x != y and (x, y) in entries_by_pair}
     entries = {pair: e for pair, e in entries.items() if not np.isnan(e.value)}
     if not entries:
         raise ValueError(
@@ -233,41 +250,48 @@ def evaluate_is_nonnegative(
             "the mitigated axes need counterfactual prompts"
         )
     _same_level(entries.values(), confidence,
-                f"compute the matrix at that level (t2ibias.biasconnect(..., confidence={confidence:g}))")
-
-    def offends(e: Estimate) -> bool:
-        bound = e.high if confidence is not None else e.value
-        return bound < -tolerance
-
-    offending = sorted((pair for pair, e in entries.items() if offends(e)),
+                f"compute the matrix at that level (t2ibias.biasconnect(..., confidence={confidence}))")
+    outcomes = {pair: decide(e, -tolerance, confidence=confidence, at_most=False)
+                for pair, e in entries.items()}
+    outcome = worst(list(outcomes.values()))
+    passed = passes(outcome, burden)
+    offending = sorted((pair for pair, o in outcomes.items() if o == FAIL),
                        key=lambda pair: entries[pair].value)
+    undecided = sorted(pair for pair, o in outcomes.items() if o == INCONCLUSIVE)
     worst_pair = min(entries, key=lambda pair: entries[pair].value)
-    worst = entries[worst_pair]
-    passed = not offending
+    lowest = entries[worst_pair]
     subject = f" for {label}" if label else ""
-    if passed:
+    note = _gate_note(confidence, outcome, burden)
+    if outcome == PASS:
         message = (f"IS{subject}: no mitigation pushes another axis away from its ideal beyond "
                    f"tolerance {tolerance:.3f}; lowest IS[{worst_pair[0]}->{worst_pair[1]}] = "
-                   f"{worst}{_gate_note(confidence, passed)}")
+                   f"{lowest}{note}")
     else:
         lines = [f"  IS[{x}->{y}] = {entries[(x, y)]}: mitigating {x} pushes {y} "
                  f"{-entries[(x, y)].value:.3f} further from its ideal" for x, y in offending]
-        message = (f"IS{subject}: {len(offending)} of {len(entries)} pairs are below "
-                   f"-{tolerance:.3f}{_gate_note(confidence, passed)}\n" + "\n".join(lines)
+        lines += [f"  IS[{x}->{y}] = {entries[(x, y)]}: undecided at tolerance {tolerance:.3f}"
+                  for x, y in undecided]
+        head = (f"{len(offending)} of {len(entries)} pairs are below -{tolerance:.3f}"
+                if offending else f"{len(undecided)} of {len(entries)} pairs are undecided")
+        message = (f"IS{subject}: {head}{note}\n" + "\n".join(lines)
                    + "\n  IS[x->y] = wbar_init(y) - wbar_x(y) (BiasConnect Eq. 4); "
                    "negative: mitigating x skews y")
     return Verdict(
         passed=passed,
+        outcome=outcome,
+        burden=burden,
         check="is_nonnegative",
-        value=worst,
+        value=lowest,
         threshold=-tolerance,
         message=message,
         figures={"pairs": {f"{x}->{y}": e.to_dict() for (x, y), e in entries.items()},
-                 "offending": [f"{x}->{y}" for x, y in offending], "label": label},
+                 "offending": [f"{x}->{y}" for x, y in offending],
+                 "undecided": [f"{x}->{y}" for x, y in undecided], "label": label},
     )
 
 
-def assert_is_nonnegative(matrix: ISMatrix, mitigate: Iterable[str] | None = None,
+def assert_is_nonnegative(matrix: ISMatrix | Mapping[str, Mapping[str, Any]],
+                          mitigate: Iterable[str] | None = None,
                           on: Iterable[str] | None = None, tolerance: float = 0.0, *,
                           confidence: float | None = None, **kwargs: Any) -> Verdict:
     """Fail if mitigating an axis in ``mitigate`` pushes an axis in ``on`` away from its ideal."""
@@ -277,13 +301,39 @@ def assert_is_nonnegative(matrix: ISMatrix, mitigate: Iterable[str] | None = Non
                                                  **kwargs))
 
 
-def _known_axes(matrix: ISMatrix, axes: Iterable[str] | None, what: str) -> list[str]:
+def _is_entries(matrix: Any) -> dict[tuple[str, str], Estimate]:
+    """(x, y) -> IS[x][y] from an ``ISMatrix`` or ``{x: {y: value | Estimate | (v, lo, hi)}}``."""
+    if isinstance(matrix, ISMatrix):
+        return {(x, y): matrix.entry(x, y) for x in matrix.axes for y in matrix.axes if x != y}
+    if not isinstance(matrix, Mapping) or not all(isinstance(r, Mapping) for r in matrix.values()):
+        raise TypeError(f"expected an ISMatrix or a mapping {{x: {{y: value}}}}, got "
+                        f"{type(matrix).__name__}")
+    return {(str(x), str(y)): _as_estimate(value, f"IS[{x}][{y}]")
+            for x, row in matrix.items() for y, value in row.items() if x != y}
+
+
+def _as_estimate(value: Any, what: str) -> Estimate:
+    """A number (no interval), an ``Estimate``, or ``(value, low, high)``."""
+    if isinstance(value, Estimate):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Estimate(float(value), float(value), float(value), 0, method="given")
+    if isinstance(value, Sequence) and len(value) == 3 and all(
+            isinstance(v, (int, float)) for v in value):
+        point, low, high = map(float, value)
+        if not low <= point <= high:
+            raise ValueError(f"{what} = {tuple(value)}: need low <= value <= high")
+        return Estimate(point, low, high, 0, method="given")
+    raise TypeError(f"{what}: expected a number, an Estimate or (value, low, high), got {value!r}")
+
+
+def _known_axes(known: Sequence[str], axes: Iterable[str] | None, what: str) -> list[str]:
     if axes is None:
-        return list(matrix.axes)
+        return list(known)
     axes = [axes] if isinstance(axes, str) else list(axes)
-    unknown = [a for a in axes if a not in matrix.axes]
+    unknown = [a for a in axes if a not in known]
     if unknown:
-        raise ValueError(f"{what}={unknown} not in the matrix's axes {list(matrix.axes)}")
+        raise ValueError(f"{what}={unknown} not in the matrix's axes {list(known)}")
     return axes
 
 
@@ -291,12 +341,13 @@ def _known_axes(matrix: ISMatrix, axes: Iterable[str] | None, what: str) -> list
 
 
 def evaluate_no_regression(
-    effect: Mapping[str, Estimate],
+    effect: Mapping[str, Any],
     *,
     fixes: Iterable[str] | str,
     on: Iterable[str] | None = None,
     tolerance: float = 0.0,
     confidence: float | None = None,
+    burden: str = DEFAULT_BURDEN,
     label: str = "",
 ) -> Verdict:
     """Every IS_mit(y) (y in ``on``, default every axis not in ``fixes``) must be >= -tolerance.
@@ -304,6 +355,7 @@ def evaluate_no_regression(
     ``effect`` maps axis -> IS_mit = wbar_baseline - wbar_candidate (BiasConnect A.5/A.9;
     ``T2IBias.mitigation_effect``): a fine-tune that fixes ``fixes`` must not skew the rest.
     """
+    effect = {str(y): _as_estimate(v, f"IS_mit[{y}]") for y, v in effect.items()}
     fixes = [fixes] if isinstance(fixes, str) else list(fixes)
     unknown = [a for a in fixes + list(on or ()) if a not in effect]
     if unknown:
@@ -313,41 +365,47 @@ def evaluate_no_regression(
     if not entries:
         raise ValueError(f"no other axis to judge besides fixes={fixes}: name axes in on=")
     _same_level(entries.values(), confidence,
-                f"compute the effect at that level (t2ibias.mitigation_effect(..., confidence={confidence:g}))")
-
-    def offends(e: Estimate) -> bool:
-        bound = e.high if confidence is not None else e.value
-        return bound < -tolerance
-
-    offending = sorted((y for y, e in entries.items() if offends(e)), key=lambda y: entries[y].value)
+                f"compute the effect at that level (t2ibias.mitigation_effect(..., confidence={confidence}))")
+    outcomes = {y: decide(e, -tolerance, confidence=confidence, at_most=False)
+                for y, e in entries.items()}
+    outcome = worst(list(outcomes.values()))
+    passed = passes(outcome, burden)
+    offending = sorted((y for y, o in outcomes.items() if o == FAIL), key=lambda y: entries[y].value)
+    undecided = sorted(y for y, o in outcomes.items() if o == INCONCLUSIVE)
     worst_axis = min(entries, key=lambda y: entries[y].value)
-    worst = entries[worst_axis]
-    passed = not offending
+    lowest = entries[worst_axis]
     subject = f" for {label}" if label else ""
+    note = _gate_note(confidence, outcome, burden)
     fixed = "; ".join(
         f"{x} {'improved' if effect[x].value > 0 else 'did not improve'}: IS_mit {effect[x]}"
         for x in fixes)
-    if passed:
+    if outcome == PASS:
         message = (f"no regression{subject}: no axis besides {', '.join(fixes)} got worse beyond "
-                   f"tolerance {tolerance:.3f}; lowest IS_mit[{worst_axis}] = {worst}"
-                   f"{_gate_note(confidence, passed)}\n  fixed: {fixed}")
+                   f"tolerance {tolerance:.3f}; lowest IS_mit[{worst_axis}] = {lowest}"
+                   f"{note}\n  fixed: {fixed}")
     else:
         lines = [f"  {y} got worse: IS_mit = {entries[y]} (the candidate is "
                  f"{-entries[y].value:.3f} further from the ideal than the baseline)"
                  for y in offending]
-        message = (f"regression{subject}: {len(offending)} of {len(entries)} axes got worse "
-                   f"beyond tolerance {tolerance:.3f}{_gate_note(confidence, passed)}\n"
-                   + "\n".join(lines) + f"\n  fixed: {fixed}\n"
+        lines += [f"  {y} undecided: IS_mit = {entries[y]} at tolerance {tolerance:.3f}"
+                  for y in undecided]
+        head = (f"regression{subject}: {len(offending)} of {len(entries)} axes got worse "
+                f"beyond tolerance {tolerance:.3f}" if offending else
+                f"no proof of no regression{subject}: {len(undecided)} of {len(entries)} axes "
+                f"undecided at tolerance {tolerance:.3f}")
+        message = (f"{head}{note}\n" + "\n".join(lines) + f"\n  fixed: {fixed}\n"
                    "  IS_mit(y) = wbar_baseline(y) - wbar_candidate(y), paired seeds "
                    "(BiasConnect A.5); negative: the fine-tune skewed y")
     return Verdict(
         passed=passed,
+        outcome=outcome,
+        burden=burden,
         check="no_regression",
-        value=worst,
+        value=lowest,
         threshold=-tolerance,
         message=message,
         figures={"effect": {y: e.to_dict() for y, e in effect.items()},
-                 "fixes": fixes, "regressed": offending, "label": label},
+                 "fixes": fixes, "regressed": offending, "undecided": undecided, "label": label},
     )
 
 

@@ -29,16 +29,16 @@ if TYPE_CHECKING:
 def run_entropy_below(ctx: CheckContext) -> Verdict:
     answers = _subject_attributes(ctx)
     return evaluate_entropy_below(answers, ctx.check.params["threshold"],
-                                  confidence=_gate_confidence(ctx), label=ctx.label,
-                                  n_resamples=ctx.n_resamples)
+                                  confidence=ctx.confidence, burden=ctx.plan.burden,
+                                  label=ctx.label, n_resamples=ctx.n_resamples)
 
 
 def run_w1_below(ctx: CheckContext) -> Verdict:
     answers = _subject_attributes(ctx)
     return evaluate_w1_below(answers, ctx.check.params["threshold"],
                              ideal=ctx.instrument.ideal(ctx.axis, ctx.suite.filter),
-                             ordered=ctx.axis.ordered, confidence=_gate_confidence(ctx),
-                             label=ctx.label, n_resamples=ctx.n_resamples)
+                             ordered=ctx.axis.ordered, confidence=ctx.confidence,
+                             burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples)
 
 
 def run_is_nonnegative(ctx: CheckContext) -> Verdict:
@@ -47,10 +47,11 @@ def run_is_nonnegative(ctx: CheckContext) -> Verdict:
     matrix = intersectional_sensitivity_for(
         ctx.instrument, ctx.counterfactual_suite(), ctx.subject, mitigate=[ctx.axis.name],
         axes=list(dict.fromkeys([ctx.axis.name, *on])),
-        confidence=_interval_confidence(ctx), n_resamples=ctx.n_resamples)
+        confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
     verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
                                       tolerance=params.get("tolerance", 0.0),
-                                      confidence=_gate_confidence(ctx), label=ctx.subject)
+                                      confidence=ctx.confidence, burden=ctx.plan.burden,
+                                      label=ctx.subject)
     return _with_matrix(verdict, matrix)
 
 
@@ -59,11 +60,12 @@ def run_no_regression(ctx: CheckContext) -> Verdict:
     on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
     effect = mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
                                    axes=list(dict.fromkeys([ctx.axis.name, *on])),
-                                   confidence=_interval_confidence(ctx),
+                                   confidence=ctx.interval_confidence,
                                    n_resamples=ctx.n_resamples)
     return evaluate_no_regression(effect, fixes=[ctx.axis.name], on=on,
                                   tolerance=params.get("tolerance", 0.0),
-                                  confidence=_gate_confidence(ctx), label=ctx.label)
+                                  confidence=ctx.confidence, burden=ctx.plan.burden,
+                                  label=ctx.label)
 
 
 def run_intermit(ctx: CheckContext) -> Verdict:
@@ -73,8 +75,9 @@ def run_intermit(ctx: CheckContext) -> Verdict:
                       priority=params.get("priority"),
                       epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
                       max_steps=params.get("max_steps"),
-                      confidence=_interval_confidence(ctx), n_resamples=ctx.n_resamples)
-    verdict = result.verdict(confidence=_gate_confidence(ctx), label=ctx.subject)
+                      confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
+    verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
+                             label=ctx.subject)
     return _with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
 
 
@@ -82,17 +85,6 @@ def _subject_attributes(ctx: CheckContext):
     """The check's axis read off the images of the suite's prompt for the subject."""
     images = ctx.instrument.images([ctx.suite.prompt_for(ctx.subject)])
     return ctx.instrument.attributes(images, ctx.axis, ctx.suite.filter)
-
-
-def _gate_confidence(ctx: CheckContext) -> float | None:
-    """The check's own ``confidence:``: fail only when the whole interval is wrong."""
-    return ctx.check.params.get("confidence")
-
-
-def _interval_confidence(ctx: CheckContext) -> float:
-    """The level of the intervals a method computes: the check's ``confidence:`` when it has
-    one (so the gate reads the interval it names), else ``--t2i-confidence``."""
-    return _gate_confidence(ctx) or ctx.confidence
 
 
 def _with_matrix(verdict: Verdict, matrix: ISMatrix) -> Verdict:

@@ -36,9 +36,13 @@ class Param:
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What one item's ``run`` receives: where it sits in its suite, how it samples, and the
-    instrument to measure with. ``confidence`` and ``n_resamples`` are the intervals' level
-    and bootstrap size (the check's own gate level is ``check.params["confidence"]``)."""
+    """What one item's ``run`` receives: where it sits in its suite, how it samples (and who
+    carries the burden of proof: ``plan.burden``), and the instrument to measure with.
+
+    ``confidence`` is the level the check gates at: its ``confidence:``, adjusted for the
+    family of gated checks under ``--t2i-family``; None decides on the point value.
+    ``interval_confidence`` is the level every interval is computed at (``confidence`` when
+    the check gates, else ``--t2i-confidence``); ``n_resamples`` the bootstrap size."""
 
     check: CheckSpec
     suite: Suite
@@ -46,7 +50,8 @@ class CheckContext:
     axis: AxisSpec | None
     plan: Plan
     instrument: Instrument
-    confidence: float
+    confidence: float | None
+    interval_confidence: float
     n_resamples: int
     phrase: Callable[[Suite, str], Suite]
     """Fills in a suite's ``counterfactuals: llm`` axes for one subject (its lock file)."""
@@ -121,9 +126,15 @@ def _priority(value: Any) -> str | None:
     return None
 
 
+def _burden(value: Any) -> str | None:
+    return None if value in ("model", "check") else f"must be model or check, got {value!r}"
+
+
 COMMON_PARAMS = (
     Param("confidence", NUMBER, check=_confidence,
-          doc="fail only when the whole CI is on the wrong side of the threshold"),
+          doc="gate on the interval at this level (and compute it at this level)"),
+    Param("burden", (str,), check=_burden,
+          doc="model: an interval across the limit fails (default); check: it passes"),
     Param("images_per_prompt", (int,), check=_at_least_one,
           doc="images per prompt for this check only (more images, a tighter interval); "
               "default: the suite's"),

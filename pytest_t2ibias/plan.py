@@ -1,4 +1,5 @@
-"""How a check samples, decided once: which models, how many images, seed, steps, guidance.
+"""How a check samples and who carries the burden of proof, decided once: which models, how
+many images, seed, steps, guidance, burden.
 
 Every precedence rule lives here and nowhere else:
 
@@ -7,7 +8,8 @@ Every precedence rule lives here and nowhere else:
 - images per prompt: ``--t2i-images-per-prompt`` > the check's ``images_per_prompt`` > the
   caller's ``n`` (Python tests) > the suite's ``defaults`` > 16;
 - seed, steps, guidance: command line > the caller's value > the suite's ``defaults`` >
-  the seed 0 and the pipeline's own steps and guidance.
+  the seed 0 and the pipeline's own steps and guidance;
+- burden: ``--t2i-burden`` > the check's ``burden:`` > the suite's ``burden:`` > model.
 
 YAML items resolve their ``Plan`` at collection (``--t2i-plan`` can show it before any model
 loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads it.
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .verdict import DEFAULT_BURDEN
 
 if TYPE_CHECKING:
     from ._settings import Settings
@@ -39,6 +43,8 @@ class Plan:
     seed: int
     steps: int | None = None
     guidance: float | None = None
+    burden: str = "model"
+    """Who must prove its case when an interval straddles a limit (``verdict.BURDENS``)."""
 
     def model(self, role: str) -> str | None:
         """The model id or path for ``role`` ("candidate" or "baseline")."""
@@ -61,6 +67,8 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         seed=_first_set(settings.seed, seed, defaults.get("seed"), DEFAULT_SEED),
         steps=_first(settings.steps, steps, defaults.get("steps")),
         guidance=_first_set(settings.guidance, guidance, defaults.get("guidance")),
+        burden=_first(settings.burden, check.params.get("burden") if check is not None else None,
+                      suite.burden if suite is not None else None, DEFAULT_BURDEN),
     )
 
 

@@ -15,11 +15,92 @@ from typing import Any
 
 from ._types import Estimate
 
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+"""What an interval says about a limit: wholly within it, wholly beyond it, or across it."""
+
+BURDENS = ("model", "check")
+"""Who must prove its case when the interval straddles the limit: ``model`` (it must show
+it is within the limit, so inconclusive fails: a release gate) or ``check`` (only proof of
+bias fails)."""
+
+DEFAULT_BURDEN = "model"
+
+
+def decide(estimate: Estimate, limit: float, *, confidence: float | None,
+           at_most: bool = True) -> str:
+    """PASS, FAIL or INCONCLUSIVE for "figure <= limit" (``at_most``) or "figure >= limit".
+
+    With ``confidence`` the interval decides; without it the point value does (never
+    inconclusive, and no statement about sampling noise). A NaN figure (no answered image)
+    is INCONCLUSIVE: there were no images to decide with.
+    """
+    value, low, high = estimate.value, estimate.low, estimate.high
+    if value != value:  # NaN
+        return INCONCLUSIVE
+    if not at_most:  # "figure >= limit" is "-figure <= -limit"
+        value, low, high, limit = -value, -high, -low, -limit
+    if confidence is None:
+        return PASS if value <= limit else FAIL
+    if high <= limit:
+        return PASS
+    if low > limit:
+        return FAIL
+    return INCONCLUSIVE
+
+
+def passes(outcome: str, burden: str) -> bool:
+    """Whether ``outcome`` passes the gate under ``burden``."""
+    if burden not in BURDENS:
+        raise ValueError(f"burden={burden!r}: use 'model' or 'check'")
+    return outcome == PASS or (outcome == INCONCLUSIVE and burden == "check")
+
+
+def worst(outcomes: list[str]) -> str:
+    """FAIL if any failed, else INCONCLUSIVE if any was, else PASS (also for none)."""
+    return FAIL if FAIL in outcomes else INCONCLUSIVE if INCONCLUSIVE in outcomes else PASS
+
+
+FAMILY_POLICIES = ("none", "bonferroni")
+
+
+@dataclass(frozen=True)
+class Family:
+    """Family-wise control of false alarms across a run's ``size`` gated checks.
+
+    ``bonferroni`` gates each check at ``1 - (1 - confidence) / size``, so the chance of any
+    false alarm (or, under ``burden: model``, of any false pass) in the run stays within
+    ``1 - confidence``. Step-down Holm and Benjamini-Hochberg need every check's figure before
+    any verdict, which items judged one at a time do not have; docs/STATISTICS.md."""
+
+    policy: str = "none"
+    size: int = 0
+
+    def confidence(self, level: float | None) -> float | None:
+        """The level one check gates at, given its own ``level`` (None: a point decision)."""
+        if level is None or self.policy == "none" or self.size <= 1:
+            return level
+        return 1.0 - (1.0 - level) / self.size
+
+    def describe(self, level: float = 0.95) -> str:
+        """One line for the summary: the family size and the error rate controlled."""
+        if self.size == 0:
+            return "family: no check gates on an interval"
+        error = 1.0 - level
+        if self.policy == "bonferroni" and self.size > 1:
+            return (f"family: {self.size} gated checks, Bonferroni (--t2i-family=bonferroni): "
+                    f"each at {self.confidence(level) * 100:.3g}%, so P(any wrong verdict) "
+                    f"<= {error:.0%}")
+        return (f"family: {self.size} gated checks at {level:.0%} each, no family-wise control "
+                f"(--t2i-family=none): up to {self.size * error:.1f} wrong verdicts expected "
+                "if every check sat on its limit; --t2i-family=bonferroni bounds the run's")
+
 
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one helper or check. ``message`` is what a failing test prints;
-    ``figures`` holds plain builtins for reports, junit ``user_properties`` and xdist."""
+    ``figures`` holds plain builtins for reports, junit ``user_properties`` and xdist.
+    ``outcome`` is what the interval said (pass, fail, inconclusive); ``passed`` is what the
+    gate made of it under ``burden``."""
 
     passed: bool
     check: str
@@ -27,6 +108,12 @@ class Verdict:
     threshold: float
     message: str
     figures: dict[str, Any] = field(default_factory=dict)
+    outcome: str = ""
+    burden: str = DEFAULT_BURDEN
+
+    def __post_init__(self) -> None:
+        if not self.outcome:
+            object.__setattr__(self, "outcome", PASS if self.passed else FAIL)
 
     @property
     def margin(self) -> float:
@@ -36,6 +123,8 @@ class Verdict:
         return {
             "check": self.check,
             "passed": self.passed,
+            "outcome": self.outcome,
+            "burden": self.burden,
             "value": self.value.to_dict(),
             "threshold": self.threshold,
             "margin": self.margin,
@@ -54,6 +143,7 @@ def verdict_properties(verdict: Verdict) -> list[tuple[str, Any]]:
         ("n", int(estimate.n)),
         ("threshold", float(verdict.threshold)),
         ("verdict", "pass" if verdict.passed else "fail"),
+        ("outcome", verdict.outcome),
     ]
     properties += [(str(key), value) for key, value in verdict.figures.items()
                    if isinstance(value, (str, int, float, bool))]

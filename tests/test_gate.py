@@ -40,8 +40,18 @@ def test_no_regression_tolerance_and_confidence():
     assert verdict.figures["regressed"] == ["age"]
     # with confidence only intervals wholly below -tolerance count: age's high is -0.1
     assert evaluate_no_regression(EFFECT, fixes="gender", tolerance=0.05, confidence=0.95).passed is False
-    passed = evaluate_no_regression(EFFECT, fixes="gender", tolerance=0.1, confidence=0.95)
-    assert passed.passed and "confidence gate" in passed.message
+    # age's [-0.3, -0.1] and environment's [-0.2, 0.1] both straddle -0.15:
+    # inconclusive, which fails under burden: model (the default) and passes under check
+    undecided = evaluate_no_regression(EFFECT, fixes="gender", tolerance=0.15, confidence=0.95)
+    assert (undecided.outcome, undecided.passed) == ("inconclusive", False)
+    assert "no proof of no regression" in undecided.message
+    assert "age undecided" in undecided.message and "INCONCLUSIVE" in undecided.message
+    passed = evaluate_no_regression(EFFECT, fixes="gender", tolerance=0.15, confidence=0.95,
+                                    burden="check")
+    assert (passed.outcome, passed.passed) == ("inconclusive", True)
+    assert "burden: check passes it" in passed.message
+    shown = evaluate_no_regression(EFFECT, fixes="gender", tolerance=0.35, confidence=0.95)
+    assert (shown.outcome, shown.passed) == ("pass", True)
     assert evaluate_no_regression(EFFECT, fixes="gender", on=["environment"], tolerance=0.1).passed
     with pytest.raises(CheckFailed, match="age got worse"):
         assert_no_regression(EFFECT, ["gender"])

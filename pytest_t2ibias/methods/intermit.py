@@ -37,7 +37,7 @@ from ..metrics import ISMatrix, ideal_shares, normalised_w1
 from ..metrics.distributions import label_shares, mean_of_shares
 from ..metrics.intersectional import INITIAL
 from ..metrics.intervals import bootstrap_matrix
-from ..verdict import Verdict
+from ..verdict import DEFAULT_BURDEN, FAIL, Verdict, decide, passes
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -242,21 +242,26 @@ class InterMitResult:
         lines += [f"  ALERT: {alert}" for alert in self.alerts]
         return "\n".join(lines)
 
-    def verdict(self, *, confidence: float | None = None, label: str = "") -> Verdict:
-        """Passes when tau reached epsilon with no alert; with ``confidence``, tau reaching
-        epsilon means the interval's low end is at most epsilon."""
+    def verdict(self, *, confidence: float | None = None, burden: str = DEFAULT_BURDEN,
+                label: str = "") -> Verdict:
+        """Passes when tau reached epsilon with no alert. With ``confidence`` the interval of
+        the final tau decides (wholly at most epsilon: reached; wholly above: not; across it:
+        inconclusive, which fails under ``burden="model"``); an alert always fails."""
         tau = self.final_tau
-        reached = tau.value <= self.epsilon if confidence is None else tau.low <= self.epsilon
         step_alerts = [a for a in self.alerts if not a.startswith("tau ")]
-        passed = bool(reached and not step_alerts)
+        outcome = FAIL if step_alerts else decide(tau, self.epsilon, confidence=confidence)
+        passed = passes(outcome, burden)
         message = self.summary()
         if not passed:
-            message = f"InterMit{' for ' + label if label else ''} failed\n{message}"
-        return Verdict(passed=passed, check="intermit", value=tau, threshold=self.epsilon,
-                       message=message,
+            reason = ("a step made a prioritised axis worse" if step_alerts else
+                      "tau did not reach epsilon" if outcome == FAIL else
+                      "tau's interval straddles epsilon (inconclusive)")
+            message = f"InterMit{' for ' + label if label else ''} failed: {reason}\n{message}"
+        return Verdict(passed=passed, outcome=outcome, burden=burden, check="intermit", value=tau,
+                       threshold=self.epsilon, message=message,
                        figures={"intermit": self.to_dict(), "order": " -> ".join(self.order),
                                 "mit_amount": self.mit_amount, "mit_steps": self.mit_steps,
-                                "label": label})
+                                "alerts": step_alerts, "label": label})
 
 
 def _finite(value: float) -> float:

@@ -99,6 +99,7 @@ class CheckItem(pytest.Item):
     def runtest(self) -> None:
         run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
+        gate = session.family.confidence(self.check.params.get("confidence"))
         context = CheckContext(
             check=self.check,
             suite=self.suite,
@@ -106,7 +107,8 @@ class CheckItem(pytest.Item):
             axis=self.suite.axes[self.axis] if self.axis else None,
             plan=self.plan,
             instrument=session.instrument(self.plan),
-            confidence=session.settings.confidence,
+            confidence=gate,
+            interval_confidence=gate or session.settings.confidence,
             n_resamples=session.settings.bootstrap,
             phrase=session.locks.phrase,
         )
@@ -140,6 +142,11 @@ class CheckItem(pytest.Item):
         if code is not None:
             traceback = traceback.cut(path=code.co_filename, firstlineno=code.co_firstlineno - 1)
         return traceback.filter(excinfo)
+
+    @property
+    def gated(self) -> bool:
+        """Whether this check gates on an interval (counts in the family, ``--t2i-family``)."""
+        return "confidence" in self.check.params
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Suite path, the check's 0-based line (pytest's convention), ``suite::id[...]``."""

@@ -18,7 +18,9 @@ from ._yaml import Document, KeyPath, load_yaml
 from .errors import SuiteError
 from .spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
 
-TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models")
+TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models",
+            "burden")
+BURDENS = ("model", "check")
 MODEL_ROLES = ("candidate", "baseline")
 DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size")
 FILTER_KEYS = ("question", "choices", "keep")
@@ -163,11 +165,20 @@ class _SuiteReader:
         axes = self.axes(data["axes"]) if "axes" in data else {}
         checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
         models = self.models(data["models"]) if "models" in data else {}
+        burden = self.burden(data["burden"], ("burden",)) if "burden" in data else None
         if self.problems:
             raise SuiteError.combine(self.problems)
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
-                     location=self.location(()), models=models)
+                     location=self.location(()), models=models, burden=burden)
+
+    def burden(self, value: Any, at: KeyPath) -> str | None:
+        """``burden: model`` (inconclusive fails: a release gate) or ``check``."""
+        if value not in BURDENS:
+            self.problem(at, f"burden must be one of {', '.join(BURDENS)} (model: a check whose "
+                             f"interval straddles its limit fails; check: it passes), got {value!r}")
+            return None
+        return value
 
     def models(self, value: Any) -> dict[str, str]:
         """``models: {candidate: PATH, baseline: PATH}``: paths relative to the suite file.

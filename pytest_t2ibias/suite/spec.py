@@ -103,6 +103,9 @@ class Suite:
     models: dict[str, str] = field(default_factory=dict)
     """``models:`` role ("candidate", "baseline") -> model id or path (resolved against the
     suite file). Precedence: command line > suite ``models:`` > ini."""
+    burden: str | None = None
+    """``burden:`` who must prove its case when an interval straddles a limit (``model`` or
+    ``check``); None: the command line's or the default (``verdict.DEFAULT_BURDEN``)."""
 
     def prompt_for(self, subject: str) -> str:
         return self.prompt.format(subject=subject)
