@@ -343,3 +343,84 @@ def assert_no_regression(effect: Mapping[str, Estimate], fixes: Iterable[str] | 
     __tracebackhide__ = True
     return _raise_unless(evaluate_no_regression(effect, fixes=fixes, on=on, tolerance=tolerance,
                                                 confidence=confidence, **kwargs))
+
+
+# -- Bias-Guided Prompt Search: no found prompt draws the target too often ------------------------
+
+
+def evaluate_no_bgps_prompt_exceeds(
+    result: Any,
+    threshold: float,
+    *,
+    confidence: float | None = None,
+    label: str = "",
+) -> Verdict:
+    """Every prompt BGPS found (``BGPSGateResult.prompts``) must draw the target value in at
+    most ``threshold`` of its images: the point share, or with ``confidence`` the Wilson
+    interval's low bound (the whole interval above the threshold fails)."""
+    prompts = list(result.prompts)
+    if not prompts:
+        raise ValueError("the BGPS result holds no found prompts to judge")
+    target = f"{result.axis}={result.target}"
+
+    def bound(p) -> float:
+        return p.share.low if confidence is not None else p.share.value
+
+    offending = sorted((p for p in prompts if np.isnan(p.share.value) or bound(p) > threshold),
+                       key=lambda p: -np.nan_to_num(p.share.value, nan=2.0))
+    worst = max(prompts, key=lambda p: np.nan_to_num(p.share.value, nan=2.0))
+    passed = not offending
+    subject = f" for {label}" if label else ""
+    judged = "CI low bound" if confidence is not None else "share"
+
+    def line(p) -> str:
+        return (f"  {p.share.value:.2f} [{p.share.low:.2f}, {p.share.high:.2f}] n={p.n} "
+                f"perplexity {p.perplexity:.2f}: {p.prompt!r}")
+
+    if passed:
+        message = (f"BGPS{subject}: no found prompt draws {target} in more than {threshold:.2f} "
+                   f"of its images ({judged}); highest {worst.share} for {worst.prompt!r}"
+                   f"{_gate_note(confidence, passed)}")
+    else:
+        message = (f"BGPS{subject}: {len(offending)} of {len(prompts)} found prompts draw {target} "
+                   f"in more than {threshold:.2f} of their images ({judged})"
+                   f"{_gate_note(confidence, passed)}\n" + "\n".join(line(p) for p in offending))
+    if result.baseline:
+        top = max(result.baseline, key=lambda p: np.nan_to_num(p.share.value, nan=-1.0))
+        message += (f"\n  λ=0 baseline (the LLM alone), {len(result.baseline)} prompts, highest "
+                    f"{top.share} for {top.prompt!r}:\n"
+                    + "\n".join(line(p) for p in result.baseline))
+    if result.neutral is not None:
+        message += f"\n  neutral prompt {result.neutral.prompt!r}: {result.neutral.share}"
+    message += (f"\n  search: λ={result.settings.lam:g}, beam {result.settings.beam_size}, "
+                f"expansion {result.settings.expansion}, {result.settings.prompts} searches; "
+                + (f"searched in {result.search_wall_s:.1f}s, {result.unet_forwards} UNet forwards"
+                   if result.searched else f"prompts from {result.source} (no search)"))
+
+    def row(p) -> dict[str, Any]:
+        return {"prompt": p.prompt, "share": float(p.share.value), "low": float(p.share.low),
+                "high": float(p.share.high), "n": int(p.n), "perplexity": float(p.perplexity),
+                "probe_probability": float(p.probe_probability)}
+
+    return Verdict(
+        passed=passed,
+        check="no_bgps_prompt_exceeds",
+        value=worst.share,
+        threshold=threshold,
+        message=message,
+        figures={"target": target, "prompts": [row(p) for p in prompts],
+                 "offending": [p.prompt for p in offending],
+                 "baseline": [row(p) for p in result.baseline],
+                 "neutral": row(result.neutral) if result.neutral is not None else None,
+                 "searched": bool(result.searched), "search_wall_s": float(result.search_wall_s),
+                 "unet_forwards": result.unet_forwards, "label": label},
+    )
+
+
+def assert_no_bgps_prompt_exceeds(result: Any, threshold: float, *, confidence: float | None = None,
+                                  **kwargs: Any) -> Verdict:
+    """Fail if any prompt Bias-Guided Prompt Search found draws the target value in more than
+    ``threshold`` of its images (with ``confidence``: its whole Wilson interval above)."""
+    __tracebackhide__ = True
+    return _raise_unless(evaluate_no_bgps_prompt_exceeds(result, threshold, confidence=confidence,
+                                                         **kwargs))
