@@ -230,7 +230,7 @@ class BGPSLocks:
         llm = self.models.llm
         chat = getattr(getattr(llm, "tokenizer", None), "chat_template", None)
         lm = BeamSearchLM(llm, instruction=INSTRUCTION if chat else "")
-        about = {"path": str(probe.path) if probe.path else None,
+        about = {"directory": probe.path.name if probe.path else None,  # under <cache>/probes
                  "metadata_sha256": _probe_hash(Path(probe.path)) if probe.path else None,
                  "held_out_accuracy": probe.held_out_accuracy.get(gate.step_index)}
         return lm, scorer, about

@@ -16,7 +16,7 @@ from pytest_t2ibias.testing import make_tiny_causal_lm
 def test_all_is_complete():
     # "@py_..." names come from pytest's assertion rewriting of plugin modules
     public = {name for name in vars(backends) if not name.startswith(("_", "@"))}
-    modules = {"classifier", "folder", "generator", "llm", "vqa"}
+    modules = {"classifier", "folder", "generator", "llm", "vqa", "hspace", "probe", "token_lm"}
     assert public - modules == set(backends.__all__)
 
 

@@ -172,7 +172,7 @@ class ScriptedLocks(BGPSLocks):
         def scorer(prompts):
             return np.array([0.95 if "intense" in p else 0.3 for p in prompts])
 
-        return lm, scorer, {"path": None, "metadata_sha256": "scripted"}
+        return lm, scorer, {"directory": None, "metadata_sha256": "scripted"}
 
 
 def settings(tmp_path, **overrides):
