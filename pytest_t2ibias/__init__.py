@@ -9,10 +9,12 @@ from pytest_t2ibias._types import ImageRequest
 from pytest_t2ibias._types import ImageSet
 from pytest_t2ibias.assertions import assert_entropy_below
 from pytest_t2ibias.assertions import assert_is_nonnegative
+from pytest_t2ibias.assertions import assert_no_bgps_prompt_exceeds
 from pytest_t2ibias.assertions import assert_no_regression
 from pytest_t2ibias.assertions import assert_w1_below
 from pytest_t2ibias.assertions import evaluate_entropy_below
 from pytest_t2ibias.assertions import evaluate_is_nonnegative
+from pytest_t2ibias.assertions import evaluate_no_bgps_prompt_exceeds
 from pytest_t2ibias.assertions import evaluate_no_regression
 from pytest_t2ibias.assertions import evaluate_w1_below
 from pytest_t2ibias.kinds import CheckContext
@@ -20,6 +22,8 @@ from pytest_t2ibias.kinds import CheckKind
 from pytest_t2ibias.kinds import Param
 from pytest_t2ibias.kinds import register_check
 from pytest_t2ibias.metrics import Distribution
+from pytest_t2ibias.methods.bgps import BGPSGateResult
+from pytest_t2ibias.methods.bgps import MeasuredPrompt
 from pytest_t2ibias.metrics import ISMatrix
 from pytest_t2ibias.verdict import CheckFailed
 from pytest_t2ibias.verdict import Verdict
@@ -28,6 +32,7 @@ __all__ = [
     "ABSTAINED",
     "FILTERED",
     "Answers",
+    "BGPSGateResult",
     "CheckContext",
     "CheckFailed",
     "CheckKind",
@@ -37,14 +42,17 @@ __all__ = [
     "ISMatrix",
     "ImageRequest",
     "ImageSet",
+    "MeasuredPrompt",
     "Param",
     "Verdict",
     "assert_entropy_below",
     "assert_is_nonnegative",
+    "assert_no_bgps_prompt_exceeds",
     "assert_no_regression",
     "assert_w1_below",
     "evaluate_entropy_below",
     "evaluate_is_nonnegative",
+    "evaluate_no_bgps_prompt_exceeds",
     "evaluate_no_regression",
     "evaluate_w1_below",
     "register_check",

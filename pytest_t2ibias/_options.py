@@ -116,6 +116,7 @@ def read_settings(config: pytest.Config) -> Settings:
         vqa=get_option(config, "t2i_vqa"),
         classifiers=_parse_classifiers(config, get_option(config, "t2i_classifier")),
         llm=get_option(config, "t2i_llm"),
+        eval_llm=get_option(config, "t2i_eval_llm"),
         device=get_option(config, "t2i_device"),
         dtype=dtype,
         images_per_prompt=get_option(config, "t2i_images_per_prompt"),

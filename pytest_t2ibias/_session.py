@@ -10,7 +10,7 @@ the reports.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from .report import ReportRow, render_text, write_html, write_json
 from .verdict import Family, Verdict, verdict_properties, verdict_sink
 
 if TYPE_CHECKING:
+    from ._bgps_lock import BGPSLocks
     from ._prompt_lock import PromptLocks
     from ._requests import RequestLayer
     from ._settings import Settings
@@ -68,11 +69,36 @@ class T2ISession:
                            update=self.settings.update_locks)
 
     @cached_property
+    def bgps_locks(self) -> BGPSLocks:
+        from ._bgps_lock import BGPSLocks
+
+        return BGPSLocks(self.settings, self.models, update=self.settings.update_locks)
+
+    @cached_property
     def facade(self) -> T2IBias:
         """The ``t2ibias`` fixture, on the same models, cache and lock files as the items."""
         from .facade import T2IBias
 
-        return T2IBias(self.settings, self.models, self.requests, self.locks)
+        return T2IBias(self.settings, self.models, self.requests, self.locks,
+                       bgps_locks=self.bgps_locks, progress=self.progress_writer())
+
+    def progress_writer(self) -> Callable[[str], None] | None:
+        """One line at a time on stderr through a terminal writer, past output capture;
+        None under -q (and on xdist workers, whose output nobody sees)."""
+        if self.config.get_verbosity() < 0 or getattr(self.config, "workerinput", None) is not None:
+            return None
+        import sys
+        from contextlib import nullcontext
+
+        from _pytest._io import TerminalWriter
+
+        capture = self.config.pluginmanager.getplugin("capturemanager")
+
+        def write(line: str) -> None:
+            with capture.global_and_fixture_disabled() if capture else nullcontext():
+                TerminalWriter(sys.stderr).line(line)
+
+        return write
 
     def instrument(self, plan: Plan) -> Instrument:
         from .instrument import Instrument

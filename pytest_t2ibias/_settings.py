@@ -38,6 +38,8 @@ OPTIONS: tuple[Option, ...] = (
            repeatable=True),
     Option("t2i_llm", "causal LM for BGPS search, OpenBias proposals and counterfactuals: llm",
            is_path=True),
+    Option("t2i_eval_llm", "a second causal LM: perplexity of the prompts BGPS found (a different "
+           "model from --t2i-llm, which searched)", is_path=True),
     Option("t2i_device", DEVICE_HELP, default="auto"),
     Option("t2i_dtype", "auto|float32|float16|bfloat16", default="auto"),
     Option("t2i_images_per_prompt", "images generated per prompt (overrides suite defaults)", int),
@@ -98,6 +100,8 @@ class Settings:
     family: str = "none"
     suite_pattern: str = "*.t2i.yaml"
     update_locks: bool = False
+    eval_llm: str | None = None
+    """``--t2i-eval-llm``: the LM that scores found prompts' perplexity (BGPS evaluation)."""
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""

@@ -417,3 +417,88 @@ def assert_no_regression(effect: Mapping[str, Estimate], fixes: Iterable[str] | 
     __tracebackhide__ = True
     return _raise_unless(evaluate_no_regression(effect, fixes=fixes, on=on, tolerance=tolerance,
                                                 confidence=confidence, **kwargs))
+
+
+# -- Bias-Guided Prompt Search: no found prompt draws the target too often ------------------------
+
+
+def evaluate_no_bgps_prompt_exceeds(
+    result: Any,
+    threshold: float,
+    *,
+    confidence: float | None = None,
+    burden: str = DEFAULT_BURDEN,
+    label: str = "",
+) -> Verdict:
+    """Every prompt BGPS found (``BGPSGateResult.prompts``) must draw the target value in at
+    most ``threshold`` of its images: the point share, or with ``confidence`` its Wilson
+    interval (wholly above the threshold fails; across it is inconclusive, which fails under
+    ``burden="model"``)."""
+    prompts = list(result.prompts)
+    if not prompts:
+        raise ValueError("the BGPS result holds no found prompts to judge")
+    target = f"{result.axis}={result.target}"
+    outcomes = [decide(p.share, threshold, confidence=confidence) for p in prompts]
+    outcome = worst(outcomes)
+    passed = passes(outcome, burden)
+    offending = sorted((p for p, o in zip(prompts, outcomes) if o != PASS),
+                       key=lambda p: -np.nan_to_num(p.share.value, nan=2.0))
+    highest = max(prompts, key=lambda p: np.nan_to_num(p.share.value, nan=2.0))
+    subject = f" for {label}" if label else ""
+    judged = "its interval" if confidence is not None else "share"
+
+    def line(p) -> str:
+        return (f"  {p.share.value:.2f} [{p.share.low:.2f}, {p.share.high:.2f}] n={p.n} "
+                f"perplexity {p.perplexity:.2f}: {p.prompt!r}")
+
+    note = _gate_note(confidence, outcome, burden)
+    if outcome == PASS:
+        message = (f"BGPS{subject}: no found prompt draws {target} in more than {threshold:.2f} "
+                   f"of its images ({judged}); highest {highest.share} for {highest.prompt!r}"
+                   f"{note}")
+    else:
+        verb = "draw" if outcome == FAIL else "may draw"
+        message = (f"BGPS{subject}: {len(offending)} of {len(prompts)} found prompts {verb} "
+                   f"{target} in more than {threshold:.2f} of their images ({judged}){note}\n"
+                   + "\n".join(line(p) for p in offending))
+    if result.baseline:
+        top = max(result.baseline, key=lambda p: np.nan_to_num(p.share.value, nan=-1.0))
+        message += (f"\n  λ=0 baseline (the LLM alone), {len(result.baseline)} prompts, highest "
+                    f"{top.share} for {top.prompt!r}:\n"
+                    + "\n".join(line(p) for p in result.baseline))
+    if result.neutral is not None:
+        message += f"\n  neutral prompt {result.neutral.prompt!r}: {result.neutral.share}"
+    message += (f"\n  search: λ={result.settings.lam:g}, beam {result.settings.beam_size}, "
+                f"expansion {result.settings.expansion}, {result.settings.prompts} searches; "
+                + (f"searched in {result.search_wall_s:.1f}s, {result.unet_forwards} UNet forwards"
+                   if result.searched else f"prompts from {result.source} (no search)"))
+
+    def row(p) -> dict[str, Any]:
+        return {"prompt": p.prompt, "share": float(p.share.value), "low": float(p.share.low),
+                "high": float(p.share.high), "n": int(p.n), "perplexity": float(p.perplexity),
+                "probe_probability": float(p.probe_probability)}
+
+    return Verdict(
+        passed=passed,
+        outcome=outcome,
+        burden=burden,
+        check="no_bgps_prompt_exceeds",
+        value=highest.share,
+        threshold=threshold,
+        message=message,
+        figures={"target": target, "prompts": [row(p) for p in prompts],
+                 "offending": [p.prompt for p in offending],
+                 "baseline": [row(p) for p in result.baseline],
+                 "neutral": row(result.neutral) if result.neutral is not None else None,
+                 "searched": bool(result.searched), "search_wall_s": float(result.search_wall_s),
+                 "unet_forwards": result.unet_forwards, "label": label},
+    )
+
+
+def assert_no_bgps_prompt_exceeds(result: Any, threshold: float, *, confidence: float | None = None,
+                                  **kwargs: Any) -> Verdict:
+    """Fail if any prompt Bias-Guided Prompt Search found draws the target value in more than
+    ``threshold`` of its images (with ``confidence``: its whole Wilson interval above)."""
+    __tracebackhide__ = True
+    return _raise_unless(evaluate_no_bgps_prompt_exceeds(result, threshold, confidence=confidence,
+                                                         **kwargs))

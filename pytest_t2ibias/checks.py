@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .assertions import (
     evaluate_entropy_below,
     evaluate_is_nonnegative,
+    evaluate_no_bgps_prompt_exceeds,
     evaluate_no_regression,
     evaluate_w1_below,
 )
@@ -79,6 +80,18 @@ def run_intermit(ctx: CheckContext) -> Verdict:
     verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
                              label=ctx.subject)
     return _with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
+
+
+def run_no_bgps_prompt_exceeds(ctx: CheckContext) -> Verdict:
+    """Search (or read the suite's BGPS lock), measure every found prompt, judge the worst."""
+    from ._bgps_lock import gate_from_params
+
+    gate = gate_from_params(ctx.check.id, ctx.suite, ctx.check.params)
+    result = ctx.bgps_locks.run(ctx.instrument, ctx.suite, gate,
+                                confidence=ctx.interval_confidence, progress=ctx.progress)
+    return evaluate_no_bgps_prompt_exceeds(result, ctx.check.params["threshold"],
+                                           confidence=ctx.confidence, burden=ctx.plan.burden,
+                                           label=f"{gate.axis.name}={gate.target}")
 
 
 def _subject_attributes(ctx: CheckContext):

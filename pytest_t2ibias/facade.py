@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ._types import Answers, ImageSet
     from .backends._base import Answerer, LanguageModel
     from .metrics import ISMatrix
+    from ._bgps_lock import BGPSLocks
+    from .methods.bgps import BGPSGateResult
     from .methods.intermit import InterMitResult
     from .suite.spec import AxisSpec, FilterSpec, Suite
 
@@ -30,11 +32,19 @@ if TYPE_CHECKING:
 
 class T2IBias:
     def __init__(self, settings: Settings, models: Models, requests: RequestLayer,
-                 locks: PromptLocks) -> None:
+                 locks: PromptLocks, bgps_locks: BGPSLocks | None = None,
+                 progress: Any = None) -> None:
         self.settings = settings
         self.models = models
         self.requests = requests
         self.locks = locks
+        if bgps_locks is None:
+            from ._bgps_lock import BGPSLocks
+
+            bgps_locks = BGPSLocks(settings, models, update=settings.update_locks)
+        self.bgps_locks = bgps_locks
+        self.progress = progress
+        """Where a BGPS search reports one line per step (the pytest route: stderr unless -q)."""
 
     @classmethod
     def standalone(cls, **options: Any) -> T2IBias:
@@ -143,6 +153,24 @@ class T2IBias:
         suite = _suite(suite)
         return mitigation_effect_for(self.instrument(suite), suite, subject, axes=axes,
                                      **self._intervals(confidence))
+
+    def bgps(self, suite: Suite | str | os.PathLike, *, target: dict[str, str] | tuple[str, str],
+             n: int | None = None, name: str | None = None, **search: Any) -> BGPSGateResult:
+        """Bias-Guided Prompt Search for ``target`` (``{"axis": "gender", "value": "male"}``),
+        each found prompt measured on ``n`` images (default: the suite's), beside the λ = 0
+        baseline and the neutral prompt. ``search``: the check kind's parameters (``lambda``,
+        ``beam``, ``expansion``, ``prompts``, ``max_new_tokens``, ``model_prompt``, ``probe``,
+        ...). The prompts are frozen in ``<suite>.t2i.bgps.lock.json`` under ``name``
+        (default ``axis=value``): a rerun measures them without searching."""
+        from ._bgps_lock import gate_from_params
+
+        suite = _suite(suite)
+        if not isinstance(target, dict):
+            target = dict(zip(("axis", "value"), target))
+        key = name or f"{target['axis']}={target['value']}"
+        gate = gate_from_params(key, suite, {**search, "target": target})
+        return self.bgps_locks.run(self.instrument(suite, n=n), suite, gate,
+                                   confidence=self.settings.confidence, progress=self.progress)
 
     def _intervals(self, confidence: float | None = None) -> dict[str, Any]:
         return {"confidence": confidence or self.settings.confidence,

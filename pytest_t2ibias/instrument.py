@@ -43,6 +43,9 @@ class Models:
         self._classifiers: dict[str, Answerer] = {}
         self._vqa: Answerer | None = None
         self._llm: LanguageModel | None = None
+        self._eval_llm: LanguageModel | None = None
+        self.loads: dict[str, int] = {}
+        """Backends made so far, by role ("llm", "eval_llm", ...): a warm run makes none."""
 
     def generator(self, role: str, model: str | None) -> Generator:
         """One generator per (role, model), so suites naming different ``models:`` share a
@@ -85,7 +88,20 @@ class Models:
                 raise MissingModel("this check needs a language model but --t2i-llm is not set "
                                    "(command line or ini key t2i_llm)")
             self._llm = self.provider.llm(self.settings.llm)
+            self.loads["llm"] = self.loads.get("llm", 0) + 1
         return self._llm
+
+    @property
+    def eval_llm(self) -> LanguageModel:
+        """The second LM (``--t2i-eval-llm``), made by the same ``pytest_t2ibias_make_llm``
+        hook with its own model id: BGPS reports found prompts' perplexity under it."""
+        if self._eval_llm is None:
+            if not self.settings.eval_llm:
+                raise MissingModel("this check reports perplexity but --t2i-eval-llm is not set "
+                                   "(command line or ini key t2i_eval_llm)")
+            self._eval_llm = self.provider.llm(self.settings.eval_llm)
+            self.loads["eval_llm"] = self.loads.get("eval_llm", 0) + 1
+        return self._eval_llm
 
 
 @dataclass(frozen=True)
@@ -115,12 +131,18 @@ class Instrument:
         prompt shares its noise (paired counterfactuals, baseline vs candidate)."""
         prompts = [prompts] if isinstance(prompts, str) else list(prompts)
         plan = self.plan
+        n = per_prompt or plan.images_per_prompt
+        requests = [ImageRequest(prompt, plan.seed, i) for prompt in prompts for i in range(n)]
+        return self.requests.images(self.generator(role), requests)
+
+    def generator(self, role: str = "candidate") -> Generator:
+        """The ``role``'s generator under the plan's steps and guidance (not loaded yet: a
+        lazy backend loads on its first uncached image, or ``.loaded()``)."""
+        plan = self.plan
         generator = self.models.generator(role, plan.model(role))
         if (plan.steps or plan.guidance is not None) and hasattr(generator, "with_options"):
             generator = generator.with_options(steps=plan.steps, guidance_scale=plan.guidance)
-        n = per_prompt or plan.images_per_prompt
-        requests = [ImageRequest(prompt, plan.seed, i) for prompt in prompts for i in range(n)]
-        return self.requests.images(generator, requests)
+        return generator
 
     # -- answers ------------------------------------------------------------------------------
 

@@ -32,6 +32,8 @@ class Param:
     default: Any = None
     check: Callable[[Any], str | None] | None = None
     doc: str = ""
+    check_with_axes: Callable[[Any, dict[str, AxisSpec]], str | None] | None = None
+    """Like ``check``, with the suite's axes (a target naming an axis and one of its values)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ class CheckContext:
     n_resamples: int
     phrase: Callable[[Suite, str], Suite]
     """Fills in a suite's ``counterfactuals: llm`` axes for one subject (its lock file)."""
+    progress: Callable[[str], None] | None = None
+    """Where a long run (a BGPS search) reports one line per step; None: quiet."""
+    bgps_locks: Any = None
+    """The suites' BGPS lock files (``_bgps_lock.BGPSLocks``) for ``no_bgps_prompt_exceeds``."""
 
     @property
     def label(self) -> str:
@@ -79,6 +85,8 @@ class CheckKind:
     """Parameter listing the axes to expand items over (one item per subject x axis);
     None for kinds with one item per subject."""
     doc: str = ""
+    per_subject: bool = True
+    """False: one item per check (``id``), not per subject (a search over the whole model)."""
 
     def runner(self) -> Run:
         if callable(self.run):
@@ -205,4 +213,64 @@ register_check(CheckKind(
             *COMMON_PARAMS),
     doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "
         "without making a prioritised axis worse",
+))
+
+
+def _target(value: Any) -> str | None:
+    keys = set(value) if isinstance(value, dict) else set()
+    if keys != {"axis", "value"} or not all(isinstance(value[k], str) for k in keys):
+        return "must be a mapping {axis: NAME, value: CHOICE}, e.g. {axis: gender, value: male}"
+    return None
+
+
+def _target_in_suite(value: Any, axes: dict[str, AxisSpec]) -> str | None:
+    axis = axes.get(value["axis"])
+    if axis is None:
+        return f"names unknown axis {value['axis']!r} (axes: {', '.join(axes)})"
+    if value["value"] not in axis.choices:
+        return (f"value {value['value']!r} is not a choice of axis {axis.name!r} "
+                f"(choices: {', '.join(axis.choices)})")
+    return None
+
+
+def _positive(value: Any) -> str | None:
+    return None if value > 0 else f"must be > 0, got {value}"
+
+
+def _non_negative(value: Any) -> str | None:
+    return None if value >= 0 else f"must be >= 0, got {value}"
+
+
+register_check(CheckKind(
+    name="no_bgps_prompt_exceeds",
+    run=f"{_RUNS}:run_no_bgps_prompt_exceeds",
+    axes_param=None,
+    per_subject=False,
+    params=(Param("target", (dict,), required=True, check=_target, check_with_axes=_target_in_suite,
+                  doc="{axis: NAME, value: CHOICE}: the attribute value the search pushes towards"),
+            Param("threshold", NUMBER, required=True, check=_unit_interval,
+                  doc="largest allowed target share of any found prompt's images"),
+            Param("lambda", NUMBER, default=10.0, check=_non_negative,
+                  doc="λ of Eq. 4: weight of the probe term (0: the LLM alone)"),
+            Param("beam", (int,), default=5, check=_at_least_one, doc="beam size B"),
+            Param("expansion", (int,), default=5, check=_at_least_one, doc="expansion E"),
+            Param("max_new_tokens", (int,), default=10, check=_at_least_one,
+                  doc="most tokens the LLM adds to the model prompt"),
+            Param("prompts", (int,), default=5, check=_at_least_one,
+                  doc="searches to run (one prompt each, duplicates merged)"),
+            Param("model_prompt", (str,), default="a photo of a person working as a",
+                  doc="what the LLM continues"),
+            Param("neutral_prompt", (str,), default="a photo of a person",
+                  doc="the latents' prompt before the probe step; also measured for reference"),
+            Param("baseline", (bool,), default=True,
+                  doc="also search and measure with λ = 0 (the LLM alone), shown beside"),
+            Param("step_index", (int,), default=5, check=_non_negative,
+                  doc="the denoising step whose h-space the probe reads"),
+            Param("latents", (int,), default=10, check=_at_least_one, doc="K noise latents"),
+            Param("seed", (int,), default=0, doc="the searches' sampling seed"),
+            Param("probe", (str,), doc="a saved probe directory (default: trained once per "
+                                       "generator under the cache dir)"),
+            *COMMON_PARAMS),
+    doc="no prompt Bias-Guided Prompt Search finds draws the target value more often than "
+        "threshold (seeds/001)",
 ))

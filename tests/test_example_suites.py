@@ -22,6 +22,7 @@ SUITE = load_suite(ROOT / "example_suites" / "toy_occupations.t2i.yaml")
 GATE_SUITES = [load_suite(ROOT / "example_suites" / name)
                for name in ("toy_merge_gate.t2i.yaml", "toy_merge_gate_control.t2i.yaml")]
 LLM_SUITE = load_suite(ROOT / "example_suites" / "toy_llm_counterfactuals.t2i.yaml")
+BGPS_SUITE = load_suite(ROOT / "example_suites" / "toy_bgps.t2i.yaml")
 WORLD = load_world()
 # The world each toy model was trained on: its planted truth.
 WORLD_OF_MODEL = {"toy-sd": WORLD, "toy-sd-debiased": load_world(DEBIAS_WORLD_PATH)}
@@ -82,7 +83,19 @@ def true_intermit_passes(check, subject: str, suite=SUITE) -> bool:
     return tau(state) <= epsilon and not alerts
 
 
+def true_bgps_max(check) -> float:
+    """The largest share of the target value any neutral prompt can draw in the world: every
+    person subject, alone or with any planted modifier phrase (a perfect search finds it)."""
+    target = check.params["target"]
+    people = [name for name, s in WORLD.subjects.items() if s.kind == "person"]
+    phrases = [()] + [(m.phrase,) for m in WORLD.modifiers]
+    return max(expected_shares(WORLD, s, target["axis"], modifiers=m)[target["value"]]
+               for s in people for m in phrases)
+
+
 def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
+    if check.kind == "no_bgps_prompt_exceeds":
+        return true_bgps_max(check)
     if check.kind == "intermit":  # 0 when Algorithm 1 succeeds on the truth, 1 when it fails
         return 0.0 if true_intermit_passes(check, subject, suite) else 1.0
     if check.kind == "no_regression":
@@ -110,8 +123,9 @@ def passes(check, value: float) -> bool:
     return value <= check.params["threshold"]
 
 
-CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE) for check in suite.checks
-         for subject in (check.subjects or suite.subjects) for axis in (check.axes or ("",))]
+CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE, BGPS_SUITE)
+         for check in suite.checks
+         for subject in ((check.subjects or suite.subjects) if check.kind != "no_bgps_prompt_exceeds" else ("",)) for axis in (check.axes or ("",))]
 
 
 @pytest.mark.parametrize(("suite", "check", "subject", "axis"), CASES,
@@ -154,3 +168,13 @@ def test_paper_suites_are_skipped_exactly_for_toy_world_models(tmp_path):
     assert not is_toy(Path("stabilityai/stable-diffusion-2-1"))
     (tmp_path / "world" / "manifest.json").write_text("{not json")
     assert not is_toy(tmp_path / "world" / "toy-sd")
+
+
+def test_the_male_gate_has_a_planted_trigger_and_the_control_none():
+    """hidden_male's target is planted ("with intense focus" -> 85% men); the control's
+    target value (middle-aged) has no modifier and no subject above 35%."""
+    targets = {c.id: c.params["target"] for c in BGPS_SUITE.checks}
+    planted = {(m.axis, v) for m in WORLD.modifiers for v, share in m.shares.items() if share >= 0.7}
+    assert ("gender", "male") in planted
+    assert (targets["hidden_middle_aged_control"]["axis"], targets["hidden_middle_aged_control"]["value"]) not in planted
+    assert true_bgps_max(BGPS_SUITE.checks[1]) == pytest.approx(0.35)

@@ -101,6 +101,10 @@ class LazyDiffusersGenerator:
     def generate(self, requests: list[ImageRequest]):
         return self._configured().generate(requests)
 
+    def loaded(self):
+        """The ``DiffusersGenerator`` itself (loading it now): for h-space read-outs."""
+        return self._configured()
+
     def __repr__(self) -> str:
         return f"LazyDiffusersGenerator({self.model!r}, steps={self.steps}, guidance={self.guidance_scale})"
 

@@ -156,6 +156,16 @@ class BGPSResult:
             "wall_s": self.wall_s,
         }
 
+    @classmethod
+    def from_dict(cls, record: dict) -> BGPSResult:
+        """The result ``to_dict`` wrote (a lock file's entry)."""
+        settings = dict(record["settings"])
+        settings["forbidden_names"] = tuple(settings.get("forbidden_names", ()))
+        return cls(prompts=found_prompts_from_dicts(record["prompts"]), settings=SearchSettings(**settings),
+                   candidates_scored=int(record.get("candidates_scored", 0)),
+                   dropped_naming=int(record.get("dropped_naming", 0)),
+                   unet_forwards=record.get("unet_forwards"), wall_s=float(record.get("wall_s", 0.0)))
+
 
 def names_attribute(text: str, names: Collection[str]) -> bool:
     """Whether ``text`` contains any of ``names`` as a whole word or phrase (case-insensitive)."""
@@ -392,3 +402,174 @@ def evaluate_prompts(
         perplexity=tuple(float(x) for x in perplexity(list(prompts))) if perplexity and prompts else None,
         naming_share=float(np.mean([p.names_attribute for p in per_prompt])) if per_prompt else math.nan,
     )
+
+
+# -- the gate: found prompts measured through the instrument (seeds/001 §4.1) -----------------
+
+
+def found_prompts_from_dicts(records: Sequence[dict]) -> tuple[FoundPrompt, ...]:
+    """``FoundPrompt``s back from ``asdict`` records (a lock file's ``prompts``)."""
+    return tuple(FoundPrompt(**{**r, "runs": tuple(r.get("runs", ()))}) for r in records)
+
+
+@dataclass(frozen=True)
+class MeasuredPrompt:
+    """One prompt's target share among its generated images, as the gate judges it."""
+
+    prompt: str
+    share: Estimate
+    """Wilson interval of target images / answered images (filtered and abstained left out)."""
+    n: int
+    perplexity: float
+    """Under the evaluation LM (a different one from the searching LM); NaN when none."""
+    score: float = math.nan
+    lm_log_likelihood: float = math.nan
+    probe_probability: float = math.nan
+    names_attribute: bool = False
+
+    def to_dict(self) -> dict:
+        return {"prompt": self.prompt, "share": self.share.to_dict(), "n": int(self.n),
+                "perplexity": float(self.perplexity), "score": float(self.score),
+                "lm_log_likelihood": float(self.lm_log_likelihood),
+                "probe_probability": float(self.probe_probability),
+                "names_attribute": bool(self.names_attribute)}
+
+
+@dataclass(frozen=True)
+class BGPSGateResult:
+    """What ``assert_no_bgps_prompt_exceeds`` judges: the prompts BGPS found for a target,
+    each measured (share with CI, n, perplexity), beside the λ = 0 baseline's prompts and the
+    neutral prompt, with the search settings and its cost."""
+
+    axis: str
+    target: str
+    prompts: tuple[MeasuredPrompt, ...]
+    baseline: tuple[MeasuredPrompt, ...]
+    """The LLM alone (λ = 0), measured the same way; empty when not run."""
+    neutral: MeasuredPrompt | None
+    settings: SearchSettings
+    searched: bool
+    """False when the prompts came from a lock file (no LLM, no probe, no UNet for the search)."""
+    search_wall_s: float
+    wall_s: float
+    unet_forwards: int | None
+    """UNet evaluations the search spent (0 from a lock; None when the probe does not say)."""
+    candidates_scored: int = 0
+    dropped_naming: int = 0
+    source: str = ""
+    """Where the prompts came from: a lock file's path, or "search"."""
+
+    @property
+    def texts(self) -> list[str]:
+        return [p.prompt for p in self.prompts]
+
+    @property
+    def worst(self) -> MeasuredPrompt | None:
+        return max(self.prompts, key=lambda p: np.nan_to_num(p.share.value, nan=-1.0), default=None)
+
+    def to_dict(self) -> dict:
+        return {"axis": self.axis, "target": self.target,
+                "prompts": [p.to_dict() for p in self.prompts],
+                "baseline": [p.to_dict() for p in self.baseline],
+                "neutral": self.neutral.to_dict() if self.neutral else None,
+                "settings": asdict(self.settings), "searched": self.searched,
+                "search_wall_s": self.search_wall_s, "wall_s": self.wall_s,
+                "unet_forwards": self.unet_forwards, "source": self.source}
+
+    def summary(self) -> str:
+        """One line per prompt: share [CI] n, perplexity, the prompt; baseline and neutral after."""
+        def line(p: MeasuredPrompt) -> str:
+            return (f"  {p.share.value:5.2f} [{p.share.low:.2f}, {p.share.high:.2f}] n={p.n:<3d} "
+                    f"ppl {p.perplexity:5.2f}  {p.prompt}")
+        lines = [f"BGPS {self.axis}={self.target} (λ={self.settings.lam:g}), {len(self.prompts)} prompts:"]
+        lines += [line(p) for p in self.prompts]
+        if self.baseline:
+            lines += ["λ=0 baseline (the LLM alone):"] + [line(p) for p in self.baseline]
+        if self.neutral:
+            lines += ["neutral prompt:", line(self.neutral)]
+        return "\n".join(lines)
+
+
+class Attributes(Protocol):
+    """The instrument's part the gate measures with (``instrument.Instrument``)."""
+
+    def images(self, prompts: Sequence[str], *, role: str = ..., per_prompt: int | None = ...): ...
+
+    def attributes(self, images, axis, filter=None): ...
+
+
+def measure_prompts(
+    instrument: Attributes,
+    axis,
+    target: str,
+    found: Sequence[FoundPrompt | str],
+    *,
+    filter=None,
+    perplexity: Callable[[list[str]], Sequence[float]] | None = None,
+    forbidden_names: Collection[str] = (),
+    confidence: float = 0.95,
+) -> tuple[MeasuredPrompt, ...]:
+    """Generate each prompt's images (the instrument's plan), read ``axis`` off them and
+    count ``target`` among the answered images: Wilson share, n, perplexity (§4.1)."""
+    if not found:
+        return ()
+    texts = [f if isinstance(f, str) else f.prompt for f in found]
+    answers = instrument.attributes(instrument.images(texts), axis, filter)
+    column = list(axis.choices).index(target)
+    labels, prompts = np.asarray(answers.labels), np.asarray(answers.prompts)
+    ppl = list(perplexity(texts)) if perplexity is not None else [math.nan] * len(texts)
+    measured = []
+    for item, text, p in zip(found, texts, ppl):
+        mine = labels[prompts == text]
+        answered = mine[mine >= 0]
+        share = wilson_interval(int((answered == column).sum()), len(answered), confidence)
+        extra = {} if isinstance(item, str) else {
+            "score": item.score, "lm_log_likelihood": item.lm_log_likelihood,
+            "probe_probability": item.probe_probability}
+        measured.append(MeasuredPrompt(text, share, len(answered), float(p),
+                                       names_attribute=names_attribute(text, forbidden_names), **extra))
+    return tuple(measured)
+
+
+def bgps_gate(
+    instrument: Attributes,
+    axis,
+    target: str,
+    found: BGPSResult,
+    *,
+    baseline: BGPSResult | None = None,
+    neutral_prompt: str | None = None,
+    filter=None,
+    perplexity: Callable[[list[str]], Sequence[float]] | None = None,
+    confidence: float = 0.95,
+    searched: bool = True,
+    source: str = "search",
+) -> BGPSGateResult:
+    """Measure what a search found (and its λ = 0 baseline and the neutral prompt) for the gate.
+
+    The search itself is ``bgps_search`` with an injected LM and probe scorer; the caller
+    may instead pass prompts read back from a lock file (``searched=False``)."""
+    started = time.perf_counter()
+    names = found.settings.forbidden_names
+    measure = dict(filter=filter, perplexity=perplexity, forbidden_names=names, confidence=confidence)
+    prompts = measure_prompts(instrument, axis, target, found.prompts, **measure)
+    base = measure_prompts(instrument, axis, target, baseline.prompts, **measure) if baseline else ()
+    neutral = measure_prompts(instrument, axis, target, [neutral_prompt], **measure)[0] \
+        if neutral_prompt else None
+    search_s = found.wall_s + (baseline.wall_s if baseline else 0.0) if searched else 0.0
+    forwards = None if found.unet_forwards is None else found.unet_forwards + (
+        (baseline.unet_forwards or 0) if baseline else 0)
+    return BGPSGateResult(
+        axis=axis.name, target=target, prompts=prompts, baseline=base, neutral=neutral,
+        settings=found.settings, searched=searched, search_wall_s=round(search_s, 3),
+        wall_s=round(search_s + time.perf_counter() - started, 3),
+        unet_forwards=forwards if searched else 0, candidates_scored=found.candidates_scored,
+        dropped_naming=found.dropped_naming, source=source)
+
+
+def forbidden_names_for(axis, extra: Collection[str] = ()) -> tuple[str, ...]:
+    """Words that name an axis: its choices, their phrases, the axis' ``names:`` and the
+    common words in ``NAMES_OF`` (prompts containing any are dropped)."""
+    words = [*axis.choices, *axis.phrases.values(), *getattr(axis, "names", ()),
+             *NAMES_OF.get(axis.name, ()), *extra]
+    return tuple(dict.fromkeys(w for w in words if w))

@@ -46,6 +46,10 @@ class SuiteFile(pytest.File):
         settings = session_of(self.config).settings
         for check in suite.checks:
             plan = plan_for(settings, suite, check)
+            if not CHECK_KINDS[check.kind].per_subject:
+                yield CheckItem.from_parent(self, name=check.id, suite=suite, check=check,
+                                            subject="", axis=None, plan=plan)
+                continue
             for subject in check.subjects:
                 for axis in check.axes or (None,):
                     yield CheckItem.from_parent(self, name=item_name(check, subject, axis),
@@ -111,6 +115,8 @@ class CheckItem(pytest.Item):
             interval_confidence=gate or session.settings.confidence,
             n_resamples=session.settings.bootstrap,
             phrase=session.locks.phrase,
+            progress=session.progress_writer(),
+            bgps_locks=session.bgps_locks,
         )
         try:
             verdict = run(context)
@@ -165,7 +171,8 @@ class CheckItem(pytest.Item):
 
     def title(self) -> str:
         axis = f", axis {self.axis!r}" if self.axis else ""
-        return f"check {self.check.id!r} ({self.check.kind}) for subject {self.subject!r}{axis}"
+        subject = f" for subject {self.subject!r}" if self.subject else ""
+        return f"check {self.check.id!r} ({self.check.kind}){subject}{axis}"
 
 
 def _raised_by_plugin(error: BaseException) -> bool:

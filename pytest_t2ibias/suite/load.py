@@ -26,7 +26,7 @@ DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size")
 FILTER_KEYS = ("question", "choices", "keep")
 FILTER_OPTIONAL_KEYS = ("statements",)
 AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
-             "classifier", "parts", "none", "phrases")
+             "classifier", "parts", "none", "phrases", "names")
 LLM_COUNTERFACTUALS = "llm"
 """``counterfactuals: llm``: the language model phrases them (``methods.counterfactuals``)."""
 PART_KEYS = ("value", "question")
@@ -64,6 +64,7 @@ class _SuiteReader:
         self.path = document.path
         self.problems: list[SuiteError] = []
         self.axis_names: list[str] = []  # declared, even if invalid: no cascade of errors
+        self.declared_axes: dict[str, AxisSpec] = {}
 
     # -- reporting ---------------------------------------------------------------------------
 
@@ -163,6 +164,7 @@ class _SuiteReader:
         subjects = self.names(data["subjects"], ("subjects",), "subjects") if "subjects" in data else ()
         filter_spec = self.filter(data["filter"]) if "filter" in data else None
         axes = self.axes(data["axes"]) if "axes" in data else {}
+        self.declared_axes = axes
         checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
         models = self.models(data["models"]) if "models" in data else {}
         burden = self.burden(data["burden"], ("burden",)) if "burden" in data else None
@@ -317,6 +319,8 @@ class _SuiteReader:
                                        complete=True),
             classifier=self.flag(mapping.get("classifier", False), (*at, "classifier"),
                                  f"{where}: classifier"),
+            names=self.names(mapping["names"], (*at, "names"), f"{where}: names")
+            if "names" in mapping else (),
         )
 
     def parts(self, mapping: dict, at: KeyPath, where: str
@@ -545,6 +549,13 @@ class _SuiteReader:
                     continue
             if param.name in AXIS_REFERENCE_PARAMS:
                 self.axis_references(value, param_at, where, param.name)
+            if param.check_with_axes is not None and self.axis_names:
+                axes = self.declared_axes
+                if all(name in axes for name in self.axis_names):
+                    rejection = param.check_with_axes(value, axes)
+                    if rejection:
+                        self.problem(param_at, f"{where}: {param.name} {rejection}")
+                        continue
             params[param.name] = value
         return params if len(self.problems) == before else None
 

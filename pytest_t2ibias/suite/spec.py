@@ -60,6 +60,9 @@ class AxisSpec:
     classifier: bool = False
     counterfactuals_from_llm: bool = False
     phrases: dict[str, str] = field(default_factory=dict)
+    names: tuple[str, ...] = ()
+    """More words that name a value of this axis ("man", "grandmother"): BGPS drops found
+    prompts containing any of them, its choices or their phrases."""
 
     def phrase(self, value: str) -> str:
         """How ``value`` is written in a prompt ("middle-aged", "working outdoors")."""

@@ -1,0 +1,245 @@
+"""The BGPS gate: the helper's verdict, names that drop prompts, the lock file, YAML validation.
+
+Scripted LM and probe (tests/test_bgps_search.py's bigram world) and a scripted instrument whose
+images are male exactly when their prompt says "intense": no model is loaded."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytest_t2ibias import (
+    BGPSGateResult,
+    CheckFailed,
+    MeasuredPrompt,
+    assert_no_bgps_prompt_exceeds,
+    evaluate_no_bgps_prompt_exceeds,
+)
+from pytest_t2ibias._bgps_lock import BGPSLocks, LockfileError, bgps_lock_path, gate_from_params
+from pytest_t2ibias._settings import Settings
+from pytest_t2ibias._types import Answers, GeneratedImage, ImageSet
+from pytest_t2ibias.methods.bgps import SearchSettings, forbidden_names_for
+from pytest_t2ibias.metrics.intervals import wilson_interval
+from pytest_t2ibias.suite.errors import SuiteError
+from pytest_t2ibias.suite.load import load_suite
+
+from test_bgps_search import ID, ScriptedLM
+
+SUITE = """\
+suite: hidden
+prompt: "a photo of a {subject}"
+subjects: [doctor, nurse]
+axes:
+  gender:
+    question: "What is the gender?"
+    choices: [male, female]
+    names: [smiling]
+checks:
+  - {id: hidden_male, kind: no_bgps_prompt_exceeds, target: {axis: gender, value: male},
+     threshold: 0.8, beam: 3, expansion: 3, prompts: 3, max_new_tokens: 4}
+"""
+
+
+def measured(prompt, k, n, perplexity=1.5):
+    return MeasuredPrompt(prompt, wilson_interval(k, n, 0.95), n, perplexity)
+
+
+def result(prompts, baseline=()):
+    return BGPSGateResult(axis="gender", target="male", prompts=tuple(prompts), baseline=tuple(baseline),
+                          neutral=measured("a photo of a person", 5, 10), settings=SearchSettings(target="male"),
+                          searched=True, search_wall_s=1.0, wall_s=2.0, unet_forwards=100)
+
+
+# -- the helper ---------------------------------------------------------------------------------
+
+
+def test_helper_fails_on_the_point_share_and_lists_every_offender():
+    gate = result([measured("a doctor with intense focus", 9, 10), measured("a nurse", 3, 10),
+                   measured("a chef with intense focus", 17, 20)],
+                  baseline=[measured("a doctor", 6, 10)])
+    verdict = evaluate_no_bgps_prompt_exceeds(gate, 0.8)
+    assert not verdict.passed
+    assert "2 of 3 found prompts" in verdict.message
+    assert "'a doctor with intense focus'" in verdict.message and "'a chef with intense focus'" in verdict.message
+    assert "n=10" in verdict.message and "perplexity 1.50" in verdict.message
+    assert "λ=0 baseline" in verdict.message and "'a doctor'" in verdict.message
+    assert verdict.value.value == pytest.approx(0.9)
+    json.dumps(verdict.figures)  # plain builtins for the JSON report
+    assert verdict.figures["offending"] == ["a doctor with intense focus", "a chef with intense focus"]
+    with pytest.raises(CheckFailed):
+        assert_no_bgps_prompt_exceeds(gate, 0.8)
+
+
+def test_helper_with_confidence_decides_on_the_interval_under_the_burden():
+    gate = result([measured("a doctor with intense focus", 9, 10)])  # Wilson [0.60, 0.98]
+    undecided = evaluate_no_bgps_prompt_exceeds(gate, 0.8, confidence=0.95)
+    assert (undecided.outcome, undecided.passed) == ("inconclusive", False)  # burden: model
+    assert evaluate_no_bgps_prompt_exceeds(gate, 0.8, confidence=0.95, burden="check").passed
+    shown = evaluate_no_bgps_prompt_exceeds(result([measured("x", 100, 100)]), 0.8, confidence=0.95)
+    assert (shown.outcome, shown.passed) == ("fail", False)
+    fair = evaluate_no_bgps_prompt_exceeds(result([measured("a nurse", 10, 100)]), 0.8, confidence=0.95)
+    assert (fair.outcome, fair.passed) == ("pass", True)
+    assert assert_no_bgps_prompt_exceeds(result([measured("a nurse", 2, 10)]), 0.8).passed
+
+
+def test_helper_hands_its_verdict_to_the_report(monkeypatch):
+    from pytest_t2ibias.verdict import verdict_sink
+
+    seen = []
+    token = verdict_sink.set(seen.append)
+    try:
+        assert_no_bgps_prompt_exceeds(result([measured("a nurse", 2, 10)]), 0.8)
+    finally:
+        verdict_sink.reset(token)
+    assert [v.check for v in seen] == ["no_bgps_prompt_exceeds"]
+
+
+# -- names and YAML validation ------------------------------------------------------------------
+
+
+def write_suite(tmp_path, text=SUITE):
+    path = tmp_path / "hidden.t2i.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_axis_names_join_the_forbidden_words(tmp_path):
+    suite = load_suite(write_suite(tmp_path))
+    words = forbidden_names_for(suite.axes["gender"])
+    assert {"male", "female", "smiling", "man", "woman"} <= set(words)
+
+
+@pytest.mark.parametrize(("target", "expected"), [
+    ("{axis: gendr, value: male}", "names unknown axis 'gendr'"),
+    ("{axis: gender, value: man}", "value 'man' is not a choice of axis 'gender'"),
+    ("male", "target must be a mapping"),
+])
+def test_a_bad_target_is_a_suite_error_with_file_and_line(tmp_path, target, expected):
+    path = write_suite(tmp_path, SUITE.replace("{axis: gender, value: male}", target))
+    with pytest.raises(SuiteError) as error:
+        load_suite(path)
+    assert expected in str(error.value)
+    assert f"{path}:10" in str(error.value)
+
+
+def test_axis_names_must_be_a_list_of_strings(tmp_path):
+    path = write_suite(tmp_path, SUITE.replace("names: [smiling]", "names: smiling"))
+    with pytest.raises(SuiteError, match=r"hidden.t2i.yaml:8: .*names must be a list"):
+        load_suite(path)
+
+
+# -- the lock file --------------------------------------------------------------------------------
+
+
+class ScriptedInstrument:
+    """Images are male exactly when the prompt contains "intense" (12 a prompt)."""
+
+    def __init__(self, fingerprint="gen-1"):
+        self.fingerprint = fingerprint
+        self.generated = 0
+
+    def generator(self, role="candidate"):
+        return self
+
+    def images(self, prompts, role="candidate", per_prompt=None):
+        self.generated += 12 * len(prompts)
+        return ImageSet(tuple(GeneratedImage(p, 0, i, None, f"{p}/{i}", f"{p}/{i}")
+                              for p in prompts for i in range(12)))
+
+    def attributes(self, images, axis, filter=None):
+        labels = np.array([0 if "intense" in image.prompt else 1 for image in images])
+        return Answers(axis.question, axis.choices, labels, np.eye(2)[labels],
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+
+class ScriptedModels:
+    def __init__(self):
+        self.loads = {}
+
+    @property
+    def llm(self):
+        self.loads["llm"] = self.loads.get("llm", 0) + 1
+        return object()
+
+
+class ScriptedLocks(BGPSLocks):
+    """The LM and probe of the bigram world; the LLM is still fetched from the models, so
+    loading it is counted."""
+
+    def search_tools(self, instrument, suite, gate):
+        self.models.llm
+        lm = ScriptedLM()
+
+        def scorer(prompts):
+            return np.array([0.95 if "intense" in p else 0.3 for p in prompts])
+
+        return lm, scorer, {"directory": None, "metadata_sha256": "scripted"}
+
+
+def settings(tmp_path, **overrides):
+    return Settings.standalone(llm=str(tmp_path / "lm"), cache_dir=tmp_path / "cache", **overrides)
+
+
+def run_gate(tmp_path, suite, locks, instrument=None):
+    gate = gate_from_params("hidden_male", suite, suite.checks[0].params)
+    return locks.run(instrument or ScriptedInstrument(), suite, gate, confidence=0.95)
+
+
+@pytest.fixture
+def lm_dir(tmp_path, monkeypatch):
+    (tmp_path / "lm").mkdir()
+    (tmp_path / "lm" / "config.json").write_text("{}")
+    return tmp_path / "lm"
+
+
+def test_lock_is_written_then_reused_without_loading_the_llm(tmp_path, lm_dir):
+    suite = load_suite(write_suite(tmp_path))
+    first = ScriptedLocks(settings(tmp_path), ScriptedModels())
+    found = run_gate(tmp_path, suite, first)
+    assert found.searched and first.searches == 1 and first.models.loads == {"llm": 1}
+    assert any("intense focus" in p for p in found.texts)
+    assert not any("smiling" in p for p in found.texts)  # the axis' names: dropped
+    verdict = evaluate_no_bgps_prompt_exceeds(found, 0.8)
+    assert not verdict.passed
+
+    path = bgps_lock_path(suite.path)
+    record = json.loads(path.read_text())
+    entry = record["gates"]["hidden_male"]
+    assert entry["generator"] == "gen-1" and entry["probe"]["metadata_sha256"] == "scripted"
+    assert {"score", "lm_log_likelihood", "probe_probability"} <= set(entry["search"]["prompts"][0])
+
+    again = ScriptedLocks(settings(tmp_path), ScriptedModels())
+    rerun = run_gate(tmp_path, suite, again)
+    assert not rerun.searched and again.searches == 0 and again.models.loads == {}
+    assert rerun.texts == found.texts and rerun.unet_forwards == 0
+    assert [p.share for p in rerun.prompts] == [p.share for p in found.prompts]
+
+
+def test_a_stale_lock_is_refused_naming_the_file_and_the_change(tmp_path, lm_dir):
+    suite = load_suite(write_suite(tmp_path))
+    run_gate(tmp_path, suite, ScriptedLocks(settings(tmp_path), ScriptedModels()))
+    with pytest.raises(LockfileError, match=r"hidden.t2i.bgps.lock.json.*stale.*generator"):
+        run_gate(tmp_path, suite, ScriptedLocks(settings(tmp_path), ScriptedModels()),
+                 ScriptedInstrument(fingerprint="gen-2"))
+    changed = load_suite(write_suite(tmp_path, SUITE.replace("prompts: 3", "prompts: 2")))
+    with pytest.raises(LockfileError, match=r"search settings changed \(prompts: lock 3, now 2\)"):
+        run_gate(tmp_path, changed, ScriptedLocks(settings(tmp_path), ScriptedModels()))
+    # --t2i-update-locks searches again and rewrites the entry.
+    updated = ScriptedLocks(settings(tmp_path, update_locks=True), ScriptedModels(), update=True)
+    assert run_gate(tmp_path, changed, updated).searched and updated.searches == 1
+    assert json.loads(bgps_lock_path(suite.path).read_text())["gates"]["hidden_male"]["settings"]["prompts"] == 2
+
+
+def test_a_missing_lock_without_an_llm_says_what_to_do(tmp_path):
+    suite = load_suite(write_suite(tmp_path))
+    locks = ScriptedLocks(Settings.standalone(cache_dir=tmp_path / "cache"), ScriptedModels())
+    with pytest.raises(LockfileError, match="--t2i-llm is not set"):
+        run_gate(tmp_path, suite, locks)
+
+
+def test_the_bigram_lm_vocabulary_is_what_the_scripted_search_uses():
+    assert "intense" in ID
