@@ -99,6 +99,14 @@ def test_full_grid_coverage():
     for row in rows:
         if row.truth == "one-class":
             assert row.coverage == 1.0
+        elif row.metric.startswith("IS") and "profile" in row.method:
+            if "balanced" in row.truth:  # both sides at the kink: over-covers (STATISTICS.md)
+                assert row.coverage >= 0.97, row
+            elif "3 classes" in row.metric:  # vertex of several kinks: known under-coverage
+                assert row.coverage >= 0.78 and min(row.low_ok, row.high_ok) >= 0.78, row
+            else:
+                assert row.coverage >= (0.88 if row.n == 10 else 0.90), row
+                assert max(row.low_ok, row.high_ok) >= 0.985, row  # misses are one-sided
         elif row.metric.startswith("IS"):
             assert row.coverage >= (0.70 if row.n == 10 else 0.84), row
         elif row.n == 10:
