@@ -106,7 +106,8 @@ def test_full_grid_coverage():
                 assert row.coverage >= 0.78 and min(row.low_ok, row.high_ok) >= 0.78, row
             else:
                 assert row.coverage >= (0.88 if row.n == 10 else 0.90), row
-                assert max(row.low_ok, row.high_ok) >= 0.985, row  # misses are one-sided
+                if row.truth in ("helps", "hurts", "fixed"):  # one side at its kink:
+                    assert max(row.low_ok, row.high_ok) >= 0.985, row  # misses one-sided
         elif row.metric.startswith("IS"):
             assert row.coverage >= (0.70 if row.n == 10 else 0.84), row
         elif row.n == 10:
