@@ -9,7 +9,9 @@ often its low end is at most the truth (what a "fail when low > threshold" gate 
 
 Metrics: a share (Jeffreys; exact, summed over the binomial), normalised W1 nominal (= total
 variation) and ordered, OpenBias severity (single prompt, ``metrics.posterior``), the IS entry
-IS[x][y] (initial prompt vs two pooled counterfactual prompts) and the paired IS_mit.
+IS[x][y] (initial prompt vs two pooled counterfactual prompts) and the paired IS_mit, each
+with interval="posterior" and interval="profile" (3-class IS rows, nominal and ordered, at
+n = 200 for the profile only).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class Row:
     mean_width: float
     reps: int
     method: str
+    high_ok: float = float("nan")  # share whose high end is >= the truth ("IS < 0" gates)
 
 
 def share_row(shares: list[float], truth: str, n: int) -> Row:
@@ -65,9 +68,11 @@ def share_row(shares: list[float], truth: str, n: int) -> Row:
     intervals = [jeffreys_interval(k, n, CONFIDENCE) for k in range(n + 1)]
     covered = np.array([e.low <= p + 1e-12 and p - 1e-12 <= e.high for e in intervals])
     low_ok = np.array([e.low <= p + 1e-12 for e in intervals])
+    high_ok = np.array([e.high >= p - 1e-12 for e in intervals])
     width = np.array([e.high - e.low for e in intervals])
     return Row(f"share ({len(shares)} classes)", truth, n, p, float(pmf @ covered),
-               float(pmf @ low_ok), float(pmf @ width), 0, "jeffreys (exact)")
+               float(pmf @ low_ok), float(pmf @ width), 0, "jeffreys (exact)",
+               float(pmf @ high_ok))
 
 
 def distance_row(metric: str, shares: list[float], truth: str, n: int, reps: int,
@@ -108,33 +113,45 @@ MIT_TRUTHS = {  # name -> (before shares, after shares); image i of both from on
 SAME_SEED_AGREEMENT = 0.5  # share of paired images whose attribute the seed alone decides
 
 
-def is_row(truth: str, n: int, reps: int, n_draws: int, seed: int) -> Row:
+IS3_TRUTHS = {  # 3 classes on axis y, nominal and ordered; counterfactuals = values of x
+    "all balanced": ([1 / 3] * 3, [[1 / 3] * 3] * 2),
+    "helps": ([0.6, 0.3, 0.1], [[1 / 3] * 3] * 2),
+    "hurts": ([1 / 3] * 3, [[0.7, 0.2, 0.1], [0.5, 0.3, 0.2]]),
+}
+
+
+def is_row(truth: str, n: int, reps: int, n_draws: int, seed: int,
+           interval: str = "posterior", classes: int = 2, ordered: bool = False) -> Row:
     """IS[x][y]: the initial prompt and x's two counterfactual prompts, n images each."""
-    initial, counterfactuals = IS_TRUTHS[truth]
-    ideal = np.array([0.5, 0.5])
+    initial, counterfactuals = (IS_TRUTHS if classes == 2 else IS3_TRUTHS)[truth]
+    ideal = np.full(classes, 1 / classes)
     pooled = np.mean(counterfactuals, axis=0)
-    true_value = float(normalised_w1(np.array(initial), ideal) - normalised_w1(pooled, ideal))
+    true_value = float(normalised_w1(np.array(initial), ideal, ordered)
+                       - normalised_w1(pooled, ideal, ordered))
     rng = np.random.default_rng([seed, n, 7])
-    choices = {"x": ["a", "b"], "y": ["u", "v"]}
+    choices = {"x": ["a", "b"], "y": ["u", "v", "w"][:classes]}
     lows, highs = [], []
     for r in range(reps):
         def labels(shares):
-            return rng.choice(2, size=n, p=shares)
+            return rng.choice(len(shares), size=n, p=shares)
 
         matrix = intersectional_sensitivity(
             {"x": labels([0.5, 0.5]), "y": labels(initial)},
             {"x": {v: {"x": np.full(n, i), "y": labels(cf)}
                    for i, (v, cf) in enumerate(zip("ab", counterfactuals))}},
-            choices, confidence=CONFIDENCE, n_resamples=n_draws, seed=r, interval="posterior",
+            choices, ordered={"y": ordered}, confidence=CONFIDENCE, n_resamples=n_draws,
+            seed=r, interval=interval,
         )
         entry = matrix.entry("x", "y")
         lows.append(entry.low)
         highs.append(entry.high)
-    return _row("IS[x][y] (2 classes)", truth, n, true_value, np.array(lows), np.array(highs),
-                "posterior")
+    kind = f"{classes} classes{', ordered' if ordered else ''}"
+    return _row(f"IS[x][y] ({kind})", truth, n, true_value, np.array(lows), np.array(highs),
+                interval)
 
 
-def mitigation_row(truth: str, n: int, reps: int, n_draws: int, seed: int) -> Row:
+def mitigation_row(truth: str, n: int, reps: int, n_draws: int, seed: int,
+                   interval: str = "posterior") -> Row:
     """IS_mit(y), paired: image i of the candidate keeps the baseline's attribute with
     probability SAME_SEED_AGREEMENT, else draws it so that its marginal is the candidate's."""
     before, after = (np.array(s) for s in MIT_TRUTHS[truth])
@@ -150,18 +167,18 @@ def mitigation_row(truth: str, n: int, reps: int, n_draws: int, seed: int) -> Ro
         candidate = np.where(rng.random(n) < rho, base, rng.choice(2, size=n, p=fresh))
         effect = mitigation_effect({"y": base}, {"y": candidate}, choices,
                                    confidence=CONFIDENCE, n_resamples=n_draws, seed=r,
-                                   interval="posterior")["y"]
+                                   interval=interval)["y"]
         lows.append(effect.low)
         highs.append(effect.high)
     return _row("IS_mit (paired, 2 classes)", truth, n, true_value, np.array(lows),
-                np.array(highs), "paired posterior")
+                np.array(highs), f"paired {interval}")
 
 
 def _row(metric, truth, n, true_value, lows, highs, method) -> Row:
     covered = (lows <= true_value + 1e-9) & (highs >= true_value - 1e-9)
     return Row(metric, truth, n, true_value, float(covered.mean()),
                float((lows <= true_value + 1e-9).mean()), float(np.mean(highs - lows)),
-               len(lows), method)
+               len(lows), method, float((highs >= true_value - 1e-9).mean()))
 
 
 def run_grid(*, sizes=SIZES, reps=2000, difference_reps=1000, n_draws=1000, seed=0,
@@ -178,11 +195,17 @@ def run_grid(*, sizes=SIZES, reps=2000, difference_reps=1000, n_draws=1000, seed
                         continue
                     rows.append(distance_row(metric, shares, truth, n, reps, n_draws, seed))
         is_truths = ["all balanced", "hurts"] if quick else list(IS_TRUTHS)
-        for truth in is_truths:
-            rows.append(is_row(truth, n, difference_reps, n_draws, seed))
-        mit_truths = ["both balanced"] if quick else list(MIT_TRUTHS)
-        for truth in mit_truths:
-            rows.append(mitigation_row(truth, n, difference_reps, n_draws, seed))
+        for interval in ("posterior", "profile"):
+            for truth in is_truths:
+                rows.append(is_row(truth, n, difference_reps, n_draws, seed, interval))
+            mit_truths = ["both balanced"] if quick else list(MIT_TRUTHS)
+            for truth in mit_truths:
+                rows.append(mitigation_row(truth, n, difference_reps, n_draws, seed, interval))
+        if n == 200 and not quick:  # 3 classes, nominal and ordered: one size (cost)
+            for truth in IS3_TRUTHS:
+                for ordered in (False, True):
+                    rows.append(is_row(truth, n, difference_reps, n_draws, seed, "profile",
+                                       classes=3, ordered=ordered))
     return rows
 
 
@@ -197,14 +220,16 @@ def markdown(rows: list[Row], seconds: float) -> str:
         "over the binomial); the rest simulated, `reps` data sets each (binomial sd at 95%:",
         "0.5 points with 2000 reps, 0.7 with 1000). Target band: 93% to 97.5%.",
         "",
-        "| metric | truth | true value | n | coverage | low <= truth | mean width | reps | method |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| metric | truth | true value | n | coverage | low <= truth | high >= truth | mean width "
+        "| reps | method |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         flag = "" if 0.93 <= r.coverage <= 0.975 else " *"
         lines.append(
             f"| {r.metric} | {r.truth} | {r.true_value:.3f} | {r.n} | {100 * r.coverage:.1f}%{flag} "
-            f"| {100 * r.low_ok:.1f}% | {r.mean_width:.3f} | {r.reps or 'exact'} | {r.method} |"
+            f"| {100 * r.low_ok:.1f}% | {100 * r.high_ok:.1f}% | {r.mean_width:.3f} "
+            f"| {r.reps or 'exact'} | {r.method} |"
         )
     outside = [r for r in rows if not 0.93 <= r.coverage <= 0.975]
     lines += ["", f"\\* outside [93%, 97.5%]: {len(outside)} of {len(rows)} cells; "

@@ -13,7 +13,11 @@ resamples every prompt's images once and recomputes the whole matrix, so entries
 replicate are mutually consistent. ``interval="posterior"`` draws every prompt's shares from
 its Jeffreys-Dirichlet posterior instead, jointly per draw, and adds 0 to an entry's interval
 when the data cannot reject "all these prompts answer like the ideal" (``metrics.posterior``;
-measured coverage in docs/coverage.md).
+measured coverage in docs/coverage.md). ``interval="profile"`` is the construction that covers
+where one or both distances sit at their ideal (the kink of |.|): the range of the entry over
+an ellipsoid of the prompts' shares (a profile likelihood-ratio interval under the normal
+approximation), traced by joint posterior draws pushed onto its boundary
+(``metrics.posterior.profile_range``; docs/STATISTICS.md).
 
 ``mitigation_effect`` is IS_mit (A.5, A.9): the same difference with a really mitigated model
 in place of the pooled counterfactuals, which is the baseline-vs-candidate merge gate.
@@ -39,6 +43,8 @@ from pytest_t2ibias.metrics.posterior import (
     dirichlet_draws,
     ideal_not_rejected,
     percentile_bounds,
+    profile_critical_value,
+    profile_range,
     share_draws,
 )
 
@@ -184,6 +190,11 @@ def intersectional_sensitivity(
         joint = bootstrap_matrix(
             statistic, tables, confidence=confidence, n_resamples=n_resamples, seed=seed
         )
+    elif interval == "profile":
+        joint = _profile_matrix(
+            from_shares, tables, axes, choices, ideals, is_ordered, prompts_of, confidence,
+            n_resamples, seed,
+        )
     else:
         joint = _posterior_matrix(
             from_shares, tables, axes, choices, confidence, n_resamples, seed
@@ -273,6 +284,26 @@ def mitigation_effect(
             n_resamples=n_resamples,
             seed=seed,
         )
+    elif interval == "profile":
+        rng = np.random.default_rng(seed)
+        critical = profile_critical_value(confidence)
+        observed = [
+            [label_shares(t[:, j], len(choices[y])) for j, y in enumerate(axes)] for t in tables
+        ]
+        value = np.asarray(from_shares([[s[None] for s in row] for row in observed]))[0]
+        low, high = np.empty(len(axes)), np.empty(len(axes))
+        for j, y in enumerate(axes):
+            if paired:
+                draws = share_draws([t[:, j] for t in tables], len(choices[y]), n_resamples,
+                                    rng, paired=True)
+            else:
+                draws = [_prompt_draws(t[:, j], len(choices[y]), n_resamples, rng) for t in tables]
+            low[j], high[j] = profile_range(
+                _Difference(ideals[y], is_ordered[y], pooled=False), draws, critical
+            )
+        n = sum(len(t) for t in tables)
+        joint = MatrixEstimate(value, np.clip(low, -1, 1), np.clip(high, -1, 1), n, confidence,
+                               "paired profile" if paired else "profile")
     else:
         joint = _posterior_matrix(
             from_shares, tables, axes, choices, confidence, n_resamples, seed, paired=paired
@@ -294,8 +325,75 @@ def mitigation_effect(
 
 
 def _check_interval(interval: str) -> None:
-    if interval not in ("bootstrap", "posterior"):
-        raise ValueError(f"interval={interval!r}: use 'bootstrap' or 'posterior'")
+    if interval not in ("bootstrap", "posterior", "profile"):
+        raise ValueError(f"interval={interval!r}: use 'bootstrap', 'posterior' or 'profile'")
+
+
+def _prompt_draws(labels: np.ndarray, n_choices: int, n_draws: int, rng) -> np.ndarray:
+    counts = np.bincount(labels[labels >= 0], minlength=n_choices)
+    return dirichlet_draws(counts[None, None], n_draws, rng)[0, :, 0]
+
+
+class _Difference:
+    """w(first group) - w(the rest, pooled with equal weight): an IS entry or IS_mit."""
+
+    def __init__(self, ideal: np.ndarray, ordered: bool, pooled: bool):
+        self.ideal, self.ordered, self.pooled = ideal, ordered, pooled
+
+    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
+        rest = mean_of_shares(shares[1:], len(self.ideal)) if self.pooled else shares[1]
+        return normalised_w1(shares[0], self.ideal, self.ordered) - normalised_w1(
+            rest, self.ideal, self.ordered
+        )
+
+
+def _profile_matrix(
+    from_shares,
+    tables: list[np.ndarray],
+    axes: tuple[str, ...],
+    choices: Mapping[str, Sequence[str]],
+    ideals: Mapping[str, np.ndarray],
+    is_ordered: Mapping[str, bool],
+    prompts_of: Mapping[str, list[int]],
+    confidence: float,
+    n_draws: int,
+    seed: int,
+) -> MatrixEstimate:
+    """Profile intervals of the IS matrix (and w_init) from one joint set of posterior draws.
+
+    Every prompt's shares on every axis are drawn once (one draw = one consistent matrix).
+    Entry (x, y) projects the draws of the prompts it reads (the initial prompt and x's
+    counterfactuals, axis y) onto its ellipsoid and takes the range of w_init(y) - w_x(y)
+    there; w_init(y) uses the initial prompt alone.
+    """
+    rng = np.random.default_rng(seed)
+    critical = profile_critical_value(confidence)
+    draws = [
+        [_prompt_draws(t[:, j], len(choices[y]), n_draws, rng) for j, y in enumerate(axes)]
+        for t in tables
+    ]
+    observed = [
+        [label_shares(t[:, j], len(choices[y]))[None] for j, y in enumerate(axes)] for t in tables
+    ]
+    value = np.asarray(from_shares(observed))[0]
+    n_axes = len(axes)
+    low, high = np.full_like(value, np.nan), np.full_like(value, np.nan)
+    for j, y in enumerate(axes):
+        low[n_axes, j], high[n_axes, j] = profile_range(
+            lambda s, y=y: normalised_w1(s[0], ideals[y], is_ordered[y]), [draws[0][j]], critical
+        )
+        for i, x in enumerate(axes):
+            if x not in prompts_of:
+                continue
+            members = prompts_of[x]
+            low[i, j], high[i, j] = profile_range(
+                _Difference(ideals[y], is_ordered[y], pooled=True),
+                [draws[0][j]] + [draws[p][j] for p in members],
+                critical,
+            )
+    n = sum(len(t) for t in tables)
+    return MatrixEstimate(value, np.clip(low, -1, 1), np.clip(high, -1, 1), n, confidence,
+                          "profile")
 
 
 def _posterior_matrix(
