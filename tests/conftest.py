@@ -2,6 +2,10 @@ import os
 
 import pytest
 
+# The plugin imports scipy lazily; pytester's inline runs forget modules first imported inside
+# them, and numpy's C extensions cannot be imported twice in one process. Import it up front.
+import scipy.stats  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 # Tiny models on 2 shared cores: one thread each is many times faster than contending.

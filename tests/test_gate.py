@@ -83,9 +83,10 @@ def test_a_model_against_itself_has_no_effect(pytester, suite):
     t2ibias, made = _facade(pytester, "male", "male")
     effect = t2ibias.mitigation_effect(suite, "nurse")
     assert {axis: e.value for axis, e in effect.items()} == {"gender": 0, "age": 0, "environment": 0}
-    assert all(e.low == e.high == 0 for e in effect.values())  # paired: the noise cancels
-    assert effect["age"].method == "paired bootstrap"
-    assert evaluate_no_regression(effect, fixes=["gender"]).passed
+    # Paired and identical: the interval is what 48 concordant pairs allow, narrow and around 0
+    assert all(-0.1 < e.low <= 0 <= e.high < 0.1 for e in effect.values())
+    assert effect["age"].method == "paired profile"
+    assert evaluate_no_regression(effect, fixes=["gender"], tolerance=0.1, confidence=0.95).passed
     assert made == [("baseline", "male"), ("candidate", "male")]
 
 
@@ -101,7 +102,7 @@ def test_a_candidate_that_skews_age_fails_the_gate(pytester, suite):
 
 GATE_CHECKS = """\
 checks:
-  - {id: gate, kind: no_regression, fixes: [gender], tolerance: 0.05, confidence: 0.95}
+  - {id: gate, kind: no_regression, fixes: [gender], tolerance: 0.1, confidence: 0.95}
 """
 
 

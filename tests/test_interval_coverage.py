@@ -78,12 +78,12 @@ def test_is_difference_includes_zero_when_all_prompts_are_balanced():
     assert row.coverage >= 0.90
 
 
-def test_is_posterior_is_opt_in():
+def test_is_posterior_is_a_choice():
     rng = np.random.default_rng(0)
     choices = {"x": ["a", "b"], "y": ["u", "v"]}
     initial = {"x": rng.integers(0, 2, 48), "y": rng.integers(0, 2, 48)}
     counterfactual = {"x": {"a": {"x": np.zeros(48, int), "y": rng.integers(0, 2, 48)}}}
-    default = intersectional_sensitivity(initial, counterfactual, choices)
+    default = intersectional_sensitivity(initial, counterfactual, choices, interval="bootstrap")
     posterior = intersectional_sensitivity(initial, counterfactual, choices, interval="posterior")
     assert default.entry("x", "y").method == "bootstrap"
     assert posterior.entry("x", "y").method == "posterior"
@@ -138,14 +138,14 @@ def test_mitigation_profile_interval_covers_a_fix():
     assert row.mean_width < 0.85, row
 
 
-def test_profile_is_opt_in_and_one_matrix():
+def test_profile_is_the_default_and_one_matrix():
     rng = np.random.default_rng(0)
     choices = {"x": ["a", "b"], "y": ["u", "v", "w"]}
     initial = {"x": rng.integers(0, 2, 48), "y": rng.integers(0, 3, 48)}
     counterfactual = {"x": {v: {"x": np.full(48, i), "y": rng.integers(0, 3, 48)}
                             for i, v in enumerate("ab")}}
-    default = intersectional_sensitivity(initial, counterfactual, choices)
-    profile = intersectional_sensitivity(initial, counterfactual, choices, interval="profile")
+    default = intersectional_sensitivity(initial, counterfactual, choices, interval="bootstrap")
+    profile = intersectional_sensitivity(initial, counterfactual, choices)
     assert default.method == "bootstrap" and profile.entry("x", "y").method == "profile"
     np.testing.assert_array_equal(default.value, profile.value)
     defined = ~np.isnan(profile.value)

@@ -29,6 +29,8 @@ def test_all_is_complete_and_importable():
         "null_critical_value",
         "observed_shares",
         "percentile_bounds",
+        "profile_critical_value",
+        "profile_range",
         "share_draws",
         "single_choice",
     }

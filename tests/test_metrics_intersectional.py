@@ -219,7 +219,7 @@ class TestMitigationEffect:
     }
 
     def test_value_and_paired_interval(self):
-        effect = mitigation_effect(self.BASELINE, self.CANDIDATE, CHOICES)
+        effect = mitigation_effect(self.BASELINE, self.CANDIDATE, CHOICES, interval="bootstrap")
         assert effect["gender"].value == pytest.approx(0.2)
         assert effect["age"].value == 0.0
         assert effect["gender"].low > 0
@@ -229,14 +229,24 @@ class TestMitigationEffect:
     def test_pairing_narrows_the_interval(self):
         # Paired, only the 20 flipped images vary: sd ≈ 2·sqrt(0.1·0.9/200) = 0.042.
         # Unpaired: sd ≈ 2·sqrt((0.75·0.25 + 0.65·0.35)/200) = 0.091.
-        paired = mitigation_effect(self.BASELINE, self.CANDIDATE, CHOICES, paired=True)
-        unpaired = mitigation_effect(self.BASELINE, self.CANDIDATE, CHOICES, paired=False)
+        paired = mitigation_effect(self.BASELINE, self.CANDIDATE, CHOICES, paired=True,
+                                   interval="bootstrap")
+        unpaired = mitigation_effect(self.BASELINE, self.CANDIDATE, CHOICES, paired=False,
+                                     interval="bootstrap")
         paired_width = paired["gender"].high - paired["gender"].low
         unpaired_width = unpaired["gender"].high - unpaired["gender"].low
         assert paired_width < 0.6 * unpaired_width
         assert paired_width == pytest.approx(4 * 0.042, abs=0.04)
         assert unpaired_width == pytest.approx(4 * 0.091, abs=0.06)
         assert unpaired["gender"].method == "bootstrap"
+
+    def test_pairing_narrows_the_profile_interval_too(self):
+        paired = mitigation_effect(self.BASELINE, self.CANDIDATE, CHOICES, paired=True)
+        unpaired = mitigation_effect(self.BASELINE, self.CANDIDATE, CHOICES, paired=False)
+        assert paired["gender"].method == "paired profile"
+        assert (paired["gender"].high - paired["gender"].low
+                < 0.7 * (unpaired["gender"].high - unpaired["gender"].low))
+        assert paired["gender"].low > 0  # the fine-tune's +0.2 on gender is shown
 
     def test_worse_candidate_is_negative(self):
         effect = mitigation_effect(self.CANDIDATE, self.BASELINE, CHOICES)

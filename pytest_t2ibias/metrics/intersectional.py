@@ -7,8 +7,9 @@ For every pair of bias axes (x, y): does mitigating x bring y closer to its idea
     IS[x][y]  = w̄_init(y) - w̄_x(y)          Eq. 4, in [-1, 1]
 
 IS > 0: mitigating x helps y; IS < 0: it pushes y away from its ideal (the warning case).
-Pooling weighs every counterfactual prompt equally (``pooled_shares``). Intervals come from
-one joint bootstrap over images (``interval="bootstrap"``, the default): each replicate
+Pooling weighs every counterfactual prompt equally (``pooled_shares``). The default interval
+is ``"profile"`` (below), the one whose coverage holds at the ideal; ``"bootstrap"`` is one
+joint bootstrap over images: each replicate
 resamples every prompt's images once and recomputes the whole matrix, so entries of one
 replicate are mutually consistent. ``interval="posterior"`` draws every prompt's shares from
 its Jeffreys-Dirichlet posterior instead, jointly per draw, and adds 0 to an entry's interval
@@ -133,7 +134,7 @@ def intersectional_sensitivity(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
-    interval: str = "bootstrap",
+    interval: str = "profile",
 ) -> ISMatrix:
     """The IS matrix (BiasConnect Eq. 4) with joint intervals (``interval``: module doc).
 
@@ -240,7 +241,7 @@ def mitigation_effect(
     confidence: float = 0.95,
     n_resamples: int = 1000,
     seed: int = 0,
-    interval: str = "bootstrap",
+    interval: str = "profile",
 ) -> dict[str, Estimate]:
     """IS_mit(y) = w̄(D_init(y)) - w̄(D_mit(y)) per axis (BiasConnect A.5, A.9 Eqs. 5-6).
 
