@@ -18,8 +18,9 @@ import pytest
 from .._session import session_of
 from ..checks import CHECK_KINDS, CheckContext, suite_for_check
 from ..verdict import CheckFailed, Verdict, verdict_properties
+from .._options import get_option
 from .errors import SuiteError
-from .load import load_suite
+from .load import AXIS_REFERENCE_PARAMS, load_suite
 from .spec import CheckSpec, Suite
 
 DEFAULT_PATTERN = "*.t2i.yaml"
@@ -90,6 +91,7 @@ class CheckItem(pytest.Item):
         self.extra_keyword_matches.update({check.kind, suite.name})
 
     def runtest(self) -> None:
+        self._require_classifiers()
         kind = CHECK_KINDS[self.check.kind]
         session = session_of(self.config)
         context = CheckContext(
@@ -108,6 +110,31 @@ class CheckItem(pytest.Item):
         session.record(self.nodeid, verdict, subject=self.subject, axis=self.axis or "")
         if not verdict.passed:
             raise CheckFailed(verdict)
+
+    def _require_classifiers(self) -> None:
+        """An axis the suite marks ``classifier: true`` must not quietly be read by VQA.
+
+        Checked when the item runs, not at collection: ``--collect-only`` and the checks of
+        other axes stay usable on a machine without the classifier.
+        """
+        configured = {entry.partition("=")[0].strip()
+                      for entry in get_option(self.config, "t2i_classifier")}
+        for name in self._axes_read():
+            axis = self.suite.axes.get(name)
+            if axis is not None and axis.classifier and name not in configured:
+                raise ClassifierMissing(
+                    f"axis {name!r} says classifier: true, but no classifier "
+                    f"is configured for it (configured: {', '.join(sorted(configured)) or 'none'})"
+                    f"; add --t2i-classifier={name}=PATH (or the ini key t2i_classifier), or "
+                    f"remove classifier: true to let the VQA model read it")
+
+    def _axes_read(self) -> list[str]:
+        """The item's axis, the check's axes and every axis its parameters name."""
+        names = [self.axis, *self.check.axes]
+        for param in AXIS_REFERENCE_PARAMS:
+            value = self.check.params.get(param)
+            names.extend([value] if isinstance(value, str) else value or [])
+        return [name for name in dict.fromkeys(names) if isinstance(name, str)]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> Any:
@@ -147,6 +174,10 @@ class CheckItem(pytest.Item):
     def title(self) -> str:
         axis = f", axis {self.axis!r}" if self.axis else ""
         return f"check {self.check.id!r} ({self.check.kind}) for subject {self.subject!r}{axis}"
+
+
+class ClassifierMissing(Exception):
+    """A check needs a ``--t2i-classifier`` for an axis marked ``classifier: true``."""
 
 
 def _raised_by_plugin(error: BaseException) -> bool:
