@@ -86,14 +86,17 @@ def content_hash(image: Image.Image) -> str:
 class Cache:
     """A directory of ``images/ab/<key>.png`` and ``answers/ab/<key>.json``.
 
-    ``read=False`` (``--t2i-refresh``) recomputes and overwrites; a ``Cache`` with
-    ``root=None`` (``--t2i-no-cache``) neither reads nor writes. Claims on keys being
+    ``read=False`` (``--t2i-refresh``) recomputes and overwrites what was there before it
+    opened (entries other processes of the same run wrote since are read, so ``-n 4
+    --t2i-refresh`` still computes each once); a ``Cache`` with ``root=None``
+    (``--t2i-no-cache``) neither reads nor writes. Claims on keys being
     computed live in ``locks/ab/<key>.lock``, out of the entries' folders.
     """
 
     def __init__(self, root: Path | None, *, read: bool = True) -> None:
         self.root = Path(root) if root is not None else None
         self.read = read and root is not None
+        self._opened_at = time.time()
         self._ready = False
         self._held: dict[str, filelock.BaseFileLock] = {}  # key -> lock of a claim we hold
 
@@ -108,21 +111,23 @@ class Cache:
     # -- images ---------------------------------------------------------------------------
 
     def get_image(self, key: str) -> Image.Image | None:
-        if not self.read:
-            return None
-        path = self._path("images", key, ".png")
-        if not path.exists():
+        path = self._path("images", key, ".png") if self.enabled else None
+        seen = self._readable(path) if path is not None else None
+        if path is None or seen is None:
             return None
         try:
             with Image.open(path) as opened:
                 opened.load()
                 stored_hash = getattr(opened, "text", {}).get(CONTENT_HASH_TEXT)
                 image = opened.convert("RGB")
+        except FileNotFoundError:  # another process moved it aside meanwhile
+            return None
         except (OSError, ValueError, SyntaxError) as exc:
-            self._quarantine(key, path, exc)
+            self._quarantine(key, path, exc, seen)
             return None
         if stored_hash is not None and content_hash(image) != stored_hash:
-            self._quarantine(key, path, ValueError("pixels do not match the stored content hash"))
+            self._quarantine(key, path, ValueError("pixels do not match the stored content hash"),
+                             seen)
             return None
         return image
 
@@ -142,22 +147,32 @@ class Cache:
     # -- answers --------------------------------------------------------------------------
 
     def get_answer(self, key: str) -> dict[str, Any] | None:
-        if not self.read:
-            return None
-        path = self._path("answers", key, ".json")
-        if not path.exists():
+        path = self._path("answers", key, ".json") if self.enabled else None
+        seen = self._readable(path) if path is not None else None
+        if path is None or seen is None:
             return None
         try:
             record = json.loads(path.read_text())
             _check_answer(record)
             return record
+        except FileNotFoundError:  # another process moved it aside meanwhile
+            return None
         except (OSError, ValueError) as exc:
-            self._quarantine(key, path, exc)
+            self._quarantine(key, path, exc, seen)
             return None
 
     def put_answer(self, key: str, record: dict[str, Any]) -> None:
         if self.enabled:
             self._write(self._path("answers", key, ".json"), json.dumps(record).encode())
+
+    def _readable(self, path: Path) -> os.stat_result | None:
+        """The entry's stat if present and (under ``--t2i-refresh``) written after this cache
+        was opened; the stat identifies the version read, should it need quarantining."""
+        try:
+            stat = path.stat()
+        except OSError:  # absent
+            return None
+        return stat if self.read or stat.st_mtime >= self._opened_at else None
 
     # -- claims ---------------------------------------------------------------------------
 
@@ -251,19 +266,20 @@ class Cache:
         except OSError as exc:
             raise self._unusable(exc) from None
 
-    def _quarantine(self, key: str, path: Path, error: Exception) -> None:
-        """Move a bad entry to ``corrupt/`` under its key's claim, so a good entry another
-        process is writing right now is never the one moved."""
+    def _quarantine(self, key: str, path: Path, error: Exception, seen: os.stat_result) -> None:
+        """Move the bad version ``seen`` of an entry to ``corrupt/``, under its key's claim
+        and only if it is still that version: a good entry another process wrote since is
+        never the one moved."""
         assert self.root is not None
         target = self.root / "corrupt" / f"{path.name}.{int(time.time() * 1000)}"
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             if key in self._held:
-                _move_if_present(path, target)
+                _move_if_unchanged(path, target, seen)
             else:
                 self.prepare()
                 with locked(self._lock_path(key), lock_file=self._lock_path(key)):
-                    _move_if_present(path, target)
+                    _move_if_unchanged(path, target, seen)
         except OSError as exc:
             raise self._unusable(exc) from None
         warnings.warn(
@@ -284,8 +300,12 @@ class Claim:
             self._release = None
 
 
-def _move_if_present(path: Path, target: Path) -> None:
-    if path.exists():
+def _move_if_unchanged(path: Path, target: Path, seen: os.stat_result) -> None:
+    try:
+        now = path.stat()
+    except FileNotFoundError:
+        return
+    if (now.st_ino, now.st_mtime_ns, now.st_size) == (seen.st_ino, seen.st_mtime_ns, seen.st_size):
         os.replace(path, target)
 
 
