@@ -26,11 +26,11 @@ KeyPath = tuple  # of str keys and int list indexes
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 
-MAX_FILE_BYTES = 1_000_000
-"""A suite is a page of YAML; the largest example is 5 kB."""
+MAX_FILE_BYTES = 256_000
+"""A suite is a page of YAML; the largest example is 5 kB (and PyYAML reads ~1 MB/s)."""
 MAX_DEPTH = 32
 """Nesting levels, counted after alias expansion; suites need about 6."""
-MAX_EXPANDED_NODES = 20_000
+MAX_EXPANDED_NODES = 10_000
 """Nodes once every alias is expanded; the largest example has about 400."""
 MAX_EXPANDED_CHARACTERS = 2_000_000
 """Characters of scalars once every alias is expanded."""
@@ -44,16 +44,22 @@ class _Loader(yaml.SafeLoader):
     no]`` and the key ``on:`` stay strings as the suite format means them.
 
     It also refuses to compose deeper than ``MAX_DEPTH`` (the composer recurses once per
-    level, so a deep file would otherwise end in ``RecursionError``)."""
+    level, so a deep file would otherwise end in ``RecursionError``) or more than
+    ``MAX_EXPANDED_NODES`` nodes (composed nodes are a lower bound of the expanded ones)."""
 
     _depth = 0
+    _nodes = 0
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
         self._depth += 1
+        self._nodes += 1
         try:
             if self._depth > MAX_DEPTH:
                 raise _OverBudget(self.peek_event().start_mark.line + 1,
                                   f"the suite nests deeper than {MAX_DEPTH} levels")
+            if self._nodes > MAX_EXPANDED_NODES:
+                raise _OverBudget(self.peek_event().start_mark.line + 1,
+                                  f"the suite has more than {MAX_EXPANDED_NODES} values")
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
