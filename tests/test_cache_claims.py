@@ -97,3 +97,45 @@ def test_a_claim_held_elsewhere_is_waited_for_then_read(tmp_path):
     generated = _lines(tmp_path / "images.log")
     assert f"{request.prompt}|0" not in generated  # read from our entry, not generated
     assert len(generated) == len(PROMPTS) * IMAGES_PER_PROMPT - 1
+
+
+def _write_forever(cache_dir: str) -> None:
+    layer = RequestLayer(Cache(Path(cache_dir)), batch_size=4)
+    requests = [ImageRequest(f"prompt {i}", 0, j) for i in range(1000) for j in range(4)]
+    layer.images(_FastGenerator(), requests)
+
+
+class _FastGenerator:
+    fingerprint = "fast-v1"
+
+    def generate(self, requests):
+        return [Image.new("RGB", (64, 64), (r.noise_seed % 251, r.index, 7)) for r in requests]
+
+
+def test_kill_9_while_writing_leaves_no_corrupt_entry_and_its_temp_files_are_swept(tmp_path):
+    import signal
+    import warnings
+
+    from pytest_t2ibias._cache import STALE_TMP_SECONDS, CacheWarning
+
+    cache_dir = tmp_path / "cache"
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    for _ in range(3):
+        writer = context.Process(target=_write_forever, args=(str(cache_dir),))
+        writer.start()
+        time.sleep(random.uniform(0.3, 0.8))
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.join()
+    cache = Cache(cache_dir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)  # a corrupt entry would raise here
+        entries = list((cache_dir / "images").glob("*/*.png"))
+        assert entries
+        for entry in entries:
+            assert cache.get_image(entry.stem) is not None
+    left = list(cache_dir.glob("images/*/.*.tmp"))
+    old = time.time() - STALE_TMP_SECONDS - 1
+    for tmp in left:
+        os.utime(tmp, (old, old))
+    cache.prepare()  # the next run's first write sweeps them
+    assert not list(cache_dir.glob("images/*/.*.tmp"))
