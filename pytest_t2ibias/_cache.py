@@ -182,7 +182,7 @@ class Cache:
         Release the claim after writing the entry; meanwhile other processes that want the
         entry wait in ``wait_for`` and then read it instead of computing it again.
         """
-        if not self.enabled:
+        if not self.enabled or key in self._held:  # ours already: never wait on ourselves
             return Claim(None)
         self.prepare()
         lock = filelock.FileLock(str(self._lock_path(key)))
