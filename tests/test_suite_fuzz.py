@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from pytest_t2ibias.suite import Suite, SuiteError, load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_SECONDS_PER_FILE = 3.0  # under tracemalloc, on a loaded CI machine; typically < 0.2 s
+MAX_SECONDS_PER_FILE = 3.0
+"""CPU seconds (not wall: CI cores are shared) under tracemalloc; typically < 1 s."""
 MAX_TRACED_MB_PER_FILE = 64
 
 
@@ -42,7 +43,7 @@ def test_mutated_suite_is_a_suite_or_a_suite_error_naming_the_file(tmp_path, sou
     path = tmp_path / f"mutant-{seed}.t2i.yaml"
     FUZZ.write_mutant(path, text)
     tracemalloc.start()
-    started = time.perf_counter()
+    started = time.process_time()
     try:
         loaded = load_suite(path)
     except SuiteError as error:
@@ -51,7 +52,7 @@ def test_mutated_suite_is_a_suite_or_a_suite_error_naming_the_file(tmp_path, sou
     else:
         assert isinstance(loaded, Suite)
     finally:
-        seconds = time.perf_counter() - started
+        seconds = time.process_time() - started
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
     assert seconds < MAX_SECONDS_PER_FILE, (mutations, seconds)
@@ -65,9 +66,9 @@ def test_each_mutation_kind_at_its_worst_is_bounded(tmp_path, mutation):
     for seed in range(4):
         path = tmp_path / f"{mutation.__name__}-{seed}.t2i.yaml"
         FUZZ.write_mutant(path, mutation(source, random.Random(seed)))
-        started = time.perf_counter()
+        started = time.process_time()
         try:
             load_suite(path)
         except SuiteError as error:
             assert path.name in str(error)
-        assert time.perf_counter() - started < MAX_SECONDS_PER_FILE
+        assert time.process_time() - started < MAX_SECONDS_PER_FILE
