@@ -4,6 +4,7 @@ The option table and ``Settings`` live in ``_settings`` (no pytest); this is the
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,22 @@ def _parse_classifiers(config: pytest.Config, entries: list[str]) -> dict[str, s
     return classifiers
 
 
+def _checked(config: pytest.Config, name: str, *, minimum: float) -> Any:
+    """The numeric option ``name``, unset (None) or a finite number >= ``minimum``.
+
+    Zero must not pass for "unset" further down (``images_per_prompt or default``), nor NaN
+    or infinity for a number, so out-of-range values stop the run here, naming the option.
+    """
+    value = get_option(config, name)
+    if value is None:
+        return None
+    if not math.isfinite(value) or value < minimum:
+        kind = "an integer" if isinstance(value, int) else "a finite number"
+        raise pytest.UsageError(f"{_BY_NAME[name].cli} must be {kind} >= {minimum:g}, got "
+                                f"{value!r}; fix it on the command line or the ini key {name}")
+    return value
+
+
 def read_settings(config: pytest.Config) -> Settings:
     cache_dir = get_option(config, "t2i_cache_dir")
     confidence = get_option(config, "t2i_confidence")
@@ -106,9 +123,7 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"--t2i-family must be none or bonferroni, got {family!r} "
                                 "(holm and bh need every check's figure before any verdict; "
                                 "see docs/STATISTICS.md)")
-    batch_size = get_option(config, "t2i_batch_size")
-    if batch_size < 1:
-        raise pytest.UsageError(f"--t2i-batch-size must be at least 1, got {batch_size}")
+    batch_size = _checked(config, "t2i_batch_size", minimum=1)
     return Settings(
         model=get_option(config, "t2i_model"),
         baseline_model=get_option(config, "t2i_baseline_model"),
@@ -119,10 +134,10 @@ def read_settings(config: pytest.Config) -> Settings:
         eval_llm=get_option(config, "t2i_eval_llm"),
         device=get_option(config, "t2i_device"),
         dtype=dtype,
-        images_per_prompt=get_option(config, "t2i_images_per_prompt"),
-        steps=get_option(config, "t2i_steps"),
-        guidance=get_option(config, "t2i_guidance"),
-        seed=get_option(config, "t2i_seed"),
+        images_per_prompt=_checked(config, "t2i_images_per_prompt", minimum=1),
+        steps=_checked(config, "t2i_steps", minimum=1),
+        guidance=_checked(config, "t2i_guidance", minimum=0),
+        seed=_checked(config, "t2i_seed", minimum=0),
         batch_size=batch_size,
         cache_dir=Path(cache_dir) if cache_dir else config.rootpath / ".t2ibias_cache",
         no_cache=get_option(config, "t2i_no_cache"),
@@ -132,7 +147,7 @@ def read_settings(config: pytest.Config) -> Settings:
         json=get_option(config, "t2i_json"),
         html=get_option(config, "t2i_html"),
         confidence=confidence,
-        bootstrap=get_option(config, "t2i_bootstrap"),
+        bootstrap=_checked(config, "t2i_bootstrap", minimum=1),
         burden=burden,
         family=family,
         suite_pattern=config.getini("t2i_suite_pattern") or "*.t2i.yaml",

@@ -8,12 +8,14 @@ planner can hand the layer every request of the selected items up front (``image
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
-from ._cache import Cache, answer_key, content_hash, image_key
+from ._cache import Cache, Claim, answer_key, content_hash, image_key
 from ._types import ABSTAINED, Answers, GeneratedImage, ImageRequest, ImageSet
 from .backends._base import Answerer, Generator
 
@@ -29,6 +31,7 @@ class Counters:
 
 
 Progress = Callable[[str, int, int], None]
+T = TypeVar("T")
 
 
 class RequestLayer:
@@ -45,19 +48,20 @@ class RequestLayer:
     def images(self, generator: Generator, requests: Sequence[ImageRequest]) -> ImageSet:
         """The images for ``requests``, in order, generating only what no cache holds."""
         keys = [image_key(generator.fingerprint, request) for request in requests]
-        missing: dict[str, ImageRequest] = {}
-        for key, request in zip(keys, requests):
-            if key in self._images or key in missing:
-                continue
+
+        def from_cache(key: str, request: ImageRequest) -> bool:
             cached = self.cache.get_image(key)
             if cached is not None:
                 self._images[key] = _generated(request, cached, key)
                 self.counters.images_from_cache += 1
-            else:
+            return cached is not None
+
+        missing: dict[str, ImageRequest] = {}
+        for key, request in zip(keys, requests):
+            if key not in self._images and key not in missing and not from_cache(key, request):
                 missing[key] = request
-        pending = list(missing.items())
-        for start in range(0, len(pending), self.batch_size):
-            batch = pending[start : start + self.batch_size]
+
+        def generate(batch: list[tuple[str, ImageRequest]]) -> None:
             pictures = generator.generate([request for _, request in batch])
             if len(pictures) != len(batch):
                 raise RuntimeError(
@@ -68,7 +72,8 @@ class RequestLayer:
                 self.cache.put_image(key, picture, request)
                 self._images[key] = _generated(request, picture, key)
             self.counters.images_generated += len(batch)
-            self._report("generating images", start + len(batch), len(pending))
+
+        self._compute_once(missing, from_cache, generate, "generating images")
         return ImageSet(tuple(self._images[key] for key in keys))
 
     # -- answers --------------------------------------------------------------------------
@@ -91,19 +96,21 @@ class RequestLayer:
             answer_key(item.content_hash, answerer.fingerprint, question, choices, statements)
             for item in images
         ]
+
+        def from_cache(key: str, item: GeneratedImage) -> bool:
+            record = self.cache.get_answer(key)
+            if record is None or len(record["probabilities"]) != len(choices):
+                return False
+            self._answers[key] = np.asarray(record["probabilities"], dtype=float)
+            self.counters.answers_from_cache += 1
+            return True
+
         missing: dict[str, GeneratedImage] = {}
         for key, item in zip(keys, images):
-            if key in self._answers or key in missing:
-                continue
-            record = self.cache.get_answer(key)
-            if record is not None and len(record["probabilities"]) == len(choices):
-                self._answers[key] = np.asarray(record["probabilities"], dtype=float)
-                self.counters.answers_from_cache += 1
-            else:
+            if key not in self._answers and key not in missing and not from_cache(key, item):
                 missing[key] = item
-        pending = list(missing.items())
-        for start in range(0, len(pending), self.batch_size):
-            batch = pending[start : start + self.batch_size]
+
+        def score(batch: list[tuple[str, GeneratedImage]]) -> None:
             scores = np.asarray(
                 answerer.score([item.image for _, item in batch], question, list(choices),
                                list(statements) if statements else None),
@@ -123,7 +130,8 @@ class RequestLayer:
                     "probabilities": [None if np.isnan(p) else float(p) for p in row],
                 })
             self.counters.answers_scored += len(batch)
-            self._report(f"answering {question!r}", start + len(batch), len(pending))
+
+        self._compute_once(missing, from_cache, score, f"answering {question!r}")
         probabilities = np.array([self._answers[key] for key in keys], dtype=float).reshape(
             len(keys), len(choices)
         )
@@ -135,6 +143,50 @@ class RequestLayer:
             prompts=tuple(item.prompt for item in images),
             image_keys=tuple(item.key for item in images),
         )
+
+    def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
+                      compute: Callable[[list[tuple[str, T]]], None], what: str) -> None:
+        """Compute the ``missing`` entries in batches, each once across all processes.
+
+        A key is claimed (without waiting) before it joins a batch and re-read from the cache
+        once claimed, since another process may have just written it; the batch's claims are
+        released after its entries are written. Keys claimed elsewhere are waited for only
+        after our own batches, holding no claim while waiting (no deadlock), then read; one
+        still missing (its owner failed) is claimed again in the next round.
+        """
+        total, done = len(missing), 0
+        pending = dict(missing)
+        while pending:
+            queue, deferred = deque(pending.items()), {}
+            while queue:
+                batch: list[tuple[str, T]] = []
+                claims: list[Claim] = []
+                try:
+                    while queue and len(batch) < self.batch_size:
+                        key, item = queue.popleft()
+                        claim = self.cache.claim(key)
+                        if claim is None:
+                            deferred[key] = item
+                            continue
+                        claims.append(claim)
+                        if from_cache(key, item):
+                            done += 1
+                            continue
+                        batch.append((key, item))
+                    if batch:
+                        compute(batch)
+                        done += len(batch)
+                        self._report(what, done, total)
+                finally:
+                    for claim in claims:
+                        claim.release()
+            pending = {}
+            for key, item in deferred.items():
+                self.cache.wait_for(key)
+                if from_cache(key, item):
+                    done += 1
+                else:
+                    pending[key] = item
 
     def _report(self, what: str, done: int, total: int) -> None:
         if self.progress is not None:

@@ -58,7 +58,9 @@ def render_terminal(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> 
     from rich.table import Table
 
     axes, value, low, high = _cells(matrix)
-    table = Table(title=title, show_lines=True)
+    from rich.text import Text
+
+    table = Table(title=Text(title), show_lines=True)  # the title may quote a subject: no markup
     table.add_column("mitigate x \\ on y", style="bold")
     for y in axes:
         table.add_column(y, justify="center")
@@ -72,7 +74,7 @@ def render_terminal(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> 
             style = "red" if v < 0 else "green" if v > 0 else ""
             text = f"{v:+.3f}\n[{low[i][j]:+.2f}, {high[i][j]:+.2f}]"
             cells.append(f"[{style}]{text}[/{style}]" if style else text)
-        table.add_row(x, *cells)
+        table.add_row(Text(x), *cells)
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color, color_system="standard"
                       if color else None, no_color=not color)

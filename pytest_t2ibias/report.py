@@ -1,4 +1,9 @@
-"""End-of-run reports: a rich table in the terminal, JSON for machines, HTML for people."""
+"""End-of-run reports: a rich table in the terminal, JSON for machines, HTML for people.
+
+Subjects, prompts and check ids come from suites and tests that may be hostile, so user text
+enters rich only as ``Text`` (never markup: ``[link=javascript:...]`` must stay characters)
+and the HTML only escaped.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 
 @dataclass(frozen=True)
@@ -45,20 +51,35 @@ def _fmt(x: float) -> str:
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x + 0.0:.3f}"
 
 
-def summary_table(rows: Sequence[ReportRow]) -> Table:
+def _plain(value: Any) -> Text:
+    """User text as a rich cell, its brackets kept as characters; control characters (an
+    escape sequence in a subject could rewrite the terminal) shown as ``\\x1b``."""
+    text = str(value)
+    shown = "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode()
+                    for c in text)
+    return Text(shown)
+
+
+def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Table:
+    """One line per judged figure; ``full_names`` wraps long names instead of cutting them
+    (the HTML report, where the reader must see exactly which subject it was)."""
     table = Table(title="t2ibias: bias checks", title_justify="left", box=None,
                   padding=(0, 1, 0, 0), header_style="bold underline")
-    # Fits 80 columns: numbers keep their width, long names give way (the nodeid has them).
-    table.add_column("check", overflow="ellipsis", no_wrap=True, max_width=16)
-    table.add_column("subject / axis", overflow="ellipsis", no_wrap=True, max_width=22)
+    if full_names:
+        table.add_column("check", overflow="fold")
+        table.add_column("subject / axis", overflow="fold")
+    else:
+        # Fits 80 columns: numbers keep their width, long names give way (the nodeid has them).
+        table.add_column("check", overflow="ellipsis", no_wrap=True, max_width=16)
+        table.add_column("subject / axis", overflow="ellipsis", no_wrap=True, max_width=22)
     for numeric in ("value", "CI", "n", "limit"):
         table.add_column(numeric, justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
     for row in rows:
-        verdict = "[green]pass[/]" if row.passed else "[bold red]FAIL[/]"
-        where = f"{row.subject} / {row.axis}" if row.axis else row.subject
-        table.add_row(row.check, where, _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}",
-                      str(row.n), _fmt(row.threshold), verdict)
+        verdict = Text("pass", style="green") if row.passed else Text("FAIL", style="bold red")
+        where = f"{row.subject} / {row.axis}" if row.axis else f"{row.subject}"
+        table.add_row(_plain(row.check), _plain(where), _fmt(row.value),
+                      f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n), _fmt(row.threshold), verdict)
     levels = sorted({round(row.confidence * 100) for row in rows})
     table.caption = f"CI: {', '.join(map(str, levels))}% bootstrap over images"
     return table
@@ -88,14 +109,15 @@ def write_html(path: str | Path, rows: Sequence[ReportRow]) -> None:
     """The summary table, then a heatmap for every check that measured an IS matrix."""
     from .heatmap import render_png
 
-    console = Console(record=True, file=io.StringIO(), width=140)
-    console.print(summary_table(rows))
+    console = Console(record=True, file=io.StringIO(), width=400)
+    console.print(summary_table(rows, full_names=True))
     page = console.export_html(inline_styles=True)
     figures = []
     for row in rows:
         if "matrix" in row.figures:
             png = io.BytesIO()
-            render_png(row.figures["matrix"], title=f"IS[x -> y]: {row.subject}").save(png, "PNG")
+            title = f"IS[x -> y]: {_plain(row.subject).plain}"
+            render_png(row.figures["matrix"], title=title).save(png, "PNG")
             encoded = base64.b64encode(png.getvalue()).decode()
             figures.append(f'<h3>{html.escape(row.nodeid)}</h3>\n'
                            f'<img alt="IS heatmap" src="data:image/png;base64,{encoded}">')

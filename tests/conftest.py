@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 
@@ -7,6 +8,12 @@ import pytest
 import scipy.stats  # noqa: F401
 
 pytest_plugins = ["pytester"]
+
+# Subprocesses (pytester.runpytest_subprocess, multiprocessing "spawn") import this checkout,
+# not whichever one the environment has installed in editable mode.
+_ROOT = str(Path(__file__).resolve().parents[1])
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [_ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
 
 # Tiny models on 2 shared cores: one thread each is many times faster than contending.
 os.environ.setdefault("OMP_NUM_THREADS", "1")

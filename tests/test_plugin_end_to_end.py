@@ -136,6 +136,9 @@ def test_xdist_workers_share_the_cache_and_agree(project, tmp_path):
     cache = tmp_path / "cache"
     assert not (cache / "corrupt").exists()
     assert not list(cache.rglob("*.tmp"))
+    # Claims: the two workers together generated every image once (--t2i-refresh included).
+    unique_images = len(list((cache / "images").rglob("*.png")))
+    assert _report(parallel)["work"]["images_generated"] == unique_images
 
 
 def test_missing_model_is_a_clear_error_naming_the_option(pytester: pytest.Pytester, tmp_path):

@@ -43,6 +43,14 @@ def prompt_slug(prompt: str) -> str:
     return slug[:MAX_SLUG_LENGTH] + "-" + hashlib.sha256(prompt.encode()).hexdigest()[:8]
 
 
+def _inside(relative: str) -> bool:
+    """Whether an ``index.jsonl`` path stays in the folder (no absolute path, no ``..``)."""
+    if not relative or os.path.isabs(relative) or relative.startswith(("/", "\\")):
+        return False
+    normal = os.path.normpath(relative.replace("\\", "/"))
+    return normal != ".." and not normal.startswith("../") and normal != "."
+
+
 class FolderImages:
     """A ``Generator`` that reads images instead of making them."""
 
@@ -70,6 +78,11 @@ class FolderImages:
                         f"{path}:{number}: expected {{\"prompt\": ..., \"index\": ..., \"file\": ...}} "
                         f"({type(exc).__name__}: {exc})"
                     ) from None
+                if not _inside(index[key]):
+                    raise BackendError(
+                        f"{path}:{number}: file {index[key]!r} is outside {self.root}; index "
+                        f"entries name files relative to the folder, without '..' or a leading '/'"
+                    )
         return index
 
     def _listed_files(self) -> list[str]:
@@ -126,8 +139,15 @@ class FolderImages:
             path = self.path_for(request.prompt, request.index)
             if not path.is_file() or path.name == INDEX_FILE:
                 raise self._missing(request.prompt, request.index, path)
-            with Image.open(path) as image:
-                images.append(image.convert("RGB"))
+            try:
+                with Image.open(path) as image:
+                    images.append(image.convert("RGB"))
+            except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+                raise BackendError(
+                    f"{self.origin}={self.root}: cannot read {path} (image {request.index} of "
+                    f"prompt {request.prompt!r}): {exc}; replace the file with a valid image "
+                    f"or remove it", original=exc,
+                ) from None
         return images
 
     def __repr__(self) -> str:

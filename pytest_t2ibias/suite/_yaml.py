@@ -3,6 +3,12 @@
 Validation errors must point at the offending line, and plain values are what the rest of the
 spec layer wants, so we compose to nodes (which carry ``start_mark``) and keep a lookup from
 key paths such as ``("axes", "gender", "choices", 1)`` to 1-based lines.
+
+Suites are collected on every pytest run, often from pull requests, so parsing has budgets
+checked before any value is built: the file's size, how deep it nests, and how large it
+becomes once aliases are expanded (a "billion laughs" file of 500 bytes expands to 10^9
+nodes). Only the standard tags are accepted. Whatever a file holds, the loader answers with
+a valid document or a ``SuiteError`` naming the file and the line.
 """
 
 from __future__ import annotations
@@ -20,10 +26,43 @@ KeyPath = tuple  # of str keys and int list indexes
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 
+MAX_FILE_BYTES = 256_000
+"""A suite is a page of YAML; the largest example is 5 kB (and PyYAML reads ~1 MB/s)."""
+MAX_DEPTH = 32
+"""Nesting levels, counted after alias expansion; suites need about 6."""
+MAX_EXPANDED_NODES = 10_000
+"""Nodes once every alias is expanded; the largest example has about 400."""
+MAX_EXPANDED_CHARACTERS = 2_000_000
+"""Characters of scalars once every alias is expanded."""
+STANDARD_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in
+                          ("map", "seq", "str", "int", "float", "bool", "null", "merge", "timestamp"))
+"""Tags a suite may carry; ``!!python/...`` and custom tags are rejected, never ignored."""
+
 
 class _Loader(yaml.SafeLoader):
     """Safe loader with YAML 1.2 booleans: only true/false, so ``keep: yes``, ``choices: [yes,
-    no]`` and the key ``on:`` stay strings as the suite format means them."""
+    no]`` and the key ``on:`` stay strings as the suite format means them.
+
+    It also refuses to compose deeper than ``MAX_DEPTH`` (the composer recurses once per
+    level, so a deep file would otherwise end in ``RecursionError``) or more than
+    ``MAX_EXPANDED_NODES`` nodes (composed nodes are a lower bound of the expanded ones)."""
+
+    _depth = 0
+    _nodes = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        self._depth += 1
+        self._nodes += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _OverBudget(self.peek_event().start_mark.line + 1,
+                                  f"the suite nests deeper than {MAX_DEPTH} levels")
+            if self._nodes > MAX_EXPANDED_NODES:
+                raise _OverBudget(self.peek_event().start_mark.line + 1,
+                                  f"the suite has more than {MAX_EXPANDED_NODES} values")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -53,27 +92,115 @@ class Document:
         return self.lines.get((), 1)
 
 
+class _OverBudget(Exception):
+    """A file past one of the parsing budgets (or with a foreign tag); a ``SuiteError`` at
+    ``line``."""
+
+    def __init__(self, line: int, message: str, *, budget: bool = True) -> None:
+        if budget:
+            message += " (suites are bounded so that collecting them stays fast and small)"
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
 def load_yaml(path: Path) -> Document:
-    """Parse ``path``; syntax errors and duplicate keys become ``SuiteError`` with their line."""
+    """Parse ``path``; syntax errors, duplicate keys, non-standard tags and files past the
+    budgets become ``SuiteError`` with their line."""
     path = Path(path)
+    text = _read_text(path)
+    loader = None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(path, 1, f"cannot read suite: {exc}") from None
-    loader = _Loader(text)
-    try:
+        loader = _Loader(text)  # the reader rejects control characters already here
         root = loader.get_single_node()
         document = Document(path, None)
         if root is not None:
+            _check_budgets(root)
             document.lines[()] = root.start_mark.line + 1
             document.data = _to_plain(loader, root, (), document)
         return document
+    except _OverBudget as exc:
+        raise SuiteError(path, exc.line, exc.message) from None
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(path, exc) from None
+    except yaml.reader.ReaderError as exc:  # a control or unpaired surrogate character
+        line = text.count("\n", 0, exc.position) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        raise SuiteError(path, line, f"invalid YAML: the character U+{code:04X} is not allowed; "
+                                     f"remove it, or write it as an escape inside double "
+                                     f"quotes") from None
     except yaml.YAMLError as exc:
         raise SuiteError(path, 1, f"invalid YAML: {exc}") from None
+    except RecursionError:  # a safety net: the budgets above should make this unreachable
+        raise SuiteError(path, 1, "the suite nests too deeply to read") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, refusing files past ``MAX_FILE_BYTES`` before reading them whole."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SuiteError(path, 1, f"the suite is {size} bytes; suites are limited to "
+                                      f"{MAX_FILE_BYTES} bytes (split it into several files)")
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SuiteError(path, 1, f"cannot read suite: {exc}") from None
+
+
+def _check_budgets(root: yaml.Node) -> None:
+    """Depth, expanded size and tags of the node graph, before anything is expanded.
+
+    Aliases make the composed graph a DAG whose expansion can be exponential in its size, so
+    sizes are summed bottom-up with one memo entry per node (linear in the graph, without
+    recursion), and the walk stops at the first node past a budget.
+    """
+    nodes: dict[int, int] = {}  # id -> expanded nodes
+    characters: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in nodes:
+            continue
+        line = node.start_mark.line + 1
+        if node.tag not in STANDARD_TAGS:
+            raise _OverBudget(line, f"tag {node.tag!r} is not allowed in a suite (only plain "
+                                    f"YAML values: mappings, lists, strings, numbers, booleans)",
+                              budget=False)
+        children = _children(node)
+        if not children_done:
+            if key in on_path:
+                continue  # a recursive alias: ``_to_plain`` reports it with its line
+            on_path.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in nodes)
+            continue
+        on_path.discard(key)
+        known = [child for child in children if id(child) in nodes]
+        nodes[key] = 1 + sum(nodes[id(child)] for child in known)
+        characters[key] = (len(node.value) if isinstance(node, yaml.ScalarNode) else 0) + sum(
+            characters[id(child)] for child in known)
+        depth[key] = 1 + max((depth[id(child)] for child in known), default=0)
+        if nodes[key] > MAX_EXPANDED_NODES:
+            raise _OverBudget(line, f"aliases expand the suite past {MAX_EXPANDED_NODES} values")
+        if characters[key] > MAX_EXPANDED_CHARACTERS:
+            raise _OverBudget(line, f"aliases expand the suite past {MAX_EXPANDED_CHARACTERS} "
+                                    f"characters")
+        if depth[key] > MAX_DEPTH:
+            raise _OverBudget(line, f"aliases nest the suite deeper than {MAX_DEPTH} levels")
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [child for pair in node.value for child in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def _syntax_error(path: Path, exc: yaml.MarkedYAMLError) -> SuiteError:

@@ -20,7 +20,7 @@ from ..kinds import CHECK_KINDS, CheckContext
 from ..plan import Plan, plan_for
 from ..verdict import CheckFailed, Verdict, report_verdict
 from .errors import SuiteError
-from .load import load_suite
+from .load import AXIS_REFERENCE_PARAMS, load_suite
 from .spec import CheckSpec, Suite
 
 DEFAULT_PATTERN = "*.t2i.yaml"
@@ -101,6 +101,7 @@ class CheckItem(pytest.Item):
         self.extra_keyword_matches.update({check.kind, suite.name})
 
     def runtest(self) -> None:
+        self._require_classifiers()
         run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
         gate = session.family.confidence(self.check.params.get("confidence"))
@@ -127,6 +128,30 @@ class CheckItem(pytest.Item):
         self.verdict = verdict
         if not verdict.passed:
             raise CheckFailed(verdict)
+
+    def _require_classifiers(self) -> None:
+        """An axis the suite marks ``classifier: true`` must not quietly be read by VQA.
+
+        Checked when the item runs, not at collection: ``--collect-only`` and the checks of
+        other axes stay usable on a machine without the classifier.
+        """
+        configured = set(session_of(self.config).settings.classifiers)
+        for name in self._axes_read():
+            axis = self.suite.axes.get(name)
+            if axis is not None and axis.classifier and name not in configured:
+                raise ClassifierMissing(
+                    f"axis {name!r} says classifier: true, but no classifier "
+                    f"is configured for it (configured: {', '.join(sorted(configured)) or 'none'})"
+                    f"; add --t2i-classifier={name}=PATH (or the ini key t2i_classifier), or "
+                    f"remove classifier: true to let the VQA model read it")
+
+    def _axes_read(self) -> list[str]:
+        """The item's axis, the check's axes and every axis its parameters name."""
+        names = [self.axis, *self.check.axes]
+        for param in AXIS_REFERENCE_PARAMS:
+            value = self.check.params.get(param)
+            names.extend([value] if isinstance(value, str) else value or [])
+        return [name for name in dict.fromkeys(names) if isinstance(name, str)]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> Any:
@@ -173,6 +198,10 @@ class CheckItem(pytest.Item):
         axis = f", axis {self.axis!r}" if self.axis else ""
         subject = f" for subject {self.subject!r}" if self.subject else ""
         return f"check {self.check.id!r} ({self.check.kind}){subject}{axis}"
+
+
+class ClassifierMissing(Exception):
+    """A check needs a ``--t2i-classifier`` for an axis marked ``classifier: true``."""
 
 
 def _raised_by_plugin(error: BaseException) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import string
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,8 @@ AXIS_REFERENCE_PARAMS = frozenset({"axes", "axis", "mitigate", "on", "fixes", "p
 """Check parameters whose values name axes of the suite (a name, a list of names, or a
 mapping keyed by axis names such as InterMit's ``priority``)."""
 
+TEMPLATE_FIELDS = ("subject",)
+"""The placeholders a prompt template may use, each bare: ``{subject}``."""
 IDEAL_SUM_TOLERANCE = 1e-3
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _MARKER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -125,18 +128,33 @@ class _SuiteReader:
         return tuple(names)
 
     def template(self, value: Any, at: KeyPath, what: str) -> str | None:
-        """A prompt template with ``{subject}`` and no other placeholder."""
+        """A prompt template with ``{subject}`` and no other placeholder.
+
+        Only the bare field is allowed: a format spec (``{subject:>2000000000}`` allocates
+        gigabytes), a conversion (``{subject!r}``), attribute access or indexing
+        (``{subject.__class__}``) would run code paths of ``str.format`` on the user's data.
+        """
         template = self.text(value, at, what)
         if template is None:
             return None
-        if "{subject}" not in template:
-            self.problem(at, f"{what} must contain {{subject}}, got {template!r}")
-            return None
         try:
-            template.format(subject="subject")
-        except (KeyError, IndexError, ValueError) as exc:
-            self.problem(at, f"{what} may use only the placeholder {{subject}} "
-                             f"(write {{{{ and }}}} for literal braces): {exc!r}")
+            fields = [(name, spec, conversion) for _, name, spec, conversion
+                      in string.Formatter().parse(template) if name is not None]
+        except ValueError as exc:
+            self.problem(at, f"{what} has unbalanced braces ({exc}); write {{{{ and }}}} for "
+                             f"literal braces, got {_describe(template)}")
+            return None
+        for name, spec, conversion in fields:
+            if name not in TEMPLATE_FIELDS or spec or conversion:
+                written = "{" + name + (f"!{conversion}" if conversion else "") + \
+                          (f":{spec}" if spec else "") + "}"
+                shown = written if len(written) <= 60 else written[:57] + "..."
+                self.problem(at, f"{what} may use only the placeholder {{subject}}, as is "
+                                 f"(no format spec, conversion, attribute or index), got "
+                                 f"{shown!r}; write {{{{ and }}}} for literal braces")
+                return None
+        if not fields:
+            self.problem(at, f"{what} must contain {{subject}}, got {_describe(template)}")
             return None
         return template
 

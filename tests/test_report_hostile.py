@@ -1,0 +1,81 @@
+"""Reports render user text as text: hostile subjects neither run, hide nor break anything."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+
+from pytest_t2ibias.report import ReportRow, render_text, write_html, write_json
+
+HOSTILE_SUBJECTS = (
+    "[link=javascript:alert(document.domain)]click me[/link]",
+    "[/]",
+    "[bold red]FAKE PASS[/]",
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    "\x1b[2J\x1b[31mcleared",
+)
+
+
+def _row(subject: str, passed: bool = False) -> ReportRow:
+    return ReportRow(nodeid=f"s.t2i.yaml::c[{subject}-gender]", check="c", subject=subject,
+                     axis="gender", value=0.7, low=0.6, high=0.8, n=12, confidence=0.95,
+                     threshold=0.5, passed=passed, figures={})
+
+
+class _Page(HTMLParser):
+    """Every start tag with its attributes, and the text between tags."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+@pytest.mark.parametrize("subject", HOSTILE_SUBJECTS)
+def test_terminal_table_shows_the_subject_literally(subject):
+    text = render_text([_row(subject)], width=200, color=True)
+    assert "FAIL" in text
+    if "\x1b" not in subject:  # the column cuts long names at 22 characters, never restyles them
+        assert subject[:15] in render_text([_row(subject)], width=200, color=False)
+    assert "\x1b[2J" not in text  # control characters are shown, not sent
+
+
+def test_json_keeps_subjects_verbatim(tmp_path):
+    path = tmp_path / "report.json"
+    write_json(path, [_row(subject) for subject in HOSTILE_SUBJECTS], {"images_generated": 0})
+    saved = json.loads(path.read_text())
+    assert [check["subject"] for check in saved["checks"]] == list(HOSTILE_SUBJECTS)
+
+
+def test_html_has_no_live_markup_from_subjects(tmp_path):
+    path = tmp_path / "report.html"
+    rows = [_row(subject) for subject in HOSTILE_SUBJECTS]
+    rows.append(_row("plain", passed=True))
+    rows.append(ReportRow(**{**_row("<b>matrix</b>").to_dict(),
+                             "figures": {"matrix": _matrix()}}))
+    write_html(path, rows)
+    page = _Page()
+    page.feed(path.read_text())
+    for tag, attrs in page.tags:
+        assert tag not in ("script", "a", "b", "bold", "link"), (tag, attrs)
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+        for value in attrs.values():
+            assert "javascript:" not in (value or "").lower(), (tag, attrs)
+    shown = "".join(page.text)
+    for subject in HOSTILE_SUBJECTS[:5]:
+        assert subject in shown
+    assert "FAKE PASS" in shown and "FAIL" in shown
+
+
+def _matrix():
+    return {"axes": ["gender", "age"], "value": [[None, 0.1], [-0.2, None]],
+            "low": [[None, 0.0], [-0.3, None]], "high": [[None, 0.2], [-0.1, None]]}
