@@ -107,6 +107,12 @@ def _checked(config: pytest.Config, name: str, *, minimum: float) -> Any:
     return value
 
 
+def _power(value: float) -> float:
+    if not 0.5 <= value < 1:
+        raise pytest.UsageError(f"--t2i-power must lie in [0.5, 1), got {value}")
+    return value
+
+
 def read_settings(config: pytest.Config) -> Settings:
     cache_dir = get_option(config, "t2i_cache_dir")
     confidence = get_option(config, "t2i_confidence")
@@ -150,6 +156,8 @@ def read_settings(config: pytest.Config) -> Settings:
         bootstrap=_checked(config, "t2i_bootstrap", minimum=1),
         burden=burden,
         family=family,
+        plan=bool(get_option(config, "t2i_plan")),
+        power=_power(get_option(config, "t2i_power")),
         suite_pattern=config.getini("t2i_suite_pattern") or "*.t2i.yaml",
         update_locks=bool(get_option(config, "t2i_update_locks")),
         models_from_command_line=frozenset(

@@ -113,6 +113,25 @@ class T2ISession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         gated = [item for item in session.items if getattr(item, "gated", False)]
         self.family = Family(self.settings.family, len(gated))
+        if self.settings.plan:
+            self._write_plan(session)
+
+    def _write_plan(self, session: pytest.Session) -> None:
+        """``--t2i-plan``: each check's images, prompts and the images its threshold needs."""
+        from .report import render_plan
+
+        plans = [item.planned() for item in session.items if hasattr(item, "planned")]
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            return
+        reporter.write(render_plan(plans, self.settings.power, reporter._tw.fullwidth,
+                                   color=reporter.hasmarkup))
+        reporter.write_line(self.family.describe(self.settings.confidence))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        """``--t2i-plan`` plans and stops: nothing runs, no model loads."""
+        return True if self.settings.plan else None
 
     # -- verdicts -> report rows --------------------------------------------------------------
 
@@ -129,8 +148,10 @@ class T2ISession:
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[Any]:
         if call.when == "call":
             for verdict in item.stash.get(VERDICTS, ()):
-                subject = getattr(item, "report_subject", item.name)
-                axis = getattr(item, "report_axis", None) or verdict.figures.get("label", "")
+                if hasattr(item, "report_axis"):  # a suite's check knows its subject and axis
+                    subject, axis = item.report_subject, item.report_axis
+                else:  # a Python test: its name, and the helper's label
+                    subject, axis = item.name, verdict.figures.get("label", "")
                 self.record(item.nodeid, verdict, subject=subject, axis=axis)
                 item.user_properties.extend(verdict_properties(verdict))
         return (yield)

@@ -62,6 +62,10 @@ OPTIONS: tuple[Option, ...] = (
            default=1000),
     Option("t2i_burden", "model|check: who must prove its case when an interval straddles a "
            "limit (model: inconclusive fails, the default; check: it passes); overrides suites"),
+    Option("t2i_plan", "print every selected check's images, prompts and the images its threshold "
+           "needs (power planning), then stop: no model is loaded", flag=True),
+    Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
+           default=0.9),
     Option("t2i_family", "none|bonferroni: family-wise control of false alarms across the run's "
            "gated checks (bonferroni: each at 1 - (1 - confidence)/m)", default="none"),
 )
@@ -98,6 +102,8 @@ class Settings:
     bootstrap: int
     burden: str | None = None
     family: str = "none"
+    plan: bool = False
+    power: float = 0.9
     suite_pattern: str = "*.t2i.yaml"
     update_locks: bool = False
     eval_llm: str | None = None

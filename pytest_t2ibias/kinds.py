@@ -123,6 +123,16 @@ def _at_least_one(value: Any) -> str | None:
     return None if value >= 1 else f"must be at least 1, got {value}"
 
 
+def _images(value: Any) -> str | None:
+    if isinstance(value, str):
+        return None if value == "auto" else f"must be a number or auto, got {value!r}"
+    return _at_least_one(value)
+
+
+def _margin(value: Any) -> str | None:
+    return None if 0.0 < float(value) < 1.0 else f"must lie in (0, 1), got {value}"
+
+
 def _priority(value: Any) -> str | None:
     weights = list(value.values())
     if any(not isinstance(w, (int, float)) or isinstance(w, bool) for w in weights):
@@ -143,9 +153,13 @@ COMMON_PARAMS = (
           doc="gate on the interval at this level (and compute it at this level)"),
     Param("burden", (str,), check=_burden,
           doc="model: an interval across the limit fails (default); check: it passes"),
-    Param("images_per_prompt", (int,), check=_at_least_one,
-          doc="images per prompt for this check only (more images, a tighter interval); "
-              "default: the suite's"),
+    Param("images_per_prompt", (int, str), check=_images,
+          doc="images per prompt for this check only (more images, a tighter interval), or "
+              "auto: as many as deciding the threshold needs (power planning); default: the "
+              "suite's"),
+    Param("margin", NUMBER, check=_margin,
+          doc="power planning: the check must decide when the truth is this far from its "
+              "threshold (default 0.1)"),
 )
 
 

@@ -59,6 +59,8 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
     """The ``Plan`` for ``check`` of ``suite`` (both optional) under ``settings``."""
     defaults = suite.defaults if suite is not None else {}
     check_n = check.params.get("images_per_prompt") if check is not None else None
+    if check_n == "auto":  # the collector plans it and passes it as ``n``
+        check_n = None
     return Plan(
         candidate=_model(settings, suite, "candidate"),
         baseline=_model(settings, suite, "baseline"),

@@ -76,13 +76,52 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
         table.add_column(numeric, justify="right", no_wrap=True)
     table.add_column("verdict", no_wrap=True)
     for row in rows:
-        verdict = Text("pass", style="green") if row.passed else Text("FAIL", style="bold red")
+        verdict = _verdict_cell(row)
         where = f"{row.subject} / {row.axis}" if row.axis else f"{row.subject}"
         table.add_row(_plain(row.check), _plain(where), _fmt(row.value),
                       f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n), _fmt(row.threshold), verdict)
-    levels = sorted({round(row.confidence * 100) for row in rows})
-    table.caption = f"CI: {', '.join(map(str, levels))}% bootstrap over images"
+    levels = sorted({f"{row.confidence * 100:g}%" for row in rows})
+    methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
+    table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
     return table
+
+
+def _verdict_cell(row: ReportRow) -> Text:
+    """pass, FAIL, or what an interval across the limit came to under the suite's burden."""
+    if row.figures.get("outcome") == "inconclusive":
+        text = "inconclusive: " + ("pass" if row.passed else "FAIL")
+        return Text(text, style="yellow" if row.passed else "bold yellow")
+    return Text("pass", style="green") if row.passed else Text("FAIL", style="bold red")
+
+
+def plan_table(plans: Sequence[Any], power: float) -> Table:
+    """``--t2i-plan``: per item, images a prompt, prompts, images, and what deciding needs."""
+    table = Table(title="t2ibias: plan", title_justify="left", box=None,
+                  padding=(0, 1, 0, 0), header_style="bold underline")
+    table.add_column("item", overflow="fold")
+    for numeric in ("n", "prompts", "images", f"n for {power:.0%}"):
+        table.add_column(numeric, justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold")
+    for plan in plans:
+        needed = "-" if plan.needed is None else str(plan.needed)
+        table.add_row(_plain(plan.nodeid.rsplit("/", 1)[-1]), str(plan.images_per_prompt),
+                      "?" if plan.prompts is None else str(plan.prompts),
+                      "?" if plan.images is None else str(plan.images),
+                      Text(needed, style="bold yellow" if plan.underpowered else ""),
+                      _plain(plan.note))
+    known = [p.images for p in plans if p.images is not None]
+    table.caption = (f"{sum(known)} images in {len(known)} items with a known count "
+                     f"(before the cache; prompts shared between checks are generated once); "
+                     f"{sum(p.underpowered for p in plans)} items cannot decide their threshold")
+    return table
+
+
+def render_plan(plans: Sequence[Any], power: float, width: int, *, color: bool) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=color,
+                      color_system="standard" if color else None)
+    console.print(plan_table(plans, power))
+    return buffer.getvalue()
 
 
 def render_text(rows: Sequence[ReportRow], width: int, *, color: bool) -> str:

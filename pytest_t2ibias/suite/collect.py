@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterator
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,6 +22,10 @@ from ..verdict import CheckFailed, Verdict, report_verdict
 from .errors import SuiteError
 from .load import AXIS_REFERENCE_PARAMS, load_suite
 from .spec import CheckSpec, Suite
+
+if TYPE_CHECKING:
+    from .._settings import Settings
+    from ..planning import ItemPlan
 
 DEFAULT_PATTERN = "*.t2i.yaml"
 ITEM_MARKER = "t2ibias"
@@ -45,7 +49,7 @@ class SuiteFile(pytest.File):
         self._check_marks(suite)
         settings = session_of(self.config).settings
         for check in suite.checks:
-            plan = plan_for(settings, suite, check)
+            plan = plan_for(settings, suite, check, n=self._auto_images(suite, check, settings))
             if not CHECK_KINDS[check.kind].per_subject:
                 yield CheckItem.from_parent(self, name=check.id, suite=suite, check=check,
                                             subject="", axis=None, plan=plan)
@@ -55,6 +59,21 @@ class SuiteFile(pytest.File):
                     yield CheckItem.from_parent(self, name=item_name(check, subject, axis),
                                                 suite=suite, check=check, subject=subject,
                                                 axis=axis, plan=plan)
+
+    def _auto_images(self, suite: Suite, check: CheckSpec, settings: Settings) -> int | None:
+        """``images_per_prompt: auto``: as many as deciding the threshold needs, over the
+        check's axes (``planning.images_to_decide``)."""
+        if check.params.get("images_per_prompt") != "auto":
+            return None
+        from ..planning import POWER_METRICS, images_to_decide
+
+        if check.kind not in POWER_METRICS:
+            raise SuiteError(self.path, check.location.line,
+                             f"check {check.id!r}: images_per_prompt: auto plans only "
+                             f"{' and '.join(POWER_METRICS)} checks; give {check.kind} a number")
+        confidence = check.params.get("confidence") or settings.confidence
+        return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
+                                    power=settings.power) or 1 for axis in check.axes)
 
     def _check_marks(self, suite: Suite) -> None:
         """Unregistered marks under ``--strict-markers`` become suite errors with the check's line."""
@@ -173,6 +192,16 @@ class CheckItem(pytest.Item):
         if code is not None:
             traceback = traceback.cut(path=code.co_filename, firstlineno=code.co_firstlineno - 1)
         return traceback.filter(excinfo)
+
+    def planned(self) -> ItemPlan:
+        """This item's cost and the images its threshold needs (``--t2i-plan``)."""
+        from ..planning import plan_item
+
+        settings = session_of(self.config).settings
+        axis = self.suite.axes[self.axis] if self.axis else None
+        confidence = self.check.params.get("confidence") or settings.confidence
+        return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
+                         confidence=confidence, power=settings.power)
 
     @property
     def gated(self) -> bool:
