@@ -178,3 +178,27 @@ def test_the_male_gate_has_a_planted_trigger_and_the_control_none():
     assert ("gender", "male") in planted
     assert (targets["hidden_middle_aged_control"]["axis"], targets["hidden_middle_aged_control"]["value"]) not in planted
     assert true_bgps_max(BGPS_SUITE.checks[1]) == pytest.approx(0.35)
+
+
+SHARE_CASES = [(suite, check, subject, axis) for suite, check, subject, axis in CASES
+               if check.kind in ("w1_below", "entropy_below") and "confidence" in check.params]
+
+
+@pytest.mark.parametrize(("suite", "check", "subject", "axis"), SHARE_CASES,
+                         ids=[f"{u.name}::{c.id}[{s}-{a}]" for u, c, s, a in SHARE_CASES])
+def test_share_checks_decide_the_planted_truth_with_90_percent_power(suite, check, subject, axis):
+    """At the world's planted shares, each gated balance check's own interval (simulated at its
+    images_per_prompt) lands wholly on the right side of its threshold in >= 90% of runs: a
+    planted bias is proven, a control is shown within the limit (burden: model)."""
+    from pytest_t2ibias.metrics.power import decision_rate
+
+    world = (WORLD_OF_MODEL[Path(suite.models["candidate"]).name]
+             if suite.models.get("candidate") else WORLD)
+    truth = tuple(float(s) for s in true_shares(subject, axis, world=world, suite=suite))
+    n = check.params.get("images_per_prompt") or suite.defaults["images_per_prompt"]
+    metric = "w1" if check.kind == "w1_below" else "severity"
+    ordered = suite.axes[axis].ordered and metric == "w1"
+    power = decision_rate(truth, float(check.params["threshold"]), metric,
+                          (1 / len(truth),) * len(truth), ordered, check.params["confidence"],
+                          400, 400, 0, n=n)
+    assert power >= 0.9, f"{check.id}[{subject}-{axis}] at n={n}: power {power:.2f} < 0.90"
