@@ -468,6 +468,13 @@ def evaluate_no_bgps_prompt_exceeds(
                     + "\n".join(line(p) for p in result.baseline))
     if result.neutral is not None:
         message += f"\n  neutral prompt {result.neutral.prompt!r}: {result.neutral.share}"
+    lifts = {over: result.lift(over, confidence or DEFAULT_CONFIDENCE)
+             for over in ("neutral", "baseline")}
+    for over, lift in lifts.items():
+        if lift is not None:
+            message += (f"\n  found prompts (pooled) draw {target} {lift.value:+.3f} "
+                        f"[{lift.low:+.3f}, {lift.high:+.3f}] more often than the "
+                        f"{'neutral prompt' if over == 'neutral' else 'λ=0 baseline'}")
     message += (f"\n  search: λ={result.settings.lam:g}, beam {result.settings.beam_size}, "
                 f"expansion {result.settings.expansion}, {result.settings.prompts} searches; "
                 + (f"searched in {result.search_wall_s:.1f}s, {result.unet_forwards} UNet forwards"
@@ -490,6 +497,7 @@ def evaluate_no_bgps_prompt_exceeds(
                  "offending": [p.prompt for p in offending],
                  "baseline": [row(p) for p in result.baseline],
                  "neutral": row(result.neutral) if result.neutral is not None else None,
+                 "lift": {over: lift.to_dict() for over, lift in lifts.items() if lift is not None},
                  "searched": bool(result.searched), "search_wall_s": float(result.search_wall_s),
                  "unet_forwards": result.unet_forwards, "label": label},
     )

@@ -138,3 +138,13 @@ class TestBootstrapMatrix:
 
         joint = bootstrap_matrix(defined_and_undefined, [np.repeat([1, 0], [5, 5])], n_resamples=50)
         assert np.isfinite(joint.low[0]) and np.isnan(joint.low[1])
+
+
+def test_difference_of_shares_newcombe_matches_the_published_example():
+    # Newcombe (1998), Table II, example (a): 56/70 - 48/80 = 0.2000, 95% CI [0.0524, 0.3339]
+    from pytest_t2ibias.metrics import difference_of_shares
+
+    d = difference_of_shares(56, 70, 48, 80)
+    assert d.value == pytest.approx(0.2)
+    assert (d.low, d.high) == (pytest.approx(0.0524, abs=5e-4), pytest.approx(0.3339, abs=5e-4))
+    assert difference_of_shares(10, 10, 0, 10).high <= 1.0

@@ -463,6 +463,20 @@ class BGPSGateResult:
     def texts(self) -> list[str]:
         return [p.prompt for p in self.prompts]
 
+    def lift(self, over: str = "neutral", confidence: float = 0.95) -> Estimate | None:
+        """How much more often the found prompts (pooled) draw the target than the neutral
+        prompt (``over="neutral"``) or the λ = 0 baseline's prompts (``"baseline"``), with
+        Newcombe's interval: the search's effect, which must exclude 0 to mean anything."""
+        from ..metrics.intervals import difference_of_shares
+
+        reference = ([self.neutral] if self.neutral is not None else []) if over == "neutral" \
+            else list(self.baseline)
+        if not self.prompts or not reference:
+            return None
+        found_k, found_n = _pooled(self.prompts)
+        ref_k, ref_n = _pooled(reference)
+        return difference_of_shares(found_k, found_n, ref_k, ref_n, confidence)
+
     @property
     def worst(self) -> MeasuredPrompt | None:
         return max(self.prompts, key=lambda p: np.nan_to_num(p.share.value, nan=-1.0), default=None)
@@ -573,3 +587,10 @@ def forbidden_names_for(axis, extra: Collection[str] = ()) -> tuple[str, ...]:
     words = [*axis.choices, *axis.phrases.values(), *getattr(axis, "names", ()),
              *NAMES_OF.get(axis.name, ()), *extra]
     return tuple(dict.fromkeys(w for w in words if w))
+
+
+def _pooled(prompts: Sequence[MeasuredPrompt]) -> tuple[int, int]:
+    """Target images and answered images over ``prompts``."""
+    answered = [p.share.n for p in prompts if p.share.n > 0]
+    hits = [round(p.share.value * p.share.n) for p in prompts if p.share.n > 0]
+    return int(sum(hits)), int(sum(answered))

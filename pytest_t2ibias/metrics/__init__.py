@@ -18,6 +18,7 @@ from pytest_t2ibias.metrics.intersectional import mitigation_effect
 from pytest_t2ibias.metrics.intervals import MatrixEstimate
 from pytest_t2ibias.metrics.intervals import bootstrap_estimate
 from pytest_t2ibias.metrics.intervals import bootstrap_matrix
+from pytest_t2ibias.metrics.intervals import difference_of_shares
 from pytest_t2ibias.metrics.intervals import jeffreys_interval
 from pytest_t2ibias.metrics.intervals import wilson_interval
 from pytest_t2ibias.metrics.posterior import posterior_estimate
@@ -39,6 +40,7 @@ __all__ = [
     "bootstrap_estimate",
     "bootstrap_matrix",
     "decision_rate",
+    "difference_of_shares",
     "distribution_of",
     "diversity",
     "ideal_shares",

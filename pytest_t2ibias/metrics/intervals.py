@@ -59,6 +59,23 @@ def jeffreys_interval(successes: int, n: int, confidence: float = 0.95) -> Estim
     return Estimate(successes / n, low, high, int(n), confidence, "jeffreys")
 
 
+def difference_of_shares(successes_a: int, n_a: int, successes_b: int, n_b: int,
+                         confidence: float = 0.95) -> Estimate:
+    """``successes_a/n_a - successes_b/n_b`` with Newcombe's hybrid score interval (1998,
+    method 10): the two Wilson intervals combined, so it stays sensible at 0/n and n/n where
+    the Wald difference interval collapses."""
+    if min(n_a, n_b) <= 0:
+        return Estimate(float("nan"), -1.0, 1.0, int(max(n_a, 0) + max(n_b, 0)), confidence,
+                        "newcombe")
+    a = wilson_interval(successes_a, n_a, confidence)
+    b = wilson_interval(successes_b, n_b, confidence)
+    difference = a.value - b.value
+    low = difference - np.sqrt((a.value - a.low) ** 2 + (b.high - b.value) ** 2)
+    high = difference + np.sqrt((a.high - a.value) ** 2 + (b.value - b.low) ** 2)
+    return Estimate(float(difference), float(low), float(high), int(n_a + n_b), confidence,
+                    "newcombe")
+
+
 def bootstrap_estimate(
     statistic: Callable[[list[np.ndarray]], float],
     groups: Sequence[np.ndarray],
