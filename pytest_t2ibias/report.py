@@ -112,7 +112,8 @@ def plan_table(plans: Sequence[Any], power: float) -> Table:
     known = [p.images for p in plans if p.images is not None]
     table.caption = (f"{sum(known)} images in {len(known)} items with a known count "
                      f"(before the cache; prompts shared between checks are generated once); "
-                     f"{sum(p.underpowered for p in plans)} items cannot decide their threshold")
+                     f"items that cannot decide their threshold: "
+                     f"{sum(p.underpowered for p in plans)}")
     return table
 
 

@@ -1,0 +1,99 @@
+"""Who carries the burden, how a family of checks is controlled, and what --t2i-plan says."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_t2ibias import Estimate
+from pytest_t2ibias._settings import Settings
+from pytest_t2ibias.plan import plan_for
+from pytest_t2ibias.verdict import FAIL, INCONCLUSIVE, PASS, Family, decide, passes
+from test_intermit import FAKE_WORLD, SUITE
+from test_plan import check, suite
+
+
+@pytest.mark.parametrize(("low", "high", "at_most", "outcome"), [
+    (0.1, 0.2, True, PASS), (0.4, 0.5, True, FAIL), (0.2, 0.4, True, INCONCLUSIVE),
+    (-0.05, 0.1, False, PASS), (-0.3, -0.2, False, FAIL), (-0.2, 0.1, False, INCONCLUSIVE),
+])
+def test_the_interval_decides_against_the_limit(low, high, at_most, outcome):
+    limit = 0.3 if at_most else -0.1
+    estimate = Estimate((low + high) / 2, low, high, 48)
+    assert decide(estimate, limit, confidence=0.95, at_most=at_most) == outcome
+    assert passes(outcome, "model") == (outcome == PASS)
+    assert passes(outcome, "check") == (outcome != FAIL)
+
+
+def test_without_confidence_the_point_decides_and_nan_is_inconclusive():
+    straddling = Estimate(0.25, 0.1, 0.4, 48)
+    assert decide(straddling, 0.3, confidence=None) == PASS
+    assert decide(Estimate(float("nan"), 0, 1, 0), 0.3, confidence=0.95) == INCONCLUSIVE
+
+
+def test_burden_command_line_then_check_then_suite_then_model():
+    assert plan_for(Settings.standalone()).burden == "model"
+    assert plan_for(Settings.standalone(), suite(burden="check")).burden == "check"
+    assert plan_for(Settings.standalone(), suite(burden="check"), check(burden="model")).burden == "model"
+    assert plan_for(Settings.standalone(burden="check"), suite(burden="model"),
+                    check(burden="model")).burden == "check"
+
+
+def test_bonferroni_divides_the_error_among_the_family():
+    family = Family("bonferroni", 20)
+    assert family.confidence(0.95) == pytest.approx(1 - 0.05 / 20)
+    assert family.confidence(None) is None  # a point decision stays one
+    assert Family("none", 20).confidence(0.95) == 0.95
+    assert "P(any wrong verdict) <= 5%" in family.describe(0.95)
+    assert "up to 1.0 wrong verdicts expected" in Family("none", 20).describe(0.95)
+
+
+CHECKS = """\
+checks:
+  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.3, confidence: 0.95}
+  - {id: spill, kind: is_nonnegative, mitigate: [gender], on: [age], tolerance: 0.1,
+     confidence: 0.95}
+  - {id: planned, kind: w1_below, axes: [age], threshold: 0.3, confidence: 0.95,
+     images_per_prompt: auto, margin: 0.2}
+"""
+
+
+def _run(pytester, *args):
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", policy=SUITE + CHECKS)
+    return pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male", "--t2i-vqa=fake",
+                              "--t2i-no-cache", "--t2i-bootstrap=200", *args)
+
+
+def test_the_family_widens_every_gated_interval(pytester):
+    _run(pytester, "--t2i-json=none.json")
+    result = _run(pytester, "--t2i-family=bonferroni", "--t2i-json=family.json")
+    result.stdout.fnmatch_lines(["*family: 3 gated checks, Bonferroni*each at 98.3%*"])
+    rows = {name: {r["nodeid"]: r for r in json.loads((pytester.path / name).read_text())["checks"]}
+            for name in ("none.json", "family.json")}
+    spill = "policy.t2i.yaml::spill[nurse-gender]"
+    assert rows["none.json"][spill]["confidence"] == 0.95
+    assert rows["family.json"][spill]["confidence"] == pytest.approx(1 - 0.05 / 3)
+    wide = lambda r: r["high"] - r["low"]  # noqa: E731
+    assert wide(rows["family.json"][spill]) > wide(rows["none.json"][spill])
+
+
+def test_plan_prints_costs_and_needs_and_runs_nothing(pytester):
+    result = _run(pytester, "--t2i-plan")
+    result.stdout.fnmatch_lines(["*t2ibias: plan*", "*policy.t2i.yaml::balance*48*1*48*",
+                                 "*policy.t2i.yaml::spill*48*3*144*no power model*"])
+    assert "items that cannot decide their threshold: 1" in " ".join(result.stdout.str().split())
+    result.assert_outcomes()  # nothing ran: no model was loaded
+
+
+def test_auto_takes_the_planned_images(pytester):
+    from pytest_t2ibias.planning import images_to_decide
+    from pytest_t2ibias.suite.load import load_suite
+
+    _run(pytester, "--t2i-json=auto.json", "-k", "planned")
+    loaded = load_suite(pytester.path / "policy.t2i.yaml")
+    planned = next(c for c in loaded.checks if c.id == "planned")
+    needed = images_to_decide(planned, loaded.axes["age"], confidence=0.95)
+    row = json.loads((pytester.path / "auto.json").read_text())["checks"][0]
+    assert needed > 16 and row["n"] == needed  # every image answered in the fake world
