@@ -123,7 +123,10 @@ def test_kill_9_while_writing_leaves_no_corrupt_entry_and_its_temp_files_are_swe
     for _ in range(3):
         writer = context.Process(target=_write_forever, args=(str(cache_dir),))
         writer.start()
-        time.sleep(random.uniform(0.3, 0.8))
+        deadline = time.monotonic() + 30  # on a loaded machine the first write takes a while
+        while not list(cache_dir.glob("images/*/*.png")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(random.uniform(0.1, 0.5))  # then kill it somewhere inside a later write
         os.kill(writer.pid, signal.SIGKILL)
         writer.join()
     cache = Cache(cache_dir)
