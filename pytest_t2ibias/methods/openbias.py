@@ -221,7 +221,11 @@ def propose_biases(
     for caption in captions:
         domain = "person" if knowledge_base.is_person(caption) else "object"
         if llm is not None:
-            proposals, malformed = parse_proposals(llm(PROPOSAL_PROMPT.format(caption=caption)))
+            try:
+                text = llm(PROPOSAL_PROMPT.format(caption=caption))
+            except Exception:  # noqa: BLE001 - an LLM that cannot answer proposes nothing
+                text = "{unanswered}"  # counted as one malformed proposal; the floor still holds
+            proposals, malformed = parse_proposals(text)
             counts["malformed"] += malformed
             for proposal in proposals:
                 classes = tuple(dict.fromkeys(str(c).strip() for c in proposal["classes"] if str(c).strip()))
