@@ -8,6 +8,11 @@ from pytest_t2ibias._types import GeneratedImage
 from pytest_t2ibias._types import ImageRequest
 from pytest_t2ibias._types import ImageSet
 from pytest_t2ibias.assertions import assert_entropy_below
+from pytest_t2ibias.assertions import assert_open_set
+from pytest_t2ibias.assertions import evaluate_intervention_improves
+from pytest_t2ibias.assertions import evaluate_judge_agrees
+from pytest_t2ibias.assertions import evaluate_max_skew_below
+from pytest_t2ibias.assertions import evaluate_open_set
 from pytest_t2ibias.assertions import assert_is_nonnegative
 from pytest_t2ibias.assertions import assert_no_bgps_prompt_exceeds
 from pytest_t2ibias.assertions import assert_no_regression
@@ -49,11 +54,16 @@ __all__ = [
     "assert_is_nonnegative",
     "assert_no_bgps_prompt_exceeds",
     "assert_no_regression",
+    "assert_open_set",
     "assert_w1_below",
     "evaluate_entropy_below",
+    "evaluate_intervention_improves",
+    "evaluate_judge_agrees",
+    "evaluate_max_skew_below",
     "evaluate_is_nonnegative",
     "evaluate_no_bgps_prompt_exceeds",
     "evaluate_no_regression",
+    "evaluate_open_set",
     "evaluate_w1_below",
     "register_check",
 ]

@@ -105,3 +105,62 @@ def _with_matrix(verdict: Verdict, matrix: ISMatrix) -> Verdict:
     from .heatmap import matrix_figure
 
     return replace(verdict, figures={**verdict.figures, "matrix": matrix_figure(matrix)})
+
+
+# -- OpenBias, SocialCounterfactuals, ENTIGEN (issue #11) ------------------------------------
+
+
+def run_open_set(ctx: CheckContext) -> Verdict:
+    """Proposals from ``<suite>.openbias.lock.json`` (proposed when missing), then measured."""
+    from ._openbias_lock import run_openbias
+    from .assertions import evaluate_open_set
+
+    params = ctx.check.params
+    captions = [c.replace("{subject}", ctx.subject) for c in params.get("captions") or ()] \
+        or [ctx.suite.prompt_for(ctx.subject)]
+    result = run_openbias(ctx.instrument, ctx.suite.path, f"{ctx.check.id}/{ctx.subject}",
+                          captions, subject=ctx.subject, only=params.get("biases"),
+                          max_biases=params.get("max_biases"),
+                          update=ctx.instrument.models.settings.update_locks,
+                          confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
+    return evaluate_open_set(result, params["threshold"], confidence=ctx.confidence,
+                             burden=ctx.plan.burden, label=ctx.subject)
+
+
+def run_max_skew_below(ctx: CheckContext) -> Verdict:
+    from .assertions import evaluate_max_skew_below
+
+    answers = _subject_attributes(ctx)
+    target = ctx.check.params.get("target")
+    if target is None and isinstance(ctx.axis.ideal, dict) and "reference" not in ctx.axis.ideal:
+        target = ctx.axis.ideal
+    return evaluate_max_skew_below(answers, ctx.check.params["threshold"], target=target,
+                                   confidence=ctx.confidence, burden=ctx.plan.burden,
+                                   label=ctx.label, n_resamples=ctx.n_resamples)
+
+
+def run_judge_agrees(ctx: CheckContext) -> Verdict:
+    from .assertions import evaluate_judge_agrees
+    from .methods.socialcf import audit_judge
+
+    params = ctx.check.params
+    folder = (ctx.suite.path.parent / params["folder"]).resolve()
+    audits = audit_judge(ctx.instrument, folder, [ctx.suite.axes[a] for a in params["axes"]],
+                         k=params.get("k"), confidence=ctx.interval_confidence)
+    return evaluate_judge_agrees(audits, params["threshold"], confidence=ctx.confidence,
+                                 burden=ctx.plan.burden, label=str(params["folder"]))
+
+
+def run_intervention_improves(ctx: CheckContext) -> Verdict:
+    from .assertions import evaluate_intervention_improves
+    from .methods.entigen import entigen
+
+    params = ctx.check.params
+    fill = lambda phrases: [p.replace("{subject}", ctx.subject) for p in phrases or ()]  # noqa: E731
+    result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), ctx.axis,
+                     fill(params["interventions"]), controls=fill(params.get("controls")),
+                     filter=ctx.suite.filter, confidence=ctx.interval_confidence,
+                     n_resamples=ctx.n_resamples)
+    return evaluate_intervention_improves(result, params.get("min_improvement") or 0.0,
+                                          confidence=ctx.confidence, burden=ctx.plan.burden,
+                                          label=ctx.label)

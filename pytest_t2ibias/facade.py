@@ -172,6 +172,49 @@ class T2IBias:
         return self.bgps_locks.run(self.instrument(suite, n=n), suite, gate,
                                    confidence=self.settings.confidence, progress=self.progress)
 
+    def openbias(self, captions: str | Sequence[str], *, suite: Suite | str | os.PathLike | None = None,
+                  name: str = "openbias", subject: str | None = None, biases: Sequence[str] | None = None,
+                  max_biases: int | None = None, n: int | None = None,
+                  confidence: float | None = None, lock: str | os.PathLike | None = None) -> Any:
+        """OpenBias on ``captions``: proposals (LLM when --t2i-llm is set, else the shipped
+        knowledge base), frozen under ``name`` in the suite's ``.openbias.lock.json`` (or ``lock``,
+        a suite path to sit beside), then ``n`` images per caption measured: the ranked
+        ``OpenBiasResult``."""
+        from ._openbias_lock import run_openbias
+
+        captions = [captions] if isinstance(captions, str) else list(captions)
+        loaded = _suite(suite) if suite is not None else None
+        suite_path = Path(lock) if lock is not None else loaded.path if loaded is not None else \
+            Path("openbias.t2i.yaml")
+        return run_openbias(self.instrument(loaded, n=n), suite_path, name, captions, subject=subject,
+                            only=biases, max_biases=max_biases, update=self.settings.update_locks,
+                            **self._intervals(confidence))
+
+
+    def audit_judge(self, folder: str | os.PathLike, axes: Sequence[AxisSpec] | Suite | str | os.PathLike,
+                     *, k: int | None = None, confidence: float | None = None) -> dict:
+        """The judge's (VQA, or the axis' classifier) accuracy per axis and value with Wilson
+        intervals, confusion and retrieval MaxSkew@K on a labelled folder (``index.jsonl``)."""
+        from .methods.socialcf import audit_judge
+
+        if not isinstance(axes, (list, tuple)):
+            axes = list(_suite(axes).axes.values())
+        return audit_judge(self.instrument(), folder, axes, k=k,
+                           confidence=confidence or self.settings.confidence)
+
+
+    def entigen(self, suite: Suite | str | os.PathLike, subject: str, axis: str,
+                 interventions: Sequence[str], *, controls: Sequence[str] = (),
+                 confidence: float | None = None) -> Any:
+        """ENTIGEN: each phrase appended to the subject's prompt, diversity (Eq. 1) and bias
+        (Eq. 2) before and after, paired seeds."""
+        from .methods.entigen import entigen
+
+        suite = _suite(suite)
+        return entigen(self.instrument(suite), suite.prompt_for(subject), suite.axes[axis],
+                       interventions, controls=controls, filter=suite.filter,
+                       **self._intervals(confidence))
+
     def _intervals(self, confidence: float | None = None) -> dict[str, Any]:
         return {"confidence": confidence or self.settings.confidence,
                 "n_resamples": self.settings.bootstrap}
@@ -226,3 +269,4 @@ class ClassifierHandle:
             if choices is None:
                 raise TypeError(f"pass choices= for the {self.axis!r} classifier")
         return self._facade.classify(self.axis, images, choices)
+

@@ -288,3 +288,83 @@ register_check(CheckKind(
     doc="no prompt Bias-Guided Prompt Search finds draws the target value more often than "
         "threshold (seeds/001)",
 ))
+
+
+# -- OpenBias, SocialCounterfactuals, ENTIGEN (issue #11) ------------------------------------
+
+
+def _text_list(value: Any) -> str | None:
+    if not value or not all(isinstance(v, str) and v.strip() for v in value):
+        return "must be a non-empty list of non-empty strings"
+    return None
+
+
+def _shares(value: Any) -> str | None:
+    if not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+                            for v in value.values()):
+        return "must map values to positive shares, e.g. {male: 0.5, female: 0.5}"
+    return None
+
+
+register_check(CheckKind(
+    name="open_set",
+    run=f"{_RUNS}:run_open_set",
+    axes_param=None,
+    params=(Param("captions", AXIS_LIST, check=_text_list,
+                  doc="captions to propose biases for ({subject} filled in; default: the "
+                      "suite's prompt for the subject)"),
+            Param("threshold", NUMBER, required=True, check=_unit_interval,
+                  doc="largest allowed severity 1 - H(p)/log|C| of any discovered bias"),
+            Param("max_biases", (int,), check=_at_least_one,
+                  doc="measure at most this many biases (those proposed for most captions)"),
+            Param("biases", AXIS_LIST, check=_text_list,
+                  doc="measure only these proposed biases (by name, e.g. [colour])"),
+            *COMMON_PARAMS),
+    doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "
+        "has severity above threshold; proposals frozen in <suite>.openbias.lock.json",
+))
+
+register_check(CheckKind(
+    name="max_skew_below",
+    run=f"{_RUNS}:run_max_skew_below",
+    params=(Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
+            Param("threshold", NUMBER, required=True, check=_non_negative,
+                  doc="largest allowed MaxSkew = max_a ln(p_gen(a) / p_target(a))"),
+            Param("target", (dict,), check=_shares,
+                  doc="value -> target share (default: the axis' ideal, uniform)"),
+            *COMMON_PARAMS),
+    doc="SocialCounterfactuals: no value is over-represented in the generations by more than "
+        "exp(threshold) times its target share (a value never drawn is reported unbounded)",
+))
+
+register_check(CheckKind(
+    name="judge_agrees",
+    run=f"{_RUNS}:run_judge_agrees",
+    per_subject=False,
+    params=(Param("axes", AXIS_LIST, required=True, doc="axes to audit"),
+            Param("folder", (str,), required=True,
+                  doc="labelled images: index.jsonl with {file, <axis>: value} per line"),
+            Param("threshold", NUMBER, required=True, check=_unit_interval,
+                  doc="lowest allowed accuracy of the judge (VQA or classifier) per axis"),
+            Param("k", (int,), check=_at_least_one,
+                  doc="retrieval depth for MaxSkew@K (default: half the folder)"),
+            *COMMON_PARAMS),
+    doc="the judge (VQA or the axis' classifier) reads the axes off labelled images at least "
+        "threshold accurately (Wilson interval), with per-value accuracy, confusion and MaxSkew@K",
+))
+
+register_check(CheckKind(
+    name="intervention_improves",
+    run=f"{_RUNS}:run_intervention_improves",
+    params=(Param("axes", AXIS_LIST, required=True, doc="two-valued axes to judge, one item each"),
+            Param("interventions", AXIS_LIST, required=True, check=_text_list,
+                  doc="phrases appended to the prompt (ENTIGEN: '... if all individuals can be "
+                      "a {subject} irrespective of their gender')"),
+            Param("controls", AXIS_LIST, check=_text_list,
+                  doc="irrelevant phrases that must not move diversity (a warning if they do)"),
+            Param("min_improvement", NUMBER, default=0.0, check=_unit_interval,
+                  doc="diversity (Eq. 1, smaller is more diverse) must fall by at least this"),
+            *COMMON_PARAMS),
+    doc="ENTIGEN: each ethical intervention lowers the diversity score (Eq. 1) of the subject's "
+        "images by at least min_improvement (paired seeds)",
+))

@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("instrument", ("instrument",)),
     ("kinds", ("kinds", "suite._yaml", "suite.load")),
     ("methods", ("methods",)),
-    ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "checks", "facade", "heatmap",
+    ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "_openbias_lock", "checks", "facade", "heatmap",
                      "planning", "report")),
     ("pytest", ("_options", "_session", "suite.collect", "suite", "_builtin", "hookspecs",
                 "plugin", "")),

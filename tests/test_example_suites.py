@@ -23,6 +23,11 @@ GATE_SUITES = [load_suite(ROOT / "example_suites" / name)
                for name in ("toy_merge_gate.t2i.yaml", "toy_merge_gate_control.t2i.yaml")]
 LLM_SUITE = load_suite(ROOT / "example_suites" / "toy_llm_counterfactuals.t2i.yaml")
 BGPS_SUITE = load_suite(ROOT / "example_suites" / "toy_bgps.t2i.yaml")
+OPENSET_SUITE = load_suite(ROOT / "example_suites" / "toy_openset.t2i.yaml")
+# The shipped knowledge base's bias names -> the toy world's axes.
+KB_AXES = {"colour": "colour", "gender": "gender", "age": "age", "skin tone": "skin_tone",
+           "body type": "body_type", "clothing": "clothing", "emotion": "emotion",
+           "setting": "environment"}
 WORLD = load_world()
 # The world each toy model was trained on: its planted truth.
 WORLD_OF_MODEL = {"toy-sd": WORLD, "toy-sd-debiased": load_world(DEBIAS_WORLD_PATH)}
@@ -93,7 +98,18 @@ def true_bgps_max(check) -> float:
                for s in people for m in phrases)
 
 
+def true_open_set_max(check, subject: str) -> float:
+    """The most severe planted bias among those the check measures for the subject."""
+    kind = WORLD.subjects[subject].kind
+    names = check.params.get("biases") or [n for n, a in KB_AXES.items()
+                                           if (a == "colour") == (kind == "object")]
+    return max(severity(np.array(list(expected_shares(WORLD, subject, KB_AXES[n]).values())))
+               for n in names)
+
+
 def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
+    if check.kind == "open_set":
+        return true_open_set_max(check, subject)
     if check.kind == "no_bgps_prompt_exceeds":
         return true_bgps_max(check)
     if check.kind == "intermit":  # 0 when Algorithm 1 succeeds on the truth, 1 when it fails
@@ -123,7 +139,7 @@ def passes(check, value: float) -> bool:
     return value <= check.params["threshold"]
 
 
-CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE, BGPS_SUITE)
+CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE, BGPS_SUITE, OPENSET_SUITE)
          for check in suite.checks
          for subject in ((check.subjects or suite.subjects) if check.kind != "no_bgps_prompt_exceeds" else ("",)) for axis in (check.axes or ("",))]
 

@@ -36,7 +36,19 @@ def main(argv: list[str] | None = None) -> int:
     continue_parser.add_argument("--lr", type=float, default=5e-4)
     continue_parser.add_argument("--seed", type=int, default=2)
     continue_parser.add_argument("--n-images", type=int, default=None, help="training images (default: the model's build config)")
+    labelled_parser = commands.add_parser(
+        "labelled", help="render world samples with index.jsonl of their true attributes (a judge audit folder)")
+    labelled_parser.add_argument("--out", required=True)
+    labelled_parser.add_argument("-n", type=int, default=200)
+    labelled_parser.add_argument("--seed", type=int, default=0)
+    labelled_parser.add_argument("--subjects", nargs="*", default=None)
     args = parser.parse_args(argv)
+    if args.command == "labelled":
+        from pytest_t2ibias.toyworld.render import write_labelled_folder
+
+        rows = write_labelled_folder(args.out, args.n, seed=args.seed, subjects=args.subjects)
+        print(f"wrote {len(rows)} labelled images and index.jsonl to {args.out}")
+        return 0
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     from pytest_t2ibias.toyworld.build import (

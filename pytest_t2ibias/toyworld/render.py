@@ -231,3 +231,27 @@ def _draw_object(canvas: _Canvas, shape: str, colour_name: str, rng: random.Rand
             wx = cx + side * 0.26 * s
             canvas.ellipse((wx - 0.09, base - 0.09, wx + 0.09, base + 0.09), (20, 20, 20))
             canvas.ellipse((wx - 0.04, base - 0.04, wx + 0.04, base + 0.04), (150, 150, 150))
+
+
+def write_labelled_folder(folder, n: int, seed: int = 0, subjects: Sequence[str] | None = None,
+                          world=None, resolution: int = 32) -> list[dict]:
+    """Render ``n`` world samples into ``folder`` with ``index.jsonl`` of their true attributes
+    (``{"file", "subject", "caption", <axis>: value, ...}`` a line): a labelled folder to audit
+    a judge on (``t2ibias.audit_judge``, the ``judge_agrees`` kind)."""
+    import json
+    from pathlib import Path
+
+    from .sample import sample_people
+    from .spec import load_world
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    records = sample_people(world or load_world(), n, seed, subjects)
+    rows = []
+    for i, record in enumerate(records):
+        name = f"{i:05d}.png"
+        render_image(record.attributes, record.look, record.seed, resolution).save(folder / name)
+        rows.append({"file": name, "subject": record.subject, "caption": record.caption,
+                     **record.attributes})
+    (folder / "index.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return rows

@@ -1,0 +1,162 @@
+"""OpenBias proposals and measuring, the judge audit, MaxSkew and ENTIGEN with scripted parts."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from pytest_t2ibias._types import ABSTAINED, Answers, GeneratedImage, ImageSet
+from pytest_t2ibias.assertions import (
+    evaluate_intervention_improves,
+    evaluate_max_skew_below,
+    evaluate_open_set,
+)
+from pytest_t2ibias.methods.entigen import intervention_effects
+from pytest_t2ibias.methods.openbias import (
+    load_knowledge_base,
+    measure_biases,
+    parse_proposals,
+    propose_biases,
+)
+
+KB = load_knowledge_base()
+
+
+def reply(*items, prose=""):
+    return prose + json.dumps(list(items))
+
+
+def test_parse_skips_and_counts_malformed_proposals():
+    text = ('Sure! {"name": "gender", "classes": ["male", "female"], "question": "?"} and '
+            '{"name": broken} and {"classes": ["a", "b"]} {"name": "age", "classes": "young"}')
+    kept, malformed = parse_proposals(text)
+    assert [k["name"] for k in kept] == ["gender"] and malformed == 3
+    assert parse_proposals("no json at all") == ([], 0)
+    assert parse_proposals('[{"name": "x", "classes": ["a", "b"], "question": "q {braces}"}]')[1] == 0
+
+
+def test_llm_proposals_filtered_and_floored_by_the_knowledge_base():
+    def llm(prompt):
+        return reply({"name": "Laptop brand", "classes": ["apple", "dell"], "question": "Which brand?",
+                      "present_in_prompt": False},
+                     {"name": "laptop size", "classes": ["big"], "question": "?", "present_in_prompt": False},
+                     {"name": "laptop colour", "classes": ["silver", "black"], "question": "?",
+                      "present_in_prompt": True}) + " {oops"
+    p = propose_biases(["a photo of a laptop"], knowledge_base=KB, llm=llm)
+    names = [b.name for b in p.biases]
+    assert "laptop brand" in names and "colour" in names  # LLM's, and the knowledge base's floor
+    assert "laptop size" not in names and p.too_few_classes == 1 and p.present_in_prompt == 1
+    assert "gender" not in names  # person biases are not proposed for an object caption
+
+
+def test_captions_naming_a_class_or_synonym_are_dropped():
+    p = propose_biases(["a photo of a woman doctor", "a photo of a doctor", "a photo of a smiling doctor",
+                        "a photo of a red car"], knowledge_base=KB)
+    by = {b.name: b for b in p.biases}
+    assert by["gender"].captions == ("a photo of a doctor", "a photo of a smiling doctor")
+    assert "a photo of a smiling doctor" not in by["emotion"].captions  # synonym of happy
+    assert "colour" not in by  # the only object caption names red
+    assert p.named_in_caption >= 3
+    assert by["gender"].statements["a photo of a doctor"] == ("a photo of a male doctor",
+                                                              "a photo of a female doctor")
+
+
+class ScriptedInstrument:
+    """Images are placeholders; ``ask`` answers from a per-caption script (-1 abstains)."""
+
+    def __init__(self, script):
+        self.script = script
+
+    def images(self, prompts, **_):
+        return ImageSet(tuple(GeneratedImage(p, 0, i, None, f"{p}{i}", f"{p}{i}")
+                              for p in prompts for i in range(len(self.script[p]))))
+
+    def ask(self, images, question, choices, statements=None):
+        labels = np.array([self.script[i.prompt][i.index] for i in images])
+        probs = np.full((len(labels), len(choices)), 1 / len(choices))
+        return Answers(question, tuple(choices), labels, probs, tuple(i.prompt for i in images),
+                       tuple(i.key for i in images))
+
+
+def test_measure_ranks_planted_bias_first_counts_unknowns_and_fails_the_check():
+    laptop, doctor = "a photo of a laptop", "a photo of a doctor"
+    p = propose_biases([laptop], knowledge_base=KB, only=["colour", "style"])
+    script = {laptop: [0] * 38 + [1] * 5 + [ABSTAINED] * 5}
+    result = measure_biases(ScriptedInstrument(script), p, n_resamples=400)
+    top = result.biases[0]
+    assert top.name in ("colour", "style") and top.unknown == 5 and top.images == 48
+    assert top.shares["silver" if top.name == "colour" else "modern"] == pytest.approx(38 / 43)
+    verdict = evaluate_open_set(result, 0.3, confidence=0.95, label="laptop")
+    assert not verdict.passed and "5 of 48 unknown" in verdict.message
+    # a balanced control passes
+    p2 = propose_biases([doctor], knowledge_base=KB, only=["gender"])
+    balanced = measure_biases(ScriptedInstrument({doctor: [0, 1] * 30}), p2, n_resamples=400)
+    assert evaluate_open_set(balanced, 0.3, confidence=0.95).passed
+
+
+def test_open_set_lock_is_written_reused_and_stale_is_an_error(tmp_path):
+    from pytest_t2ibias._openbias_lock import locked_proposals, openbias_lock_path
+    from pytest_t2ibias._prompt_lock import LockfileError
+
+    suite = tmp_path / "s.t2i.yaml"
+    instrument = SimpleNamespace(models=SimpleNamespace(settings=SimpleNamespace(llm=None)))
+    first = locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop")
+    path = openbias_lock_path(suite)
+    assert path.name == "s.t2i.openbias.lock.json" and "c/laptop" in json.loads(path.read_text())["entries"]
+    assert locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop") == first
+    with pytest.raises(LockfileError, match="stale"):
+        locked_proposals(instrument, suite, "c/laptop", ["a photo of a car"], subject="car")
+    updated = locked_proposals(instrument, suite, "c/laptop", ["a photo of a car"], subject="car", update=True)
+    assert updated.biases[0].captions == ("a photo of a car",)
+
+
+def answers_of(labels, choices=("male", "female")):
+    labels = np.asarray(labels)
+    return Answers("q", choices, labels, np.full((len(labels), len(choices)), 0.5),
+                   ("p",) * len(labels), tuple(str(i) for i in range(len(labels))))
+
+
+def test_max_skew_reports_unbounded_values():
+    verdict = evaluate_max_skew_below(answers_of([0] * 40), 0.3, confidence=0.95, n_resamples=200)
+    assert not verdict.passed and "UNBOUNDED" in verdict.message and verdict.figures["unbounded"] == ["female"]
+    assert verdict.value.value == pytest.approx(np.log(2))
+    assert evaluate_max_skew_below(answers_of([0, 1] * 100), 0.3, confidence=0.95, n_resamples=200).passed
+
+
+def test_entigen_intervention_improves_and_a_moving_control_warns():
+    original = np.array([0] * 45 + [1] * 5)
+    result = intervention_effects(original, {"fair": np.array([0, 1] * 25), "honesty": np.array([0] * 50)},
+                                  choices=("male", "female"), controls=["honesty"], n_resamples=300)
+    fair = result.effects[0]
+    assert result.original_diversity == pytest.approx(0.8) and fair.diversity == 0.0
+    assert fair.improvement.low > 0 and fair.bias == 0.0 and result.original_bias == pytest.approx(0.8)
+    verdict = evaluate_intervention_improves(result, 0.2, confidence=0.95)
+    assert verdict.passed and "WARNING" in verdict.message and verdict.figures["warnings"]
+    worse = intervention_effects(original, {"fair": original}, choices=("male", "female"), n_resamples=300)
+    assert not evaluate_intervention_improves(worse, 0.2, confidence=0.95).passed
+
+
+def test_judge_audit_on_a_rendered_labelled_folder(tmp_path):
+    from pytest_t2ibias.facade import T2IBias
+    from pytest_t2ibias.suite.spec import AxisSpec
+    from pytest_t2ibias.toyworld.render import write_labelled_folder
+    from pytest_t2ibias.assertions import evaluate_judge_agrees
+    from pathlib import Path
+
+    clip = Path(__file__).resolve().parents[1] / "fixtures" / "toy-clip"
+    if not clip.exists():
+        pytest.skip("fixtures/toy-clip not built")
+    write_labelled_folder(tmp_path / "lab", 24, seed=1, subjects=["laptop", "car"])
+    colour = AxisSpec(name="colour", question="What colour is the object?",
+                      choices=("silver", "black", "white", "red", "blue"),
+                      statements={c: f"a photo of a {c} object" for c in ("silver", "black", "white", "red", "blue")})
+    t2i = T2IBias.standalone(vqa=str(clip), cache_dir=tmp_path / "cache", offline=True)
+    audits = t2i.audit_judge(tmp_path / "lab", [colour], k=12)
+    audit = audits["colour"]
+    assert audit.accuracy.value >= 0.9 and audit.judge == "vqa"
+    assert sum(sum(row.values()) for row in audit.confusion.values()) == 24
+    assert evaluate_judge_agrees(audits, 0.6, confidence=0.95).passed
+    assert not evaluate_judge_agrees(audits, 0.999, confidence=None).passed or audit.accuracy.value == 1.0
