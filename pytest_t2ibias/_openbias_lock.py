@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._cache import locked, write_atomically
-from ._prompt_lock import UPDATE_OPTION, LockfileError, _lock_key
+from ._prompt_lock import UPDATE_OPTION, LockfileError, _lock_key, _shown_model, llm_weights
 from .methods.openbias import (
     KNOWLEDGE_BASE,
     OpenBiasResult,
@@ -60,15 +60,22 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
                      max_biases: int | None = None, update: bool = False) -> Proposals:
     """The proposals for ``captions`` from the lock beside the suite, proposing when missing."""
     settings = instrument.models.settings
-    wanted = {"captions": list(captions), "subject": subject, "llm": settings.llm or None,
+    wanted = {"captions": list(captions), "subject": subject,
               "knowledge_base": knowledge_base_hash(),
               "only": sorted(only) if only else None, "max_biases": max_biases}
     path = openbias_lock_path(Path(suite_path))
+    # The LLM as a path relative to the lock and its weights' fingerprint, so a lock reads the
+    # same in any checkout; it is compared only when --t2i-llm is set (CI may have none).
+    which_llm = {"llm": _shown_model(settings.llm, path.parent) if settings.llm else None,
+                 "llm_weights": llm_weights(settings.llm) if settings.llm else None}
     record = _read(path)
     entry = record["entries"].get(key)
     if entry is not None and not update:
         problems = [f"{field}: lock has {entry.get(field)!r}, the suite wants {value!r}"
                     for field, value in wanted.items() if entry.get(field) != value]
+        if settings.llm and entry.get("llm_weights") != which_llm["llm_weights"]:
+            problems.append(f"llm: the lock was written with {entry.get('llm')!r}, --t2i-llm is "
+                            f"{which_llm['llm']!r} (other weights)")
         if problems:
             raise LockfileError(path, 1, f"OpenBias lock entry {key!r} is stale ("
                                          + "; ".join(problems) + f"); rerun with {UPDATE_OPTION} "
@@ -81,7 +88,7 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
                                only=only, max_biases=max_biases)
     with locked(_lock_key(path)):
         record = _read(path)
-        record["entries"][key] = {**wanted, "proposals": proposals.to_dict()}
+        record["entries"][key] = {**wanted, **which_llm, "proposals": proposals.to_dict()}
         record["entries"] = dict(sorted(record["entries"].items()))
         write_atomically(path, (json.dumps(record, indent=2) + "\n").encode())
     return proposals
