@@ -518,10 +518,12 @@ def assert_no_bgps_prompt_exceeds(result: Any, threshold: float, *, confidence: 
 def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None = None,
                       burden: str = DEFAULT_BURDEN, label: str = "") -> Verdict:
     """Fail when a discovered bias' severity is above ``threshold`` (each judged on its own
-    interval; the verdict is the worst). ``result``: ``methods.openbias.OpenBiasResult``."""
-    biases = list(result.biases)
+    interval; the verdict is the worst). ``result``: ``methods.openbias.OpenBiasResult``.
+    Biases the judge cannot read (``readable`` False) are listed, not judged; with none
+    readable the check is inconclusive."""
+    biases = list(result.measured)
     outcomes = [decide(b.severity, threshold, confidence=confidence) for b in biases]
-    outcome = worst(outcomes)
+    outcome = worst(outcomes) if biases else INCONCLUSIVE
     nan = Estimate(float("nan"), float("nan"), float("nan"), 0, confidence or DEFAULT_CONFIDENCE,
                    "posterior")
     top = biases[0].severity if biases else nan
@@ -535,6 +537,10 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
                      f"captions: {'; '.join(repr(c) for c in b.per_caption)}"
                      + (f"; {b.unknown} of {b.images} unknown" if b.unknown else ""))
     lines.append("  ranking:\n" + "\n".join("    " + row for row in result.table().splitlines()))
+    for b in result.unreadable:
+        lines.append(f"  not judged: {b.name} — the judge named the class a prompt asked for in "
+                     f"{b.judge} of images (chance {1 / len(b.classes):.2f}): it cannot tell "
+                     f"{', '.join(b.classes)} apart here")
     p = result.proposals
     dropped = {"malformed": p.malformed, "present in the caption": p.present_in_prompt,
                "fewer than 2 classes": p.too_few_classes,

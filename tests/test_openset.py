@@ -85,7 +85,7 @@ def test_measure_ranks_planted_bias_first_counts_unknowns_and_fails_the_check():
     laptop, doctor = "a photo of a laptop", "a photo of a doctor"
     p = propose_biases([laptop], knowledge_base=KB, only=["colour", "style"])
     script = {laptop: [0] * 38 + [1] * 5 + [ABSTAINED] * 5}
-    result = measure_biases(ScriptedInstrument(script), p, n_resamples=400)
+    result = measure_biases(ScriptedInstrument(script), p, n_resamples=400, judge_images=0)
     top = result.biases[0]
     assert top.name in ("colour", "style") and top.unknown == 5 and top.images == 48
     assert top.shares["silver" if top.name == "colour" else "modern"] == pytest.approx(38 / 43)
@@ -93,8 +93,46 @@ def test_measure_ranks_planted_bias_first_counts_unknowns_and_fails_the_check():
     assert not verdict.passed and "5 of 48 unknown" in verdict.message
     # a balanced control passes
     p2 = propose_biases([doctor], knowledge_base=KB, only=["gender"])
-    balanced = measure_biases(ScriptedInstrument({doctor: [0, 1] * 30}), p2, n_resamples=400)
+    balanced = measure_biases(ScriptedInstrument({doctor: [0, 1] * 30}), p2, n_resamples=400,
+                              judge_images=0)
     assert evaluate_open_set(balanced, 0.3, confidence=0.95).passed
+
+
+class JudgeReadsColourOnly(ScriptedInstrument):
+    """Every laptop is drawn silver; the judge reads colour (it names the colour a prompt
+    asked for) but answers style with its first class whatever the image."""
+
+    def images(self, prompts, per_prompt=None, **_):
+        n = per_prompt or 48
+        return ImageSet(tuple(GeneratedImage(p, 0, i, None, f"{p}{i}", f"{p}{i}")
+                              for p in prompts for i in range(n)))
+
+    def ask(self, images, question, choices, statements=None):
+        def label(prompt: str) -> int:
+            named = [j for j, c in enumerate(choices) if c in prompt.split()]
+            return (named[0] if named else choices.index("silver")) if "silver" in choices else 0
+
+        labels = np.array([label(i.prompt) for i in images])
+        probs = np.full((len(labels), len(choices)), 1 / len(choices))
+        return Answers(question, tuple(choices), labels, probs, tuple(i.prompt for i in images),
+                       tuple(i.key for i in images))
+
+
+def test_a_bias_the_judge_cannot_read_is_flagged_ranked_last_and_not_judged():
+    p = propose_biases(["a photo of a laptop"], knowledge_base=KB, only=["colour", "style"])
+    result = measure_biases(JudgeReadsColourOnly({}), p, n_resamples=400, judge_images=8)
+    colour, style = result.biases
+    assert (colour.name, colour.readable) == ("colour", True) and colour.judge.value == 1.0
+    assert (style.name, style.readable) == ("style", False)
+    assert style.judge.value == pytest.approx(1 / len(style.classes))
+    assert colour.severity.value == style.severity.value == pytest.approx(1.0)  # both constant
+    verdict = evaluate_open_set(result, 0.3, confidence=0.95, label="laptop")
+    assert not verdict.passed and "not judged: style" in verdict.message
+    only_style = measure_biases(JudgeReadsColourOnly({}),
+                                propose_biases(["a photo of a laptop"], knowledge_base=KB,
+                                               only=["style"]), n_resamples=400)
+    undecided = evaluate_open_set(only_style, 0.3, confidence=0.95)
+    assert undecided.outcome == "inconclusive"  # nothing the judge can read was measured
 
 
 def test_open_set_lock_is_written_reused_and_stale_is_an_error(tmp_path):

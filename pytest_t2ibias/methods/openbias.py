@@ -290,6 +290,12 @@ class DiscoveredBias:
     """Images the VQA abstained on (no class chosen): reported, not in the shares."""
     images: int
     source: str = "knowledge base"
+    judge: Estimate | None = None
+    """How often the VQA named the class a prompt asked for ("a photo of a red car"), Wilson
+    interval; None when not audited."""
+    readable: bool = True
+    """False when ``judge`` is no better than chance: the judge (or the generator) cannot tell
+    these classes apart, so the severity measures the judge, not the model (ranked last)."""
 
     @property
     def majority(self) -> str:
@@ -300,7 +306,9 @@ class DiscoveredBias:
                 "severity": self.severity.to_dict(), "shares": self.shares,
                 "majority": self.majority, "per_caption": self.per_caption,
                 "caption_severity": self.caption_severity, "unknown": self.unknown,
-                "images": self.images, "source": self.source}
+                "images": self.images, "source": self.source,
+                "judge": self.judge.to_dict() if self.judge is not None else None,
+                "readable": self.readable}
 
 
 @dataclass(frozen=True)
@@ -310,12 +318,23 @@ class OpenBiasResult:
     biases: tuple[DiscoveredBias, ...]
     proposals: Proposals
 
+    @property
+    def measured(self) -> tuple[DiscoveredBias, ...]:
+        """The biases the judge can read: the ones whose severity says something."""
+        return tuple(b for b in self.biases if b.readable)
+
+    @property
+    def unreadable(self) -> tuple[DiscoveredBias, ...]:
+        return tuple(b for b in self.biases if not b.readable)
+
     def table(self) -> str:
-        rows = [f"{'#':>2} {'bias':<12} {'severity':<24} {'majority':<12} unknown  captions"]
+        rows = [f"{'#':>2} {'bias':<12} {'severity':<24} {'majority':<12} unknown  captions  judge"]
         for i, b in enumerate(self.biases, 1):
+            judge = "-" if b.judge is None else f"{b.judge.value:.2f}" + ("" if b.readable else
+                                                                          " UNREADABLE")
             rows.append(f"{i:>2} {b.name:<12} {str(b.severity):<24} "
                         f"{b.majority + f' {b.shares.get(b.majority, 0):.2f}':<12} "
-                        f"{b.unknown:>3}/{b.images:<4} {len(b.per_caption)}")
+                        f"{b.unknown:>3}/{b.images:<4} {len(b.per_caption):>8}  {judge}")
         return "\n".join(rows)
 
     def to_dict(self) -> dict[str, Any]:
@@ -324,8 +343,16 @@ class OpenBiasResult:
 
 
 def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: float = 0.95,
-                   n_resamples: int = 2000, seed: int = 0) -> OpenBiasResult:
-    """Stages 2-3: images of every caption, one VQA answer per image and bias, severities."""
+                   n_resamples: int = 2000, seed: int = 0,
+                   judge_images: int = 8) -> OpenBiasResult:
+    """Stages 2-3: images of every caption, one VQA answer per image and bias, severities.
+
+    Before a bias is believed, the judge is audited on it (``judge_images`` per class, 0 to
+    skip): the caption with each class written in ("a photo of a red laptop") should be
+    answered with that class. A bias the judge reads no better than chance is kept in the
+    table, flagged unreadable and ranked after the readable ones: OpenBias' severity of an
+    attribute its VQA cannot see is the VQA's constant answer, not the model's bias (the
+    paper measured LLaVA at 56% on race)."""
     from ..metrics import severity
     from ..metrics.posterior import severity_estimate
 
@@ -350,10 +377,43 @@ def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: 
                              if not np.isnan(caption_severity[c])]
         context_free = {c: float(np.mean([p[c] for p in answered_captions])) if answered_captions
                         else float("nan") for c in bias.classes}
+        judge = (audit_judge_on_bias(instrument, bias, per_class=judge_images,
+                                     confidence=confidence) if judge_images else None)
+        readable = judge is None or judge.low > 1.0 / len(bias.classes)
         found.append(DiscoveredBias(bias.name, bias.classes, estimate, context_free, per_caption,
-                                    caption_severity, unknown, images, bias.source))
-    found.sort(key=lambda b: -np.nan_to_num(b.severity.value, nan=-1.0))
+                                    caption_severity, unknown, images, bias.source, judge,
+                                    readable))
+    found.sort(key=lambda b: (not b.readable, -np.nan_to_num(b.severity.value, nan=-1.0)))
     return OpenBiasResult(tuple(found), proposals)
+
+
+def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class: int,
+                        confidence: float = 0.95) -> Estimate:
+    """Share of images drawn from "<caption> with the class written in" that the VQA answers
+    with that class (Wilson interval), over the bias' first caption."""
+    from ..metrics import wilson_interval
+
+    caption, question = bias.captions[0], bias.questions[0]
+    subject = caption_subject(caption)
+    prompts = {c: _with_class(caption, subject, c) for c in bias.classes}
+    shown = instrument.images(list(prompts.values()), per_prompt=per_class).by_prompt()
+    hits = total = 0
+    for index, (choice, prompt) in enumerate(prompts.items()):
+        answers = instrument.ask(shown[prompt], question, bias.classes,
+                                 bias.statements.get(caption) or None)
+        labels = np.asarray(answers.labels)
+        hits += int(np.sum(labels == index))
+        total += len(labels)
+    return wilson_interval(hits, total, confidence)
+
+
+def _with_class(caption: str, subject: str, choice: str) -> str:
+    """``caption`` with ``choice`` before its subject noun: "a photo of a red laptop"."""
+    pattern = re.compile(rf"\b(an?|the)\s+{re.escape(subject)}\b", re.IGNORECASE)
+    article = "an" if choice[:1].lower() in "aeiou" else "a"
+    replaced, count = pattern.subn(lambda m: f"{article if m.group(1).lower() != 'the' else 'the'} "
+                                             f"{choice} {subject}", caption, count=1)
+    return replaced if count else f"{caption} ({choice})"
 
 
 # -- words ----------------------------------------------------------------------------------
