@@ -275,7 +275,7 @@ def _reused(job, reuse):
     return Row(**reuse[key]) if key in reuse else job
 
 
-def markdown(rows: list[Row], seconds: float) -> str:
+def markdown(rows: list[Row], seconds: float, only_profile: bool = False) -> str:
     lines = [
         "# Measured coverage of the 95% intervals",
         "",
@@ -285,6 +285,8 @@ def markdown(rows: list[Row], seconds: float) -> str:
         "statement a gate that fails when low > threshold relies on). Shares are exact (summed",
         "over the binomial); the rest simulated, `reps` data sets each (binomial sd at 95%:",
         "0.5 points with 2000 reps, 0.7 with 1000). Target band: 93% to 97.5%.",
+        *(["", "The profile rows were recomputed (`--only-profile`); the others are read from",
+           "the previous full run's JSON."] if only_profile else []),
         "",
         "| metric | truth | true value | n | coverage | low <= truth | high >= truth | mean width "
         "| reps | method |",
@@ -325,12 +327,12 @@ def main() -> None:
                     quick=args.quick, reuse=reuse, jobs=args.jobs)
     profile_seconds = time.time() - start
     seconds += profile_seconds
-    args.markdown.write_text(markdown(rows, seconds))
+    args.markdown.write_text(markdown(rows, seconds, args.only_profile))
     args.json.write_text(json.dumps({"confidence": CONFIDENCE, "seconds": seconds,
                                      "profile_seconds": profile_seconds,
                                      "only_profile": args.only_profile,
                                      "rows": [asdict(r) for r in rows]}, indent=1))
-    print(markdown(rows, seconds))
+    print(markdown(rows, seconds, args.only_profile))
 
 
 if __name__ == "__main__":
