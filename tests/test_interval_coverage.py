@@ -102,8 +102,9 @@ def test_full_grid_coverage():
         elif row.metric.startswith("IS") and "profile" in row.method:
             if "balanced" in row.truth:  # both sides at the kink: over-covers (STATISTICS.md)
                 assert row.coverage >= 0.97, row
-            elif "3 classes" in row.metric:  # vertex of several kinks: known under-coverage
-                assert row.coverage >= 0.78 and min(row.low_ok, row.high_ok) >= 0.78, row
+            elif "3 classes" in row.metric:  # vertex of several kinks: 91.5% to 97.8%
+                assert row.coverage >= 0.88, row
+                assert max(row.low_ok, row.high_ok) >= 0.985, row  # misses one-sided
             else:
                 assert row.coverage >= (0.88 if row.n == 10 else 0.90), row
                 if row.truth in ("helps", "hurts", "fixed"):  # one side at its kink:
@@ -154,3 +155,15 @@ def test_profile_is_the_default_and_one_matrix():
     assert np.isnan(profile.low[1]).all()  # y has no counterfactuals: its row stays NaN
     again = intersectional_sensitivity(initial, counterfactual, choices, interval="profile")
     np.testing.assert_array_equal(profile.low, again.low)
+
+
+# Three classes, the initial prompt at the uniform ideal: a vertex of several kinks, where the
+# likelihood ratio is heavier than at a two-class kink and the extremes lie on kink faces
+# (posterior.kink_lr_quantile, profile_range's kinks). The calibration before this (chi-square
+# (1) at 1 - 0.7 (1 - confidence), no faces) covered this cell 83.5% at 400 data sets and
+# this seeded run of 150 84.7% (fails); now 95.3%. sd at 95%: 1.8 points.
+def test_is_profile_interval_covers_a_three_class_vertex():
+    row = coverage.is_row("hurts", 200, 150, 500, seed=7, interval="profile", classes=3)
+    assert row.coverage >= 0.89, row
+    assert row.high_ok >= 0.96, row  # the end a "fail when high < -tolerance" gate reads
+    assert row.mean_width < 0.4, row

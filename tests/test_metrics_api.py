@@ -6,7 +6,7 @@ import pytest_t2ibias.metrics as metrics
 
 PACKAGE = Path(metrics.__file__).parent
 ALLOWED_IMPORTS = {"__future__", "numpy", "scipy", "pytest_t2ibias"}
-STDLIB_USED = {"collections", "dataclasses", "functools", "math", "warnings"}
+STDLIB_USED = {"collections", "dataclasses", "functools", "itertools", "math", "warnings"}
 
 
 def public_names_defined_in_submodules():
@@ -26,6 +26,8 @@ def test_all_is_complete_and_importable():
         "dirichlet_draws",
         "ideal_not_rejected",
         "interval_from_counts",
+        "kink_forms",
+        "kink_lr_quantile",
         "null_critical_value",
         "observed_shares",
         "percentile_bounds",

@@ -11,7 +11,10 @@ Metrics: a share (Jeffreys; exact, summed over the binomial), normalised W1 nomi
 variation) and ordered, OpenBias severity (single prompt, ``metrics.posterior``), the IS entry
 IS[x][y] (initial prompt vs two pooled counterfactual prompts) and the paired IS_mit, each
 with interval="posterior" and interval="profile" (3-class IS rows, nominal and ordered, at
-n = 200 for the profile only).
+n = 48, 200 and 1000 for the profile only).
+
+    python validation/coverage.py --only-profile       # recompute the profile rows only,
+                                                       # the others read from the JSON
 """
 
 from __future__ import annotations
@@ -182,8 +185,49 @@ def _row(metric, truth, n, true_value, lows, highs, method) -> Row:
 
 
 def run_grid(*, sizes=SIZES, reps=2000, difference_reps=1000, n_draws=1000, seed=0,
-             quick=False) -> list[Row]:
-    """Every (metric, truth, n) of the grid; ``quick`` keeps a subset for the unit test."""
+             quick=False, reuse: dict | None = None, jobs: int = 1) -> list[Row]:
+    """Every (metric, truth, n) of the grid; ``quick`` keeps a subset for the unit test.
+
+    ``reuse``: rows keyed by (metric, truth, n, method) to take instead of computing every
+    row whose method is not a profile one (``--only-profile``); ``jobs``: processes for the
+    IS rows."""
+    rows = _grid_rows(sizes=sizes, reps=reps, difference_reps=difference_reps,
+                      n_draws=n_draws, seed=seed, quick=quick, reuse=reuse)
+    pending = [i for i, r in enumerate(rows) if callable(r)]
+    if jobs > 1 and pending:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            done = list(pool.map(_call, [rows[i] for i in pending]))
+    else:
+        done = [_call(rows[i]) for i in pending]
+    for i, row in zip(pending, done):
+        rows[i] = row
+    return rows
+
+
+def _call(job):
+    return job()
+
+
+class _Job:
+    def __init__(self, function, *args, **kwargs):
+        self.function, self.args, self.kwargs = function, args, kwargs
+
+    def __call__(self):
+        return self.function(*self.args, **self.kwargs)
+
+
+def _grid_rows(*, sizes, reps, difference_reps, n_draws, seed, quick, reuse) -> list:
+    def is_row(*args, **kwargs):
+        return _Job(globals()["is_row"], *args, **kwargs)
+
+    def mitigation_row(*args, **kwargs):
+        return _Job(globals()["mitigation_row"], *args, **kwargs)
+
+    def distance_row(metric, shares, truth, n, *args):
+        return _Job(globals()["distance_row"], metric, shares, truth, n, *args)
+
     rows = []
     for n in sizes:
         for n_classes, truths in TRUTHS.items():
@@ -201,15 +245,37 @@ def run_grid(*, sizes=SIZES, reps=2000, difference_reps=1000, n_draws=1000, seed
             mit_truths = ["both balanced"] if quick else list(MIT_TRUTHS)
             for truth in mit_truths:
                 rows.append(mitigation_row(truth, n, difference_reps, n_draws, seed, interval))
-        if n == 200 and not quick:  # 3 classes, nominal and ordered: one size (cost)
+        if n >= 48 and not quick:  # 3 classes, nominal and ordered (profile only: cost)
             for truth in IS3_TRUTHS:
                 for ordered in (False, True):
                     rows.append(is_row(truth, n, difference_reps, n_draws, seed, "profile",
                                        classes=3, ordered=ordered))
+    if reuse is not None:
+        rows = [_reused(r, reuse) for r in rows]
     return rows
 
 
-def markdown(rows: list[Row], seconds: float) -> str:
+def _reused(job, reuse):
+    """The stored row of a job that is not a profile one, if there is one."""
+    if not isinstance(job, _Job):
+        return job
+    function = job.function.__name__
+    kwargs = dict(job.kwargs)
+    if "profile" in str(kwargs.get("interval", job.args[5] if len(job.args) > 5 else "")):
+        return job
+    if function == "distance_row":
+        metric, shares, truth, n = job.args[:4]
+        key = (f"{metric} ({len(shares)} classes)", truth, n, "posterior")
+    elif function == "is_row":
+        truth, n = job.args[:2]
+        key = ("IS[x][y] (2 classes)", truth, n, "posterior")
+    else:
+        truth, n = job.args[:2]
+        key = ("IS_mit (paired, 2 classes)", truth, n, "paired posterior")
+    return Row(**reuse[key]) if key in reuse else job
+
+
+def markdown(rows: list[Row], seconds: float, only_profile: bool = False) -> str:
     lines = [
         "# Measured coverage of the 95% intervals",
         "",
@@ -219,6 +285,8 @@ def markdown(rows: list[Row], seconds: float) -> str:
         "statement a gate that fails when low > threshold relies on). Shares are exact (summed",
         "over the binomial); the rest simulated, `reps` data sets each (binomial sd at 95%:",
         "0.5 points with 2000 reps, 0.7 with 1000). Target band: 93% to 97.5%.",
+        *(["", "The profile rows were recomputed (`--only-profile`); the others are read from",
+           "the previous full run's JSON."] if only_profile else []),
         "",
         "| metric | truth | true value | n | coverage | low <= truth | high >= truth | mean width "
         "| reps | method |",
@@ -243,17 +311,28 @@ def main() -> None:
     parser.add_argument("--difference-reps", type=int, default=1000)
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only-profile", action="store_true",
+                        help="recompute the profile rows; read the others from --json")
+    parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "coverage.md")
     parser.add_argument("--json", type=Path, default=ROOT / "validation" / "coverage_results.json")
     args = parser.parse_args()
+    reuse, seconds = None, 0.0
+    if args.only_profile:
+        stored = json.loads(args.json.read_text())
+        reuse = {(r["metric"], r["truth"], r["n"], r["method"]): r for r in stored["rows"]}
+        seconds = stored["seconds"] - stored.get("profile_seconds", 0.0)
     start = time.time()
     rows = run_grid(reps=args.reps, difference_reps=args.difference_reps, n_draws=args.draws,
-                    quick=args.quick)
-    seconds = time.time() - start
-    args.markdown.write_text(markdown(rows, seconds))
+                    quick=args.quick, reuse=reuse, jobs=args.jobs)
+    profile_seconds = time.time() - start
+    seconds += profile_seconds
+    args.markdown.write_text(markdown(rows, seconds, args.only_profile))
     args.json.write_text(json.dumps({"confidence": CONFIDENCE, "seconds": seconds,
+                                     "profile_seconds": profile_seconds,
+                                     "only_profile": args.only_profile,
                                      "rows": [asdict(r) for r in rows]}, indent=1))
-    print(markdown(rows, seconds))
+    print(markdown(rows, seconds, args.only_profile))
 
 
 if __name__ == "__main__":

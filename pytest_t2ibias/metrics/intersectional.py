@@ -44,6 +44,7 @@ from pytest_t2ibias.metrics.posterior import (
     dirichlet_draws,
     ideal_not_rejected,
     percentile_bounds,
+    kink_forms,
     profile_critical_value,
     profile_range,
     share_draws,
@@ -287,7 +288,6 @@ def mitigation_effect(
         )
     elif interval == "profile":
         rng = np.random.default_rng(seed)
-        critical = profile_critical_value(confidence)
         observed = [
             [label_shares(t[:, j], len(choices[y])) for j, y in enumerate(axes)] for t in tables
         ]
@@ -299,8 +299,11 @@ def mitigation_effect(
                                     rng, paired=True)
             else:
                 draws = [_prompt_draws(t[:, j], len(choices[y]), n_resamples, rng) for t in tables]
+            critical = profile_critical_value(confidence, len(choices[y]), is_ordered[y])
+            forms = kink_forms(ideals[y], is_ordered[y])
             low[j], high[j] = profile_range(
-                _Difference(ideals[y], is_ordered[y], pooled=False), draws, critical
+                _Difference(ideals[y], is_ordered[y], pooled=False), draws, critical,
+                kinks=[([1, 0], *forms), ([0, 1], *forms)],
             )
         n = sum(len(t) for t in tables)
         joint = MatrixEstimate(value, np.clip(low, -1, 1), np.clip(high, -1, 1), n, confidence,
@@ -368,7 +371,6 @@ def _profile_matrix(
     there; w_init(y) uses the initial prompt alone.
     """
     rng = np.random.default_rng(seed)
-    critical = profile_critical_value(confidence)
     draws = [
         [_prompt_draws(t[:, j], len(choices[y]), n_draws, rng) for j, y in enumerate(axes)]
         for t in tables
@@ -380,8 +382,11 @@ def _profile_matrix(
     n_axes = len(axes)
     low, high = np.full_like(value, np.nan), np.full_like(value, np.nan)
     for j, y in enumerate(axes):
+        critical = profile_critical_value(confidence, len(choices[y]), is_ordered[y])
+        forms = kink_forms(ideals[y], is_ordered[y])
         low[n_axes, j], high[n_axes, j] = profile_range(
-            lambda s, y=y: normalised_w1(s[0], ideals[y], is_ordered[y]), [draws[0][j]], critical
+            lambda s, y=y: normalised_w1(s[0], ideals[y], is_ordered[y]), [draws[0][j]], critical,
+            kinks=[([1], *forms)],
         )
         for i, x in enumerate(axes):
             if x not in prompts_of:
@@ -391,6 +396,7 @@ def _profile_matrix(
                 _Difference(ideals[y], is_ordered[y], pooled=True),
                 [draws[0][j]] + [draws[p][j] for p in members],
                 critical,
+                kinks=[([1] + [0] * len(members), *forms), ([0] + [1] * len(members), *forms)],
             )
     n = sum(len(t) for t in tables)
     return MatrixEstimate(value, np.clip(low, -1, 1), np.clip(high, -1, 1), n, confidence,
