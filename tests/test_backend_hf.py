@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import json
 
 import pytest
@@ -142,3 +143,23 @@ def test_uncached_hub_id_offline_says_what_to_do():
     message = str(info.value)
     assert "--t2i-model=t2ibias-nobody/not-a-model@v1: not in the local Hugging Face cache" in message
     assert "--t2i-offline" in message
+
+
+def test_xdist_workers_share_the_cores_unless_the_user_chose(monkeypatch):
+    import torch
+
+    from pytest_t2ibias.backends import _hf
+
+    before = torch.get_num_threads()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        torch.set_num_threads(cores)
+        for environ, expected in [({}, None), ({"PYTEST_XDIST_WORKER_COUNT": "1"}, None),
+                                  ({"PYTEST_XDIST_WORKER_COUNT": "2", "OMP_NUM_THREADS": "3"}, None),
+                                  ({"PYTEST_XDIST_WORKER_COUNT": "2"}, max(1, cores // 2))]:
+            monkeypatch.setattr(_hf, "_THREADS_SHARED", [])
+            torch.set_num_threads(cores)
+            assert _hf.share_cores(environ=environ) == expected
+        assert _hf.share_cores(environ={"PYTEST_XDIST_WORKER_COUNT": "2"}) is None  # once only
+    finally:
+        torch.set_num_threads(before)
