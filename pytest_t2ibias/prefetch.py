@@ -94,8 +94,15 @@ class _RecordingLayer:
 
 
 def prefetch(items: Sequence[PlannedCheck], instrument_for: Callable[[Plan], Instrument],
-             *, on_error: Callable[[PlannedCheck, BaseException], None] | None = None) -> int:
+             *, on_error: Callable[[PlannedCheck, BaseException], None] | None = None,
+             share: Callable[[list], list] | None = None,
+             barrier: Callable[[], None] | None = None) -> int:
     """Compute every planned image, then every planned answer, in full batches.
+
+    Across processes (``python -m pytest_t2ibias prefetch`` under ``accelerate launch``),
+    ``share`` picks this process's part of each deduplicated request list and ``barrier``
+    waits for every process between the images and the answers (which read the images the
+    others generated from the shared cache).
 
     An item whose needs cannot be worked out (an LLM-phrased axis without its lock, a model
     that fails to load) is left to its own run, which reports the error where it belongs.
@@ -121,8 +128,13 @@ def prefetch(items: Sequence[PlannedCheck], instrument_for: Callable[[Plan], Ins
     if not ready:
         return 0
     real = ready[0][1].requests
+    share = share or (lambda requests: requests)
     for generator, requests in by_generator.values():
-        real.images(generator, list(dict.fromkeys(requests)))
+        mine = share(list(dict.fromkeys(requests)))
+        if mine:
+            real.images(generator, mine)
+    if barrier is not None:
+        barrier()
     # 2. answers: what each check would ask, recorded, then asked once per question
     recorder = _RecordingLayer(real)
     for item, instrument, needs in ready:
@@ -135,7 +147,9 @@ def prefetch(items: Sequence[PlannedCheck], instrument_for: Callable[[Plan], Ins
         except Exception as error:  # noqa: BLE001
             _tell(on_error, item, error)
     for (_, question, choices, statements), (answerer, pending) in recorder.asked.items():
-        real.answers(answerer, ImageSet(tuple(pending.values())), question, choices, statements)
+        mine = share(list(pending.values()))
+        if mine:
+            real.answers(answerer, ImageSet(tuple(mine)), question, choices, statements)
     return len(ready)
 
 

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "checks", "facade", "heatmap",
                      "planning", "prefetch", "report")),
     ("pytest", ("_options", "_session", "suite.collect", "suite", "_builtin", "hookspecs",
-                "plugin", "")),
+                "plugin", "__main__", "")),
 ]
 LEAVES = ("toyworld", "testing")
 """Built on the plugin's pieces, never imported by them."""

@@ -250,10 +250,17 @@ def _plan_session_once(first: CheckItem) -> None:
     worker = getattr(config, "workerinput", None) is not None
     if session.settings.no_cache and worker:
         return
-    from ..prefetch import PlannedCheck, prefetch
+    from ..prefetch import prefetch
+
+    prefetch(planned_checks(first.session.items), session.instrument)
+
+
+def planned_checks(items: list[pytest.Item]) -> list[Any]:
+    """The selected check items that will run, as the plan (``prefetch``) sees them."""
+    from ..prefetch import PlannedCheck
 
     selected = []
-    for item in first.session.items:
+    for item in items:
         if not isinstance(item, CheckItem) or any(item.iter_markers("skip")) \
                 or any(item.iter_markers("skipif")):
             continue
@@ -264,7 +271,7 @@ def _plan_session_once(first: CheckItem) -> None:
         selected.append(PlannedCheck(item.suite, item.check, item.subject,
                                      item.suite.axes[item.axis] if item.axis else None,
                                      item.plan))
-    prefetch(selected, session.instrument)
+    return selected
 
 
 def _raised_by_plugin(error: BaseException) -> bool:
