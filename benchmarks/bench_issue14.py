@@ -102,6 +102,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--images", type=int, default=16)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--threads", default="1", help="OMP_NUM_THREADS of every run ('' : "
+                        "torch's default); 1 on shared cores, where spinning threads contend")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="t2ibias-bench-"))
@@ -116,6 +118,8 @@ def main() -> None:
     (work / "naive.py").write_text(NAIVE.format(**fields))
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     env["PYTHONPATH"] = str(ROOT)
+    if args.threads:
+        env["OMP_NUM_THREADS"] = args.threads
     py = sys.executable
     pytest_cmd = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 
