@@ -35,9 +35,14 @@ T = TypeVar("T")
 
 
 class RequestLayer:
-    def __init__(self, cache: Cache, *, batch_size: int = 8, progress: Progress | None = None):
+    def __init__(self, cache: Cache, *, batch_size: int = 8, answer_batch_size: int = 64,
+                 progress: Progress | None = None):
         self.cache = cache
         self.batch_size = batch_size
+        """Images a generator call gets (its forward passes: the generator's own size)."""
+        self.answer_batch_size = answer_batch_size
+        """Images an answerer call gets; the answerer splits them into its own forward passes
+        (CLIP 16 by default), so small request batches no longer cap its batches."""
         self.progress = progress
         self.counters = Counters()
         self._images: dict[str, GeneratedImage] = {}
@@ -73,7 +78,7 @@ class RequestLayer:
                 self._images[key] = _generated(request, picture, key)
             self.counters.images_generated += len(batch)
 
-        self._compute_once(missing, from_cache, generate, "generating images")
+        self._compute_once(missing, from_cache, generate, "generating images", self.batch_size)
         return ImageSet(tuple(self._images[key] for key in keys))
 
     # -- answers --------------------------------------------------------------------------
@@ -131,7 +136,8 @@ class RequestLayer:
                 })
             self.counters.answers_scored += len(batch)
 
-        self._compute_once(missing, from_cache, score, f"answering {question!r}")
+        self._compute_once(missing, from_cache, score, f"answering {question!r}",
+                           self.answer_batch_size)
         probabilities = np.array([self._answers[key] for key in keys], dtype=float).reshape(
             len(keys), len(choices)
         )
@@ -145,7 +151,8 @@ class RequestLayer:
         )
 
     def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
-                      compute: Callable[[list[tuple[str, T]]], None], what: str) -> None:
+                      compute: Callable[[list[tuple[str, T]]], None], what: str,
+                      batch_size: int) -> None:
         """Compute the ``missing`` entries in batches, each once across all processes.
 
         A key is claimed (without waiting) before it joins a batch and re-read from the cache
@@ -162,7 +169,7 @@ class RequestLayer:
                 batch: list[tuple[str, T]] = []
                 claims: list[Claim] = []
                 try:
-                    while queue and len(batch) < self.batch_size:
+                    while queue and len(batch) < batch_size:
                         key, item = queue.popleft()
                         claim = self.cache.claim(key)
                         if claim is None:

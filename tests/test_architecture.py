@@ -22,10 +22,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("instrument", ("instrument",)),
     ("kinds", ("kinds", "suite._yaml", "suite.load")),
     ("methods", ("methods",)),
-    ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "_openbias_lock", "checks", "facade", "heatmap",
-                     "planning", "report")),
+    ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "_openbias_lock", "checks",
+                     "facade", "heatmap", "planning", "prefetch", "report")),
     ("pytest", ("_options", "_session", "suite.collect", "suite", "_builtin", "hookspecs",
-                "plugin", "")),
+                "plugin", "__main__", "")),
 ]
 LEAVES = ("toyworld", "testing")
 """Built on the plugin's pieces, never imported by them."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import json
 
 import pytest
@@ -15,9 +16,12 @@ from pytest_t2ibias.testing import make_tiny_causal_lm
 
 def test_all_is_complete():
     # "@py_..." names come from pytest's assertion rewriting of plugin modules
-    public = {name for name in vars(backends) if not name.startswith(("_", "@"))}
+    # The package loads its names on first access (PEP 562): dir() lists them all.
+    public = {name for name in dir(backends) if not name.startswith(("_", "@"))}
     modules = {"classifier", "folder", "generator", "llm", "vqa", "hspace", "probe", "token_lm"}
-    assert public - modules == set(backends.__all__)
+    machinery = {"annotations", "import_module", "TYPE_CHECKING", "Any"}
+    assert public - modules - machinery == set(backends.__all__)
+    assert all(getattr(backends, name) is not None for name in backends.__all__)
 
 
 def test_auto_device_is_cpu_without_cuda(monkeypatch):
@@ -142,3 +146,23 @@ def test_uncached_hub_id_offline_says_what_to_do():
     message = str(info.value)
     assert "--t2i-model=t2ibias-nobody/not-a-model@v1: not in the local Hugging Face cache" in message
     assert "--t2i-offline" in message
+
+
+def test_xdist_workers_share_the_cores_unless_the_user_chose(monkeypatch):
+    import torch
+
+    from pytest_t2ibias.backends import _hf
+
+    before = torch.get_num_threads()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    try:
+        torch.set_num_threads(cores)
+        for environ, expected in [({}, None), ({"PYTEST_XDIST_WORKER_COUNT": "1"}, None),
+                                  ({"PYTEST_XDIST_WORKER_COUNT": "2", "OMP_NUM_THREADS": "3"}, None),
+                                  ({"PYTEST_XDIST_WORKER_COUNT": "2"}, max(1, cores // 2))]:
+            monkeypatch.setattr(_hf, "_THREADS_SHARED", [])
+            torch.set_num_threads(cores)
+            assert _hf.share_cores(environ=environ) == expected
+        assert _hf.share_cores(environ={"PYTEST_XDIST_WORKER_COUNT": "2"}) is None  # once only
+    finally:
+        torch.set_num_threads(before)

@@ -7,6 +7,8 @@ hashed, configs read) without building the model, so a fully cached run loads no
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,6 @@ from typing import Any
 from .._settings import Settings
 from .._types import ImageRequest
 from ._fingerprint import model_fingerprint, settings_fingerprint
-from ._hf import resolve_device, resolve_dtype
 
 DEFAULT_STEPS = 25
 DEFAULT_GUIDANCE = 7.5
@@ -33,6 +34,35 @@ def _config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
         return json.loads(Path(hf_hub_download(model, name, local_files_only=offline)).read_text())
     except Exception:  # an unreachable hub must not fail here: loading reports it properly
         return {}
+
+
+_CPU_DTYPES = {"float32": "torch.float32", "fp32": "torch.float32", "float16": "torch.float16",
+               "fp16": "torch.float16", "half": "torch.float16", "bfloat16": "torch.bfloat16",
+               "bf16": "torch.bfloat16"}
+
+
+def _no_gpu_here() -> bool:
+    """True when no CUDA device can be visible, known without importing torch."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None and visible.strip() in ("", "-1"):
+        return True
+    return not (Path("/proc/driver/nvidia").exists() or Path("/dev/nvidia0").exists()
+                or Path("/dev/nvidiactl").exists())
+
+
+def dtype_name(device: str | None, dtype: str | None) -> str:
+    """``str(resolve_dtype(dtype, resolve_device(device)))`` for the cache key, without torch
+    where the answer is certain (a CPU run, or an explicit dtype): a warm run loads no torch."""
+    text = (dtype or "auto").strip().lower().removeprefix("torch.")
+    if text in _CPU_DTYPES:
+        return _CPU_DTYPES[text]
+    device_text = (device or "auto").strip().lower()
+    if text == "auto" and "torch" not in sys.modules and (
+            device_text == "cpu" or (device_text == "auto" and _no_gpu_here())):
+        return "torch.float32"
+    from ._hf import resolve_device, resolve_dtype
+
+    return str(resolve_dtype(dtype, resolve_device(device)))
 
 
 def loading_of(settings: Settings) -> dict[str, Any]:
@@ -54,23 +84,26 @@ class _Once:
         return self._value
 
 
+def _load_pipeline(model: str, settings: Settings, origin: str):
+    from .generator import DiffusersGenerator
+
+    return DiffusersGenerator.from_pretrained(
+        model, batch_size=settings.batch_size, origin=origin, **loading_of(settings))
+
+
 class LazyDiffusersGenerator:
     """A ``Generator`` whose pipeline loads on the first image no cache holds."""
 
     def __init__(self, model: str, settings: Settings, *, origin: str,
                  steps: int | None = None, guidance_scale: float | None = None,
                  base: _Once | None = None) -> None:
-        from .generator import DiffusersGenerator
-
         self.model = model
         self.settings = settings
         self.origin = origin
         self.steps = steps or DEFAULT_STEPS
         self.guidance_scale = DEFAULT_GUIDANCE if guidance_scale is None else guidance_scale
-        self._base = base or _Once(lambda: DiffusersGenerator.from_pretrained(
-            model, batch_size=settings.batch_size, origin=origin, **loading_of(settings)))
+        self._base = base or _Once(lambda: _load_pipeline(model, settings, origin))
         self._configured = _Once(self._configure)
-        device = resolve_device(settings.device)
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint(model),
             "pipeline": _config_file(model, "model_index.json", offline=settings.offline),
@@ -78,7 +111,7 @@ class LazyDiffusersGenerator:
                                       offline=settings.offline),
             "steps": self.steps,
             "guidance_scale": self.guidance_scale,
-            "dtype": str(resolve_dtype(settings.dtype, device)),
+            "dtype": dtype_name(settings.device, settings.dtype),
         })
 
     def _configure(self):

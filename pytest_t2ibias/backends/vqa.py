@@ -58,6 +58,8 @@ class ClipAnswerer:
         self.batch_size = max(1, batch_size)
         # SigLIP was trained on text padded to max_length; CLIP pools at the EOS token.
         self._padding = "max_length" if model.config.model_type.startswith("siglip") else True
+        # Statements repeat across calls (one axis, many prompts): encode each tuple once.
+        self._text_cache: dict[tuple[str, ...], torch.Tensor] = {}
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint,
             "class": type(model).__name__,
@@ -87,8 +89,15 @@ class ClipAnswerer:
             template=template, device=loaded.device, batch_size=batch_size,
         )
 
-    @torch.no_grad()
     def _text_features(self, statements: list[str]) -> torch.Tensor:
+        """Normalised text features, computed once per tuple of statements."""
+        key = tuple(statements)
+        if key not in self._text_cache:
+            self._text_cache[key] = self._encode_text(list(key))
+        return self._text_cache[key]
+
+    @torch.no_grad()
+    def _encode_text(self, statements: list[str]) -> torch.Tensor:
         inputs = self.processor(text=statements, return_tensors="pt", padding=self._padding, truncation=True)
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
         features = _features(self.model.get_text_features(**inputs)).float()

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PATTERN = "*.t2i.yaml"
 ITEM_MARKER = "t2ibias"
+SESSION_PLANNED = pytest.StashKey[bool]()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile | None:
@@ -123,6 +124,7 @@ class CheckItem(pytest.Item):
         self._require_classifiers()
         run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
+        _plan_session_once(self)
         gate = session.family.confidence(self.check.params.get("confidence"))
         context = CheckContext(
             check=self.check,
@@ -231,6 +233,45 @@ class CheckItem(pytest.Item):
 
 class ClassifierMissing(Exception):
     """A check needs a ``--t2i-classifier`` for an axis marked ``classifier: true``."""
+
+
+def _plan_session_once(first: CheckItem) -> None:
+    """When the first check runs, compute what every selected check will need, in full
+    batches across prompts and checks (``prefetch``); the checks then read the memo.
+
+    Under xdist every worker plans the whole selection: the cache's per-key claims split the
+    batches between the workers, so nothing is computed twice (without a cache they could
+    not share, so a worker plans nothing)."""
+    config = first.config
+    if config.stash.get(SESSION_PLANNED, False):
+        return
+    config.stash[SESSION_PLANNED] = True
+    session = session_of(config)
+    worker = getattr(config, "workerinput", None) is not None
+    if session.settings.no_cache and worker:
+        return
+    from ..prefetch import prefetch
+
+    prefetch(planned_checks(first.session.items), session.instrument)
+
+
+def planned_checks(items: list[pytest.Item]) -> list[Any]:
+    """The selected check items that will run, as the plan (``prefetch``) sees them."""
+    from ..prefetch import PlannedCheck
+
+    selected = []
+    for item in items:
+        if not isinstance(item, CheckItem) or any(item.iter_markers("skip")) \
+                or any(item.iter_markers("skipif")):
+            continue
+        try:
+            item._require_classifiers()
+        except ClassifierMissing:
+            continue
+        selected.append(PlannedCheck(item.suite, item.check, item.subject,
+                                     item.suite.axes[item.axis] if item.axis else None,
+                                     item.plan))
+    return selected
 
 
 def _raised_by_plugin(error: BaseException) -> bool:

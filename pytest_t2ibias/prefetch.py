@@ -1,0 +1,158 @@
+"""One plan per session: every image and answer the selected checks can name up front,
+deduplicated and computed in full batches across prompts and checks (issue #14).
+
+The kinds whose requests follow from the suite alone are planned: ``w1_below`` and
+``entropy_below`` (the subject's prompt, the axis and the filter), ``is_nonnegative`` (the
+prompt and its counterfactuals) and ``no_regression`` (one prompt on both models). Search
+kinds (``intermit``, ``no_bgps_prompt_exceeds``) decide their next prompt from what they
+measured, so they request as they go. The checks then run as before and find every planned
+result in the request layer's memo (or the disk cache), so a verdict never depends on
+whether the plan ran.
+
+Answers are planned by running the same ``Instrument.attributes`` a check runs against a
+recording request layer, so the plan cannot drift from what the checks ask: each
+(answerer, question, choices, statements) is then answered once for all planned images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._types import ABSTAINED, Answers, ImageRequest, ImageSet
+from .methods.biasconnect import counterfactual_prompts
+
+if TYPE_CHECKING:
+    from ._requests import RequestLayer
+    from .instrument import Instrument
+    from .plan import Plan
+    from .suite.spec import AxisSpec, CheckSpec, Suite
+
+PLANNED_KINDS = frozenset({"w1_below", "entropy_below", "is_nonnegative", "no_regression"})
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    """One selected item: what the plan needs to know of it."""
+
+    suite: Suite
+    check: CheckSpec
+    subject: str
+    axis: AxisSpec | None
+    plan: Plan
+
+
+def image_needs(item: PlannedCheck) -> list[tuple[str, list[str]]]:
+    """(role, prompts) the item's check generates, as its method does."""
+    kind, suite, subject = item.check.kind, item.suite, item.subject
+    prompt = suite.prompt_for(subject)
+    if kind in ("w1_below", "entropy_below"):
+        return [("candidate", [prompt])]
+    if kind == "is_nonnegative" and item.axis is not None:
+        by_axis = counterfactual_prompts(suite, subject, [item.axis.name])
+        prompts = [prompt] + [p for by_value in by_axis.values() for p in by_value.values()]
+        return [("candidate", list(dict.fromkeys(prompts)))]
+    if kind == "no_regression":
+        return [("baseline", [prompt]), ("candidate", [prompt])]
+    return []
+
+
+def axes_read(item: PlannedCheck) -> list[AxisSpec]:
+    """The axes the item's check reads off its images (``checks.run_*``)."""
+    if item.axis is None:
+        return []
+    if item.check.kind in ("w1_below", "entropy_below"):
+        return [item.axis]
+    on = item.check.params.get("on") or [a for a in item.suite.axes if a != item.axis.name]
+    return [item.suite.axes[y] for y in dict.fromkeys([item.axis.name, *on])]
+
+
+class _RecordingLayer:
+    """A request layer that serves images from the real one and records answer requests."""
+
+    def __init__(self, real: RequestLayer) -> None:
+        self.real = real
+        self.asked: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+
+    def images(self, generator, requests):
+        return self.real.images(generator, requests)
+
+    def answers(self, answerer, images: ImageSet, question: str, choices: Sequence[str],
+                statements: Sequence[str] | None = None, *, abstain_below: float = 0.0) -> Answers:
+        choices = tuple(choices)
+        statements = tuple(statements) if statements else None
+        key = (answerer.fingerprint, question, choices, statements)
+        _, pending = self.asked.setdefault(key, (answerer, {}))
+        for item in images:
+            pending.setdefault(item.key, item)
+        n = len(images)
+        return Answers(question, choices, np.full(n, ABSTAINED), np.zeros((n, len(choices))),
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+
+def prefetch(items: Sequence[PlannedCheck], instrument_for: Callable[[Plan], Instrument],
+             *, on_error: Callable[[PlannedCheck, BaseException], None] | None = None,
+             share: Callable[[list], list] | None = None,
+             barrier: Callable[[], None] | None = None) -> int:
+    """Compute every planned image, then every planned answer, in full batches.
+
+    Across processes (``python -m pytest_t2ibias prefetch`` under ``accelerate launch``),
+    ``share`` picks this process's part of each deduplicated request list and ``barrier``
+    waits for every process between the images and the answers (which read the images the
+    others generated from the shared cache).
+
+    An item whose needs cannot be worked out (an LLM-phrased axis without its lock, a model
+    that fails to load) is left to its own run, which reports the error where it belongs.
+    Returns how many items were planned.
+    """
+    planned = [item for item in items if item.check.kind in PLANNED_KINDS]
+    # 1. images: one request list per generator (model x steps x guidance), across checks
+    by_generator: dict[str, tuple[Any, list[ImageRequest]]] = {}
+    ready: list[tuple[PlannedCheck, Instrument, list[tuple[str, list[str]]]]] = []
+    for item in planned:
+        try:
+            instrument = instrument_for(item.plan)
+            needs = image_needs(item)
+            for role, prompts in needs:
+                generator = instrument.generator(role)
+                _, requests = by_generator.setdefault(generator.fingerprint, (generator, []))
+                requests.extend(ImageRequest(p, item.plan.seed, i) for p in prompts
+                                for i in range(item.plan.images_per_prompt))
+        except Exception as error:  # noqa: BLE001 - the item's own run reports it
+            _tell(on_error, item, error)
+            continue
+        ready.append((item, instrument, needs))
+    if not ready:
+        return 0
+    real = ready[0][1].requests
+    share = share or (lambda requests: requests)
+    for generator, requests in by_generator.values():
+        mine = share(list(dict.fromkeys(requests)))
+        if mine:
+            real.images(generator, mine)
+    if barrier is not None:
+        barrier()
+    # 2. answers: what each check would ask, recorded, then asked once per question
+    recorder = _RecordingLayer(real)
+    for item, instrument, needs in ready:
+        recording = replace(instrument, requests=recorder)
+        try:
+            for role, prompts in needs:
+                images = recording.images(prompts, role=role)
+                for axis in axes_read(item):
+                    recording.attributes(images, axis, item.suite.filter)
+        except Exception as error:  # noqa: BLE001
+            _tell(on_error, item, error)
+    for (_, question, choices, statements), (answerer, pending) in recorder.asked.items():
+        mine = share(list(pending.values()))
+        if mine:
+            real.answers(answerer, ImageSet(tuple(mine)), question, choices, statements)
+    return len(ready)
+
+
+def _tell(on_error, item: PlannedCheck, error: BaseException) -> None:
+    if on_error is not None:
+        on_error(item, error)

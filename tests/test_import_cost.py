@@ -1,0 +1,41 @@
+"""The plugin loads in every pytest run of the environment: importing it must stay cheap
+(issue #14). torch, diffusers, transformers and scipy load on first use, and a fully cached
+run never needs torch to compute its backends' fingerprints."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("torch", "diffusers", "transformers", "scipy")
+
+
+def _heavy_after(code: str) -> list[str]:
+    probe = f"{code}; import sys; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return eval(out.stdout.strip().splitlines()[-1])  # a printed list of names
+
+
+@pytest.mark.parametrize("module", ["pytest_t2ibias.plugin", "pytest_t2ibias",
+                                    "pytest_t2ibias.backends"])
+def test_importing_the_plugin_imports_no_heavy_library(module):
+    assert _heavy_after(f"import {module}") == []
+
+
+def test_a_lazy_generator_fingerprints_without_torch(tmp_path):
+    """A warm run builds the lazy backends for their fingerprints only: no torch for that."""
+    code = (
+        "from pytest_t2ibias.backends._lazy import LazyDiffusersGenerator, LazyAnswerer\n"
+        "from pytest_t2ibias._settings import Settings\n"
+        "import dataclasses\n"
+        f"root = {str(tmp_path)!r}\n"
+        "import json, pathlib; (pathlib.Path(root) / 'model_index.json').write_text('{}')\n"
+        "fields = {f.name: None for f in dataclasses.fields(Settings)}\n"
+        "fields.update(device='cpu', dtype='auto', offline=True)\n"
+        "settings = Settings(**fields)\n"
+        "LazyDiffusersGenerator(root, settings, origin='--t2i-model').fingerprint\n"
+        "LazyAnswerer(root, 'vqa', lambda: None, offline=True).fingerprint"
+    )
+    assert _heavy_after(code) == []
