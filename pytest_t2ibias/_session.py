@@ -18,7 +18,7 @@ import pytest
 
 from ._options import read_settings
 from .report import ReportRow, render_text, write_html, write_json
-from .verdict import Family, Verdict, verdict_properties, verdict_sink
+from .verdict import CheckError, Family, Verdict, verdict_properties, verdict_sink
 
 if TYPE_CHECKING:
     from ._bgps_lock import BGPSLocks
@@ -144,8 +144,16 @@ class T2ISession:
         finally:
             verdict_sink.reset(token)
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[Any]:
+        """Verdicts -> rows and junit properties; a check that could not run -> an ERROR.
+
+        ``tryfirst`` makes this the outermost wrapper, so it sees the report after pytest's
+        xfail handling: a ``CheckError`` (``verdict.CheckError``: a model that will not load,
+        no images, an unusable cache or lock file) is reported as an error of the item's
+        setup, whatever its marks, so the terminal says ERROR, junit counts it in
+        ``errors`` (never ``failures``), and an xfail mark cannot hide a broken instrument.
+        """
         if call.when == "call":
             for verdict in item.stash.get(VERDICTS, ()):
                 if hasattr(item, "report_axis"):  # a suite's check knows its subject and axis
@@ -154,7 +162,10 @@ class T2ISession:
                     subject, axis = item.name, verdict.figures.get("label", "")
                 self.record(item.nodeid, verdict, subject=subject, axis=axis)
                 item.user_properties.extend(verdict_properties(verdict))
-        return (yield)
+        report = yield
+        if call.excinfo is not None and isinstance(call.excinfo.value, CheckError):
+            as_error(report)
+        return report
 
     def record(self, nodeid: str, verdict: Verdict, *, subject: str = "", axis: str = "") -> ReportRow:
         """Keep a verdict for the end-of-run report; returns the row (plain builtins)."""
@@ -221,6 +232,16 @@ class T2ISession:
 
     def sorted_results(self) -> list[ReportRow]:
         return sorted(self.results, key=lambda row: row.nodeid)
+
+
+def as_error(report: pytest.TestReport) -> None:
+    """Make ``report`` an error: failed, in the setup phase (how pytest, its junit writer
+    and xdist tell an error from a failure), and no longer an expected failure."""
+    report.outcome = "failed"
+    report.when = "setup"
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
+    report.user_properties.append(("outcome", "error"))
 
 
 SESSION_KEY = pytest.StashKey[T2ISession]()

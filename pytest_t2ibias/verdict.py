@@ -150,6 +150,16 @@ def verdict_properties(verdict: Verdict) -> list[tuple[str, Any]]:
     return properties
 
 
+class CheckError(Exception):
+    """A check that cannot reach a verdict: a model that will not load or is not named, a
+    folder with no images, an unusable cache or lock file, a backend breaking its contract.
+
+    pytest reports it as an ERROR, never a failure, a pass or an expected failure (the
+    session's ``pytest_runtest_makereport``): an xfail mark expects the model to be biased,
+    not the instrument to be broken. Every plugin exception of that sort derives from it.
+    """
+
+
 class CheckFailed(AssertionError):
     """Raised by an assertion helper; carries its ``Verdict`` for reports."""
 

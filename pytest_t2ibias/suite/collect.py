@@ -18,7 +18,7 @@ import pytest
 from .._session import VERDICTS, session_of
 from ..kinds import CHECK_KINDS, CheckContext
 from ..plan import Plan, plan_for
-from ..verdict import CheckFailed, Verdict, report_verdict
+from ..verdict import CheckError, CheckFailed, Verdict, report_verdict
 from .errors import SuiteError
 from .load import AXIS_REFERENCE_PARAMS, load_suite
 from .spec import CheckSpec, Suite
@@ -119,8 +119,11 @@ class CheckItem(pytest.Item):
         # -k also matches the kind and the suite name: -k entropy_below, -k occupations
         self.extra_keyword_matches.update({check.kind, suite.name})
 
-    def runtest(self) -> None:
+    def setup(self) -> None:
+        """What the check needs before it runs; what is missing is an ERROR of the setup."""
         self._require_classifiers()
+
+    def runtest(self) -> None:
         run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
         gate = session.family.confidence(self.check.params.get("confidence"))
@@ -229,7 +232,7 @@ class CheckItem(pytest.Item):
         return f"check {self.check.id!r} ({self.check.kind}){subject}{axis}"
 
 
-class ClassifierMissing(Exception):
+class ClassifierMissing(CheckError):
     """A check needs a ``--t2i-classifier`` for an axis marked ``classifier: true``."""
 
 
