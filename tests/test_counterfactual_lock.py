@@ -343,7 +343,7 @@ def test_plugin_writes_uses_and_guards_the_lock(pytester: pytest.Pytester, tiny_
     lock_file = pytester.path / "tiny.t2i.lock.json"
 
     missing = run()  # no --t2i-llm and no lock: the item says which line and which option
-    missing.assert_outcomes(failed=1)
+    missing.assert_outcomes(errors=1)
     missing.stdout.fnmatch_lines([("*could not run: LockfileError: *tiny.t2i.yaml:9: axis 'age' "
                                   "has counterfactuals: llm*--t2i-llm*")])
     missing.stdout.no_fnmatch_line("*Traceback*")

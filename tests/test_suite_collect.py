@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from xml.etree import ElementTree
 
 import pytest
 
@@ -165,13 +166,32 @@ def test_backend_error_is_one_paragraph_with_the_check_line(suite_dir):
 
     result = pytester.runpytest("-k", "severity and doctor-gender")
 
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([
         "occupations.t2i.yaml:8: check 'severity' (fake_share) for subject 'doctor', axis 'gender' "
         "could not run: BackendError: cannot load model 'nowhere/model' (--t2i-model): not found",
     ])
     result.stdout.no_fnmatch_line("*Traceback*")
     result.stdout.no_fnmatch_line("*.py:*")
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_check_that_cannot_run_is_an_error_even_under_xfail(suite_dir, workers):
+    """A broken backend is an ERROR (junit errors, never failures), also for an xfail check:
+    the mark expects a biased model, not a broken instrument."""
+    pytester = suite_dir(occupations=SUITE.replace("share: 0.2", "share: -1").replace(
+        "threshold: 0.5, share: -1", "threshold: 0.5, share: -1, marks: [xfail]"))
+    assert "marks: [xfail]" in (pytester.path / "occupations.t2i.yaml").read_text()
+
+    result = pytester.runpytest_subprocess("-k", "severity and doctor", "--junitxml=junit.xml", *workers)
+
+    result.assert_outcomes(errors=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*ERROR*severity?doctor-gender?*", "*2 error*"])
+    result.stdout.no_fnmatch_line("* xfailed*")
+    result.stdout.no_fnmatch_line("*XFAIL*")
+    suite = ElementTree.parse(pytester.path / "junit.xml").getroot().find("testsuite")
+    assert (suite.get("errors"), suite.get("failures"), suite.get("skipped")) == ("2", "0", "0")
 
 
 BAD_SUITES = {
