@@ -70,7 +70,8 @@ def check_contract(backend: Any, kind: str, model: str) -> Any:
     cls = type(backend)
     where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
     lacks = "; ".join(signature for _, signature in missing) or "fingerprint: a non-empty str"
-    raise ContractError(f"{hook} returned a {cls.__qualname__} (defined in {where}) for model "
+    raise ContractError(f"{hook} returned an object of class {cls.__qualname__} (defined in "
+                        f"{where}) for model "
                         f"{model!r}, which lacks {lacks}: add it (the {kind} contract, "
                         f"docs/ARCHITECTURE.md 'Backends'), or return None to let the "
                         f"built-ins make the {kind}")
