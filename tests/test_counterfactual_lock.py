@@ -356,7 +356,7 @@ def test_plugin_writes_uses_and_guards_the_lock(pytester: pytest.Pytester, tiny_
 
     suite_path.write_text(E2E_SUITE.replace("[doctor]", "[doctor, nurse]"))
     stale = run("-k", "nurse")
-    stale.assert_outcomes(failed=1)
+    stale.assert_outcomes(errors=1)
     stale.stdout.fnmatch_lines([("*tiny.t2i.lock.json:1: counterfactual lock file is stale for "
                                 "suite tiny.t2i.yaml: subjects changed (added ?'nurse'?, "
                                 "removed ??). Rerun with --t2i-update-locks*")])

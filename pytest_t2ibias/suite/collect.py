@@ -119,11 +119,8 @@ class CheckItem(pytest.Item):
         # -k also matches the kind and the suite name: -k entropy_below, -k occupations
         self.extra_keyword_matches.update({check.kind, suite.name})
 
-    def setup(self) -> None:
-        """What the check needs before it runs; what is missing is an ERROR of the setup."""
-        self._require_classifiers()
-
     def runtest(self) -> None:
+        self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
         gate = session.family.confidence(self.check.params.get("confidence"))
