@@ -85,12 +85,12 @@ def tally(rows: Sequence[ReportRow]) -> dict[str, int]:
 
 
 def one_line(rows: Sequence[ReportRow]) -> str:
-    """The summary under -q: ``t2ibias: 12 figures: 8 passed, 2 xfailed, ...``."""
+    """The summary under -q: ``t2ibias: 12 results: 8 passed, 2 xfailed, ...``."""
     counts = tally(rows)
     parts = [f"{counts[s]} {s if s != 'error' else 'errors'}" for s in STATUSES if counts[s]]
     if counts["inconclusive"]:
         parts.append(f"{counts['inconclusive']} inconclusive")
-    return f"t2ibias: {len(rows)} figures: " + ", ".join(parts)
+    return f"t2ibias: {len(rows)} results: " + ", ".join(parts)
 
 
 def _finite(value: Any) -> Any:
@@ -124,33 +124,48 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
                   padding=(0, 1, 0, 0), header_style="bold underline")
     # Names wrap, never cut (the reader must see which subject and axes it was); numbers
     # keep their width. ``full_names`` is kept for the HTML report's callers.
-    table.add_column("check", overflow="fold", ratio=2)
-    table.add_column("subject / about", overflow="fold", ratio=3)
+    table.add_column("check", overflow="fold", min_width=8)
+    table.add_column("subject / axis", overflow="fold", min_width=15)
     for numeric in ("value", "CI", "n", "limit", "margin"):
         table.add_column(numeric, justify="right", no_wrap=True)
-    table.add_column("result", no_wrap=True)
-    table.add_column("reason", overflow="fold", ratio=2)
+    table.add_column("verdict", overflow="fold", min_width=9)  # and why, on the next line
     for row in rows:
         about = row.about or row.axis
         where = f"{row.subject} / {about}" if about else f"{row.subject}"
         if row.status == "error":
             table.add_row(_plain(row.check_id or row.check), _plain(where), "", "", "", "", "",
-                          _verdict_cell(row), _plain(row.reason.split(":")[0]))
+                          _verdict_cell(row, row.reason.split(":")[0]))
             continue
         margin = "" if row.margin is None else f"{row.margin:+.3f}"
         table.add_row(_plain(row.check_id or row.check), _plain(where), _fmt(row.value),
                       f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n), _fmt(row.threshold),
-                      margin, _verdict_cell(row), _plain(row.reason))
+                      margin, _verdict_cell(row, _short_reason(row.reason)))
     judged = [row for row in rows if row.status != "error"] or list(rows)
     levels = sorted({f"{row.confidence * 100:g}%" for row in judged if row.confidence == row.confidence})
     methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
-    table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
+    if levels:
+        table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
     return table
 
 
-def _verdict_cell(row: ReportRow) -> Text:
-    """pass, FAIL, xfail (expected: not red), XPASS, ERROR; an interval across the limit
-    says so (what it came to under the burden is pass or FAIL)."""
+def _short_reason(reason: str) -> str:
+    """The table's word for why a check failed (the JSON has the whole reason)."""
+    for word, short in (("alert", "alert"), ("inconclusive", "undecided"), ("beyond", "limit")):
+        if reason.startswith(word):
+            return short
+    return reason
+
+
+def _verdict_cell(row: ReportRow, why: str = "") -> Text:
+    """pass, FAIL, xfail (expected: not red), XPASS, ERROR, then why it failed; an
+    interval across the limit says so (what it came to under the burden is pass or FAIL)."""
+    cell = _verdict_word(row)
+    if why:
+        cell.append(" " + why, style="dim")
+    return cell
+
+
+def _verdict_word(row: ReportRow) -> Text:
     status = row.status or ("passed" if row.passed else "failed")
     if status == "error":
         return Text("ERROR", style="bold red")
