@@ -181,3 +181,25 @@ def test_the_toy_build_declares_its_sampling_in_the_manifest():
     declared, source = declared_sampling(str(toy))
     assert declared == {"steps": 20, "guidance": 2.0, "scheduler": "DPMSolverMultistepScheduler"}
     assert source.endswith("manifest.json")
+
+
+def test_a_backend_that_fails_to_load_is_tried_once_a_session():
+    from dataclasses import replace
+
+    from test_backend_lazy import SETTINGS
+
+    from pytest_t2ibias.backends._errors import BackendError
+    from pytest_t2ibias.instrument import Models
+
+    class Provider:
+        calls = 0
+
+        def generator(self, model, role):
+            Provider.calls += 1
+            raise BackendError(f"--t2i-model={model}: could not load the diffusers pipeline")
+
+    models = Models(replace(SETTINGS, model="broken"), Provider())
+    for _ in range(3):
+        with pytest.raises(BackendError, match="could not load"):
+            models.generator("candidate", "broken")
+    assert Provider.calls == 1
