@@ -160,7 +160,7 @@ def _verdict_cell(row: ReportRow, why: str = "") -> Text:
     """pass, FAIL, xfail (expected: not red), XPASS, ERROR, then why it failed; an
     interval across the limit says so (what it came to under the burden is pass or FAIL)."""
     cell = _verdict_word(row)
-    if why:
+    if why and not cell.plain.startswith("inconclusive"):  # the word already says why
         cell.append(" " + why, style="dim")
     return cell
 
