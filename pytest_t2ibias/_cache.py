@@ -31,6 +31,7 @@ import filelock
 from PIL import Image, PngImagePlugin
 
 from ._types import ImageRequest
+from .verdict import CheckError
 
 log = logging.getLogger("pytest_t2ibias.cache")
 
@@ -47,7 +48,7 @@ class CacheWarning(UserWarning):
     """A cache entry could not be read; it was moved aside and will be recomputed."""
 
 
-class CacheError(Exception):
+class CacheError(CheckError):
     """The cache directory cannot be used (read-only, not creatable, a file in the way)."""
 
 
@@ -57,10 +58,10 @@ def _hash(*parts: Any) -> str:
 
 
 def image_key(generator_fingerprint: str, request: ImageRequest) -> str:
-    """Model fingerprint (weights, pipeline, scheduler, steps, guidance, size, dtype) +
-    prompt + seed + index."""
+    """Generator fingerprint (weights, pipeline, scheduler, default sampling, dtype) + prompt +
+    seed + index + the request's sampling (steps, guidance, size, scheduler)."""
     return _hash("image", CACHE_VERSION, generator_fingerprint, request.prompt, request.seed,
-                 request.index)
+                 request.index, request.sampling)
 
 
 def answer_key(

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._cache import locked, write_atomically
 from .suite.errors import SuiteError
+from .verdict import CheckError
 
 if TYPE_CHECKING:
     from .backends._base import LanguageModel
@@ -46,7 +47,7 @@ ABOUT = ("Counterfactual prompts pytest-t2ibias chose for the suite's axes with 
 log = logging.getLogger("pytest_t2ibias.counterfactuals")
 
 
-class LockfileError(SuiteError):
+class LockfileError(SuiteError, CheckError):
     """A lock file that cannot be read, no longer matches its suite, or cannot be written."""
 
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._options import read_settings
-from .report import ReportRow, render_text, write_html, write_json
-from .verdict import Family, Verdict, verdict_properties, verdict_sink
+from .report import ReportRow, one_line, render_text, write_html, write_json
+from .verdict import CheckError, Family, Verdict, verdict_properties, verdict_sink
 
 if TYPE_CHECKING:
     from ._bgps_lock import BGPSLocks
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 VERDICTS = pytest.StashKey[list[Verdict]]()
 WORKER_RESULTS = "t2ibias_results"
 WORKER_COUNTERS = "t2ibias_counters"
+WORKER_BACKENDS = "t2ibias_backends"
 
 
 class T2ISession:
@@ -40,6 +41,7 @@ class T2ISession:
         self.settings = settings
         self.results: list[ReportRow] = []
         self.worker_counters: dict[str, int] = {}
+        self.worker_backends: list[dict[str, str]] = []
         self.family = Family(settings.family)
         """The gated checks of this run, for family-wise control (set after collection)."""
 
@@ -144,27 +146,63 @@ class T2ISession:
         finally:
             verdict_sink.reset(token)
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[Any]:
-        if call.when == "call":
+        """Verdicts -> rows and junit properties; a check that could not run -> an ERROR.
+
+        ``tryfirst`` makes this the outermost wrapper, so it sees the report after pytest's
+        xfail handling: a ``CheckError`` (``verdict.CheckError``: a model that will not load,
+        no images, an unusable cache or lock file) is reported as an error of the item's
+        setup, whatever its marks, so the terminal says ERROR, junit counts it in
+        ``errors`` (never ``failures``), and an xfail mark cannot hide a broken instrument.
+        """
+        report = yield
+        error = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(error, CheckError):
+            as_error(report)
+            item.user_properties.append(("status", "error"))  # junit: the teardown report's
+            self.record_error(item, f"{type(error).__name__}: {error}")
+        elif call.when == "call":
+            status = status_of(report)
             for verdict in item.stash.get(VERDICTS, ()):
                 if hasattr(item, "report_axis"):  # a suite's check knows its subject and axis
                     subject, axis = item.report_subject, item.report_axis
                 else:  # a Python test: its name, and the helper's label
                     subject, axis = item.name, verdict.figures.get("label", "")
-                self.record(item.nodeid, verdict, subject=subject, axis=axis)
-                item.user_properties.extend(verdict_properties(verdict))
-        return (yield)
+                self.record(item.nodeid, verdict, subject=subject, axis=axis, status=status,
+                            check_id=_check_id(item))
+                item.user_properties.extend(verdict_properties(verdict) + [("status", status)])
+        return report
 
-    def record(self, nodeid: str, verdict: Verdict, *, subject: str = "", axis: str = "") -> ReportRow:
-        """Keep a verdict for the end-of-run report; returns the row (plain builtins)."""
+    def record(self, nodeid: str, verdict: Verdict, *, subject: str = "", axis: str = "",
+               status: str = "", check_id: str = "") -> ReportRow:
+        """Keep a verdict for the end-of-run report; returns the row (plain builtins).
+        ``status`` is pytest's word for the test (passed, failed, xfailed, xpassed)."""
         figures = {k: v for k, v in verdict.to_dict().items()
                    if k not in ("check", "passed", "value", "threshold", "message")}
         estimate = verdict.value
         row = ReportRow(nodeid=nodeid, check=verdict.check, subject=subject, axis=axis,
                         value=estimate.value, low=estimate.low, high=estimate.high, n=estimate.n,
                         confidence=estimate.confidence, threshold=verdict.threshold,
-                        passed=verdict.passed, figures=figures)
+                        passed=verdict.passed, figures=figures,
+                        check_id=check_id, status=status or ("passed" if verdict.passed else "failed"),
+                        outcome=verdict.outcome, margin=verdict.margin,
+                        gate_confidence=verdict.confidence,
+                        about=str(verdict.figures.get("about") or axis),
+                        reason=failure_reason(verdict))
+        self.results.append(row)
+        return row
+
+    def record_error(self, item: pytest.Item, message: str) -> ReportRow:
+        """An item that could not run: a row with no figure, status ``error``."""
+        nan = float("nan")
+        check = getattr(item, "check", None)
+        row = ReportRow(nodeid=item.nodeid, check=getattr(check, "kind", ""),
+                        subject=getattr(item, "report_subject", item.name),
+                        axis=getattr(item, "report_axis", ""), value=nan, low=nan, high=nan,
+                        n=0, confidence=nan, threshold=nan, passed=False, figures={},
+                        check_id=_check_id(item), status="error", outcome="error",
+                        about=getattr(item, "report_axis", ""), reason=message)
         self.results.append(row)
         return row
 
@@ -192,10 +230,11 @@ class T2ISession:
         if workeroutput is not None:
             workeroutput[WORKER_RESULTS] = [row.to_dict() for row in self.results]
             workeroutput[WORKER_COUNTERS] = self.counters
+            workeroutput[WORKER_BACKENDS] = self.backends_used()
             return
         rows = self.sorted_results()
         if self.settings.json:
-            write_json(self.settings.json, rows, self.total_counters)
+            write_json(self.settings.json, rows, self.total_counters, self.run_header())
         if self.settings.html:
             write_html(self.settings.html, rows)
 
@@ -205,22 +244,159 @@ class T2ISession:
         self.results.extend(ReportRow.from_dict(d) for d in output.get(WORKER_RESULTS, []))
         for name, count in output.get(WORKER_COUNTERS, {}).items():
             self.worker_counters[name] = self.worker_counters.get(name, 0) + count
+        self.worker_backends.extend(output.get(WORKER_BACKENDS, []))
+
+    # -- the run header (terminal and JSON) --------------------------------------------------
+
+    def backends_used(self) -> list[dict[str, str]]:
+        """The models and judges this process made: role, model, fingerprint."""
+        if "models" not in self.__dict__:
+            return []
+        models = self.models
+        made = [("generator:" + role, model, backend)
+                for (role, model), backend in models._generators.items()]
+        made += [("vqa", self.settings.vqa or "", models._vqa)] if models._vqa else []
+        made += [(f"classifier:{axis}", self.settings.classifiers.get(axis, ""), backend)
+                 for axis, backend in models._classifiers.items()]
+        made += [("llm", self.settings.llm or "", models._llm)] if models._llm else []
+        made += [("eval_llm", self.settings.eval_llm or "", models._eval_llm)] if models._eval_llm else []
+        return [{"role": role, "model": str(model),
+                 "fingerprint": str(getattr(backend, "fingerprint", ""))}
+                for role, model, backend in made]
+
+    def run_header(self) -> dict[str, Any]:
+        """Who judged what, under which settings: the JSON report's ``run``."""
+        import datetime
+
+        from .plan import plan_for
+
+        seen = {(b["role"], b["model"]): b for b in self.backends_used() + self.worker_backends}
+        settings = self.settings
+        plan = plan_for(settings)
+        return {
+            "plugin_version": _plugin_version(),
+            "git_revision": _git_revision(self.config.rootpath),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "models": sorted((b for b in seen.values() if b["role"].startswith("generator")),
+                             key=lambda b: (b["role"], b["model"])),
+            "judges": sorted((b for b in seen.values() if not b["role"].startswith("generator")),
+                             key=lambda b: (b["role"], b["model"])),
+            "settings": {
+                "model": settings.images or settings.model, "baseline_model": settings.baseline_model,
+                "audit": bool(settings.images), "vqa": settings.vqa,
+                "classifiers": dict(settings.classifiers), "llm": settings.llm,
+                "device": settings.device, "dtype": settings.dtype,
+                "images_per_prompt": settings.images_per_prompt, "seed": settings.seed,
+                "steps": settings.steps, "guidance": settings.guidance,
+                "confidence": settings.confidence, "bootstrap": settings.bootstrap,
+                "family": self.family.policy, "gated_checks": self.family.size,
+                "burden": settings.burden,
+                "declared_sampling": {"source": plan.sampling_source, **plan.sampling}
+                if plan.sampling_source else None,
+            },
+        }
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """The models and the sampling the candidate declares (``plan.declared_sampling``)."""
+        from .plan import plan_for
+
+        settings = self.settings
+        lines = []
+        if settings.images:
+            lines.append(f"t2ibias: auditing images in {settings.images}")
+        elif settings.model:
+            plan = plan_for(settings)
+            declared = ", ".join(f"{k} {v}" for k, v in plan.sampling.items() if v is not None)
+            lines.append(f"t2ibias: model {settings.model}" + (
+                f"; declared sampling {declared} ({plan.sampling_source}; a suite's defaults or "
+                f"the command line override it)" if plan.sampling_source else ""))
+        judges = [f"vqa {settings.vqa}"] if settings.vqa else []
+        judges += [f"classifier {axis}={model}" for axis, model in settings.classifiers.items()]
+        if judges:
+            lines.append("t2ibias: judges " + "; ".join(judges))
+        return lines
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None or not self.results:
             return
-        terminalreporter.section("t2ibias summary")
-        terminalreporter.write(render_text(self.sorted_results(), terminalreporter._tw.fullwidth,
-                                           color=terminalreporter.hasmarkup))
-        terminalreporter.write_line(self.family.describe(self.settings.confidence))
+        rows = self.sorted_results()
         work = self.total_counters
-        if work:
-            terminalreporter.write_line(
-                "work: {images_generated} images generated, {images_from_cache} from cache; "
-                "{answers_scored} answers scored, {answers_from_cache} from cache".format(**work))
+        made = "audited" if self.settings.images else "generated"  # a folder audit reads images
+        work_line = ("work: {images_generated} images " + made + ", {images_from_cache} from "
+                     "cache; {answers_scored} answers scored, {answers_from_cache} from cache"
+                     ).format(**work) if work else ""
+        if self.config.get_verbosity() < 0:  # -q: one line
+            terminalreporter.write_line(one_line(rows) + (f"; {work_line}" if work_line else ""))
+            return
+        terminalreporter.section("t2ibias summary")
+        terminalreporter.write(render_text(rows, terminalreporter._tw.fullwidth,
+                                           color=terminalreporter.hasmarkup))
+        terminalreporter.write_line(one_line(rows))
+        terminalreporter.write_line(self.family.describe(self.settings.confidence))
+        if work_line:
+            terminalreporter.write_line(work_line)
 
     def sorted_results(self) -> list[ReportRow]:
         return sorted(self.results, key=lambda row: row.nodeid)
+
+
+def _plugin_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-t2ibias")
+    except PackageNotFoundError:
+        return None
+
+
+def _git_revision(root: Any) -> str | None:
+    """``git rev-parse HEAD`` of the rootdir (with ``-dirty`` for local changes), or None."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                              text=True, timeout=5)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=5)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def status_of(report: pytest.TestReport) -> str:
+    """pytest's word for a test's call report: passed, failed, xfailed or xpassed."""
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed"
+    return report.outcome
+
+
+def failure_reason(verdict: Verdict) -> str:
+    """Why a verdict failed, in a few words (empty when it passed)."""
+    if verdict.passed:
+        return ""
+    alerts = verdict.figures.get("alerts") or []
+    if alerts:
+        return f"alert: {alerts[0]}"
+    if verdict.outcome == "inconclusive":
+        return f"inconclusive (burden: {verdict.burden})"
+    return "beyond the limit"
+
+
+def _check_id(item: pytest.Item) -> str:
+    """The suite's check id of a YAML item; a Python test's function name."""
+    check = getattr(item, "check", None)
+    return str(getattr(check, "id", "")) or getattr(item, "originalname", "") or item.name
+
+
+def as_error(report: pytest.TestReport) -> None:
+    """Make ``report`` an error: failed, in the setup phase (how pytest, its junit writer
+    and xdist tell an error from a failure), and no longer an expected failure."""
+    report.outcome = "failed"
+    report.when = "setup"
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
 
 
 SESSION_KEY = pytest.StashKey[T2ISession]()

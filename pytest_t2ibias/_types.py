@@ -48,16 +48,32 @@ class Estimate:
 
 @dataclass(frozen=True)
 class ImageRequest:
-    """Image ``index`` of ``prompt`` under suite ``seed``.
+    """Image ``index`` of ``prompt`` under suite ``seed``, sampled with the plan's settings.
 
     ``noise_seed`` depends on (seed, index) only, never on the prompt or the batch: image i
     is the same whatever else is generated with it, and counterfactual prompts (or a baseline
     and a candidate model) share their initial noise, so their images are paired.
+
+    ``steps``, ``guidance``, ``height``, ``width`` and ``scheduler`` (a diffusers scheduler
+    class name) are the plan's sampling; None means the generator's own default. Every
+    generator, built-in or hook, receives them, and they are part of every image's cache key
+    (``_cache.image_key``), so changing them regenerates instead of serving stale images.
     """
 
     prompt: str
     seed: int
     index: int
+    steps: int | None = None
+    guidance: float | None = None
+    height: int | None = None
+    width: int | None = None
+    scheduler: str | None = None
+
+    @property
+    def sampling(self) -> dict[str, int | float | str | None]:
+        """The sampling settings, by name (what the cache key and an HTTP payload carry)."""
+        return {"steps": self.steps, "guidance": self.guidance, "height": self.height,
+                "width": self.width, "scheduler": self.scheduler}
 
     @property
     def noise_seed(self) -> int:

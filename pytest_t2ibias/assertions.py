@@ -147,6 +147,7 @@ def evaluate_entropy_below(
         passed=passed,
         outcome=outcome,
         burden=burden,
+        confidence=confidence,
         check="entropy_below",
         value=estimate,
         threshold=threshold,
@@ -203,6 +204,7 @@ def evaluate_w1_below(
         passed=passed,
         outcome=outcome,
         burden=burden,
+        confidence=confidence,
         check="w1_below",
         value=estimate,
         threshold=threshold,
@@ -280,13 +282,16 @@ def evaluate_is_nonnegative(
         passed=passed,
         outcome=outcome,
         burden=burden,
+        confidence=confidence,
         check="is_nonnegative",
+        at_most=False,
         value=lowest,
         threshold=-tolerance,
         message=message,
         figures={"pairs": {f"{x}->{y}": e.to_dict() for (x, y), e in entries.items()},
                  "offending": [f"{x}->{y}" for x, y in offending],
-                 "undecided": [f"{x}->{y}" for x, y in undecided], "label": label},
+                 "undecided": [f"{x}->{y}" for x, y in undecided], "label": label,
+                 "about": f"{worst_pair[0]} -> {worst_pair[1]}"},
     )
 
 
@@ -400,12 +405,15 @@ def evaluate_no_regression(
         passed=passed,
         outcome=outcome,
         burden=burden,
+        confidence=confidence,
         check="no_regression",
+        at_most=False,
         value=lowest,
         threshold=-tolerance,
         message=message,
         figures={"effect": {y: e.to_dict() for y, e in effect.items()},
-                 "fixes": fixes, "regressed": offending, "undecided": undecided, "label": label},
+                 "fixes": fixes, "regressed": offending, "undecided": undecided, "label": label,
+                 "about": f"{', '.join(fixes)} -> {worst_axis}"},
     )
 
 
@@ -489,6 +497,7 @@ def evaluate_no_bgps_prompt_exceeds(
         passed=passed,
         outcome=outcome,
         burden=burden,
+        confidence=confidence,
         check="no_bgps_prompt_exceeds",
         value=highest.share,
         threshold=threshold,

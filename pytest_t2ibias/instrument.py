@@ -9,7 +9,8 @@ guidance), resolved by ``plan.plan_for`` before the method runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._types import FILTERED, Answers, GeneratedImage, ImageRequest, ImageSet
+from .verdict import CheckError
 
 if TYPE_CHECKING:
     from ._requests import RequestLayer
@@ -28,8 +30,51 @@ if TYPE_CHECKING:
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp"})
 
 
-class MissingModel(Exception):
+class MissingModel(CheckError):
     """A check needs a model no option names."""
+
+
+class ContractError(CheckError):
+    """A backend a hook returned lacks what its Protocol (``backends/_base.py``) requires."""
+
+
+CONTRACTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "generator": (("fingerprint", "fingerprint: str (everything that changes the pixels)"),
+                  ("generate", "generate(requests: list[ImageRequest]) -> list[PIL.Image]")),
+    "vqa": (("fingerprint", "fingerprint: str"),
+            ("score", "score(images, question, choices, statements=None) -> (n, C) array")),
+    "classifier": (("fingerprint", "fingerprint: str"),
+                   ("score", "score(images, question, choices, statements=None) -> (n, C) array")),
+    "llm": (("fingerprint", "fingerprint: str"),
+            ("log_likelihood", "log_likelihood(texts) -> array"),
+            ("complete", "complete(prompt, max_new_tokens=32) -> str")),
+}
+"""What each ``pytest_t2ibias_make_*`` hook's object must have: the Protocols of
+``backends/_base.py``, spelled out here so checking them imports no backend (no torch)."""
+
+
+def check_contract(backend: Any, kind: str, model: str) -> Any:
+    """``backend`` if it offers what ``kind`` needs, else a one-paragraph ``ContractError``
+    naming the hook, the object's class and file, and what is missing."""
+    hook = f"pytest_t2ibias_make_{kind}"
+    if backend is None:
+        raise ContractError(f"no {hook} implementation returned a backend for model {model!r}; "
+                            f"a conftest.py hook must return an object (return None only to "
+                            f"let the built-ins try)")
+    missing = [(name, signature) for name, signature in CONTRACTS[kind]
+               if not hasattr(backend, name)
+               or (name != "fingerprint" and not callable(getattr(backend, name)))]
+    fingerprint = getattr(backend, "fingerprint", "")
+    if not missing and isinstance(fingerprint, str) and fingerprint:
+        return backend
+    cls = type(backend)
+    where = getattr(sys.modules.get(cls.__module__), "__file__", None) or cls.__module__
+    lacks = "; ".join(signature for _, signature in missing) or "fingerprint: a non-empty str"
+    raise ContractError(f"{hook} returned an object of class {cls.__qualname__} (defined in "
+                        f"{where}) for model "
+                        f"{model!r}, which lacks {lacks}: add it (the {kind} contract, "
+                        f"docs/ARCHITECTURE.md 'Backends'), or return None to let the "
+                        f"built-ins make the {kind}")
 
 
 class Models:
@@ -44,8 +89,21 @@ class Models:
         self._vqa: Answerer | None = None
         self._llm: LanguageModel | None = None
         self._eval_llm: LanguageModel | None = None
+        self._failed: dict[tuple[str, str], BaseException] = {}
         self.loads: dict[str, int] = {}
         """Backends made so far, by role ("llm", "eval_llm", ...): a warm run makes none."""
+
+    def _make(self, kind: str, model: str, make: Callable[[], Any]) -> Any:
+        """``make()`` checked against the ``kind``'s contract; a failure is kept and raised
+        again for every later check (one load attempt a session, one paragraph each time)."""
+        failed = self._failed.get((kind, model))
+        if failed is not None:
+            raise failed.with_traceback(None)
+        try:
+            return check_contract(make(), kind, model)
+        except Exception as error:
+            self._failed[(kind, model)] = error
+            raise
 
     def generator(self, role: str, model: str | None) -> Generator:
         """One generator per (role, model), so suites naming different ``models:`` share a
@@ -56,7 +114,8 @@ class Models:
                                f"(command line, ini key {option.split()[0][2:].replace('-', '_')}, "
                                f"or the suite's models.{role})")
         if (role, model) not in self._generators:
-            self._generators[(role, model)] = self.provider.generator(model, role)
+            self._generators[(role, model)] = self._make(
+                "generator", model, lambda: self.provider.generator(model, role))
         return self._generators[(role, model)]
 
     @property
@@ -65,7 +124,8 @@ class Models:
             if not self.settings.vqa:
                 raise MissingModel("this check asks questions about images but --t2i-vqa is not "
                                    "set (command line or ini key t2i_vqa)")
-            self._vqa = self.provider.vqa(self.settings.vqa)
+            model = self.settings.vqa
+            self._vqa = self._make("vqa", model, lambda: self.provider.vqa(model))
         return self._vqa
 
     def has_classifier(self, axis: str) -> bool:
@@ -78,7 +138,8 @@ class Models:
                 known = ", ".join(sorted(self.settings.classifiers)) or "none"
                 raise MissingModel(f"no --t2i-classifier for axis {axis!r} (configured: {known}); "
                                    f"add --t2i-classifier={axis}=PATH")
-            self._classifiers[axis] = self.provider.classifier(axis, model)
+            self._classifiers[axis] = self._make(
+                "classifier", model, lambda: self.provider.classifier(axis, model))
         return self._classifiers[axis]
 
     @property
@@ -87,7 +148,8 @@ class Models:
             if not self.settings.llm:
                 raise MissingModel("this check needs a language model but --t2i-llm is not set "
                                    "(command line or ini key t2i_llm)")
-            self._llm = self.provider.llm(self.settings.llm)
+            model = self.settings.llm
+            self._llm = self._make("llm", model, lambda: self.provider.llm(model))
             self.loads["llm"] = self.loads.get("llm", 0) + 1
         return self._llm
 
@@ -99,7 +161,8 @@ class Models:
             if not self.settings.eval_llm:
                 raise MissingModel("this check reports perplexity but --t2i-eval-llm is not set "
                                    "(command line or ini key t2i_eval_llm)")
-            self._eval_llm = self.provider.llm(self.settings.eval_llm)
+            model = self.settings.eval_llm
+            self._eval_llm = self._make("llm", model, lambda: self.provider.llm(model))
             self.loads["eval_llm"] = self.loads.get("eval_llm", 0) + 1
         return self._eval_llm
 
@@ -132,7 +195,8 @@ class Instrument:
         prompts = [prompts] if isinstance(prompts, str) else list(prompts)
         plan = self.plan
         n = per_prompt or plan.images_per_prompt
-        requests = [ImageRequest(prompt, plan.seed, i) for prompt in prompts for i in range(n)]
+        requests = [ImageRequest(prompt, plan.seed, i, **plan.sampling)
+                    for prompt in prompts for i in range(n)]
         return self.requests.images(self.generator(role), requests)
 
     def generator(self, role: str = "candidate") -> Generator:

@@ -8,7 +8,9 @@ Every precedence rule lives here and nowhere else:
 - images per prompt: ``--t2i-images-per-prompt`` > the check's ``images_per_prompt`` > the
   caller's ``n`` (Python tests) > the suite's ``defaults`` > 16;
 - seed, steps, guidance: command line > the caller's value > the suite's ``defaults`` >
-  the seed 0 and the pipeline's own steps and guidance;
+  the sampling the candidate model declares (``declared_sampling``) > the seed 0 and the
+  pipeline's own steps and guidance; height, width and scheduler: the model's declaration >
+  the pipeline's own;
 - burden: ``--t2i-burden`` > the check's ``burden:`` > the suite's ``burden:`` > model.
 
 YAML items resolve their ``Plan`` at collection (``--t2i-plan`` can show it before any model
@@ -17,8 +19,10 @@ loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .verdict import DEFAULT_BURDEN
 
@@ -28,6 +32,12 @@ if TYPE_CHECKING:
 
 DEFAULT_IMAGES_PER_PROMPT = 16
 DEFAULT_SEED = 0
+SAMPLING_FILE = "t2ibias.json"
+"""A model directory's own declaration of its recommended sampling:
+``{"sampling": {"steps": 20, "guidance": 2.0, "height": 32, "width": 32, "scheduler": ...}}``."""
+SAMPLING_KEYS = {"steps": "steps", "num_inference_steps": "steps", "guidance": "guidance",
+                 "guidance_scale": "guidance", "height": "height", "width": "width",
+                 "scheduler": "scheduler"}
 
 ROLES = ("candidate", "baseline")
 """Generator roles: the model under test, and the one a merge gate compares it with."""
@@ -45,6 +55,17 @@ class Plan:
     guidance: float | None = None
     burden: str = "model"
     """Who must prove its case when an interval straddles a limit (``verdict.BURDENS``)."""
+    height: int | None = None
+    width: int | None = None
+    scheduler: str | None = None
+    sampling_source: str = ""
+    """The file the candidate model's declared sampling came from, when it was used."""
+
+    @property
+    def sampling(self) -> dict[str, Any]:
+        """The sampling keywords of every ``ImageRequest`` this plan makes."""
+        return {"steps": self.steps, "guidance": self.guidance, "height": self.height,
+                "width": self.width, "scheduler": self.scheduler}
 
     def model(self, role: str) -> str | None:
         """The model id or path for ``role`` ("candidate" or "baseline")."""
@@ -61,17 +82,60 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
     check_n = check.params.get("images_per_prompt") if check is not None else None
     if check_n == "auto":  # the collector plans it and passes it as ``n``
         check_n = None
+    candidate = _model(settings, suite, "candidate")
+    declared, source = ({}, "") if settings.images else declared_sampling(candidate)
     return Plan(
-        candidate=_model(settings, suite, "candidate"),
+        candidate=candidate,
         baseline=_model(settings, suite, "baseline"),
         images_per_prompt=_first(settings.images_per_prompt, check_n, n,
                                  defaults.get("images_per_prompt"), DEFAULT_IMAGES_PER_PROMPT),
         seed=_first_set(settings.seed, seed, defaults.get("seed"), DEFAULT_SEED),
-        steps=_first(settings.steps, steps, defaults.get("steps")),
-        guidance=_first_set(settings.guidance, guidance, defaults.get("guidance")),
+        steps=_first(settings.steps, steps, defaults.get("steps"), declared.get("steps")),
+        guidance=_first_set(settings.guidance, guidance, defaults.get("guidance"),
+                            declared.get("guidance")),
         burden=_first(settings.burden, check.params.get("burden") if check is not None else None,
                       suite.burden if suite is not None else None, DEFAULT_BURDEN),
+        height=declared.get("height"),
+        width=declared.get("width"),
+        scheduler=declared.get("scheduler"),
+        sampling_source=source,
     )
+
+
+_DECLARED: dict[str, tuple[dict[str, Any], str]] = {}
+
+
+def declared_sampling(model: str | None) -> tuple[dict[str, Any], str]:
+    """The sampling a local model directory recommends, and the file that says so.
+
+    ``<model>/t2ibias.json`` (``{"sampling": {...}}``), else the toy build's
+    ``<model>/../manifest.json`` (``models.<name>.sampling``); ``({}, "")`` for a hub id or
+    a directory that declares nothing. Reads JSON only (no torch), once per model a process.
+    """
+    if not model:
+        return {}, ""
+    if model not in _DECLARED:
+        _DECLARED[model] = _read_declared(Path(model))
+    return _DECLARED[model]
+
+
+def _read_declared(path: Path) -> tuple[dict[str, Any], str]:
+    candidates = [(path / SAMPLING_FILE, lambda data: data.get("sampling")),
+                  (path.parent / "manifest.json",
+                   lambda data: ((data.get("models") or {}).get(path.name) or {}).get("sampling"))]
+    for file, pick in candidates:
+        try:
+            if not path.is_dir() or not file.is_file():
+                continue
+            sampling = pick(json.loads(file.read_text()))
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(sampling, dict):
+            declared = {SAMPLING_KEYS[k]: v for k, v in sampling.items()
+                        if k in SAMPLING_KEYS and v is not None}
+            if declared:
+                return declared, str(file)
+    return {}, ""
 
 
 def _model(settings: Settings, suite: Suite | None, role: str) -> str | None:

@@ -38,6 +38,20 @@ class ReportRow:
     threshold: float
     passed: bool
     figures: dict[str, Any]
+    check_id: str = ""
+    """The suite's check id (a Python test: its function name)."""
+    status: str = ""
+    """pytest's word: passed, failed, xfailed, xpassed or error."""
+    outcome: str = ""
+    """What the interval said: pass, fail, inconclusive (error: no figure)."""
+    margin: float | None = None
+    """How far inside its limit the figure is: positive within, negative beyond."""
+    gate_confidence: float | None = None
+    """The level the gate decided at; None for a point decision."""
+    about: str = ""
+    """What the figure is about: the axis, or "gender -> age" for IS and regression checks."""
+    reason: str = ""
+    """Why it failed: beyond the limit, inconclusive (burden), an alert, or the error."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReportRow:
@@ -45,6 +59,49 @@ class ReportRow:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as the report schema has it (docs/report-schema.md)."""
+        return _finite({
+            "nodeid": self.nodeid, "check_id": self.check_id, "kind": self.check,
+            "check": self.check, "subject": self.subject, "axis": self.axis,
+            "about": self.about, "status": self.status, "outcome": self.outcome,
+            "passed": self.passed, "value": self.value, "low": self.low, "high": self.high,
+            "n": self.n, "confidence": self.gate_confidence,
+            "interval_confidence": self.confidence, "threshold": self.threshold,
+            "margin": self.margin, "burden": self.figures.get("burden"),
+            "reason": self.reason, "figures": self.figures,
+        })
+
+
+STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
+
+
+def tally(rows: Sequence[ReportRow]) -> dict[str, int]:
+    """Rows by pytest status, plus how many interval decisions were inconclusive."""
+    counts = {status: sum(row.status == status for row in rows) for status in STATUSES}
+    counts["inconclusive"] = sum(row.outcome == "inconclusive" for row in rows)
+    return counts
+
+
+def one_line(rows: Sequence[ReportRow]) -> str:
+    """The summary under -q: ``t2ibias: 12 results: 8 passed, 2 xfailed, ...``."""
+    counts = tally(rows)
+    parts = [f"{counts[s]} {s if s != 'error' else 'errors'}" for s in STATUSES if counts[s]]
+    if counts["inconclusive"]:
+        parts.append(f"{counts['inconclusive']} inconclusive")
+    return f"t2ibias: {len(rows)} results: " + ", ".join(parts)
+
+
+def _finite(value: Any) -> Any:
+    """NaN -> None, recursively (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _fmt(x: float) -> str:
@@ -65,30 +122,58 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
     (the HTML report, where the reader must see exactly which subject it was)."""
     table = Table(title="t2ibias: bias checks", title_justify="left", box=None,
                   padding=(0, 1, 0, 0), header_style="bold underline")
-    if full_names:
-        table.add_column("check", overflow="fold")
-        table.add_column("subject / axis", overflow="fold")
-    else:
-        # Fits 80 columns: numbers keep their width, long names give way (the nodeid has them).
-        table.add_column("check", overflow="ellipsis", no_wrap=True, max_width=16)
-        table.add_column("subject / axis", overflow="ellipsis", no_wrap=True, max_width=22)
-    for numeric in ("value", "CI", "n", "limit"):
+    # Names wrap, never cut (the reader must see which subject and axes it was); numbers
+    # keep their width. ``full_names`` is kept for the HTML report's callers.
+    table.add_column("check", overflow="fold", min_width=8)
+    table.add_column("subject / axis", overflow="fold", min_width=15)
+    for numeric in ("value", "CI", "n", "limit", "margin"):
         table.add_column(numeric, justify="right", no_wrap=True)
-    table.add_column("verdict", no_wrap=True)
+    table.add_column("verdict", overflow="fold", min_width=9)  # and why, on the next line
     for row in rows:
-        verdict = _verdict_cell(row)
-        where = f"{row.subject} / {row.axis}" if row.axis else f"{row.subject}"
-        table.add_row(_plain(row.check), _plain(where), _fmt(row.value),
-                      f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n), _fmt(row.threshold), verdict)
-    levels = sorted({f"{row.confidence * 100:g}%" for row in rows})
+        about = row.about or row.axis
+        where = f"{row.subject} / {about}" if about else f"{row.subject}"
+        if row.status == "error":
+            table.add_row(_plain(row.check_id or row.check), _plain(where), "", "", "", "", "",
+                          _verdict_cell(row, row.reason.split(":")[0]))
+            continue
+        margin = "" if row.margin is None else f"{row.margin:+.3f}"
+        table.add_row(_plain(row.check_id or row.check), _plain(where), _fmt(row.value),
+                      f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n), _fmt(row.threshold),
+                      margin, _verdict_cell(row, _short_reason(row.reason)))
+    judged = [row for row in rows if row.status != "error"] or list(rows)
+    levels = sorted({f"{row.confidence * 100:g}%" for row in judged if row.confidence == row.confidence})
     methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
-    table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
+    if levels:
+        table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
     return table
 
 
-def _verdict_cell(row: ReportRow) -> Text:
-    """pass, FAIL, or what an interval across the limit came to under the suite's burden."""
-    if row.figures.get("outcome") == "inconclusive":
+def _short_reason(reason: str) -> str:
+    """The table's word for why a check failed (the JSON has the whole reason)."""
+    for word, short in (("alert", "alert"), ("inconclusive", "undecided"), ("beyond", "limit")):
+        if reason.startswith(word):
+            return short
+    return reason
+
+
+def _verdict_cell(row: ReportRow, why: str = "") -> Text:
+    """pass, FAIL, xfail (expected: not red), XPASS, ERROR, then why it failed; an
+    interval across the limit says so (what it came to under the burden is pass or FAIL)."""
+    cell = _verdict_word(row)
+    if why and not cell.plain.startswith("inconclusive"):  # the word already says why
+        cell.append(" " + why, style="dim")
+    return cell
+
+
+def _verdict_word(row: ReportRow) -> Text:
+    status = row.status or ("passed" if row.passed else "failed")
+    if status == "error":
+        return Text("ERROR", style="bold red")
+    if status == "xfailed":
+        return Text("xfail", style="yellow")
+    if status == "xpassed":
+        return Text("XPASS", style="bold yellow")
+    if row.outcome == "inconclusive" or row.figures.get("outcome") == "inconclusive":
         text = "inconclusive: " + ("pass" if row.passed else "FAIL")
         return Text(text, style="yellow" if row.passed else "bold yellow")
     return Text("pass", style="green") if row.passed else Text("FAIL", style="bold red")
@@ -133,12 +218,22 @@ def render_text(rows: Sequence[ReportRow], width: int, *, color: bool) -> str:
     return buffer.getvalue()
 
 
-def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, int]) -> None:
+REPORT_SCHEMA_VERSION = 2
+"""docs/report-schema.md; 2 added the run header, check ids, pytest status, a margin that is
+positive within the limit, the gate's confidence (null for point decisions) and errors."""
+
+
+def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, int],
+               run: dict[str, Any] | None = None) -> None:
+    judged = [row for row in rows if row.status != "error"]
     payload = {
-        "version": 1,
-        "checks": [row.to_dict() for row in rows],
-        "passed": sum(row.passed for row in rows),
-        "failed": sum(not row.passed for row in rows),
+        "schema": "pytest-t2ibias report",
+        "version": REPORT_SCHEMA_VERSION,
+        "run": run or {},
+        "summary": tally(rows),
+        "checks": [row.to_json() for row in rows],
+        "passed": sum(row.passed for row in judged),
+        "failed": sum(not row.passed for row in judged),
         "work": counters,
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -110,6 +110,10 @@ class Verdict:
     figures: dict[str, Any] = field(default_factory=dict)
     outcome: str = ""
     burden: str = DEFAULT_BURDEN
+    confidence: float | None = None
+    """The level the gate decided at (after family-wise control); None: a point decision."""
+    at_most: bool = True
+    """The limit is an upper one ("figure <= threshold"); False for "figure >= threshold"."""
 
     def __post_init__(self) -> None:
         if not self.outcome:
@@ -117,7 +121,9 @@ class Verdict:
 
     @property
     def margin(self) -> float:
-        return self.threshold - self.value.value
+        """How far the figure is inside its limit: positive within, negative beyond."""
+        gap = self.threshold - self.value.value
+        return gap if self.at_most else -gap
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,6 +131,8 @@ class Verdict:
             "passed": self.passed,
             "outcome": self.outcome,
             "burden": self.burden,
+            "confidence": self.confidence,
+            "at_most": self.at_most,
             "value": self.value.to_dict(),
             "threshold": self.threshold,
             "margin": self.margin,
@@ -148,6 +156,16 @@ def verdict_properties(verdict: Verdict) -> list[tuple[str, Any]]:
     properties += [(str(key), value) for key, value in verdict.figures.items()
                    if isinstance(value, (str, int, float, bool))]
     return properties
+
+
+class CheckError(Exception):
+    """A check that cannot reach a verdict: a model that will not load or is not named, a
+    folder with no images, an unusable cache or lock file, a backend breaking its contract.
+
+    pytest reports it as an ERROR, never a failure, a pass or an expected failure (the
+    session's ``pytest_runtest_makereport``): an xfail mark expects the model to be biased,
+    not the instrument to be broken. Every plugin exception of that sort derives from it.
+    """
 
 
 class CheckFailed(AssertionError):

@@ -343,7 +343,7 @@ def test_plugin_writes_uses_and_guards_the_lock(pytester: pytest.Pytester, tiny_
     lock_file = pytester.path / "tiny.t2i.lock.json"
 
     missing = run()  # no --t2i-llm and no lock: the item says which line and which option
-    missing.assert_outcomes(failed=1)
+    missing.assert_outcomes(errors=1)
     missing.stdout.fnmatch_lines([("*could not run: LockfileError: *tiny.t2i.yaml:9: axis 'age' "
                                   "has counterfactuals: llm*--t2i-llm*")])
     missing.stdout.no_fnmatch_line("*Traceback*")
@@ -356,7 +356,7 @@ def test_plugin_writes_uses_and_guards_the_lock(pytester: pytest.Pytester, tiny_
 
     suite_path.write_text(E2E_SUITE.replace("[doctor]", "[doctor, nurse]"))
     stale = run("-k", "nurse")
-    stale.assert_outcomes(failed=1)
+    stale.assert_outcomes(errors=1)
     stale.stdout.fnmatch_lines([("*tiny.t2i.lock.json:1: counterfactual lock file is stale for "
                                 "suite tiny.t2i.yaml: subjects changed (added ?'nurse'?, "
                                 "removed ??). Rerun with --t2i-update-locks*")])

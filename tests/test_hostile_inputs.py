@@ -45,7 +45,7 @@ def test_out_of_range_option_is_a_usage_error_naming_it(pytester: pytest.Pyteste
 def test_classifier_axis_without_a_classifier_says_so(pytester: pytest.Pytester, tmp_path):
     pytester.makefile(".t2i.yaml", suite=SUITE_WITH_CLASSIFIER_AXIS)
     result = pytester.runpytest("-p", "no:cacheprovider", f"--t2i-cache-dir={tmp_path}")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*could not run*axis 'gender' says classifier: true*"
                                  "--t2i-classifier=gender=PATH*"])
     result.stdout.no_fnmatch_line("*Traceback*")

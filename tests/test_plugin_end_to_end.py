@@ -145,7 +145,7 @@ def test_missing_model_is_a_clear_error_naming_the_option(pytester: pytest.Pytes
     pytester.makefile(".t2i.yaml", tiny=SUITE)
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "lenient and doctor and gender",
                                 f"--t2i-cache-dir={tmp_path}")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*could not run*--t2i-model*"])
     result.stdout.no_fnmatch_line("*Traceback*")
 
@@ -155,5 +155,5 @@ def test_model_path_that_does_not_exist_names_the_path(pytester: pytest.Pytester
     missing = tmp_path / "no-such-model"
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "lenient and doctor and gender",
                                 f"--t2i-model={missing}", f"--t2i-cache-dir={tmp_path}")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*could not run*{missing}*"])

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
+from xml.etree import ElementTree
 
 import pytest
 
@@ -165,13 +167,32 @@ def test_backend_error_is_one_paragraph_with_the_check_line(suite_dir):
 
     result = pytester.runpytest("-k", "severity and doctor-gender")
 
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([
         "occupations.t2i.yaml:8: check 'severity' (fake_share) for subject 'doctor', axis 'gender' "
         "could not run: BackendError: cannot load model 'nowhere/model' (--t2i-model): not found",
     ])
     result.stdout.no_fnmatch_line("*Traceback*")
     result.stdout.no_fnmatch_line("*.py:*")
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_check_that_cannot_run_is_an_error_even_under_xfail(suite_dir, workers):
+    """A broken backend is an ERROR (junit errors, never failures), also for an xfail check:
+    the mark expects a biased model, not a broken instrument."""
+    pytester = suite_dir(occupations=SUITE.replace("share: 0.2", "share: -1").replace(
+        "threshold: 0.5, share: -1", "threshold: 0.5, share: -1, marks: [xfail]"))
+    assert "marks: [xfail]" in (pytester.path / "occupations.t2i.yaml").read_text()
+
+    result = pytester.runpytest_subprocess("-k", "severity and doctor", "--junitxml=junit.xml", *workers)
+
+    result.assert_outcomes(errors=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*ERROR*severity?doctor-gender?*", "*2 error*"])
+    result.stdout.no_fnmatch_line("* xfailed*")
+    result.stdout.no_fnmatch_line("*XFAIL*")
+    suite = ElementTree.parse(pytester.path / "junit.xml").getroot().find("testsuite")
+    assert (suite.get("errors"), suite.get("failures"), suite.get("skipped")) == ("2", "0", "0")
 
 
 BAD_SUITES = {
@@ -236,3 +257,31 @@ def test_unexpected_error_traceback_starts_in_the_check_kind(suite_dir):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*def run_share(ctx):*", "E * KeyError: 'a bug in a check kind'"])
     result.stdout.no_fnmatch_line("*_pytest*")
+
+
+def test_summary_and_json_show_expected_failures_as_such(suite_dir):
+    """An xfail'd check that fails is ``xfail`` (not a red FAIL) in the table and
+    ``status: xfailed`` in the JSON, with its check id, reason and a positive-within margin."""
+    pytester = suite_dir(occupations=SUITE.replace("marks: [slow]", "marks: [xfail]"))
+
+    result = pytester.runpytest("-k", "skewed or (severity and doctor-gender)",
+                                "--t2i-json=report.json", "--junitxml=junit.xml")
+
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*check*subject / axis*margin*verdict*",
+                                 "*severity*doctor / gender*+0.300*pass*",
+                                 "*skewed*nurse / gender*-0.400*xfail limit*",
+                                 "t2ibias: 2 results: 1 passed, 1 xfailed"])
+    result.stdout.no_fnmatch_line("*FAIL*")
+    data = json.loads((pytester.path / "report.json").read_text())
+    assert data["version"] == 2 and data["summary"]["xfailed"] == 1
+    assert {"plugin_version", "git_revision", "date", "models", "judges", "settings"} <= set(data["run"])
+    rows = {row["check_id"]: row for row in data["checks"]}
+    assert rows["skewed"]["status"] == "xfailed" and rows["skewed"]["margin"] < 0
+    assert rows["severity"]["status"] == "passed" and rows["severity"]["margin"] > 0
+    assert rows["severity"]["confidence"] is None  # a point decision
+    assert '<property name="status" value="xfailed" />' in (pytester.path / "junit.xml").read_text()
+
+    quiet = pytester.runpytest("-q", "-k", "skewed")
+    quiet.stdout.fnmatch_lines(["t2ibias: 1 results: 1 xfailed; work:*"])
+    quiet.stdout.no_fnmatch_line("*t2ibias summary*")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..verdict import CheckError
 
-class BackendError(Exception):
+
+class BackendError(CheckError):
     """A model or image source that cannot be used, said in the user's terms.
 
     The message names the model id or path, the option that named it (e.g. ``--t2i-model``)

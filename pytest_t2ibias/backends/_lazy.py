@@ -77,10 +77,19 @@ class _Once:
     def __init__(self, load: Callable[[], Any]) -> None:
         self._load = load
         self._value: Any = None
+        self._error: BaseException | None = None
 
     def __call__(self) -> Any:
+        """The backend; a load that failed fails again at once, without loading again (a
+        broken model costs one load a session, and every check says the same paragraph)."""
+        if self._error is not None:
+            raise self._error.with_traceback(None)
         if self._value is None:
-            self._value = self._load()
+            try:
+                self._value = self._load()
+            except Exception as error:
+                self._error = error
+                raise
         return self._value
 
 

@@ -20,7 +20,7 @@ from ._fingerprint import settings_fingerprint
 from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve_dtype
 
 
-def _chunks(items: Sequence[ImageRequest], size: int) -> Iterator[Sequence[ImageRequest]]:
+def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
 
@@ -102,22 +102,51 @@ class DiffusersGenerator:
         )
 
     def generate(self, requests: list[ImageRequest]) -> list[Image.Image]:
-        """One image per request, in order; batches may mix prompts freely."""
-        images: list[Image.Image] = []
-        for batch in _chunks(list(requests), self.batch_size):
-            # CPU generators: the same noise on every device, and per image, not per batch.
-            generators = [torch.Generator("cpu").manual_seed(r.noise_seed) for r in batch]
-            size = {k: v for k, v in (("height", self.height), ("width", self.width)) if v}
+        """One image per request, in order; batches may mix prompts freely. A request's own
+        sampling (steps, guidance, size, scheduler) wins over this generator's defaults."""
+        requests = list(requests)
+        images: dict[int, Image.Image] = {}
+        groups: dict[tuple, list[int]] = {}
+        for position, request in enumerate(requests):
+            groups.setdefault(tuple(request.sampling.values()), []).append(position)
+        for positions in groups.values():
+            for batch in _chunks(positions, self.batch_size):
+                chosen = [requests[i] for i in batch]
+                for i, image in zip(batch, self._sample(chosen)):
+                    images[i] = image
+        return [images[i] for i in range(len(requests))]
+
+    def _sample(self, batch: Sequence[ImageRequest]) -> list[Image.Image]:
+        """One pipeline call for requests sharing their sampling."""
+        first = batch[0]
+        # CPU generators: the same noise on every device, and per image, not per batch.
+        generators = [torch.Generator("cpu").manual_seed(r.noise_seed) for r in batch]
+        height, width = first.height or self.height, first.width or self.width
+        size = {k: v for k, v in (("height", height), ("width", width)) if v}
+        original = self.pipeline.scheduler
+        if first.scheduler and first.scheduler != type(original).__name__:
+            import diffusers
+
+            scheduler_class = getattr(diffusers, first.scheduler, None)
+            if scheduler_class is None:
+                from ._errors import BackendError
+
+                raise BackendError(f"scheduler {first.scheduler!r} (the plan's sampling) is no "
+                                   f"diffusers scheduler class; name one, e.g. "
+                                   f"DPMSolverMultistepScheduler")
+            self.pipeline.scheduler = scheduler_class.from_config(original.config)
+        try:
             output = self.pipeline(
                 prompt=[r.prompt for r in batch],
-                num_inference_steps=self.steps,
-                guidance_scale=self.guidance_scale,
+                num_inference_steps=first.steps or self.steps,
+                guidance_scale=self.guidance_scale if first.guidance is None else first.guidance,
                 generator=generators,
                 output_type="pil",
                 **size,
             )
-            images.extend(image.convert("RGB") for image in output.images)
-        return images
+        finally:
+            self.pipeline.scheduler = original
+        return [image.convert("RGB") for image in output.images]
 
     def __repr__(self) -> str:
         return (

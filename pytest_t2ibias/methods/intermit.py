@@ -257,7 +257,8 @@ class InterMitResult:
                       "tau did not reach epsilon" if outcome == FAIL else
                       "tau's interval straddles epsilon (inconclusive)")
             message = f"InterMit{' for ' + label if label else ''} failed: {reason}\n{message}"
-        return Verdict(passed=passed, outcome=outcome, burden=burden, check="intermit", value=tau,
+        return Verdict(passed=passed, outcome=outcome, burden=burden, confidence=confidence,
+                       check="intermit", value=tau,
                        threshold=self.epsilon, message=message,
                        figures={"intermit": self.to_dict(), "order": " -> ".join(self.order),
                                 "mit_amount": self.mit_amount, "mit_steps": self.mit_steps,

@@ -18,7 +18,7 @@ import pytest
 from .._session import VERDICTS, session_of
 from ..kinds import CHECK_KINDS, CheckContext
 from ..plan import Plan, plan_for
-from ..verdict import CheckFailed, Verdict, report_verdict
+from ..verdict import CheckError, CheckFailed, Verdict, report_verdict
 from .errors import SuiteError
 from .load import AXIS_REFERENCE_PARAMS, load_suite
 from .spec import CheckSpec, Suite
@@ -121,7 +121,7 @@ class CheckItem(pytest.Item):
         self.extra_keyword_matches.update({check.kind, suite.name})
 
     def runtest(self) -> None:
-        self._require_classifiers()
+        self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
         _plan_session_once(self)
@@ -231,7 +231,7 @@ class CheckItem(pytest.Item):
         return f"check {self.check.id!r} ({self.check.kind}){subject}{axis}"
 
 
-class ClassifierMissing(Exception):
+class ClassifierMissing(CheckError):
     """A check needs a ``--t2i-classifier`` for an axis marked ``classifier: true``."""
 
 
