@@ -557,7 +557,7 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
     if any(dropped.values()):
         lines.append("  proposals dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items() if v))
     return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
-                   check="open_set", value=top, threshold=threshold, message="\n".join(lines),
+                   confidence=confidence, check="open_set", value=top, threshold=threshold, message="\n".join(lines),
                    figures={**result.to_dict(), "label": label})
 
 
@@ -600,7 +600,7 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
         message += (f"\n  UNBOUNDED: never drawn: {', '.join(skew.unbounded)} (their skew is -inf; "
                     "shown smoothed)")
     return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
-                   check="max_skew_below", value=estimate, threshold=threshold, message=message,
+                   confidence=confidence, check="max_skew_below", value=estimate, threshold=threshold, message=message,
                    figures={"skews": skew.skews, "counts": skew.counts, "target": skew.target,
                             "unbounded": list(skew.unbounded), "label": label})
 
@@ -626,7 +626,7 @@ def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
         lines.append("    confusion (true -> judged): " + "; ".join(
             f"{v}: " + ", ".join(f"{w}={n}" for w, n in row.items() if n) for v, row in audit.confusion.items()))
     return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
-                   check="judge_agrees", value=lowest, threshold=threshold,
+                   confidence=confidence, at_most=False, check="judge_agrees", value=lowest, threshold=threshold,
                    message="\n".join(lines),
                    figures={"audits": {a: audit.to_dict() for a, audit in audits.items()},
                             "label": label})
@@ -663,7 +663,7 @@ def evaluate_intervention_improves(result: Any, min_improvement: float = 0.0, *,
         lines.append(f"  control {e.phrase!r}: diversity {e.diversity:.3f}, change {e.improvement}"
                      f", bias {e.bias:+.3f}" + ("  WARNING: the control moved diversity" if e in moved else ""))
     return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
-                   check="intervention_improves", value=smallest, threshold=min_improvement,
+                   confidence=confidence, at_most=False, check="intervention_improves", value=smallest, threshold=min_improvement,
                    message="\n".join(lines),
                    figures={"effects": [e.to_dict() for e in result.effects],
                             "original_diversity": result.original_diversity,

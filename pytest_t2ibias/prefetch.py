@@ -119,8 +119,8 @@ def prefetch(items: Sequence[PlannedCheck], instrument_for: Callable[[Plan], Ins
             for role, prompts in needs:
                 generator = instrument.generator(role)
                 _, requests = by_generator.setdefault(generator.fingerprint, (generator, []))
-                requests.extend(ImageRequest(p, item.plan.seed, i) for p in prompts
-                                for i in range(item.plan.images_per_prompt))
+                requests.extend(ImageRequest(p, item.plan.seed, i, **item.plan.sampling)
+                                for p in prompts for i in range(item.plan.images_per_prompt))
         except Exception as error:  # noqa: BLE001 - the item's own run reports it
             _tell(on_error, item, error)
             continue
