@@ -27,7 +27,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._cache import locked, write_atomically
-from ._prompt_lock import UPDATE_OPTION, LockfileError, _lock_key, _shown_model, llm_weights
+from ._prompt_lock import (
+    UPDATE_OPTION,
+    LockfileError,
+    _lock_key,
+    _shown_model,
+    llm_weights,
+    lock_path,
+)
 from .methods.bgps import (
     BGPSGateResult,
     BGPSResult,
@@ -57,12 +64,7 @@ log = logging.getLogger("pytest_t2ibias.bgps")
 
 def bgps_lock_path(suite_path: Path) -> Path:
     """``x.t2i.yaml`` -> ``x.t2i.bgps.lock.json``, in the suite's folder."""
-    name = suite_path.name
-    for suffix in (".yaml", ".yml"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return suite_path.with_name(f"{name}.bgps.lock.json")
+    return lock_path(suite_path, "bgps")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._cache import locked, write_atomically
-from ._prompt_lock import UPDATE_OPTION, LockfileError, _lock_key, _shown_model, llm_weights
+from ._prompt_lock import (
+    UPDATE_OPTION,
+    LockfileError,
+    _lock_key,
+    _shown_model,
+    llm_weights,
+    lock_path,
+)
 from .methods.openbias import (
     KNOWLEDGE_BASE,
     OpenBiasResult,
@@ -43,12 +50,7 @@ ABOUT = ("Biases OpenBias proposed for the suite's open_set checks (pytest-t2ibi
 
 def openbias_lock_path(suite_path: Path) -> Path:
     """``x.t2i.yaml`` -> ``x.t2i.openbias.lock.json``, in the suite's folder."""
-    name = suite_path.name
-    for suffix in (".yaml", ".yml"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return suite_path.with_name(f"{name}.openbias.lock.json")
+    return lock_path(suite_path, "openbias")
 
 
 def knowledge_base_hash(path: Path = KNOWLEDGE_BASE) -> str:

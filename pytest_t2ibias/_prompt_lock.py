@@ -51,14 +51,15 @@ class LockfileError(SuiteError, CheckError):
     """A lock file that cannot be read, no longer matches its suite, or cannot be written."""
 
 
-def lock_path(suite_path: Path) -> Path:
-    """``x.t2i.yaml`` -> ``x.t2i.lock.json``, in the suite's folder."""
+def lock_path(suite_path: Path, kind: str = "") -> Path:
+    """``x.t2i.yaml`` -> ``x.t2i.lock.json`` (or ``x.t2i.<kind>.lock.json``: the BGPS and
+    OpenBias locks), in the suite's folder."""
     name = suite_path.name
     for suffix in (".yaml", ".yml"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
-    return suite_path.with_name(f"{name}.lock.json")
+    return suite_path.with_name(f"{name}.{kind + '.' if kind else ''}lock.json")
 
 
 def requirements(suite: Suite) -> dict[str, Any]:

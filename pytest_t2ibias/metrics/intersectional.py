@@ -179,18 +179,8 @@ def intersectional_sensitivity(
         return out
 
     if interval == "bootstrap":
-
-        def statistic(batch: list[np.ndarray]) -> np.ndarray:
-            # batch[p]: (replicates, images of prompt p, axes)
-            return from_shares(
-                [
-                    [label_shares(table[..., j], len(choices[y])) for j, y in enumerate(axes)]
-                    for table in batch
-                ]
-            )
-
         joint = bootstrap_matrix(
-            statistic, tables, confidence=confidence, n_resamples=n_resamples, seed=seed
+            _on_label_shares(from_shares, choices, axes), tables, confidence=confidence, n_resamples=n_resamples, seed=seed
         )
     elif interval == "profile":
         joint = _profile_matrix(
@@ -269,17 +259,8 @@ def mitigation_effect(
         return np.stack(effect, axis=-1)
 
     if interval == "bootstrap":
-
-        def statistic(batch: list[np.ndarray]) -> np.ndarray:
-            return from_shares(
-                [
-                    [label_shares(table[..., j], len(choices[y])) for j, y in enumerate(axes)]
-                    for table in batch
-                ]
-            )
-
         joint = bootstrap_matrix(
-            statistic,
+            _on_label_shares(from_shares, choices, axes),
             tables,
             paired=paired,
             confidence=confidence,
@@ -326,6 +307,17 @@ def mitigation_effect(
         )
         for j, y in enumerate(axes)
     }
+
+
+def _on_label_shares(from_shares, choices, axes):
+    """A bootstrap statistic: each resampled prompt's label table (replicates, images, axes)
+    turned into per-axis shares, then ``from_shares``."""
+
+    def statistic(batch: list[np.ndarray]) -> np.ndarray:
+        return from_shares([[label_shares(table[..., j], len(choices[y]))
+                             for j, y in enumerate(axes)] for table in batch])
+
+    return statistic
 
 
 def _check_interval(interval: str) -> None:
