@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TypeVar
+from pathlib import Path
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -30,7 +32,21 @@ class Counters:
     answers_from_cache: int = 0
 
 
-Progress = Callable[[str, int, int], None]
+class Progress(Protocol):
+    """Shown while work is computed (``progress.TerminalProgress`` on a terminal)."""
+
+    def phase(self, what: str, total: int, model: str
+              ) -> AbstractContextManager[Callable[[int], None]]:
+        """A context for ``total`` entries of ``what``; its value is ``advance(n)``."""
+        ...
+
+
+class _Silent:
+    def phase(self, what: str, total: int, model: str
+              ) -> AbstractContextManager[Callable[[int], None]]:
+        return nullcontext(lambda n: None)
+
+
 T = TypeVar("T")
 
 
@@ -43,7 +59,7 @@ class RequestLayer:
         self.answer_batch_size = answer_batch_size
         """Images an answerer call gets; the answerer splits them into its own forward passes
         (CLIP 16 by default), so small request batches no longer cap its batches."""
-        self.progress = progress
+        self.progress = progress or _Silent()
         self.counters = Counters()
         self._images: dict[str, GeneratedImage] = {}
         self._answers: dict[str, np.ndarray] = {}
@@ -78,7 +94,8 @@ class RequestLayer:
                 self._images[key] = _generated(request, picture, key)
             self.counters.images_generated += len(batch)
 
-        self._compute_once(missing, from_cache, generate, "generating images", self.batch_size)
+        self._compute_once(missing, from_cache, generate, "generating images",
+                           _model_name(generator), self.batch_size)
         return ImageSet(tuple(self._images[key] for key in keys))
 
     # -- answers --------------------------------------------------------------------------
@@ -137,7 +154,7 @@ class RequestLayer:
             self.counters.answers_scored += len(batch)
 
         self._compute_once(missing, from_cache, score, f"answering {question!r}",
-                           self.answer_batch_size)
+                           _model_name(answerer), self.answer_batch_size)
         probabilities = np.array([self._answers[key] for key in keys], dtype=float).reshape(
             len(keys), len(choices)
         )
@@ -152,7 +169,7 @@ class RequestLayer:
 
     def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                       compute: Callable[[list[tuple[str, T]]], None], what: str,
-                      batch_size: int) -> None:
+                      model: str, batch_size: int) -> None:
         """Compute the ``missing`` entries in batches, each once across all processes.
 
         A key is claimed (without waiting) before it joins a batch and re-read from the cache
@@ -161,7 +178,14 @@ class RequestLayer:
         after our own batches, holding no claim while waiting (no deadlock), then read; one
         still missing (its owner failed) is claimed again in the next round.
         """
-        total, done = len(missing), 0
+        if not missing:
+            return
+        with self.progress.phase(what, len(missing), model) as advance:
+            self._compute_claimed(missing, from_cache, compute, batch_size, advance)
+
+    def _compute_claimed(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
+                         compute: Callable[[list[tuple[str, T]]], None], batch_size: int,
+                         advance: Callable[[int], None]) -> None:
         pending = dict(missing)
         while pending:
             queue, deferred = deque(pending.items()), {}
@@ -177,13 +201,12 @@ class RequestLayer:
                             continue
                         claims.append(claim)
                         if from_cache(key, item):
-                            done += 1
+                            advance(1)
                             continue
                         batch.append((key, item))
                     if batch:
                         compute(batch)
-                        done += len(batch)
-                        self._report(what, done, total)
+                        advance(len(batch))
                 finally:
                     for claim in claims:
                         claim.release()
@@ -191,13 +214,17 @@ class RequestLayer:
             for key, item in deferred.items():
                 self.cache.wait_for(key)
                 if from_cache(key, item):
-                    done += 1
+                    advance(1)
                 else:
                     pending[key] = item
 
-    def _report(self, what: str, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress(what, done, total)
+
+def _model_name(backend: object) -> str:
+    """What the progress line calls a backend: its model's name, not its whole path."""
+    model = getattr(backend, "model", None)
+    if isinstance(model, str) and model:
+        return Path(model).name if Path(model).exists() else model  # a path, or a hub id
+    return type(backend).__name__
 
 
 def _generated(request: ImageRequest, picture, key: str) -> GeneratedImage:

@@ -23,7 +23,7 @@ from .verdict import CheckError, Family, Verdict, verdict_properties, verdict_si
 if TYPE_CHECKING:
     from ._bgps_lock import BGPSLocks
     from ._prompt_lock import PromptLocks
-    from ._requests import RequestLayer
+    from ._requests import Progress, RequestLayer
     from ._settings import Settings
     from .facade import T2IBias
     from .instrument import Instrument, Models
@@ -61,7 +61,7 @@ class T2ISession:
 
         settings = self.settings
         cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
-        return RequestLayer(cache, batch_size=settings.batch_size)
+        return RequestLayer(cache, batch_size=settings.batch_size, progress=self.progress())
 
     @cached_property
     def locks(self) -> PromptLocks:
@@ -83,6 +83,30 @@ class T2ISession:
 
         return T2IBias(self.settings, self.models, self.requests, self.locks,
                        bgps_locks=self.bgps_locks, progress=self.progress_writer())
+
+    def progress(self) -> Progress | None:
+        """Generation and scoring progress on stderr: a live bar on a terminal, a line every
+        30 s in a log, one line a phase under -q; None under -qq. An xdist worker writes
+        whole lines tagged with its name (workers share the terminal)."""
+        verbosity = self.config.get_verbosity()
+        if verbosity < -1:
+            return None
+        worker = getattr(self.config, "workerinput", {}).get("workerid")
+        import sys
+        from contextlib import nullcontext
+
+        from .progress import TerminalProgress
+
+        capture = self.config.pluginmanager.getplugin("capturemanager")
+        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        # the real stderr, not the captured one a test call sees (capture is lifted meanwhile)
+        stream = sys.__stderr__
+        live = _is_terminal(stream) and worker is None
+        mode = "summary" if verbosity < 0 else "live" if live else "lines"
+        return TerminalProgress(
+            stream, mode, pause=capture.global_and_fixture_disabled if capture else nullcontext,
+            before=reporter.ensure_newline if reporter else (lambda: None),
+            name=f"t2ibias[{worker}]" if worker else "t2ibias")
 
     def progress_writer(self) -> Callable[[str], None] | None:
         """One line at a time on stderr through a terminal writer, past output capture;
@@ -363,6 +387,13 @@ def _git_revision(root: Any) -> str | None:
         return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError):  # closed or not a file
+        return False
 
 
 def status_of(report: pytest.TestReport) -> str:

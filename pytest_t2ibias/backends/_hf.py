@@ -8,6 +8,7 @@ that cannot be loaded is a :class:`BackendError` naming the model, the option an
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -261,8 +262,26 @@ def load_pretrained(
         loader, revision=revision, dtype=dtype, offline=offline, allow_pickle=allow_pickle,
         weights=weights,
     )
-    with loading_errors(path_or_id, kind=kind, origin=origin):
+    with loading_errors(path_or_id, kind=kind, origin=origin), _library_bars_off():
         return loader.from_pretrained(os.fspath(path_or_id), **kwargs, **extra)
+
+
+@contextmanager
+def _library_bars_off() -> Iterator[None]:
+    """diffusers' and transformers' own loading bars off while a model loads (a pipeline
+    loads transformers parts too; the plugin's progress line says what is happening), then
+    back as the user had them."""
+    turned_off = []
+    for library in ("diffusers", "transformers"):
+        logging = sys.modules.get(f"{library}.utils.logging")
+        if logging is not None and logging.is_progress_bar_enabled():
+            logging.disable_progress_bar()
+            turned_off.append(logging)
+    try:
+        yield
+    finally:
+        for logging in turned_off:
+            logging.enable_progress_bar()
 
 
 @dataclass(frozen=True)
