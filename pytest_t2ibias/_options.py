@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ._settings import INI_ONLY, OPTIONS, Settings
+from ._settings import INI_ONLY, OPTIONS, Option, Settings
 
 _BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -27,19 +27,44 @@ def _parse_bool(value: str) -> bool:
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("t2ibias", "text-to-image bias checks")
     for option in OPTIONS:
+        help_text = _with_default(option)
         if option.flag:
             group.addoption(option.cli, action="store_true", default=None, dest=option.name,
-                            help=option.help)
-            parser.addini(option.name, option.help, type="string", default="")
+                            help=help_text)
         elif option.repeatable:
             group.addoption(option.cli, action="append", default=None, dest=option.name,
-                            metavar="AXIS=MODEL", help=option.help)
-            parser.addini(option.name, option.help, type="linelist", default=[])
+                            metavar="AXIS=MODEL", help=help_text)
         else:
-            group.addoption(option.cli, default=None, dest=option.name, help=option.help)
-            parser.addini(option.name, option.help, type="string", default="")
+            group.addoption(option.cli, default=None, dest=option.name,
+                            metavar=_metavar(option), help=help_text)
+        # Typed ini keys show their type in --help; an unset key reads as None.
+        parser.addini(option.name, help_text, type=_ini_type(option), default=None)
     for name, help_text, default in INI_ONLY:
-        parser.addini(name, help_text, type="string", default=default)
+        parser.addini(name, f"{help_text} (default: {default})", type="string", default=default)
+
+
+def _ini_type(option: Option) -> str:
+    if option.flag:
+        return "bool"
+    if option.repeatable:
+        return "linelist"
+    return {int: "int", float: "float"}.get(option.convert, "string")
+
+
+def _metavar(option: Option) -> str:
+    if option.convert is int:
+        return "N"
+    if option.convert is float:
+        return "X"
+    if option.is_path:
+        return "PATH"
+    return option.name.removeprefix("t2i_").upper()
+
+
+def _with_default(option: Option) -> str:
+    if option.default is None or option.flag:
+        return option.help
+    return f"{option.help} (default: {option.default})"
 
 
 def get_option(config: pytest.Config, name: str) -> Any:
@@ -52,10 +77,13 @@ def get_option(config: pytest.Config, name: str) -> Any:
     source = option.cli
     base = Path.cwd()
     if raw is None or raw == []:
-        raw = config.getini(name)
         source = f"ini key {name} in {config.inipath}" if config.inipath else f"ini key {name}"
         base = config.inipath.parent if config.inipath else config.rootpath
-        if raw in ("", []):
+        try:
+            raw = config.getini(name)
+        except (ValueError, pytest.UsageError) as exc:  # pytest's conversion of a typed key
+            raise pytest.UsageError(f"{source}: {exc}") from None
+        if raw is None or raw in ("", []):
             return [] if option.repeatable else option.default
     try:
         if option.flag:
