@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ._settings import INI_ONLY, OPTIONS, Option, Settings
+from .verdict import FAMILY_POLICIES
 
 _BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -153,10 +154,9 @@ def read_settings(config: pytest.Config) -> Settings:
     if burden not in (None, "model", "check"):
         raise pytest.UsageError(f"--t2i-burden must be model or check, got {burden!r}")
     family = get_option(config, "t2i_family")
-    if family not in ("none", "bonferroni"):
-        raise pytest.UsageError(f"--t2i-family must be none or bonferroni, got {family!r} "
-                                "(holm and bh need every check's figure before any verdict; "
-                                "see docs/STATISTICS.md)")
+    if family not in FAMILY_POLICIES:
+        raise pytest.UsageError(f"--t2i-family must be one of {', '.join(FAMILY_POLICIES)}, "
+                                f"got {family!r} (docs/STATISTICS.md)")
     batch_size = _checked(config, "t2i_batch_size", minimum=1)
     return Settings(
         model=get_option(config, "t2i_model"),

@@ -66,8 +66,9 @@ OPTIONS: tuple[Option, ...] = (
            "needs (power planning), then stop: no model is loaded", flag=True),
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
            default=0.9),
-    Option("t2i_family", "none|bonferroni: family-wise control of false alarms across the run's "
-           "gated checks (bonferroni: each at 1 - (1 - confidence)/m)", default="none"),
+    Option("t2i_family", "none|bonferroni|holm|bh: control of wrong verdicts across the run's "
+           "gated checks (bonferroni: each at 1 - (1 - confidence)/m; holm: step-down, the same "
+           "guarantee, more decisive; bh: false discovery rate)", default="none"),
 )
 
 INI_ONLY = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from pytest_t2ibias import Estimate
@@ -49,6 +50,57 @@ def test_bonferroni_divides_the_error_among_the_family():
     assert "up to 1.0 wrong verdicts expected" in Family("none", 20).describe(0.95)
 
 
+def _holm_reference(p: dict[str, float], alpha: float) -> set[str]:
+    """Holm (1979) on p-values, as textbooks write it."""
+    ordered, rejected = sorted(p, key=p.get), set()
+    for j, check in enumerate(ordered):
+        if p[check] > alpha / (len(p) - j):
+            break
+        rejected.add(check)
+    return rejected
+
+
+def _bh_reference(p: dict[str, float], alpha: float) -> set[str]:
+    """Benjamini-Hochberg (1995) on p-values."""
+    ordered = sorted(p.values())
+    k = max((k for k in range(1, len(p) + 1) if ordered[k - 1] <= k * alpha / len(p)), default=0)
+    return {check for check, value in p.items() if value <= k * alpha / len(p)}
+
+
+@pytest.mark.parametrize("policy, reference", [("holm", _holm_reference), ("bh", _bh_reference)])
+def test_holm_and_bh_from_levels_match_the_p_value_procedures(policy, reference):
+    """``Family.levels`` asks only "decisive at this level?"; a check with p-value p is
+    decisive at level L when p <= 1 - L. The verdicts must be the textbook procedure's."""
+    rng = np.random.default_rng(0)
+    asked = 0
+    for trial in range(300):
+        m = int(rng.integers(2, 25))
+        # mixtures of true nulls (uniform p) and real effects (small p), with ties
+        p = {f"c{i}": float(rng.uniform() if rng.uniform() < 0.5 else rng.beta(0.3, 8))
+             for i in range(m)}
+        if trial % 7 == 0:
+            p["c0"] = p["c1"]
+
+        def decisive(check, level):
+            nonlocal asked
+            asked += 1
+            return p[check] <= 1 - level + 1e-12
+
+        levels = Family(policy, m).levels({c: 0.05 for c in p}, decisive)
+        assert set(levels) == set(p)
+        decided = {c for c in p if p[c] <= 1 - levels[c] + 1e-12}
+        assert decided == reference(p, 0.05), (policy, p)
+    assert asked < 300 * 25 * 6  # a few passes over the family, not one per p-value grid
+
+
+def test_holm_is_never_less_decisive_than_bonferroni():
+    p = {"a": 0.001, "b": 0.012, "c": 0.02, "d": 0.3}
+    levels = Family("holm", 4).levels(dict.fromkeys(p, 0.05),
+                                      lambda c, level: p[c] <= 1 - level)
+    assert {c for c in p if p[c] <= 1 - levels[c]} == {"a", "b", "c"}  # Bonferroni: only a
+    assert levels["a"] == pytest.approx(1 - 0.05 / 4) and levels["d"] == pytest.approx(0.95)
+
+
 CHECKS = """\
 checks:
   - {id: balance, kind: w1_below, axes: [gender], threshold: 0.3, confidence: 0.95}
@@ -77,6 +129,21 @@ def test_the_family_widens_every_gated_interval(pytester):
     assert rows["family.json"][spill]["confidence"] == pytest.approx(1 - 0.05 / 3)
     wide = lambda r: r["high"] - r["low"]  # noqa: E731
     assert wide(rows["family.json"][spill]) > wide(rows["none.json"][spill])
+
+
+@pytest.mark.parametrize("policy", ["holm", "bh"])
+def test_holm_and_bh_run_each_check_at_the_level_the_procedure_found(pytester, policy):
+    result = _run(pytester, f"--t2i-family={policy}", "--t2i-json=family.json")
+    result.stdout.fnmatch_lines([f"*family: 3 gated checks, {'Holm' if policy == 'holm' else 'Benjamini-Hochberg'}*"])
+    rows = json.loads((pytester.path / "family.json").read_text())["checks"]
+    levels = {r["check_id"]: r["confidence"] for r in rows}
+    if policy == "holm":  # planned passes at 1 - 0.05/3; the other two get 1 - 0.05/2 and don't
+        assert levels == pytest.approx({"planned": 1 - 0.05 / 3, "balance": 1 - 0.05 / 2,
+                                        "spill": 1 - 0.05 / 2})
+    else:  # BH: one decisive of three: k* = 1, every check at 1 - 0.05/3
+        assert levels == pytest.approx(dict.fromkeys(levels, 1 - 0.05 / 3))
+    run = json.loads((pytester.path / "family.json").read_text())["run"]
+    assert run["settings"]["family"] == policy
 
 
 def test_plan_prints_costs_and_needs_and_runs_nothing(pytester):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ import pytest
 from .._session import VERDICTS, session_of
 from ..kinds import CHECK_KINDS, CheckContext
 from ..plan import Plan, plan_for
-from ..verdict import CheckError, CheckFailed, Verdict, report_verdict
+from ..verdict import FAIL, PASS, CheckError, CheckFailed, Verdict, report_verdict, verdict_sink
 from .errors import SuiteError
 from .load import AXIS_REFERENCE_PARAMS, load_suite
 from .spec import CheckSpec, Suite
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 DEFAULT_PATTERN = "*.t2i.yaml"
 ITEM_MARKER = "t2ibias"
 SESSION_PLANNED = pytest.StashKey[bool]()
+FAMILY_DECIDED = pytest.StashKey[bool]()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile | None:
@@ -122,10 +124,20 @@ class CheckItem(pytest.Item):
 
     def runtest(self) -> None:
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
-        run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
         _plan_session_once(self)
-        gate = session.family.confidence(self.check.params.get("confidence"))
+        _decide_family_once(self)
+        verdict = self.evaluate(session.family.confidence(self.check.params.get("confidence"),
+                                                          self.nodeid))
+        if not any(reported is verdict for reported in self.stash.get(VERDICTS, ())):
+            report_verdict(verdict)  # unless an ``assert_*`` helper in the run already did
+        self.verdict = verdict
+        if not verdict.passed:
+            raise CheckFailed(verdict)
+
+    def evaluate(self, gate: float | None) -> Verdict:
+        """The check's verdict gating at ``gate`` (None: on the point value)."""
+        session = session_of(self.config)
         context = CheckContext(
             check=self.check,
             suite=self.suite,
@@ -141,14 +153,9 @@ class CheckItem(pytest.Item):
             bgps_locks=session.bgps_locks,
         )
         try:
-            verdict = run(context)
+            return CHECK_KINDS[self.check.kind].runner()(context)
         except CheckFailed as failed:  # a kind built on the assertion helpers
-            verdict = failed.verdict
-        if not any(reported is verdict for reported in self.stash.get(VERDICTS, ())):
-            report_verdict(verdict)  # unless an ``assert_*`` helper in the run already did
-        self.verdict = verdict
-        if not verdict.passed:
-            raise CheckFailed(verdict)
+            return failed.verdict
 
     def _require_classifiers(self) -> None:
         """An axis the suite marks ``classifier: true`` must not quietly be read by VQA.
@@ -253,6 +260,39 @@ def _plan_session_once(first: CheckItem) -> None:
     from ..prefetch import prefetch
 
     prefetch(planned_checks(first.session.items), session.instrument)
+
+
+def _decide_family_once(first: CheckItem) -> None:
+    """Under ``--t2i-family=holm|bh``, when the first check runs, find the level every gated
+    check gates at (``Family.levels``) by judging the gated checks at the levels the
+    procedure asks about; their images and answers are in the memo by then (the session
+    plan), so this re-runs only the statistics. Each item then runs at its level and
+    reaches the procedure's verdict. A check that cannot run counts in the family and is
+    never decisive (its own run reports the error). Under xdist every worker finds the same
+    levels (the checks are deterministic)."""
+    config = first.config
+    session = session_of(config)
+    if session.family.policy not in ("holm", "bh") or config.stash.get(FAMILY_DECIDED, False):
+        return
+    config.stash[FAMILY_DECIDED] = True
+    gated = {item.nodeid: item for item in first.session.items
+             if isinstance(item, CheckItem) and item.gated}
+    errors = {nodeid: 1.0 - float(item.check.params["confidence"])
+              for nodeid, item in gated.items()}
+
+    def decisive(nodeid: str, level: float) -> bool:
+        item = gated[nodeid]
+        token = verdict_sink.set(None)  # these verdicts are nobody's report
+        try:
+            item._require_classifiers()
+            verdict = item.evaluate(level)
+        except Exception:  # noqa: BLE001 - reported when the item itself runs
+            return False
+        finally:
+            verdict_sink.reset(token)
+        return verdict.outcome == (PASS if verdict.burden == "model" else FAIL)
+
+    session.family = replace(session.family, assigned=session.family.levels(errors, decisive))
 
 
 def planned_checks(items: list[pytest.Item]) -> list[Any]:
