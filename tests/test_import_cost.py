@@ -27,7 +27,8 @@ def test_importing_the_plugin_imports_no_heavy_library(module):
 def test_a_lazy_generator_fingerprints_without_torch(tmp_path):
     """A warm run builds the lazy backends for their fingerprints only: no torch for that."""
     code = (
-        "from pytest_t2ibias.backends._lazy import LazyDiffusersGenerator, LazyAnswerer\n"
+        "from pytest_t2ibias.backends._lazy import LazyDiffusersGenerator, lazy_answerer, "
+        "lazy_classifier\n"
         "from pytest_t2ibias._settings import Settings\n"
         "import dataclasses\n"
         f"root = {str(tmp_path)!r}\n"
@@ -36,6 +37,7 @@ def test_a_lazy_generator_fingerprints_without_torch(tmp_path):
         "fields.update(device='cpu', dtype='auto', offline=True)\n"
         "settings = Settings(**fields)\n"
         "LazyDiffusersGenerator(root, settings, origin='--t2i-model').fingerprint\n"
-        "LazyAnswerer(root, 'vqa', lambda: None, offline=True).fingerprint"
+        "lazy_answerer(root, settings, origin='--t2i-vqa').fingerprint\n"
+        "lazy_classifier(root, settings, axis='gender', origin='--t2i-classifier').fingerprint"
     )
     assert _heavy_after(code) == []

@@ -180,21 +180,20 @@ def lazy_generator(model: str, settings: Settings, *, origin: str):
 
 
 def lazy_answerer(model: str, settings: Settings, *, origin: str) -> LazyAnswerer:
-    from .vqa import load_answerer
+    def load():
+        from .vqa import load_answerer  # torch: only when an answer is not cached
 
-    return LazyAnswerer(
-        model, "vqa",
-        lambda: load_answerer(model, origin=origin, **loading_of(settings)),
-        offline=settings.offline)
+        return load_answerer(model, origin=origin, **loading_of(settings))
+
+    return LazyAnswerer(model, "vqa", load, offline=settings.offline)
 
 
 def lazy_classifier(model: str, settings: Settings, *, axis: str, origin: str) -> LazyAnswerer:
-    from .classifier import ClassifierAnswerer
+    def load():
+        from .classifier import ClassifierAnswerer  # torch: only when an answer is not cached
 
-    return LazyAnswerer(
-        model, f"classifier:{axis}",
-        lambda: ClassifierAnswerer.from_pretrained(
-            model, origin=origin, **loading_of(settings)),
-        offline=settings.offline)
+        return ClassifierAnswerer.from_pretrained(model, origin=origin, **loading_of(settings))
+
+    return LazyAnswerer(model, f"classifier:{axis}", load, offline=settings.offline)
 
 
