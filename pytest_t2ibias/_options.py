@@ -157,7 +157,7 @@ def read_settings(config: pytest.Config) -> Settings:
     if family not in FAMILY_POLICIES:
         raise pytest.UsageError(f"--t2i-family must be one of {', '.join(FAMILY_POLICIES)}, "
                                 f"got {family!r} (docs/STATISTICS.md)")
-    batch_size = _checked(config, "t2i_batch_size", minimum=1)
+    batch_size = get_option(config, "t2i_batch_size")
     return Settings(
         model=get_option(config, "t2i_model"),
         baseline_model=get_option(config, "t2i_baseline_model"),

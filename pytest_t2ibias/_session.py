@@ -61,7 +61,7 @@ class T2ISession:
 
         settings = self.settings
         cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
-        return RequestLayer(cache, batch_size=settings.batch_size, progress=self.progress())
+        return RequestLayer(cache, batch_size=settings.batch_size.requests(), progress=self.progress())
 
     @cached_property
     def locks(self) -> PromptLocks:

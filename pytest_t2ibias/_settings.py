@@ -13,6 +13,62 @@ from typing import Any
 
 DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU i mod n"
 
+AUTO = "auto"
+BATCH_ROLES = ("generator", "vqa", "classifier")
+
+
+@dataclass(frozen=True)
+class BatchSizes:
+    """Items a backend's forward pass takes, per role: a number, ``auto`` (sized to the free
+    memory of the device, ``backends/_batching.py``) or None (the backend's own default).
+
+    ``--t2i-batch-size=8`` sets the generator's (as before); ``auto`` sizes every role;
+    ``generator=auto,vqa=32`` sets roles one by one."""
+
+    generator: int | str | None = 8
+    vqa: int | str | None = None
+    classifier: int | str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> BatchSizes:
+        text = str(text).strip()
+        if "=" not in text:
+            size = _batch_size(text, "the batch size")
+            return cls(generator=size, vqa=size if size == AUTO else None,
+                       classifier=size if size == AUTO else None)
+        sizes: dict[str, int | str | None] = {"generator": 8}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            role, _, value = part.partition("=")
+            role = role.strip()
+            if role not in BATCH_ROLES:
+                raise ValueError(f"unknown role {role!r} in {text!r}; roles: "
+                                 f"{', '.join(BATCH_ROLES)} (e.g. generator=auto,vqa=32)")
+            sizes[role] = _batch_size(value.strip(), role)
+        return cls(**sizes)
+
+    def requests(self) -> int:
+        """Images the request layer hands the generator at once: its batch, or enough for
+        an auto-sized one to fill (it splits them into its own forward passes)."""
+        return self.generator if isinstance(self.generator, int) else 64
+
+    def __str__(self) -> str:
+        if self == BatchSizes():
+            return "8"
+        return ",".join(f"{role}={getattr(self, role)}" for role in BATCH_ROLES
+                        if getattr(self, role) is not None)
+
+
+def _batch_size(text: str, what: str) -> int | str:
+    if text == AUTO:
+        return AUTO
+    try:
+        size = int(text)
+    except ValueError:
+        raise ValueError(f"{what}: expected a positive integer or auto, got {text!r}") from None
+    if size < 1:
+        raise ValueError(f"{what}: expected a positive integer or auto, got {size}")
+    return size
+
 
 @dataclass(frozen=True)
 class Option:
@@ -46,7 +102,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_steps", "denoising steps (overrides suite defaults)", int),
     Option("t2i_guidance", "classifier-free guidance scale (overrides suite defaults)", float),
     Option("t2i_seed", "base seed; image i of every prompt uses noise from (seed, i)", int),
-    Option("t2i_batch_size", "images per generator forward pass", int, default=8),
+    Option("t2i_batch_size", "items per forward pass: N (the generator's), auto (every role "
+           "sized to free device memory), or ROLE=N|auto,... for generator, vqa, classifier",
+           BatchSizes.parse, default=BatchSizes()),
     Option("t2i_cache_dir", "cache directory (default <rootdir>/.t2ibias_cache)", is_path=True),
     Option("t2i_no_cache", "bypass the cache: neither read nor write", flag=True),
     Option("t2i_refresh", "recompute everything and overwrite the cache", flag=True),
@@ -91,7 +149,7 @@ class Settings:
     steps: int | None
     guidance: float | None
     seed: int | None
-    batch_size: int
+    batch_size: BatchSizes
     cache_dir: Path
     no_cache: bool
     refresh: bool

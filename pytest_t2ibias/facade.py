@@ -67,7 +67,7 @@ class T2IBias:
         cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
         locks = PromptLocks(llm_model=settings.llm, load_llm=lambda: models.llm,
                             update=settings.update_locks)
-        return cls(settings, models, RequestLayer(cache, batch_size=settings.batch_size), locks)
+        return cls(settings, models, RequestLayer(cache, batch_size=settings.batch_size.requests()), locks)
 
     def instrument(self, suite: Suite | None = None, **sampling: Any) -> Instrument:
         """An instrument sampling as ``suite`` says (the command line still wins);

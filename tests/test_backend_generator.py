@@ -117,3 +117,13 @@ def test_ancestral_scheduler_is_reproducible_per_image(tmp_path):
     single = load(path, batch_size=1).generate(requests)
     pair = load(path, batch_size=2).generate(requests)
     assert [i.tobytes() for i in single] == [i.tobytes() for i in pair]
+
+
+def test_auto_batch_size_gives_the_same_images(pipeline_dir, generator):
+    requests = [ImageRequest(PROMPTS[0], seed=3, index=i) for i in range(3)]
+    auto = load(pipeline_dir, batch_size="auto")
+    assert auto.batch_size is None  # sized on its first pass
+    images = auto.generate(requests)
+    assert auto.batch_size == 8  # the CPU default
+    for image, reference in zip(images, generator.generate(requests)):
+        assert np.abs(pixels(image) - pixels(reference)).max() <= 1.0

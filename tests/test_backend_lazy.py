@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_t2ibias._settings import Settings
+from pytest_t2ibias._settings import BatchSizes, Settings
 from pytest_t2ibias._types import ImageRequest
 from pytest_t2ibias.backends._lazy import LazyDiffusersGenerator
 from pytest_t2ibias.testing import make_tiny_pipeline
@@ -15,7 +15,7 @@ from pytest_t2ibias.testing import make_tiny_pipeline
 SETTINGS = Settings(
     model=None, baseline_model=None, images=None, vqa=None, classifiers={}, llm=None,
     device="cpu", dtype="float32", images_per_prompt=None, steps=None, guidance=None, seed=None,
-    batch_size=4, cache_dir=Path("unused"), no_cache=True, refresh=False, offline=True,
+    batch_size=BatchSizes(generator=4), cache_dir=Path("unused"), no_cache=True, refresh=False, offline=True,
     allow_pickle=False, json=None, html=None, confidence=0.95, bootstrap=100,
 )
 
@@ -56,3 +56,15 @@ def test_fingerprint_follows_the_weights_and_the_scheduler(pipeline_dir):
 
     half = dataclasses.replace(SETTINGS, dtype="bfloat16")
     assert LazyDiffusersGenerator(str(pipeline_dir), half, origin="--t2i-model").fingerprint != after_scheduler
+
+
+def test_per_role_batch_sizes_reach_the_backends(tmp_path):
+    from pytest_t2ibias.backends._lazy import lazy_answerer
+    from pytest_t2ibias.testing import make_tiny_clip
+
+    clip = make_tiny_clip(tmp_path / "clip")
+    roles = BatchSizes.parse("generator=2,vqa=3")
+    settings = dataclasses.replace(SETTINGS, batch_size=roles)
+    assert lazy_answerer(str(clip), settings, origin="--t2i-vqa")._backend().batch.size == 3
+    default = lazy_answerer(str(clip), SETTINGS, origin="--t2i-vqa")._backend()
+    assert default.batch.size == 16  # the answerer's own default when no role size is given

@@ -11,7 +11,7 @@ def test_help_shows_types_and_defaults(pytester: pytest.Pytester):
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines([
         "*--t2i-model=PATH*",
-        "*--t2i-batch-size=N*images per generator forward pass (default: 8)*",
+        "*--t2i-batch-size=BATCH_SIZE*",
         "*--t2i-confidence=X*(default: 0.95)*",
     ])
     for typed in ("*t2i_bootstrap (int):*", "*t2i_confidence (float):*", "*t2i_offline (bool):*",

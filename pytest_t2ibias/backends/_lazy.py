@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._settings import Settings
+from .._settings import AUTO, Settings
 from .._types import ImageRequest
 from ._fingerprint import model_fingerprint, settings_fingerprint
 
@@ -71,6 +71,11 @@ def loading_of(settings: Settings) -> dict[str, Any]:
                 allow_pickle=settings.allow_pickle)
 
 
+def _batch_option(size: int | str | None) -> dict[str, Any]:
+    """``batch_size=`` for a backend's loader, or nothing (its own default)."""
+    return {} if size is None else {"batch_size": size}
+
+
 class _Once:
     """Builds a backend the first time it is needed, then keeps it."""
 
@@ -97,7 +102,7 @@ def _load_pipeline(model: str, settings: Settings, origin: str):
     from .generator import DiffusersGenerator
 
     return DiffusersGenerator.from_pretrained(
-        model, batch_size=settings.batch_size, origin=origin, **loading_of(settings))
+        model, batch_size=settings.batch_size.generator, origin=origin, **loading_of(settings))
 
 
 class LazyDiffusersGenerator:
@@ -129,7 +134,7 @@ class LazyDiffusersGenerator:
         base = self._base()
         return DiffusersGenerator(
             base.pipeline, model_fingerprint=base.model_fingerprint, steps=self.steps,
-            guidance_scale=self.guidance_scale, batch_size=base.batch_size, device=base.device,
+            guidance_scale=self.guidance_scale, batch_size=base.batch.size or AUTO, device=base.device,
             dtype=base.dtype)
 
     def with_options(self, *, steps: int | None = None,
@@ -183,7 +188,8 @@ def lazy_answerer(model: str, settings: Settings, *, origin: str) -> LazyAnswere
     def load():
         from .vqa import load_answerer  # torch: only when an answer is not cached
 
-        return load_answerer(model, origin=origin, **loading_of(settings))
+        return load_answerer(model, origin=origin, **loading_of(settings),
+                             **_batch_option(settings.batch_size.vqa))
 
     return LazyAnswerer(model, "vqa", load, offline=settings.offline)
 
@@ -192,7 +198,8 @@ def lazy_classifier(model: str, settings: Settings, *, axis: str, origin: str) -
     def load():
         from .classifier import ClassifierAnswerer  # torch: only when an answer is not cached
 
-        return ClassifierAnswerer.from_pretrained(model, origin=origin, **loading_of(settings))
+        return ClassifierAnswerer.from_pretrained(model, origin=origin, **loading_of(settings),
+                                                  **_batch_option(settings.batch_size.classifier))
 
     return LazyAnswerer(model, f"classifier:{axis}", load, offline=settings.offline)
 

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from ._batching import AutoBatch, batched
 from ._errors import BackendError
 from ._fingerprint import settings_fingerprint
 from ._hf import Loading, load_model_and_processor, resolve_device
@@ -32,14 +33,14 @@ class ClassifierAnswerer:
         model_fingerprint: str,
         label_map: Mapping[str, str] | None = None,
         device: str | torch.device = "cpu",
-        batch_size: int = 16,
+        batch_size: int | str = 16,
         origin: str = "--t2i-classifier",
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device).eval()
         self.processor = processor
         self.label_map = dict(label_map or {})
-        self.batch_size = max(1, batch_size)
+        self.batch = AutoBatch(batch_size, role="classifier", device=self.device)
         self.origin = origin
         id2label = model.config.id2label
         self.labels = [str(id2label[i]) for i in range(len(id2label))]
@@ -56,7 +57,7 @@ class ClassifierAnswerer:
         path_or_id: str | os.PathLike,
         *,
         label_map: Mapping[str, str] | None = None,
-        batch_size: int = 16,
+        batch_size: int | str = 16,
         origin: str = "--t2i-classifier",
         **loading: Any,
     ) -> ClassifierAnswerer:
@@ -98,12 +99,14 @@ class ClassifierAnswerer:
         statements: list[str] | None = None,
     ) -> np.ndarray:
         matrix = self.label_matrix(choices)
-        rows = []
-        for start in range(0, len(images), self.batch_size):
-            inputs = self.processor(images=list(images[start:start + self.batch_size]), return_tensors="pt")
+
+        def probabilities(batch: list[Image.Image]) -> np.ndarray:
+            inputs = self.processor(images=batch, return_tensors="pt")
             pixels = inputs["pixel_values"].to(self.device, self.model.dtype)
             logits = self.model(pixel_values=pixels).logits.float()
-            rows.append(torch.softmax(logits, dim=-1).cpu().numpy().astype(np.float64))
+            return torch.softmax(logits, dim=-1).cpu().numpy().astype(np.float64)
+
+        rows = batched(list(images), self.batch, probabilities)
         if not rows:
             return np.empty((0, len(choices)))
         mapped = np.concatenate(rows) @ matrix

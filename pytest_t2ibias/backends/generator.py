@@ -8,21 +8,17 @@ for a batch), so image i is the same whatever the batch size or the other prompt
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from PIL import Image
 
 from .._types import ImageRequest
+from ._batching import AutoBatch, batched
 from ._fingerprint import model_fingerprint as fingerprint_model
 from ._fingerprint import settings_fingerprint
 from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve_dtype
-
-
-def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
 
 
 class DiffusersGenerator:
@@ -37,7 +33,7 @@ class DiffusersGenerator:
         guidance_scale: float = 7.5,
         height: int | None = None,
         width: int | None = None,
-        batch_size: int = 8,
+        batch_size: int | str = 8,
         device: str | torch.device = "cpu",
         dtype: str | torch.dtype | None = None,
     ) -> None:
@@ -52,7 +48,7 @@ class DiffusersGenerator:
         self.guidance_scale = guidance_scale
         self.height = height
         self.width = width
-        self.batch_size = max(1, batch_size)
+        self.batch = AutoBatch(batch_size, role="generator", device=self.device)
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint,
             "pipeline": type(pipeline).__name__,
@@ -74,7 +70,7 @@ class DiffusersGenerator:
         guidance_scale: float = 7.5,
         height: int | None = None,
         width: int | None = None,
-        batch_size: int = 8,
+        batch_size: int | str = 8,
         origin: str = "--t2i-model",
         **loading: Any,
     ) -> DiffusersGenerator:
@@ -110,11 +106,15 @@ class DiffusersGenerator:
         for position, request in enumerate(requests):
             groups.setdefault(tuple(request.sampling.values()), []).append(position)
         for positions in groups.values():
-            for batch in _chunks(positions, self.batch_size):
-                chosen = [requests[i] for i in batch]
-                for i, image in zip(batch, self._sample(chosen)):
-                    images[i] = image
+            for batch, sampled in batched(positions, self.batch, lambda chunk: (
+                    chunk, self._sample([requests[i] for i in chunk]))):
+                images.update(zip(batch, sampled))
         return [images[i] for i in range(len(requests))]
+
+    @property
+    def batch_size(self) -> int | None:
+        """Images a pipeline call takes (None: ``auto``, not sized yet)."""
+        return self.batch.size
 
     def _sample(self, batch: Sequence[ImageRequest]) -> list[Image.Image]:
         """One pipeline call for requests sharing their sampling."""

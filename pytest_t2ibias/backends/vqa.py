@@ -7,13 +7,14 @@ answer is one of the choices and the same image always gets the same answer.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from PIL import Image
 
+from ._batching import AutoBatch, batched
 from ._errors import BackendError
 from ._fingerprint import settings_fingerprint
 from ._hf import Loading, check_source, load_model_and_processor, load_pretrained, resolve_device
@@ -21,11 +22,6 @@ from ._hf import Loading, check_source, load_model_and_processor, load_pretraine
 DEFAULT_TEMPLATE = "a photo of a {choice}"
 CONTRASTIVE_MODEL_TYPES = frozenset({"clip", "siglip", "siglip2", "altclip", "chinese_clip"})
 BLIP_MODEL_TYPES = frozenset({"blip"})
-
-
-def _batches(items: Sequence, size: int) -> Iterator[Sequence]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
 
 
 def _features(output: Any) -> torch.Tensor:
@@ -49,13 +45,13 @@ class ClipAnswerer:
         model_fingerprint: str,
         template: str = DEFAULT_TEMPLATE,
         device: str | torch.device = "cpu",
-        batch_size: int = 16,
+        batch_size: int | str = 16,
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device).eval()
         self.processor = processor
         self.template = template
-        self.batch_size = max(1, batch_size)
+        self.batch = AutoBatch(batch_size, role="vqa", device=self.device)
         # SigLIP was trained on text padded to max_length; CLIP pools at the EOS token.
         self._padding = "max_length" if model.config.model_type.startswith("siglip") else True
         # Statements repeat across calls (one axis, many prompts): encode each tuple once.
@@ -73,7 +69,7 @@ class ClipAnswerer:
         path_or_id: str | os.PathLike,
         *,
         template: str = DEFAULT_TEMPLATE,
-        batch_size: int = 16,
+        batch_size: int | str = 16,
         origin: str = "--t2i-vqa",
         **loading: Any,
     ) -> ClipAnswerer:
@@ -124,10 +120,12 @@ class ClipAnswerer:
             raise ValueError(f"{len(statements)} statements for {len(choices)} choices")
         text = self._text_features(list(statements))
         scale = self.model.logit_scale.exp().float()
-        rows = []
-        for batch in _batches(images, self.batch_size):
+
+        def probabilities(batch: list[Image.Image]) -> np.ndarray:
             logits = scale * self._image_features(batch) @ text.T
-            rows.append(torch.softmax(logits, dim=-1).cpu().numpy())
+            return torch.softmax(logits, dim=-1).cpu().numpy()
+
+        rows = batched(list(images), self.batch, probabilities)
         return np.concatenate(rows).astype(np.float64) if rows else np.empty((0, len(choices)))
 
     def __repr__(self) -> str:
@@ -151,14 +149,14 @@ class GenerativeAnswerer:
         model_fingerprint: str,
         question_template: str = "{question}",
         device: str | torch.device = "cpu",
-        batch_size: int = 8,
+        batch_size: int | str = 8,
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device).eval()
         self.processor = processor
         self.tokenizer = getattr(processor, "tokenizer", processor)
         self.question_template = question_template
-        self.batch_size = max(1, batch_size)
+        self.batch = AutoBatch(batch_size, role="vqa", device=self.device)
         self.is_blip = model.config.model_type in BLIP_MODEL_TYPES
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint,
@@ -174,7 +172,7 @@ class GenerativeAnswerer:
         path_or_id: str | os.PathLike,
         *,
         question_template: str = "{question}",
-        batch_size: int = 8,
+        batch_size: int | str = 8,
         origin: str = "--t2i-vqa",
         model_type: str | None = None,
         **loading: Any,
@@ -205,13 +203,15 @@ class GenerativeAnswerer:
         statements: list[str] | None = None,
     ) -> np.ndarray:
         prompt = self.question_template.format(question=question, choices=", ".join(choices))
-        rows = []
-        for batch in _batches(images, self.batch_size):
+
+        def probabilities(batch: list[Image.Image]) -> np.ndarray:
             if self.is_blip:
                 logprobs = self._blip_choice_logprobs(batch, prompt, choices)
             else:
                 logprobs = torch.stack([self._chat_choice_logprobs(image, prompt, choices) for image in batch])
-            rows.append(torch.softmax(logprobs.float(), dim=-1).cpu().numpy())
+            return torch.softmax(logprobs.float(), dim=-1).cpu().numpy()
+
+        rows = batched(list(images), self.batch, probabilities)
         return np.concatenate(rows).astype(np.float64) if rows else np.empty((0, len(choices)))
 
     @torch.no_grad()
@@ -320,7 +320,7 @@ def load_answerer(
     path_or_id: str | os.PathLike,
     *,
     template: str = DEFAULT_TEMPLATE,
-    batch_size: int = 8,
+    batch_size: int | str | None = None,
     origin: str = "--t2i-vqa",
     **loading: Any,
 ) -> ClipAnswerer | GenerativeAnswerer:
@@ -330,7 +330,7 @@ def load_answerer(
     common = how.source("visual question answering model", origin)
     check_source(path_or_id, marker="config.json", allow_pickle=how.allow_pickle, **common)
     config = _read_config(path_or_id, **common)
-    options = dict(batch_size=batch_size, origin=origin, **loading)
+    options = dict(origin=origin, **loading, **({} if batch_size is None else {"batch_size": batch_size}))
     if config.model_type in CONTRASTIVE_MODEL_TYPES:
         return ClipAnswerer.from_pretrained(path_or_id, template=template, **options)
     if config.model_type in BLIP_MODEL_TYPES:
