@@ -25,13 +25,17 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import filelock
 from PIL import Image, PngImagePlugin
 
 from ._types import ImageRequest
 from .verdict import CheckError
+
+if TYPE_CHECKING:
+    from ._remote_cache import RemoteCache
+    from ._settings import Settings
 
 log = logging.getLogger("pytest_t2ibias.cache")
 
@@ -94,12 +98,30 @@ class Cache:
     computed live in ``locks/ab/<key>.lock``, out of the entries' folders.
     """
 
-    def __init__(self, root: Path | None, *, read: bool = True) -> None:
+    def __init__(self, root: Path | None, *, read: bool = True,
+                 remote: RemoteCache | None = None) -> None:
         self.root = Path(root) if root is not None else None
         self.read = read and root is not None
+        self.remote = remote if root is not None else None
+        """A shared tier read through on a local miss and written behind every write."""
         self._opened_at = time.time()
         self._ready = False
         self._held: dict[str, filelock.BaseFileLock] = {}  # key -> lock of a claim we hold
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Cache:
+        """The cache the options describe: ``--t2i-cache-dir``, ``--t2i-no-cache``,
+        ``--t2i-refresh`` and ``--t2i-cache-remote``."""
+        remote = None
+        if settings.cache_remote and not settings.no_cache:
+            from ._remote_cache import RemoteCache
+
+            try:
+                remote = RemoteCache(settings.cache_remote)
+            except (ValueError, ImportError, OSError) as exc:
+                raise CacheError(f"--t2i-cache-remote={settings.cache_remote}: {exc}") from None
+        return cls(None if settings.no_cache else settings.cache_dir, read=not settings.refresh,
+                   remote=remote)
 
     @property
     def enabled(self) -> bool:
@@ -171,9 +193,21 @@ class Cache:
         was opened; the stat identifies the version read, should it need quarantining."""
         try:
             stat = path.stat()
-        except OSError:  # absent
-            return None
+        except OSError:  # absent here: perhaps in the remote tier
+            stat = self._fetch(path)
+            if stat is None:
+                return None
         return stat if self.read or stat.st_mtime >= self._opened_at else None
+
+    def _fetch(self, path: Path) -> os.stat_result | None:
+        """Copy an entry the remote tier has into the local directory (not under refresh)."""
+        if self.remote is None or not self.read:
+            return None
+        payload = self.remote.fetch(path.relative_to(self.root).as_posix())
+        if payload is None:
+            return None
+        self._write(path, payload, push=False)
+        return path.stat()
 
     # -- claims ---------------------------------------------------------------------------
 
@@ -259,13 +293,15 @@ class Cache:
                 except OSError:
                     pass  # another process swept it first
 
-    def _write(self, path: Path, payload: bytes) -> None:
+    def _write(self, path: Path, payload: bytes, *, push: bool = True) -> None:
         self.prepare()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(path, payload)
         except OSError as exc:
             raise self._unusable(exc) from None
+        if push and self.remote is not None:
+            self.remote.push(path.relative_to(self.root).as_posix(), payload)
 
     def _quarantine(self, key: str, path: Path, error: Exception, seen: os.stat_result) -> None:
         """Move the bad version ``seen`` of an entry to ``corrupt/``, under its key's claim

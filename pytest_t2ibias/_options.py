@@ -174,6 +174,7 @@ def read_settings(config: pytest.Config) -> Settings:
         seed=_checked(config, "t2i_seed", minimum=0),
         batch_size=batch_size,
         cache_dir=Path(cache_dir) if cache_dir else config.rootpath / ".t2ibias_cache",
+        cache_remote=get_option(config, "t2i_cache_remote"),
         no_cache=get_option(config, "t2i_no_cache"),
         refresh=get_option(config, "t2i_refresh"),
         offline=get_option(config, "t2i_offline"),

@@ -60,7 +60,7 @@ class T2ISession:
         from ._requests import RequestLayer
 
         settings = self.settings
-        cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
+        cache = Cache.from_settings(settings)
         return RequestLayer(cache, batch_size=settings.batch_size.requests(), progress=self.progress())
 
     @cached_property

@@ -106,6 +106,8 @@ OPTIONS: tuple[Option, ...] = (
            "sized to free device memory), or ROLE=N|auto,... for generator, vqa, classifier",
            BatchSizes.parse, default=BatchSizes()),
     Option("t2i_cache_dir", "cache directory (default <rootdir>/.t2ibias_cache)", is_path=True),
+    Option("t2i_cache_remote", "a shared cache tier at an fsspec URL (s3://, gs://, file://...): "
+           "read through on a local miss, written behind every entry"),
     Option("t2i_no_cache", "bypass the cache: neither read nor write", flag=True),
     Option("t2i_refresh", "recompute everything and overwrite the cache", flag=True),
     Option("t2i_offline", "local_files_only=True everywhere", flag=True),
@@ -165,6 +167,8 @@ class Settings:
     power: float = 0.9
     suite_pattern: str = "*.t2i.yaml"
     update_locks: bool = False
+    cache_remote: str | None = None
+    """``--t2i-cache-remote``: an fsspec URL behind the local cache (``_remote_cache``)."""
     eval_llm: str | None = None
     """``--t2i-eval-llm``: the LM that scores found prompts' perplexity (BGPS evaluation)."""
     models_from_command_line: frozenset[str] = frozenset()

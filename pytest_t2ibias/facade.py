@@ -64,7 +64,7 @@ class T2IBias:
         from ._requests import RequestLayer
 
         models = Models(settings, provider)
-        cache = Cache(None if settings.no_cache else settings.cache_dir, read=not settings.refresh)
+        cache = Cache.from_settings(settings)
         locks = PromptLocks(llm_model=settings.llm, load_llm=lambda: models.llm,
                             update=settings.update_locks)
         return cls(settings, models, RequestLayer(cache, batch_size=settings.batch_size.requests()), locks)

@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("math", ("metrics",)),
     ("plan", ("plan",)),
     ("backends", ("backends",)),
-    ("store", ("_cache", "_requests")),
+    ("store", ("_cache", "_remote_cache", "_requests")),
     ("instrument", ("instrument",)),
     ("kinds", ("kinds", "suite._yaml", "suite.load")),
     ("methods", ("methods",)),
