@@ -121,18 +121,22 @@ class CheckItem(pytest.Item):
         self.extra_keyword_matches.update({check.kind, suite.name})
 
     def runtest(self) -> None:
+        from ..gallery import with_gallery
+        from ..instrument import Sightings
+
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         run = CHECK_KINDS[self.check.kind].runner()
         session = session_of(self.config)
         _plan_session_once(self)
         gate = session.family.confidence(self.check.params.get("confidence"))
+        sightings = Sightings()
         context = CheckContext(
             check=self.check,
             suite=self.suite,
             subject=self.subject,
             axis=self.suite.axes[self.axis] if self.axis else None,
             plan=self.plan,
-            instrument=session.instrument(self.plan),
+            instrument=session.instrument(self.plan, sightings),
             confidence=gate,
             interval_confidence=gate or session.settings.confidence,
             n_resamples=session.settings.bootstrap,
@@ -144,8 +148,15 @@ class CheckItem(pytest.Item):
             verdict = run(context)
         except CheckFailed as failed:  # a kind built on the assertion helpers
             verdict = failed.verdict
-        if not any(reported is verdict for reported in self.stash.get(VERDICTS, ())):
-            report_verdict(verdict)  # unless an ``assert_*`` helper in the run already did
+        shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
+        reported = self.stash.get(VERDICTS, [])
+        for i, earlier in enumerate(reported):
+            if earlier is verdict:  # an ``assert_*`` helper in the run reported it already
+                reported[i] = shown
+                break
+        else:
+            report_verdict(shown)
+        verdict = shown
         self.verdict = verdict
         if not verdict.passed:
             raise CheckFailed(verdict)
