@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._options import read_settings
-from .report import ReportRow, one_line, render_text, write_html, write_json
+from .report import ReportRow, one_line, render_text, write_json
 from .verdict import CheckError, Family, Verdict, verdict_properties, verdict_sink
 
 if TYPE_CHECKING:
@@ -244,10 +244,17 @@ class T2ISession:
             workeroutput[WORKER_BACKENDS] = self.backends_used()
             return
         rows = self.sorted_results()
+        if not (self.settings.json or self.settings.html):
+            return
+        run = self.run_header()
         if self.settings.json:
-            write_json(self.settings.json, rows, self.total_counters, self.run_header())
+            write_json(self.settings.json, rows, self.total_counters, run)
         if self.settings.html:
-            write_html(self.settings.html, rows)
+            from .html_report import write_html
+
+            settings = self.settings
+            write_html(settings.html, rows, run=run,
+                       cache_dir=None if settings.no_cache else settings.cache_dir)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -1,4 +1,5 @@
-"""End-of-run reports: a rich table in the terminal, JSON for machines, HTML for people.
+"""End-of-run reports: a rich table in the terminal and JSON for machines (the HTML page for
+people is ``html_report``, built on these rows).
 
 Subjects, prompts and check ids come from suites and tests that may be hostile, so user text
 enters rich only as ``Text`` (never markup: ``[link=javascript:...]`` must stay characters)
@@ -7,8 +8,6 @@ and the HTML only escaped.
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 import json
 import math
@@ -66,6 +65,9 @@ class ReportRow:
             value = check.get(key)
             return float("nan") if value is None else float(value)
 
+        def optional(key: str) -> float | None:
+            return None if check.get(key) is None else number(key)
+
         v2 = "interval_confidence" in check
         return cls(nodeid=str(check.get("nodeid", "")), check=str(check.get("check") or
                                                                   check.get("kind") or ""),
@@ -76,8 +78,8 @@ class ReportRow:
                    threshold=number("threshold"), passed=bool(check.get("passed")),
                    figures=dict(check.get("figures") or {}),
                    check_id=str(check.get("check_id", "")), status=str(check.get("status", "")),
-                   outcome=str(check.get("outcome", "")), margin=check.get("margin"),
-                   gate_confidence=check.get("confidence") if v2 else None,
+                   outcome=str(check.get("outcome", "")), margin=optional("margin"),
+                   gate_confidence=optional("confidence") if v2 else None,
                    about=str(check.get("about", "")), reason=str(check.get("reason", "")),
                    message=str(check.get("message", "")))
 
@@ -274,28 +276,6 @@ def read_json(path: str | Path) -> tuple[list[ReportRow], dict[str, Any]]:
         raise ValueError(f"{path} is not a pytest-t2ibias JSON report (no 'checks' list)")
     return ([ReportRow.from_json(check) for check in payload["checks"]],
             payload.get("run") or {})
-
-
-def write_html(path: str | Path, rows: Sequence[ReportRow]) -> None:
-    """The summary table, then a heatmap for every check that measured an IS matrix."""
-    from .heatmap import render_png
-
-    console = Console(record=True, file=io.StringIO(), width=400)
-    console.print(summary_table(rows, full_names=True))
-    page = console.export_html(inline_styles=True)
-    figures = []
-    for row in rows:
-        if "matrix" in row.figures:
-            png = io.BytesIO()
-            title = f"IS[x -> y]: {_plain(row.subject).plain}"
-            render_png(row.figures["matrix"], title=title).save(png, "PNG")
-            encoded = base64.b64encode(png.getvalue()).decode()
-            figures.append(f'<h3>{html.escape(row.nodeid)}</h3>\n'
-                           f'<img alt="IS heatmap" src="data:image/png;base64,{encoded}">')
-    if figures:
-        page = page.replace("</body>", "\n".join(figures) + "\n</body>")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(page)
 
 
 def _jsonable(value: Any) -> Any:

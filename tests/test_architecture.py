@@ -23,7 +23,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kinds", ("kinds", "suite._yaml", "suite.load")),
     ("methods", ("methods",)),
     ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "_openbias_lock", "checks",
-                     "facade", "gallery", "heatmap", "planning", "prefetch", "report")),
+                     "facade", "gallery", "heatmap", "html_charts", "html_report", "planning",
+                     "prefetch", "report")),
     ("pytest", ("_options", "_session", "suite.collect", "suite", "_builtin", "hookspecs",
                 "plugin", "__main__", "")),
 ]
