@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._options import read_settings
-from .report import ReportRow, one_line, render_text, write_html, write_json
+from .report import ReportRow, one_line, render_text, write_json
 from .verdict import CheckError, Family, Verdict, verdict_properties, verdict_sink
 
 if TYPE_CHECKING:
@@ -26,10 +26,11 @@ if TYPE_CHECKING:
     from ._requests import Progress, RequestLayer
     from ._settings import Settings
     from .facade import T2IBias
-    from .instrument import Instrument, Models
+    from .instrument import Instrument, Models, Sightings
     from .plan import Plan
 
 VERDICTS = pytest.StashKey[list[Verdict]]()
+SIGHTINGS = pytest.StashKey["Sightings"]()
 WORKER_RESULTS = "t2ibias_results"
 WORKER_COUNTERS = "t2ibias_counters"
 WORKER_BACKENDS = "t2ibias_backends"
@@ -126,10 +127,12 @@ class T2ISession:
 
         return write
 
-    def instrument(self, plan: Plan) -> Instrument:
+    def instrument(self, plan: Plan, sightings: Sightings | None = None) -> Instrument:
+        """An instrument on the session's models and cache; ``sightings`` notes what its
+        judges saw (a check's image grid in the report)."""
         from .instrument import Instrument
 
-        return Instrument(self.models, self.requests, plan)
+        return Instrument(self.models, self.requests, plan, sightings)
 
     @property
     def started(self) -> bool:
@@ -163,11 +166,15 @@ class T2ISession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
+        from .instrument import Sightings, test_sightings
+
         verdicts = item.stash.setdefault(VERDICTS, [])
         token = verdict_sink.set(verdicts.append)
+        seen = test_sightings.set(item.stash.setdefault(SIGHTINGS, Sightings()))
         try:
             return (yield)
         finally:
+            test_sightings.reset(seen)
             verdict_sink.reset(token)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -181,6 +188,8 @@ class T2ISession:
         ``errors`` (never ``failures``), and an xfail mark cannot hide a broken instrument.
         """
         report = yield
+        from .gallery import with_gallery
+
         error = call.excinfo.value if call.excinfo is not None else None
         if isinstance(error, CheckError):
             as_error(report)
@@ -193,6 +202,8 @@ class T2ISession:
                     subject, axis = item.report_subject, item.report_axis
                 else:  # a Python test: its name, and the helper's label
                     subject, axis = item.name, verdict.figures.get("label", "")
+                    if "gallery" not in verdict.figures:  # what the test's judges saw
+                        verdict = with_gallery(verdict, item.stash.get(SIGHTINGS, None))
                 self.record(item.nodeid, verdict, subject=subject, axis=axis, status=status,
                             check_id=_check_id(item))
                 item.user_properties.extend(verdict_properties(verdict) + [("status", status)])
@@ -213,7 +224,7 @@ class T2ISession:
                         outcome=verdict.outcome, margin=verdict.margin,
                         gate_confidence=verdict.confidence,
                         about=str(verdict.figures.get("about") or axis),
-                        reason=failure_reason(verdict))
+                        reason=failure_reason(verdict), message=verdict.message)
         self.results.append(row)
         return row
 
@@ -257,10 +268,17 @@ class T2ISession:
             workeroutput[WORKER_BACKENDS] = self.backends_used()
             return
         rows = self.sorted_results()
+        if not (self.settings.json or self.settings.html):
+            return
+        run = self.run_header()
         if self.settings.json:
-            write_json(self.settings.json, rows, self.total_counters, self.run_header())
+            write_json(self.settings.json, rows, self.total_counters, run)
         if self.settings.html:
-            write_html(self.settings.html, rows)
+            from .html_report import write_html
+
+            settings = self.settings
+            write_html(settings.html, rows, run=run,
+                       cache_dir=None if settings.no_cache else settings.cache_dir)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._types import Answers, Estimate
+from .gallery import gallery_figure
 from .metrics import ISMatrix, distribution_of, ideal_shares, pooled_shares, severity
 from .metrics.distributions import Distribution
 from .metrics.posterior import severity_estimate, w1_estimate
@@ -96,6 +97,12 @@ def _per_prompt_labels(answers: Answers | Distribution | Mapping[str, int]):
     )
 
 
+def _gallery(answers: Any) -> dict[str, Any]:
+    """``{"gallery": ...}`` for answers that name their images (``gallery.py``), else {}."""
+    figure = gallery_figure([("", answers)]) if isinstance(answers, Answers) else None
+    return {"gallery": figure} if figure else {}
+
+
 def _describe_counts(choices: Sequence[str], groups: Sequence[np.ndarray],
                      abstained: int, filtered: int) -> str:
     labels = np.concatenate(groups) if groups else np.empty(0, dtype=int)
@@ -153,7 +160,7 @@ def evaluate_entropy_below(
         threshold=threshold,
         message=message,
         figures={"distribution": distribution_of(np.concatenate(groups), choices).to_dict(),
-                 "per_prompt": per_prompt, "label": label},
+                 "per_prompt": per_prompt, "label": label, **_gallery(answers)},
     )
 
 
@@ -210,7 +217,8 @@ def evaluate_w1_below(
         threshold=threshold,
         message=message,
         figures={"distribution": distribution_of(np.concatenate(groups), choices).to_dict(),
-                 "ideal": dict(zip(choices, map(float, target))), "label": label},
+                 "ideal": dict(zip(choices, map(float, target))), "label": label,
+                 **_gallery(answers)},
     )
 
 
@@ -602,7 +610,8 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
     return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
                    confidence=confidence, check="max_skew_below", value=estimate, threshold=threshold, message=message,
                    figures={"skews": skew.skews, "counts": skew.counts, "target": skew.target,
-                            "unbounded": list(skew.unbounded), "label": label})
+                            "unbounded": list(skew.unbounded), "label": label,
+                            **_gallery(answers)})
 
 
 def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .instrument import Instrument, Models
+from .instrument import Instrument, Models, test_sightings
 from .plan import plan_for
 
 if TYPE_CHECKING:
@@ -72,7 +72,8 @@ class T2IBias:
     def instrument(self, suite: Suite | None = None, **sampling: Any) -> Instrument:
         """An instrument sampling as ``suite`` says (the command line still wins);
         ``sampling``: ``n=``, ``seed=``, ``steps=``, ``guidance=`` for plain calls."""
-        return Instrument(self.models, self.requests, plan_for(self.settings, suite, **sampling))
+        return Instrument(self.models, self.requests, plan_for(self.settings, suite, **sampling),
+                          test_sightings.get())
 
     @property
     def llm(self) -> LanguageModel:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,13 +168,35 @@ class Models:
         return self._eval_llm
 
 
+class Sightings:
+    """What one check's judges saw: every answer set an instrument read (with the axis or
+    question it answers) and the role whose generator made each image. Reports draw a
+    check's image grid from it (``gallery.py``); copies of the instrument share it."""
+
+    def __init__(self) -> None:
+        self.answers: list[tuple[str, Answers]] = []
+        self.roles: dict[str, str] = {}
+        """Image key -> "candidate" or "baseline"."""
+
+    def saw(self, about: str, answers: Answers) -> None:
+        self.answers.append((about, answers))
+
+
+test_sightings: ContextVar[Sightings | None] = ContextVar("t2ibias_test_sightings",
+                                                        default=None)
+"""What the running Python test's judges saw: the session sets it around each test call and
+the facade's instruments note into it (outside pytest: None, nothing noted)."""
+
+
 @dataclass(frozen=True)
 class Instrument:
-    """Images and answers for one ``Plan``; cheap to copy with another plan."""
+    """Images and answers for one ``Plan``; cheap to copy with another plan.
+    ``sightings``, when given, notes what the judges saw (the report's image grids)."""
 
     models: Models
     requests: RequestLayer
     plan: Plan
+    sightings: Sightings | None = field(default=None, compare=False)
 
     def with_plan(self, plan: Plan) -> Instrument:
         return replace(self, plan=plan)
@@ -197,7 +220,10 @@ class Instrument:
         n = per_prompt or plan.images_per_prompt
         requests = [ImageRequest(prompt, plan.seed, i, **plan.sampling)
                     for prompt in prompts for i in range(n)]
-        return self.requests.images(self.generator(role), requests)
+        images = self.requests.images(self.generator(role), requests)
+        if self.sightings is not None:
+            self.sightings.roles.update((item.key, role) for item in images)
+        return images
 
     def generator(self, role: str = "candidate") -> Generator:
         """The ``role``'s generator under the plan's steps and guidance (not loaded yet: a
@@ -213,12 +239,24 @@ class Instrument:
     def ask(self, images: ImageSet, question: str, choices: Sequence[str],
             statements: Sequence[str] | None = None) -> Answers:
         """The VQA model's answers, one of ``choices`` per image."""
-        return self.requests.answers(self.models.vqa, images, question, choices, statements)
+        return self._seen(question, self._ask(images, question, choices, statements))
 
     def classify(self, axis: str, images: ImageSet, choices: Sequence[str]) -> Answers:
         """The ``axis`` classifier's answers."""
+        return self._seen(axis, self._classify(axis, images, choices))
+
+    def _ask(self, images: ImageSet, question: str, choices: Sequence[str],
+             statements: Sequence[str] | None = None) -> Answers:
+        return self.requests.answers(self.models.vqa, images, question, choices, statements)
+
+    def _classify(self, axis: str, images: ImageSet, choices: Sequence[str]) -> Answers:
         return self.requests.answers(self.models.classifier(axis), images,
                                      f"<classify {axis}>", choices)
+
+    def _seen(self, about: str, answers: Answers) -> Answers:
+        if self.sightings is not None:
+            self.sightings.saw(about, answers)
+        return answers
 
     def attributes(self, images: ImageSet, axis: AxisSpec, filter: FilterSpec | None = None) -> Answers:
         """Read ``axis`` off every image: classifier when configured for it, else VQA;
@@ -227,21 +265,21 @@ class Instrument:
         if axis.parts:
             answers = self._multi_part(images, axis)
         elif self.models.has_classifier(axis.name):
-            answers = self.classify(axis.name, images, axis.choices)
+            answers = self._classify(axis.name, images, axis.choices)
         else:
-            answers = self.ask(images, axis.question, axis.choices,
-                               _in_order(axis.statements, axis.choices))
-        if filter is None:
-            return answers
-        kept = self.keep_mask(images, filter)
-        labels = np.where(kept, answers.labels, FILTERED)
-        return Answers(answers.question, answers.choices, labels, answers.probabilities,
-                       answers.prompts, answers.image_keys)
+            answers = self._ask(images, axis.question, axis.choices,
+                                _in_order(axis.statements, axis.choices))
+        if filter is not None:
+            kept = self.keep_mask(images, filter)
+            labels = np.where(kept, answers.labels, FILTERED)
+            answers = Answers(answers.question, answers.choices, labels, answers.probabilities,
+                              answers.prompts, answers.image_keys)
+        return self._seen(axis.name, answers)
 
     def keep_mask(self, images: ImageSet, filter: FilterSpec) -> np.ndarray:
         """True for the images the filter keeps (the person filter: "is there a person?")."""
-        verdicts = self.ask(images, filter.question, filter.choices,
-                            _in_order(filter.statements, filter.choices))
+        verdicts = self._ask(images, filter.question, filter.choices,
+                             _in_order(filter.statements, filter.choices))
         return verdicts.labels == filter.choices.index(filter.keep)
 
     def _multi_part(self, images: ImageSet, axis: AxisSpec) -> Answers:
@@ -251,8 +289,8 @@ class Instrument:
         probabilities = np.zeros((len(images), len(choices)))
         decided = np.zeros(len(images), dtype=bool)
         for part in axis.parts:
-            reply = self.ask(images, part.question, ("yes", "no"),
-                             _in_order(part.statements, ("yes", "no")))
+            reply = self._ask(images, part.question, ("yes", "no"),
+                              _in_order(part.statements, ("yes", "no")))
             yes = (reply.labels == 0) & ~decided
             labels[yes] = choices.index(part.value)
             probabilities[:, choices.index(part.value)] = reply.probabilities[:, 0]

@@ -1,4 +1,5 @@
-"""End-of-run reports: a rich table in the terminal, JSON for machines, HTML for people.
+"""End-of-run reports: a rich table in the terminal and JSON for machines (the HTML page for
+people is ``html_report``, built on these rows).
 
 Subjects, prompts and check ids come from suites and tests that may be hostile, so user text
 enters rich only as ``Text`` (never markup: ``[link=javascript:...]`` must stay characters)
@@ -7,8 +8,6 @@ and the HTML only escaped.
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 import json
 import math
@@ -52,10 +51,37 @@ class ReportRow:
     """What the figure is about: the axis, or "gender -> age" for IS and regression checks."""
     reason: str = ""
     """Why it failed: beyond the limit, inconclusive (burden), an alert, or the error."""
+    message: str = ""
+    """The verdict's whole message (what a failing test prints); empty for an error."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReportRow:
         return cls(**data)
+
+    @classmethod
+    def from_json(cls, check: dict[str, Any]) -> ReportRow:
+        """A row back from a JSON report's ``checks`` entry (``to_json``; version 1 too)."""
+        def number(key: str) -> float:
+            value = check.get(key)
+            return float("nan") if value is None else float(value)
+
+        def optional(key: str) -> float | None:
+            return None if check.get(key) is None else number(key)
+
+        v2 = "interval_confidence" in check
+        return cls(nodeid=str(check.get("nodeid", "")), check=str(check.get("check") or
+                                                                  check.get("kind") or ""),
+                   subject=str(check.get("subject", "")), axis=str(check.get("axis", "")),
+                   value=number("value"), low=number("low"), high=number("high"),
+                   n=int(check.get("n") or 0),
+                   confidence=number("interval_confidence" if v2 else "confidence"),
+                   threshold=number("threshold"), passed=bool(check.get("passed")),
+                   figures=dict(check.get("figures") or {}),
+                   check_id=str(check.get("check_id", "")), status=str(check.get("status", "")),
+                   outcome=str(check.get("outcome", "")), margin=optional("margin"),
+                   gate_confidence=optional("confidence") if v2 else None,
+                   about=str(check.get("about", "")), reason=str(check.get("reason", "")),
+                   message=str(check.get("message", "")))
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -70,7 +96,7 @@ class ReportRow:
             "n": self.n, "confidence": self.gate_confidence,
             "interval_confidence": self.confidence, "threshold": self.threshold,
             "margin": self.margin, "burden": self.figures.get("burden"),
-            "reason": self.reason, "figures": self.figures,
+            "reason": self.reason, "message": self.message, "figures": self.figures,
         })
 
 
@@ -240,26 +266,16 @@ def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, 
     Path(path).write_text(json.dumps(payload, indent=2, default=_jsonable))
 
 
-def write_html(path: str | Path, rows: Sequence[ReportRow]) -> None:
-    """The summary table, then a heatmap for every check that measured an IS matrix."""
-    from .heatmap import render_png
-
-    console = Console(record=True, file=io.StringIO(), width=400)
-    console.print(summary_table(rows, full_names=True))
-    page = console.export_html(inline_styles=True)
-    figures = []
-    for row in rows:
-        if "matrix" in row.figures:
-            png = io.BytesIO()
-            title = f"IS[x -> y]: {_plain(row.subject).plain}"
-            render_png(row.figures["matrix"], title=title).save(png, "PNG")
-            encoded = base64.b64encode(png.getvalue()).decode()
-            figures.append(f'<h3>{html.escape(row.nodeid)}</h3>\n'
-                           f'<img alt="IS heatmap" src="data:image/png;base64,{encoded}">')
-    if figures:
-        page = page.replace("</body>", "\n".join(figures) + "\n</body>")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(page)
+def read_json(path: str | Path) -> tuple[list[ReportRow], dict[str, Any]]:
+    """A saved JSON report's rows and run header (``write_json``), e.g. to write its HTML."""
+    try:
+        payload = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"cannot read the JSON report {path}: {error}") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("checks"), list):
+        raise ValueError(f"{path} is not a pytest-t2ibias JSON report (no 'checks' list)")
+    return ([ReportRow.from_json(check) for check in payload["checks"]],
+            payload.get("run") or {})
 
 
 def _jsonable(value: Any) -> Any:

@@ -23,7 +23,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kinds", ("kinds", "suite._yaml", "suite.load")),
     ("methods", ("methods",)),
     ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "_openbias_lock", "checks",
-                     "facade", "heatmap", "planning", "prefetch", "progress", "report")),
+                     "facade", "gallery", "heatmap", "html_charts", "html_report", "planning",
+                     "prefetch", "progress", "report")),
     ("pytest", ("_options", "_session", "suite.collect", "suite", "_builtin", "hookspecs",
                 "plugin", "__main__", "")),
 ]

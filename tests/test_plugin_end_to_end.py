@@ -110,9 +110,20 @@ def test_verdicts_follow_the_numbers_and_a_second_run_computes_nothing(project, 
     python_rows = [row for row in data["checks"] if "test_helpers.py" in row["nodeid"]]
     assert {row["check"] for row in python_rows} == {"entropy_below", "w1_below"}
     assert data["work"]["images_generated"] > 0
+    # every verdict names the images its judges saw, with their answers (figures.gallery)
+    for row in suite_rows + python_rows:
+        gallery = row["figures"]["gallery"]
+        shown = [image for group in gallery["groups"] for image in group["images"]]
+        assert shown and all(len(image["labels"]) == len(gallery["axes"]) for image in shown)
+        assert all(group["n"] >= len(group["images"]) for group in gallery["groups"])
+    spillover = next(row for row in suite_rows if row["check"] == "is_nonnegative")
+    assert spillover["figures"]["gallery"]["axes"] == ["gender", "age"]
+    assert {g["prompt"] for g in spillover["figures"]["gallery"]["groups"]} >= {
+        "a photo of a male doctor", "a photo of a female doctor"}
     html = page.read_text()
-    assert "t2ibias: bias checks" in html
-    assert html.count('alt="IS heatmap"') == 2  # the two spillover items measured a matrix
+    assert "t2ibias report" in html and "t2ibias: bias checks" not in html
+    assert html.count('<table class="heatmap">') == 2  # the two spillover items measured a matrix
+    assert html.count("<img ") >= 8 and 'class="missing"' not in html  # thumbnails from the cache
 
     # A second, identical run is served from the cache: nothing generated, nothing scored.
     second = tmp_path / "second.json"

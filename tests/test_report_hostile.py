@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 
 import pytest
 
-from pytest_t2ibias.report import ReportRow, render_text, write_html, write_json
+from pytest_t2ibias.html_report import write_html
+from pytest_t2ibias.report import ReportRow, render_text, write_json
 
 HOSTILE_SUBJECTS = (
     "[link=javascript:alert(document.domain)]click me[/link]",
@@ -56,26 +58,57 @@ def test_json_keeps_subjects_verbatim(tmp_path):
     assert [check["subject"] for check in saved["checks"]] == list(HOSTILE_SUBJECTS)
 
 
-def test_html_has_no_live_markup_from_subjects(tmp_path):
+def test_html_has_no_live_markup_from_user_text(tmp_path):
+    """Subjects, check ids, prompts, answers, axes, messages and model names are all text."""
     path = tmp_path / "report.html"
     rows = [_row(subject) for subject in HOSTILE_SUBJECTS]
     rows.append(_row("plain", passed=True))
+    hostile = HOSTILE_SUBJECTS
     rows.append(ReportRow(**{**_row("<b>matrix</b>").to_dict(),
-                             "figures": {"matrix": _matrix()}}))
-    write_html(path, rows)
+                             "check_id": hostile[0], "message": hostile[3], "reason": hostile[4],
+                             "figures": {"matrix": _matrix(hostile[3]), "gallery": _gallery(),
+                                         "distribution": _distribution(),
+                                         "ideal": {hostile[4]: 0.5, hostile[3]: 0.5},
+                                         "pairs": {hostile[2]: {"value": 0.1, "low": 0.0,
+                                                                "high": 0.2}}}}))
+    run = {"plugin_version": hostile[3], "date": hostile[4],
+           "models": [{"role": hostile[0], "model": hostile[3], "fingerprint": hostile[4]}],
+           "judges": [{"role": "vqa", "model": hostile[4], "fingerprint": hostile[2]}],
+           "settings": {hostile[3]: hostile[4], "classifiers": {hostile[4]: hostile[3]}}}
+    write_html(path, rows, run=run, cache_dir=tmp_path)
     page = _Page()
     page.feed(path.read_text())
     for tag, attrs in page.tags:
-        assert tag not in ("script", "a", "b", "bold", "link"), (tag, attrs)
+        assert tag not in ("script", "bold", "link", "iframe"), (tag, attrs)
+        if tag == "a":  # the report's own links, to its own sections
+            assert re.fullmatch(r"#(c\d+|checks)", attrs.get("href") or ""), attrs
         assert not any(name.startswith("on") for name in attrs), (tag, attrs)
         for value in attrs.values():
             assert "javascript:" not in (value or "").lower(), (tag, attrs)
+    img_sources = [attrs.get("src") for tag, attrs in page.tags if tag == "img"]
+    assert img_sources == []  # no image of a hostile key, nor the hostile 'x'
     shown = "".join(page.text)
     for subject in HOSTILE_SUBJECTS[:5]:
         assert subject in shown
     assert "FAKE PASS" in shown and "FAIL" in shown
+    assert "<b>matrix</b>" in shown  # a subject's tag is characters, not bold
+    assert shown.count(hostile[3]) >= 6  # message, model, version, settings, prompt, axis ...
 
 
-def _matrix():
-    return {"axes": ["gender", "age"], "value": [[None, 0.1], [-0.2, None]],
+def _gallery():
+    images = [{"key": HOSTILE_SUBJECTS[4], "labels": [HOSTILE_SUBJECTS[3]],
+               "mark": HOSTILE_SUBJECTS[4]}]
+    return {"axes": [HOSTILE_SUBJECTS[3]], "per_prompt": HOSTILE_SUBJECTS[4], "prompts": 1,
+            "groups": [{"prompt": HOSTILE_SUBJECTS[3], "role": HOSTILE_SUBJECTS[4],
+                        "n": HOSTILE_SUBJECTS[0], "images": images}]}
+
+
+def _distribution():
+    choices = [HOSTILE_SUBJECTS[4], HOSTILE_SUBJECTS[3]]
+    return {"choices": choices, "counts": {c: 3 for c in choices},
+            "shares": {c: 0.5 for c in choices}, "n": 6, "abstentions": 0, "filtered": 0}
+
+
+def _matrix(axis: str = "age"):
+    return {"axes": ["gender", axis], "value": [[None, 0.1], [-0.2, None]],
             "low": [[None, 0.0], [-0.3, None]], "high": [[None, 0.2], [-0.1, None]]}

@@ -26,6 +26,7 @@ from .spec import CheckSpec, Suite
 
 if TYPE_CHECKING:
     from .._settings import Settings
+    from ..instrument import Sightings
     from ..planning import ItemPlan
 
 DEFAULT_PATTERN = "*.t2i.yaml"
@@ -123,20 +124,31 @@ class CheckItem(pytest.Item):
         self.extra_keyword_matches.update({check.kind, suite.name})
 
     def runtest(self) -> None:
+        from ..gallery import with_gallery
+        from ..instrument import Sightings
+
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         session = session_of(self.config)
         _plan_session_once(self)
         _decide_family_once(self)
+        sightings = Sightings()
         verdict = self.evaluate(session.family.confidence(self.check.params.get("confidence"),
-                                                          self.nodeid))
-        if not any(reported is verdict for reported in self.stash.get(VERDICTS, ())):
-            report_verdict(verdict)  # unless an ``assert_*`` helper in the run already did
-        self.verdict = verdict
-        if not verdict.passed:
-            raise CheckFailed(verdict)
+                                                          self.nodeid), sightings)
+        shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
+        reported = self.stash.get(VERDICTS, [])
+        for i, earlier in enumerate(reported):
+            if earlier is verdict:  # an ``assert_*`` helper in the run reported it already
+                reported[i] = shown
+                break
+        else:
+            report_verdict(shown)
+        self.verdict = shown
+        if not shown.passed:
+            raise CheckFailed(shown)
 
-    def evaluate(self, gate: float | None) -> Verdict:
-        """The check's verdict gating at ``gate`` (None: on the point value)."""
+    def evaluate(self, gate: float | None, sightings: Sightings | None = None) -> Verdict:
+        """The check's verdict gating at ``gate`` (None: on the point value); ``sightings``
+        notes the answers its judges gave, for the report's image grid."""
         session = session_of(self.config)
         context = CheckContext(
             check=self.check,
@@ -144,7 +156,7 @@ class CheckItem(pytest.Item):
             subject=self.subject,
             axis=self.suite.axes[self.axis] if self.axis else None,
             plan=self.plan,
-            instrument=session.instrument(self.plan),
+            instrument=session.instrument(self.plan, sightings),
             confidence=gate,
             interval_confidence=gate or session.settings.confidence,
             n_resamples=session.settings.bootstrap,
