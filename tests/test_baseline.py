@@ -13,8 +13,8 @@ import pytest
 from pytest_t2ibias.baseline import (
     CriterionError,
     Figure,
-    compare_runs,
     compare_headers,
+    compare_runs,
     figures_of,
     match_checks,
     parse_criterion,
