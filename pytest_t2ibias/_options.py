@@ -29,15 +29,16 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("t2ibias", "text-to-image bias checks")
     for option in OPTIONS:
         help_text = _with_default(option)
+        cli_help = help_text.replace("%", "%%")  # argparse formats option help with %
         if option.flag:
             group.addoption(option.cli, action="store_true", default=None, dest=option.name,
-                            help=help_text)
+                            help=cli_help)
         elif option.repeatable:
             group.addoption(option.cli, action="append", default=None, dest=option.name,
-                            metavar=option.metavar or "AXIS=MODEL", help=help_text)
+                            metavar=option.metavar or "AXIS=MODEL", help=cli_help)
         else:
             group.addoption(option.cli, default=None, dest=option.name,
-                            metavar=option.metavar or _metavar(option), help=help_text)
+                            metavar=option.metavar or _metavar(option), help=cli_help)
         # Typed ini keys show their type in --help; an unset key reads as None.
         parser.addini(option.name, help_text, type=_ini_type(option), default=None)
     for name, help_text, default in INI_ONLY:
