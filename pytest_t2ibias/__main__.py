@@ -1,27 +1,37 @@
-"""``python -m pytest_t2ibias prefetch [PATHS] [--t2i-... options]``: fill the cache.
+"""``python -m pytest_t2ibias COMMAND``: fill the cache, compare saved runs, render a report,
+look after the cache.
 
-Collects the suites as ``pytest`` would with the same options, computes the session plan
-(``prefetch``: every image and answer the selected checks can name up front) and runs no
-check, so the ``pytest`` run that follows on the same cache generates nothing. Run it under
-``accelerate launch --num_processes N [--cpu]`` to split the plan's requests between N
-processes (one a GPU) with accelerate's ``PartialState().split_between_processes``; they
-meet at ``wait_for_everyone()`` between the images and the answers. The processes share
-the cache directory (``--t2i-cache-dir``), whose per-key claims keep them from computing
-anything twice.
+- ``prefetch [PATHS] [--t2i-... options]``: collects the suites as ``pytest`` would with the
+  same options, computes the session plan (``prefetch``: every image and answer the selected
+  checks can name up front) and runs no check, so the ``pytest`` run that follows on the same
+  cache generates nothing. Run it under ``accelerate launch --num_processes N [--cpu]`` to
+  split the plan's requests between N processes (one a GPU) with accelerate's
+  ``PartialState().split_between_processes``; they meet at ``wait_for_everyone()`` between
+  the images and the answers. The processes share the cache directory
+  (``--t2i-cache-dir``), whose per-key claims keep them from computing anything twice.
+- ``compare A B [--fail EXPR ...]``: the figures of run B against saved run A (``baseline``),
+  exit 1 when one drifted beyond the criteria.
+- ``report RUN --html OUT.html``: the HTML report of a saved run (``html_report.write_html``).
+- ``cache stats`` / ``cache prune``: what the cache holds; least recently used out first.
+
+Bad input (a missing file, a saved run that is not a report) is one line on stderr and exit
+status 2, never a traceback.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-USAGE = """usage: python -m pytest_t2ibias prefetch [PATHS...] [pytest and --t2i-* options]
-
-  prefetch   compute and cache every image and answer the selected checks need, run no check
-             (under `accelerate launch --num_processes N` the work is split between N processes)"""
+PROG = "python -m pytest_t2ibias"
+DEFAULT_STORAGE = Path(".t2ibias") / "runs"
+DEFAULT_CACHE = Path(".t2ibias_cache")
+BAD_INPUT = 2
 
 
 class Prefetch:
@@ -73,17 +83,220 @@ def _warn(item, error: BaseException) -> None:
           f"({type(error).__name__}: {error}); its test run computes it", file=sys.stderr)
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE)
-        return 0
-    if argv[0] != "prefetch":
-        print(f"unknown command {argv[0]!r}\n{USAGE}", file=sys.stderr)
-        return 2
+def prefetch_command(args: list[str]) -> int:
     # this package is imported already (python -m): its modules cannot be assertion-rewritten
     quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
-    return int(pytest.main(["-p", "no:cacheprovider", *quiet, *argv[1:]], plugins=[Prefetch()]))
+    return int(pytest.main(["-p", "no:cacheprovider", *quiet, *args], plugins=[Prefetch()]))
+
+
+# -- compare, report ---------------------------------------------------------------------------
+
+
+def compare_command(args: argparse.Namespace) -> int:
+    from .baseline import compare_runs, parse_criteria
+    from .comparison_table import render_comparison, verdict_line
+    from .runs import load_report, locate
+
+    criteria = parse_criteria(args.fail)
+    old_path, new_path = locate(args.old, args.storage), locate(args.new, args.storage)
+    comparison = compare_runs(load_report(old_path), load_report(new_path), criteria)
+    width = max(60, _columns())
+    print(render_comparison(comparison, f"{old_path.stem} ({old_path})", width,
+                            color=sys.stdout.isatty(), verbose=args.verbose), end="")
+    print(verdict_line(comparison, old_path.stem, "--fail"))
+    return 1 if comparison.drifted else 0
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from .html_report import write_html
+    from .runs import load_report, locate, rows_of
+
+    path = locate(args.run, args.storage)
+    saved = load_report(path)
+    cache_dir = args.cache_dir if args.cache_dir is not None else (
+        DEFAULT_CACHE if DEFAULT_CACHE.is_dir() else None)
+    write_html(args.html, rows_of(saved), run=saved.get("run") or {}, cache_dir=cache_dir)
+    print(f"wrote {args.html} ({len(saved['checks'])} checks of {path})")
+    return 0
+
+
+# -- cache -------------------------------------------------------------------------------------
+
+
+def cache_stats_command(args: argparse.Namespace) -> int:
+    from ._cache_admin import KINDS, cache_stats, human_size
+
+    stats = cache_stats(_existing_cache(args.cache_dir))
+    print(f"cache {stats.root}: {stats.total_entries} entries, {human_size(stats.total_size)}")
+    for kind in KINDS:
+        print(f"  {kind:<8} {stats.entries[kind]:>8} entries  {human_size(stats.size[kind]):>10}")
+    if stats.oldest is not None and stats.newest is not None:
+        print(f"  least recently used {_when(stats.oldest)}; most recently {_when(stats.newest)}")
+    return 0
+
+
+def cache_prune_command(args: argparse.Namespace) -> int:
+    from ._cache_admin import human_size, prune
+
+    if args.older_than is None and args.max_size is None:
+        raise UsageProblem("cache prune: say what to remove: --older-than DAYS and/or "
+                           "--max-size SIZE (add --dry-run to see it first)")
+    root = _existing_cache(args.cache_dir)
+    result = prune(root, older_than_days=args.older_than, max_size=args.max_size,
+                   dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"cache {root}: {verb} {len(result.removed)} entries ({human_size(result.freed)}); "
+          f"{human_size(result.remaining)} left")
+    if result.claimed:
+        print(f"  kept {len(result.claimed)} entries another process holds a claim on "
+              f"(being computed now)")
+    if args.dry_run:
+        for entry in result.removed[:args.show]:
+            print(f"  {entry.kind:<8} {_when(entry.used)}  {entry.path}")
+    return 0
+
+
+def _existing_cache(path: Path) -> Path:
+    if not path.is_dir():
+        raise UsageProblem(f"no cache directory at {path} (give --cache-dir DIR: the run's "
+                           f"--t2i-cache-dir, default <rootdir>/.t2ibias_cache)")
+    return path
+
+
+def _when(seconds: float) -> str:
+    import datetime
+
+    return datetime.datetime.fromtimestamp(seconds).isoformat(sep=" ", timespec="seconds")
+
+
+def _columns() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+# -- the command line --------------------------------------------------------------------------
+
+
+class UsageProblem(Exception):
+    """Input the command cannot use; the message is the whole story."""
+
+
+def _days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not days >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days >= 0")
+    return days
+
+
+def _size(text: str) -> int:
+    from ._cache_admin import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="pytest-t2ibias outside a test run: fill the cache, compare "
+        "saved runs, render a saved run's report, look after the cache.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    commands.add_parser(
+        "prefetch", add_help=False,
+        help="compute and cache every image and answer the selected checks need, run no check; "
+             "takes pytest's paths and --t2i-* options (under `accelerate launch "
+             "--num_processes N` the work is split between N processes)")
+
+    compare = commands.add_parser(
+        "compare", help="compare the figures of two runs; exit 1 when one drifted beyond --fail",
+        description="Compare run NEW with the saved run OLD, figure by figure (every check's "
+        "figure and the named estimates in its figures): old -> new, change, and whether it "
+        "drifted. Exit status 1 when a figure drifted beyond a --fail criterion, 0 otherwise, "
+        "2 on input that is not a report.")
+    compare.add_argument("old", metavar="OLD", help="the saved run: a path to a JSON report, or "
+                         "a name in --storage (a unique prefix, or latest)")
+    compare.add_argument("new", metavar="NEW", help="the run to judge, named the same way")
+    compare.add_argument("--fail", action="append", default=[], metavar="EXPR",
+                         help="drift that fails: ci (the intervals no longer overlap), value:X "
+                         "(moved by more than X), value:X%% (by more than X%% of the saved "
+                         "figure); repeatable")
+    compare.add_argument("--storage", type=Path, default=DEFAULT_STORAGE, metavar="DIR",
+                         help="where saved runs are (pytest's --t2i-storage; default .t2ibias/runs)")
+    compare.add_argument("-v", "--verbose", action="store_true",
+                         help="list every changed figure, not only the drifted ones")
+    compare.set_defaults(handler=compare_command)
+
+    report = commands.add_parser(
+        "report", help="write the HTML report of a saved run",
+        description="Render a saved run (a JSON report) as the HTML report pytest's --t2i-html "
+        "writes.")
+    report.add_argument("run", metavar="RUN", help="a JSON report, or a saved run's name in "
+                        "--storage")
+    report.add_argument("--html", required=True, type=Path, metavar="OUT.html",
+                        help="where to write the report")
+    report.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
+                        help="the run's cache, for its images (default: ./.t2ibias_cache when "
+                        "there is one)")
+    report.add_argument("--storage", type=Path, default=DEFAULT_STORAGE, metavar="DIR",
+                        help="where saved runs are (pytest's --t2i-storage; default .t2ibias/runs)")
+    report.set_defaults(handler=report_command)
+
+    cache = commands.add_parser("cache", help="cache stats | cache prune",
+                                description="Look after the cache of images, answers and probes.")
+    cache_commands = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
+    stats = cache_commands.add_parser(
+        "stats", help="entries and bytes by kind, least and most recently used")
+    stats.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+                       help="the cache (pytest's --t2i-cache-dir; default .t2ibias_cache)")
+    stats.set_defaults(handler=cache_stats_command)
+    prune = cache_commands.add_parser(
+        "prune", help="remove the least recently used entries",
+        description="Remove cache entries, least recently used first: those unused for "
+        "--older-than DAYS, then more until the cache is at most --max-size. An entry another "
+        "process is computing (its key claimed) is never removed. Everything removed is "
+        "computed again by the next run that needs it.")
+    prune.add_argument("--older-than", type=_days, default=None, metavar="DAYS",
+                       help="remove entries unused for this many days")
+    prune.add_argument("--max-size", type=_size, default=None, metavar="SIZE",
+                       help="then remove until the cache holds at most SIZE (500M, 2G; K, M, G "
+                       "are powers of 1024)")
+    prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
+    prune.add_argument("--show", type=int, default=20, metavar="N",
+                       help="with --dry-run, list the first N entries that would go (default 20)")
+    prune.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, metavar="DIR",
+                       help="the cache (pytest's --t2i-cache-dir; default .t2ibias_cache)")
+    prune.set_defaults(handler=cache_prune_command)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "prefetch":  # everything after it is pytest's
+        return prefetch_command(argv[1:])
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a usage error it printed (2)
+        return int(exit_.code or 0)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    from ._cache import CacheError
+    from .baseline import CriterionError
+    from .runs import RunError
+
+    try:
+        return handler(args)
+    except (RunError, CriterionError, UsageProblem, CacheError) as exc:
+        print(f"{PROG} {args.command}: {exc}", file=sys.stderr)
+        return BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -29,15 +29,16 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("t2ibias", "text-to-image bias checks")
     for option in OPTIONS:
         help_text = _with_default(option)
+        cli_help = help_text.replace("%", "%%")  # argparse formats option help with %
         if option.flag:
             group.addoption(option.cli, action="store_true", default=None, dest=option.name,
-                            help=help_text)
+                            help=cli_help)
         elif option.repeatable:
             group.addoption(option.cli, action="append", default=None, dest=option.name,
-                            metavar="AXIS=MODEL", help=help_text)
+                            metavar=option.metavar or "AXIS=MODEL", help=cli_help)
         else:
             group.addoption(option.cli, default=None, dest=option.name,
-                            metavar=_metavar(option), help=help_text)
+                            metavar=option.metavar or _metavar(option), help=cli_help)
         # Typed ini keys show their type in --help; an unset key reads as None.
         parser.addini(option.name, help_text, type=_ini_type(option), default=None)
     for name, help_text, default in INI_ONLY:
@@ -142,6 +143,43 @@ def _power(value: float) -> float:
     return value
 
 
+def _storage(config: pytest.Config) -> Path:
+    """``--t2i-storage``: relative to the working directory on the command line, to the ini
+    file's directory in the ini file (it need not exist yet); default <rootdir>/.t2ibias/runs."""
+    given = config.getoption("t2i_storage")
+    if given:
+        return Path(given).expanduser().absolute()
+    in_ini = config.getini("t2i_storage")
+    if in_ini:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        return (base / Path(in_ini).expanduser()).absolute()
+    return config.rootpath / ".t2ibias" / "runs"
+
+
+def _baseline_options(config: pytest.Config) -> dict[str, Any]:
+    """``--t2i-save``, ``--t2i-autosave``, ``--t2i-compare``, ``--t2i-compare-fail`` and
+    ``--t2i-storage``, checked: a bad name or criterion is a usage error before any test runs
+    (the saved run itself is looked up when the session starts)."""
+    from .baseline import CriterionError, parse_criteria
+    from .runs import RunError, check_name
+
+    save = get_option(config, "t2i_save")
+    compare = get_option(config, "t2i_compare")
+    compare_fail = tuple(get_option(config, "t2i_compare_fail"))
+    try:
+        if save is not None:
+            check_name(save)
+        parse_criteria(compare_fail)
+    except (RunError, CriterionError) as exc:
+        where = "--t2i-compare-fail" if isinstance(exc, CriterionError) else ""
+        raise pytest.UsageError(f"{where + ': ' if where else ''}{exc}") from None
+    if compare_fail and not compare:
+        raise pytest.UsageError(f"--t2i-compare-fail={compare_fail[0]} needs a run to compare "
+                                f"with: add --t2i-compare=NAME (or latest)")
+    return {"save": save, "autosave": bool(get_option(config, "t2i_autosave")),
+            "compare": compare, "compare_fail": compare_fail, "storage": _storage(config)}
+
+
 def read_settings(config: pytest.Config) -> Settings:
     cache_dir = get_option(config, "t2i_cache_dir")
     confidence = get_option(config, "t2i_confidence")
@@ -189,6 +227,7 @@ def read_settings(config: pytest.Config) -> Settings:
         power=_power(get_option(config, "t2i_power")),
         suite_pattern=config.getini("t2i_suite_pattern") or "*.t2i.yaml",
         update_locks=bool(get_option(config, "t2i_update_locks")),
+        **_baseline_options(config),
         models_from_command_line=frozenset(
             name.removeprefix("t2i_") for name in ("t2i_images", "t2i_model", "t2i_baseline_model")
             if config.getoption(name, None)),

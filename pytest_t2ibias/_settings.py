@@ -79,6 +79,7 @@ class Option:
     flag: bool = False
     repeatable: bool = False
     is_path: bool = False
+    metavar: str | None = None
 
     @property
     def cli(self) -> str:
@@ -129,6 +130,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_family", "none|bonferroni|holm|bh: control of wrong verdicts across the run's "
            "gated checks (bonferroni: each at 1 - (1 - confidence)/m; holm: step-down, the same "
            "guarantee, more decisive; bh: false discovery rate)", default="none"),
+    Option("t2i_save", "save this run's figures (the JSON report) under NAME in --t2i-storage, "
+           "replacing a run saved under that name", metavar="NAME"),
+    Option("t2i_autosave", "save this run under the next free name "
+           "NNNN_<git revision>_<UTC date> in --t2i-storage", flag=True),
+    Option("t2i_compare", "compare this run's figures with the saved run NAME (a unique prefix "
+           "of it, or latest: the last saved)", metavar="NAME|latest"),
+    Option("t2i_compare_fail", "fail the session when a figure drifted from the --t2i-compare run: "
+           "ci (its interval no longer overlaps the saved one), value:X (moved by more than X), "
+           "value:X% (by more than X% of the saved figure); repeatable", repeatable=True,
+           metavar="EXPR"),
+    Option("t2i_storage", "directory of saved runs (default <rootdir>/.t2ibias/runs)",
+           is_path=True, metavar="DIR"),
 )
 
 INI_ONLY = (
@@ -171,6 +184,14 @@ class Settings:
     """``--t2i-cache-remote``: an fsspec URL behind the local cache (``_remote_cache``)."""
     eval_llm: str | None = None
     """``--t2i-eval-llm``: the LM that scores found prompts' perplexity (BGPS evaluation)."""
+    save: str | None = None
+    """``--t2i-save``: the name this run is saved under in ``storage``."""
+    autosave: bool = False
+    compare: str | None = None
+    """``--t2i-compare``: the saved run (name, unique prefix or ``latest``) to compare with."""
+    compare_fail: tuple[str, ...] = ()
+    """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
+    storage: Path = Path(".t2ibias/runs")
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""
@@ -184,10 +205,13 @@ class Settings:
         }
         values["classifiers"] = values.pop("classifier")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
-                      update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={})
+                      update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},
+                      autosave=False, compare_fail=(), storage=Path(".t2ibias/runs"))
         unknown = set(overrides) - set(cls.__dataclass_fields__)
         if unknown:
             raise TypeError(f"unknown settings {sorted(unknown)}; known: {sorted(cls.__dataclass_fields__)}")
         values.update(overrides)
         values["cache_dir"] = Path(values["cache_dir"])
+        values["storage"] = Path(values["storage"])
+        values["compare_fail"] = tuple(values["compare_fail"])
         return cls(**values)

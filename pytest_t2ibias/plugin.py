@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import _builtin, hookspecs
+from ._baselines import start_baselines
 from ._options import add_options
 from ._session import session_of, start_session
 
@@ -29,7 +30,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    start_session(config)
+    start_baselines(config, start_session(config))
     config.pluginmanager.register(_builtin, "t2ibias-builtin-backends")
     config.addinivalue_line("markers", "t2ibias: a bias check (YAML suite item or helper use)")
     config.addinivalue_line("markers", "slow: trains or evaluates models; minutes, not seconds")

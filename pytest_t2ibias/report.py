@@ -61,9 +61,10 @@ class ReportRow:
     @classmethod
     def from_json(cls, check: dict[str, Any]) -> ReportRow:
         """A row back from a JSON report's ``checks`` entry (``to_json``; version 1 too)."""
-        def number(key: str) -> float:
+        def number(key: str) -> float:  # a hand-edited file may hold anything: NaN then
             value = check.get(key)
-            return float("nan") if value is None else float(value)
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            return float(value) if numeric else float("nan")
 
         def optional(key: str) -> float | None:
             return None if check.get(key) is None else number(key)
@@ -73,10 +74,10 @@ class ReportRow:
                                                                   check.get("kind") or ""),
                    subject=str(check.get("subject", "")), axis=str(check.get("axis", "")),
                    value=number("value"), low=number("low"), high=number("high"),
-                   n=int(check.get("n") or 0),
+                   n=check["n"] if isinstance(check.get("n"), int) else 0,
                    confidence=number("interval_confidence" if v2 else "confidence"),
                    threshold=number("threshold"), passed=bool(check.get("passed")),
-                   figures=dict(check.get("figures") or {}),
+                   figures=dict(check["figures"]) if isinstance(check.get("figures"), dict) else {},
                    check_id=str(check.get("check_id", "")), status=str(check.get("status", "")),
                    outcome=str(check.get("outcome", "")), margin=optional("margin"),
                    gate_confidence=optional("confidence") if v2 else None,

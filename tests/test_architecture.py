@@ -18,15 +18,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("math", ("metrics",)),
     ("plan", ("plan",)),
     ("backends", ("backends",)),
-    ("store", ("_cache", "_remote_cache", "_requests")),
+    ("store", ("_cache", "_cache_admin", "_remote_cache", "_requests")),
     ("instrument", ("instrument",)),
     ("kinds", ("kinds", "suite._yaml", "suite.load")),
     ("methods", ("methods",)),
     ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "_openbias_lock", "checks",
                      "facade", "gallery", "heatmap", "html_charts", "html_report", "planning",
-                     "prefetch", "progress", "report")),
-    ("pytest", ("_options", "_session", "suite.collect", "suite", "_builtin", "hookspecs",
-                "plugin", "__main__", "")),
+                     "prefetch", "progress", "report", "baseline", "runs", "comparison_table")),
+    ("pytest", ("_options", "_session", "_baselines", "suite.collect", "suite", "_builtin",
+                "hookspecs", "plugin", "__main__", "")),
 ]
 LEAVES = ("toyworld", "testing")
 """Built on the plugin's pieces, never imported by them."""
