@@ -580,6 +580,9 @@ glob in `.vscode/settings.json`; a relative schema path is resolved from the wor
 }
 ```
 
+Leave `yaml.yamlVersion` at its default, 1.2: under 1.1 the key `on:` and the choices `yes`
+and `no` would read as booleans.
+
 **Any editor using yaml-language-server** (VS Code, Neovim's yamlls, JetBrains, Helix): a
 modeline on the suite's first line works without settings; a relative path is resolved from
 the suite file.
@@ -588,6 +591,12 @@ the suite file.
 # yaml-language-server: $schema=../.vscode/t2i-suite.schema.json
 suite: occupations
 ```
+
+With yaml-language-server 1.25.0 (`validation/yaml_language_server.py` drives it as an editor
+does), every example suite shows no problem, and a suite with an unknown key, an unknown kind,
+a wrong type, a missing parameter and a value out of range shows each at its line ("Property
+subjets is not allowed", "Value is not accepted. Valid values: ...", "Missing property
+\"threshold\"").
 
 What the schema cannot see, the loader still reports at collection: axis names a check
 refers to (`axes`, `mitigate`, `on`, `fixes`, `priority`, `target`) that the suite does not
