@@ -367,8 +367,7 @@ CHECK = {
         {}),
     "subjects": KeyDoc(
         "list of strings", "Judge only these of the suite's subjects (each must be one of "
-        "them). Kinds that run once per check (`no_bgps_prompt_exceeds`, `judge_agrees`) "
-        "ignore it.",
+        "them). Kinds whose items are one per check (see the kinds table) ignore it.",
         "checks:\n"
         "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, "
         "subjects: [doctor, nurse]}",
