@@ -321,7 +321,7 @@ register_check(CheckKind(
                   doc="measure only these proposed biases (by name, e.g. [colour])"),
             *COMMON_PARAMS),
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "
-        "has severity above threshold; proposals frozen in <suite>.openbias.lock.json",
+        "has severity above threshold; proposals frozen in <suite>.t2i.openbias.lock.json",
 ))
 
 register_check(CheckKind(
@@ -368,3 +368,7 @@ register_check(CheckKind(
     doc="ENTIGEN: each ethical intervention lowers the diversity score (Eq. 1) of the subject's "
         "images by at least min_improvement (paired seeds)",
 ))
+
+BUILTIN_KINDS: tuple[str, ...] = tuple(CHECK_KINDS)
+"""The kinds this package declares, in declaration order (before any ``register_check`` of a
+user or a test): the ones the YAML reference and the suite schema document."""

@@ -21,6 +21,7 @@ from .spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
 
 TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models",
             "burden")
+REQUIRED_TOP_KEYS = ("prompt", "subjects", "axes")
 BURDENS = ("model", "check")
 MODEL_ROLES = ("candidate", "baseline")
 DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size")
@@ -28,6 +29,8 @@ FILTER_KEYS = ("question", "choices", "keep")
 FILTER_OPTIONAL_KEYS = ("statements",)
 AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
              "classifier", "parts", "none", "phrases", "names")
+AXIS_REQUIRED_KEYS = ("question", "choices")
+"""Required of an axis without ``parts`` (a multi-part axis needs ``parts`` and ``none``)."""
 LLM_COUNTERFACTUALS = "llm"
 """``counterfactuals: llm``: the language model phrases them (``methods.counterfactuals``)."""
 PART_KEYS = ("value", "question")
@@ -41,8 +44,10 @@ mapping keyed by axis names such as InterMit's ``priority``)."""
 TEMPLATE_FIELDS = ("subject",)
 """The placeholders a prompt template may use, each bare: ``{subject}``."""
 IDEAL_SUM_TOLERANCE = 1e-3
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-_MARKER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+"""Axis names and check ids: they become parts of pytest item names."""
+MARKER_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+"""A check's ``marks:``: pytest marker names."""
 
 
 def load_suite(path: Path | str) -> Suite:
@@ -173,7 +178,7 @@ class _SuiteReader:
                              f"a suite must be a mapping with keys {', '.join(TOP_KEYS)}; "
                              f"got {_describe(data)}")
         self.unknown_keys(data, (), TOP_KEYS, "at the top of the suite")
-        self.missing(data, (), ("prompt", "subjects", "axes"), "at the top of the suite")
+        self.missing(data, (), REQUIRED_TOP_KEYS, "at the top of the suite")
         name = suite_name_from_path(self.path)
         if "suite" in data:
             name = self.text(data["suite"], ("suite",), "suite (the suite's name)") or name
@@ -284,7 +289,7 @@ class _SuiteReader:
         axes: dict[str, AxisSpec] = {}
         for name, body in mapping.items():
             at = ("axes", name)
-            if not (isinstance(name, str) and _NAME.match(name)):
+            if not (isinstance(name, str) and NAME_PATTERN.match(name)):
                 self.problem(at, f"axis name {name!r} must be a name (letters, digits, _ . -)")
                 continue
             self.axis_names.append(name)
@@ -312,7 +317,7 @@ class _SuiteReader:
         else:
             if "none" in mapping:
                 self.problem((*at, "none"), f"{where}: none is only for multi-part axes (with parts)")
-            if not self.missing(mapping, at, ("question", "choices"), f"in {where}"):
+            if not self.missing(mapping, at, AXIS_REQUIRED_KEYS, f"in {where}"):
                 return None
             question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
             choices = self.names(mapping["choices"], (*at, "choices"), f"{where}: choices", minimum=2)
@@ -475,7 +480,7 @@ class _SuiteReader:
             self.problem(at, "missing required key 'id' in check (a name for its test items)")
             return None
         check_id = mapping["id"]
-        if not (isinstance(check_id, str) and _NAME.match(check_id)):
+        if not (isinstance(check_id, str) and NAME_PATTERN.match(check_id)):
             self.problem((*at, "id"), f"check id must be a name (letters, digits, _ . -), "
                                       f"got {_describe(check_id)}")
             return None
@@ -501,7 +506,7 @@ class _SuiteReader:
         marks = self.names(mapping["marks"], (*at, "marks"), f"{where}: marks") \
             if "marks" in mapping else ()
         for index, mark in enumerate(_items(mapping.get("marks"))):
-            if isinstance(mark, str) and not _MARKER.match(mark):
+            if isinstance(mark, str) and not MARKER_PATTERN.match(mark):
                 self.problem((*at, "marks", index), f"{where}: mark {mark!r} must be a marker "
                                                     f"name (a Python identifier)")
         kind = self.kind(mapping, at, where)
