@@ -102,7 +102,8 @@ class T2ISession:
         reporter = self.config.pluginmanager.getplugin("terminalreporter")
         # the real stderr, not the captured one a test call sees (capture is lifted meanwhile)
         stream = sys.__stderr__
-        live = _is_terminal(stream) and worker is None
+        with capture.global_and_fixture_disabled() if capture else nullcontext():
+            live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
         mode = "summary" if verbosity < 0 else "live" if live else "lines"
         return TerminalProgress(
             stream, mode, pause=capture.global_and_fixture_disabled if capture else nullcontext,
