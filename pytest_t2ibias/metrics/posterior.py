@@ -343,6 +343,12 @@ difference of distances is a V of two half-lines, whose likelihood-ratio statist
 larger than chi-square(1); 0.7 is the factor measured to bring that vertex to 95% (coverage.md).
 More classes: scaled by ``kink_lr_quantile`` (``profile_critical_value``)."""
 
+MORE_CHOICES_FACTOR = 1.2
+"""With three or more choices the scaled critical value still under-covered the "hurts" design
+by 1.5 to 3 points at n = 48 to 1000 (the misses all on the low end, the one a
+``burden: model`` gate relies on); 1.2 is the factor measured to bring it into the band
+(coverage.md: 3 classes, nominal and ordered)."""
+
 KINK_LR_SAMPLES = 20000
 """Normal draws behind one ``kink_lr_quantile`` (seeded; its Monte Carlo sd is about 1%)."""
 
@@ -357,8 +363,8 @@ def profile_critical_value(
     """Squared radius of the profile ellipsoid for a difference of distances on ``n_choices``.
 
     Two choices: the chi-square(1) quantile at 1 - ``PROFILE_TAIL_FACTOR`` (1 - confidence)
-    (measured). More: that value times ``kink_lr_quantile(n_choices, ordered, confidence) /
-    kink_lr_quantile(2, False, confidence)``, the growth of the likelihood ratio's null
+    (measured). More: that value times ``MORE_CHOICES_FACTOR`` (measured) times
+    ``kink_lr_quantile(n_choices, ordered, confidence) / kink_lr_quantile(2, False, confidence)``, the growth of the likelihood ratio's null
     quantile at the kink vertex with the number of choices (5.76 / 4.58 nominal, 5.40 / 4.58
     ordered at three choices and 95%), so that the two-class calibration carries over.
     """
@@ -368,9 +374,8 @@ def profile_critical_value(
     if n_choices <= 2:
         return base
     n_choices = min(n_choices, KINK_LR_MAX_CHOICES)
-    return base * kink_lr_quantile(n_choices, ordered, confidence) / kink_lr_quantile(
-        2, False, confidence
-    )
+    return MORE_CHOICES_FACTOR * base * kink_lr_quantile(n_choices, ordered, confidence) / (
+        kink_lr_quantile(2, False, confidence))
 
 
 @lru_cache(maxsize=64)
