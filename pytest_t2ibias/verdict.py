@@ -147,7 +147,8 @@ class Family:
                     f"decisive ones <= {error:.0%}")
         return (f"family: {self.size} gated checks at {level:.0%} each, no family-wise control "
                 f"(--t2i-family=none): up to {self.size * error:.1f} wrong verdicts expected "
-                "if every check sat on its limit; --t2i-family=holm or bonferroni bounds the run's")
+                "if every check sat on its limit; --t2i-family=holm or bonferroni bounds the chance "
+                f"of any wrong verdict in the run at {error:.0%}")
 
 
 @dataclass(frozen=True)
