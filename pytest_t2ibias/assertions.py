@@ -622,7 +622,8 @@ def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
     outcomes = {a: decide(audit.accuracy, threshold, confidence=confidence, at_most=False)
                 for a, audit in audits.items()}
     outcome = worst(list(outcomes.values()))
-    lowest = min(audits.values(), key=lambda audit: audit.accuracy.value).accuracy
+    weakest = min(audits.values(), key=lambda audit: audit.accuracy.value)
+    lowest = weakest.accuracy
     lines = [f"judge accuracy{f' on {label}' if label else ''}: lowest {lowest} vs floor "
              f"{threshold:.3f}{_gate_note(confidence, outcome, burden)}"]
     for name, audit in audits.items():
@@ -638,7 +639,7 @@ def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
                    confidence=confidence, at_most=False, check="judge_agrees", value=lowest, threshold=threshold,
                    message="\n".join(lines),
                    figures={"audits": {a: audit.to_dict() for a, audit in audits.items()},
-                            "label": label})
+                            "label": label, "about": f"{weakest.axis} ({weakest.judge})"})
 
 
 # -- ENTIGEN: interventions improve diversity ---------------------------------------------------

@@ -158,7 +158,7 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
     table.add_column("verdict", overflow="fold", min_width=9)  # and why, on the next line
     for row in rows:
         about = row.about or row.axis
-        where = f"{row.subject} / {about}" if about else f"{row.subject}"
+        where = " / ".join(part for part in (row.subject, about) if part)
         if row.status == "error":
             table.add_row(_plain(row.check_id or row.check), _plain(where), "", "", "", "", "",
                           _verdict_cell(row, row.reason.split(":")[0]))

@@ -52,3 +52,25 @@ def test_every_axis_is_legible(world):
         a = mean_colour[[r.attributes["colour"] == colour for r in objects]]
         b = mean_colour[[r.attributes["colour"] != colour for r in objects]]
         assert np.abs(a.mean(0) - b.mean(0)).max() > 15, colour
+
+
+def test_a_labelled_folder_through_a_vae_keeps_its_labels_and_loses_detail(tmp_path):
+    import json
+    from pathlib import Path
+
+    from PIL import Image
+
+    from pytest_t2ibias.toyworld.labelled import vae_roundtrip_folder
+    from pytest_t2ibias.toyworld.render import write_labelled_folder
+
+    toy_sd = Path(__file__).resolve().parents[1] / "fixtures" / "toy-sd"
+    rows = write_labelled_folder(tmp_path / "rendered", 6, seed=3, subjects=["doctor", "car"])
+    assert vae_roundtrip_folder(tmp_path / "rendered", tmp_path / "vae", toy_sd, batch_size=4) == 6
+    assert (tmp_path / "vae" / "index.jsonl").read_text() == (tmp_path / "rendered" / "index.jsonl").read_text()
+    for row in rows:
+        before = np.asarray(Image.open(tmp_path / "rendered" / row["file"]), dtype=float)
+        after = np.asarray(Image.open(tmp_path / "vae" / row["file"]), dtype=float)
+        assert after.shape == before.shape
+        # The same picture (colours and layout survive), not the same pixels (an 8x8 latent).
+        assert 0 < np.abs(after - before).mean() < 40
+    assert json.loads((tmp_path / "vae" / "index.jsonl").read_text().splitlines()[0])["subject"] in ("doctor", "car")

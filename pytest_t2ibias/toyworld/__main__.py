@@ -42,12 +42,25 @@ def main(argv: list[str] | None = None) -> int:
     labelled_parser.add_argument("-n", type=int, default=200)
     labelled_parser.add_argument("--seed", type=int, default=0)
     labelled_parser.add_argument("--subjects", nargs="*", default=None)
+    labelled_parser.add_argument("--through-vae", metavar="PIPELINE", default=None,
+                                 help="pass every image through this diffusers pipeline's VAE "
+                                      "(encode, decode), as detailed as its generations can be")
     args = parser.parse_args(argv)
     if args.command == "labelled":
         from pytest_t2ibias.toyworld.render import write_labelled_folder
 
-        rows = write_labelled_folder(args.out, args.n, seed=args.seed, subjects=args.subjects)
-        print(f"wrote {len(rows)} labelled images and index.jsonl to {args.out}")
+        if args.through_vae is None:
+            rows = write_labelled_folder(args.out, args.n, seed=args.seed, subjects=args.subjects)
+            print(f"wrote {len(rows)} labelled images and index.jsonl to {args.out}")
+            return 0
+        import tempfile
+
+        from pytest_t2ibias.toyworld.labelled import vae_roundtrip_folder
+
+        with tempfile.TemporaryDirectory() as rendered:
+            write_labelled_folder(rendered, args.n, seed=args.seed, subjects=args.subjects)
+            count = vae_roundtrip_folder(rendered, args.out, args.through_vae)
+        print(f"wrote {count} labelled images through {args.through_vae}'s VAE and index.jsonl to {args.out}")
         return 0
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
