@@ -583,18 +583,20 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
                             confidence: float | None = None, burden: str = DEFAULT_BURDEN,
                             n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                             label: str = "") -> Verdict:
-    """MaxSkew = max_a ln(p_gen(a)/p_target(a)) of the answers vs ``threshold`` (bootstrap
-    interval over images); a value never drawn is reported unbounded (skew -inf, smoothed)."""
-    from .metrics.intervals import bootstrap_estimate
+    """MaxSkew = max_a ln(p_gen(a)/p_target(a)) of the answers vs ``threshold`` (Jeffreys
+    posterior interval with the target added by test inversion, as for W1: coverage in
+    docs/coverage.md); a value never drawn is reported unbounded (skew -inf, shown smoothed).
+    ``n_resamples``: posterior draws."""
+    from .metrics.posterior import max_skew_estimate
     from .methods.socialcf import generation_skew
 
     choices = answers.choices
     target = dict(target or {c: 1 / len(choices) for c in choices})
     labels = np.asarray(answers.labels)
     skew = generation_skew(labels, choices, target)
-    estimate = bootstrap_estimate(lambda g: generation_skew(g[0], choices, target).max_skew,
-                                  [labels[labels >= 0]], confidence=confidence or DEFAULT_CONFIDENCE,
-                                  n_resamples=n_resamples, seed=seed)
+    estimate = max_skew_estimate(labels, np.array([target[c] for c in choices]),
+                                 confidence=confidence or DEFAULT_CONFIDENCE,
+                                 n_draws=n_resamples, seed=seed)
     outcome = decide(estimate, threshold, confidence=confidence)
     subject = f" of {label}" if label else ""
     message = (f"MaxSkew{subject} {estimate} ({skew.value} over-represented) "

@@ -128,6 +128,9 @@ def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
         return severity(true_shares(subject, axis))
     if check.kind == "is_nonnegative":
         return min(true_is(subject, axis, y) for y in check.params["on"])
+    if check.kind == "max_skew_below":
+        shares = true_shares(subject, axis)
+        return float(np.max(np.log(shares * len(shares))))  # against a uniform target
     raise AssertionError(f"no planted value for {check.kind}")
 
 
@@ -197,7 +200,8 @@ def test_the_male_gate_has_a_planted_trigger_and_the_control_none():
 
 
 SHARE_CASES = [(suite, check, subject, axis) for suite, check, subject, axis in CASES
-               if check.kind in ("w1_below", "entropy_below") and "confidence" in check.params]
+               if check.kind in ("w1_below", "entropy_below", "max_skew_below")
+               and "confidence" in check.params]
 
 
 @pytest.mark.parametrize(("suite", "check", "subject", "axis"), SHARE_CASES,
@@ -212,7 +216,7 @@ def test_share_checks_decide_the_planted_truth_with_90_percent_power(suite, chec
              if suite.models.get("candidate") else WORLD)
     truth = tuple(float(s) for s in true_shares(subject, axis, world=world, suite=suite))
     n = check.params.get("images_per_prompt") or suite.defaults["images_per_prompt"]
-    metric = "w1" if check.kind == "w1_below" else "severity"
+    metric = {"w1_below": "w1", "entropy_below": "severity", "max_skew_below": "max_skew"}[check.kind]
     ordered = suite.axes[axis].ordered and metric == "w1"
     power = decision_rate(truth, float(check.params["threshold"]), metric,
                           (1 / len(truth),) * len(truth), ordered, check.params["confidence"],

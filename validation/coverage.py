@@ -34,7 +34,12 @@ from pytest_t2ibias.metrics import (
     normalised_w1,
     severity,
 )
-from pytest_t2ibias.metrics.posterior import _PooledSeverity, _PooledW1, interval_from_counts
+from pytest_t2ibias.metrics.posterior import (
+    _MaxSkew,
+    _PooledSeverity,
+    _PooledW1,
+    interval_from_counts,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIDENCE = 0.95
@@ -85,6 +90,10 @@ def distance_row(metric: str, shares: list[float], truth: str, n: int, reps: int
     ideal = np.full(len(p), 1 / len(p))
     if metric == "severity":
         statistic, true_value = _PooledSeverity(len(p)), float(severity(p))
+    elif metric == "max skew":
+        statistic = _MaxSkew(tuple(ideal.tolist()))
+        with np.errstate(divide="ignore"):
+            true_value = float(np.max(np.log(p / ideal)))
     else:
         ordered = metric == "w1 ordered"
         statistic = _PooledW1(tuple(ideal.tolist()), ordered)
@@ -185,14 +194,16 @@ def _row(metric, truth, n, true_value, lows, highs, method) -> Row:
 
 
 def run_grid(*, sizes=SIZES, reps=2000, difference_reps=1000, n_draws=1000, seed=0,
-             quick=False, reuse: dict | None = None, jobs: int = 1) -> list[Row]:
+             quick=False, reuse: dict | None = None, jobs: int = 1,
+             keep_profile: bool = False) -> list[Row]:
     """Every (metric, truth, n) of the grid; ``quick`` keeps a subset for the unit test.
 
     ``reuse``: rows keyed by (metric, truth, n, method) to take instead of computing every
-    row whose method is not a profile one (``--only-profile``); ``jobs``: processes for the
-    IS rows."""
+    row whose method is not a profile one (``--only-profile``), or every stored row with
+    ``keep_profile`` (``--only-missing``); ``jobs``: processes for the IS rows."""
     rows = _grid_rows(sizes=sizes, reps=reps, difference_reps=difference_reps,
-                      n_draws=n_draws, seed=seed, quick=quick, reuse=reuse)
+                      n_draws=n_draws, seed=seed, quick=quick, reuse=reuse,
+                      keep_profile=keep_profile)
     pending = [i for i, r in enumerate(rows) if callable(r)]
     if jobs > 1 and pending:
         from concurrent.futures import ProcessPoolExecutor
@@ -218,7 +229,8 @@ class _Job:
         return self.function(*self.args, **self.kwargs)
 
 
-def _grid_rows(*, sizes, reps, difference_reps, n_draws, seed, quick, reuse) -> list:
+def _grid_rows(*, sizes, reps, difference_reps, n_draws, seed, quick, reuse,
+               keep_profile=False) -> list:
     def is_row(*args, **kwargs):
         return _Job(globals()["is_row"], *args, **kwargs)
 
@@ -233,7 +245,8 @@ def _grid_rows(*, sizes, reps, difference_reps, n_draws, seed, quick, reuse) -> 
         for n_classes, truths in TRUTHS.items():
             for truth, shares in truths.items():
                 rows.append(share_row(shares, truth, n))
-                metrics = ["w1 nominal", "severity"] + (["w1 ordered"] if n_classes == 3 else [])
+                metrics = ["w1 nominal", "severity", "max skew"] + (
+                    ["w1 ordered"] if n_classes == 3 else [])
                 for metric in metrics:
                     if quick and truth == "near-threshold" and n == 10:
                         continue
@@ -251,18 +264,29 @@ def _grid_rows(*, sizes, reps, difference_reps, n_draws, seed, quick, reuse) -> 
                     rows.append(is_row(truth, n, difference_reps, n_draws, seed, "profile",
                                        classes=3, ordered=ordered))
     if reuse is not None:
-        rows = [_reused(r, reuse) for r in rows]
+        rows = [_reused(r, reuse, keep_profile) for r in rows]
     return rows
 
 
-def _reused(job, reuse):
-    """The stored row of a job that is not a profile one, if there is one."""
+def _reused(job, reuse, keep_profile=False):
+    """The stored row of a job that is not a profile one (any job with ``keep_profile``),
+    if there is one."""
     if not isinstance(job, _Job):
         return job
     function = job.function.__name__
     kwargs = dict(job.kwargs)
-    if "profile" in str(kwargs.get("interval", job.args[5] if len(job.args) > 5 else "")):
-        return job
+    interval = str(kwargs.get("interval", job.args[5] if len(job.args) > 5 else ""))
+    if "profile" in interval:
+        if not keep_profile:
+            return job
+        truth, n = job.args[:2]
+        if function == "mitigation_row":
+            key = ("IS_mit (paired, 2 classes)", truth, n, "paired profile")
+        else:
+            classes = kwargs.get("classes", 2)
+            kind = f"{classes} classes{', ordered' if kwargs.get('ordered') else ''}"
+            key = (f"IS[x][y] ({kind})", truth, n, "profile")
+        return Row(**reuse[key]) if key in reuse else job
     if function == "distance_row":
         metric, shares, truth, n = job.args[:4]
         key = (f"{metric} ({len(shares)} classes)", truth, n, "posterior")
@@ -285,8 +309,9 @@ def markdown(rows: list[Row], seconds: float, only_profile: bool = False) -> str
         "statement a gate that fails when low > threshold relies on). Shares are exact (summed",
         "over the binomial); the rest simulated, `reps` data sets each (binomial sd at 95%:",
         "0.5 points with 2000 reps, 0.7 with 1000). Target band: 93% to 97.5%.",
-        *(["", "The profile rows were recomputed (`--only-profile`); the others are read from",
-           "the previous full run's JSON."] if only_profile else []),
+        *(["", "Not every row comes from one run: `--only-profile` recomputes the profile rows,",
+           "`--only-missing` the rows of a metric just added, and the others are read from the",
+           "previous run's JSON."] if only_profile else []),
         "",
         "| metric | truth | true value | n | coverage | low <= truth | high >= truth | mean width "
         "| reps | method |",
@@ -313,26 +338,35 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--only-profile", action="store_true",
                         help="recompute the profile rows; read the others from --json")
+    parser.add_argument("--only-missing", action="store_true",
+                        help="compute only the rows --json lacks (a metric just added)")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "coverage.md")
     parser.add_argument("--json", type=Path, default=ROOT / "validation" / "coverage_results.json")
     args = parser.parse_args()
-    reuse, seconds = None, 0.0
-    if args.only_profile:
+    reuse, seconds, profile_seconds = None, 0.0, 0.0
+    if args.only_profile or args.only_missing:
         stored = json.loads(args.json.read_text())
         reuse = {(r["metric"], r["truth"], r["n"], r["method"]): r for r in stored["rows"]}
-        seconds = stored["seconds"] - stored.get("profile_seconds", 0.0)
+        seconds = stored["seconds"]
+        if args.only_profile:
+            seconds -= stored.get("profile_seconds", 0.0)
+        else:
+            profile_seconds = stored.get("profile_seconds", 0.0)
     start = time.time()
     rows = run_grid(reps=args.reps, difference_reps=args.difference_reps, n_draws=args.draws,
-                    quick=args.quick, reuse=reuse, jobs=args.jobs)
-    profile_seconds = time.time() - start
-    seconds += profile_seconds
-    args.markdown.write_text(markdown(rows, seconds, args.only_profile))
+                    quick=args.quick, reuse=reuse, jobs=args.jobs,
+                    keep_profile=args.only_missing)
+    if args.only_profile:
+        profile_seconds = time.time() - start
+    seconds += time.time() - start
+    partial = args.only_profile or args.only_missing or bool(reuse and stored.get("only_profile"))
+    args.markdown.write_text(markdown(rows, seconds, partial))
     args.json.write_text(json.dumps({"confidence": CONFIDENCE, "seconds": seconds,
                                      "profile_seconds": profile_seconds,
-                                     "only_profile": args.only_profile,
+                                     "only_profile": partial,
                                      "rows": [asdict(r) for r in rows]}, indent=1))
-    print(markdown(rows, seconds, args.only_profile))
+    print(markdown(rows, seconds, partial))
 
 
 if __name__ == "__main__":

@@ -129,6 +129,24 @@ def severity_estimate(
     )
 
 
+def max_skew_estimate(
+    labels: np.ndarray,
+    target: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_draws: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """SocialCounterfactuals' MaxSkew of one prompt's answers against ``target`` shares,
+    max_a ln(p(a) / target(a)), with its posterior interval. Like a distance it is >= 0 and
+    0 only at the target, so the target joins the interval whenever the data cannot reject
+    it; a value never drawn has skew -inf, which never decides the max."""
+    target = np.asarray(target, dtype=float)
+    return posterior_estimate(_MaxSkew(tuple((target / target.sum()).tolist())), [labels],
+                              len(target), ideal=target / target.sum(), confidence=confidence,
+                              n_draws=n_draws, seed=seed)
+
+
 class _PooledW1:
     """Hashable statistic (so the null test's cache hits across calls)."""
 
@@ -161,6 +179,22 @@ class _PooledSeverity:
 
     def __hash__(self) -> int:
         return hash(("severity", self.n_choices))
+
+
+class _MaxSkew:
+    def __init__(self, target: tuple[float, ...]):
+        self.target = target
+
+    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
+        (shares,) = shares
+        with np.errstate(divide="ignore"):
+            return np.max(np.log(shares / np.array(self.target)), axis=-1)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _MaxSkew) and self.target == other.target
+
+    def __hash__(self) -> int:
+        return hash(("max skew", self.target))
 
 
 def interval_from_counts(

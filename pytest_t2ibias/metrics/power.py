@@ -74,7 +74,12 @@ def decision_rate(
     n: int,
 ) -> float:
     """Share of simulated prompts of n images whose interval decides (see ``images_needed``)."""
-    from pytest_t2ibias.metrics.posterior import _PooledSeverity, _PooledW1, interval_from_counts
+    from pytest_t2ibias.metrics.posterior import (
+        _MaxSkew,
+        _PooledSeverity,
+        _PooledW1,
+        interval_from_counts,
+    )
 
     p, target = np.array(truth), np.array(ideal)
     if metric == "w1":
@@ -82,8 +87,12 @@ def decision_rate(
     elif metric == "severity":
         statistic, true_value = _PooledSeverity(len(p)), severity(p)
         target = np.full(len(p), 1 / len(p))
+    elif metric == "max_skew":
+        statistic = _MaxSkew(ideal)
+        with np.errstate(divide="ignore"):
+            true_value = float(np.max(np.log(p / target)))
     else:
-        raise ValueError(f"metric={metric!r}: use 'w1' or 'severity'")
+        raise ValueError(f"metric={metric!r}: use 'w1', 'severity' or 'max_skew'")
     rng = np.random.default_rng([seed, n])
     counts = rng.multinomial(n, p, size=reps)[:, None, :]
     _, low, high = interval_from_counts(
