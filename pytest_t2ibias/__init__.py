@@ -1,37 +1,47 @@
-"""pytest-t2ibias: fairness tests for text-to-image models, as pytest checks."""
+"""pytest-t2ibias: fairness tests for text-to-image models, as pytest checks.
 
-from pytest_t2ibias._types import ABSTAINED
-from pytest_t2ibias._types import FILTERED
-from pytest_t2ibias._types import Answers
-from pytest_t2ibias._types import Estimate
-from pytest_t2ibias._types import GeneratedImage
-from pytest_t2ibias._types import ImageRequest
-from pytest_t2ibias._types import ImageSet
-from pytest_t2ibias.assertions import assert_entropy_below
-from pytest_t2ibias.assertions import assert_open_set
-from pytest_t2ibias.assertions import evaluate_intervention_improves
-from pytest_t2ibias.assertions import evaluate_judge_agrees
-from pytest_t2ibias.assertions import evaluate_max_skew_below
-from pytest_t2ibias.assertions import evaluate_open_set
-from pytest_t2ibias.assertions import assert_is_nonnegative
-from pytest_t2ibias.assertions import assert_no_bgps_prompt_exceeds
-from pytest_t2ibias.assertions import assert_no_regression
-from pytest_t2ibias.assertions import assert_w1_below
-from pytest_t2ibias.assertions import evaluate_entropy_below
-from pytest_t2ibias.assertions import evaluate_is_nonnegative
-from pytest_t2ibias.assertions import evaluate_no_bgps_prompt_exceeds
-from pytest_t2ibias.assertions import evaluate_no_regression
-from pytest_t2ibias.assertions import evaluate_w1_below
-from pytest_t2ibias.kinds import CheckContext
-from pytest_t2ibias.kinds import CheckKind
-from pytest_t2ibias.kinds import Param
-from pytest_t2ibias.kinds import register_check
-from pytest_t2ibias.metrics import Distribution
-from pytest_t2ibias.methods.bgps import BGPSGateResult
-from pytest_t2ibias.methods.bgps import MeasuredPrompt
-from pytest_t2ibias.metrics import ISMatrix
-from pytest_t2ibias.verdict import CheckFailed
-from pytest_t2ibias.verdict import Verdict
+The names below load on first use (PEP 562): pytest imports this package in every run of the
+environment, fairness tests or not, and the helpers bring numpy and more (issue #14).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_t2ibias._types import ABSTAINED
+    from pytest_t2ibias._types import FILTERED
+    from pytest_t2ibias._types import Answers
+    from pytest_t2ibias._types import Estimate
+    from pytest_t2ibias._types import GeneratedImage
+    from pytest_t2ibias._types import ImageRequest
+    from pytest_t2ibias._types import ImageSet
+    from pytest_t2ibias.assertions import assert_entropy_below
+    from pytest_t2ibias.assertions import assert_open_set
+    from pytest_t2ibias.assertions import evaluate_intervention_improves
+    from pytest_t2ibias.assertions import evaluate_judge_agrees
+    from pytest_t2ibias.assertions import evaluate_max_skew_below
+    from pytest_t2ibias.assertions import evaluate_open_set
+    from pytest_t2ibias.assertions import assert_is_nonnegative
+    from pytest_t2ibias.assertions import assert_no_bgps_prompt_exceeds
+    from pytest_t2ibias.assertions import assert_no_regression
+    from pytest_t2ibias.assertions import assert_w1_below
+    from pytest_t2ibias.assertions import evaluate_entropy_below
+    from pytest_t2ibias.assertions import evaluate_is_nonnegative
+    from pytest_t2ibias.assertions import evaluate_no_bgps_prompt_exceeds
+    from pytest_t2ibias.assertions import evaluate_no_regression
+    from pytest_t2ibias.assertions import evaluate_w1_below
+    from pytest_t2ibias.kinds import CheckContext
+    from pytest_t2ibias.kinds import CheckKind
+    from pytest_t2ibias.kinds import Param
+    from pytest_t2ibias.kinds import register_check
+    from pytest_t2ibias.metrics import Distribution
+    from pytest_t2ibias.methods.bgps import BGPSGateResult
+    from pytest_t2ibias.methods.bgps import MeasuredPrompt
+    from pytest_t2ibias.metrics import ISMatrix
+    from pytest_t2ibias.verdict import CheckFailed
+    from pytest_t2ibias.verdict import Verdict
 
 __all__ = [
     "ABSTAINED",
@@ -67,3 +77,53 @@ __all__ = [
     "evaluate_w1_below",
     "register_check",
 ]
+
+_HOME = {
+    "ABSTAINED": "pytest_t2ibias._types",
+    "FILTERED": "pytest_t2ibias._types",
+    "Answers": "pytest_t2ibias._types",
+    "Estimate": "pytest_t2ibias._types",
+    "GeneratedImage": "pytest_t2ibias._types",
+    "ImageRequest": "pytest_t2ibias._types",
+    "ImageSet": "pytest_t2ibias._types",
+    "assert_entropy_below": "pytest_t2ibias.assertions",
+    "assert_open_set": "pytest_t2ibias.assertions",
+    "evaluate_intervention_improves": "pytest_t2ibias.assertions",
+    "evaluate_judge_agrees": "pytest_t2ibias.assertions",
+    "evaluate_max_skew_below": "pytest_t2ibias.assertions",
+    "evaluate_open_set": "pytest_t2ibias.assertions",
+    "assert_is_nonnegative": "pytest_t2ibias.assertions",
+    "assert_no_bgps_prompt_exceeds": "pytest_t2ibias.assertions",
+    "assert_no_regression": "pytest_t2ibias.assertions",
+    "assert_w1_below": "pytest_t2ibias.assertions",
+    "evaluate_entropy_below": "pytest_t2ibias.assertions",
+    "evaluate_is_nonnegative": "pytest_t2ibias.assertions",
+    "evaluate_no_bgps_prompt_exceeds": "pytest_t2ibias.assertions",
+    "evaluate_no_regression": "pytest_t2ibias.assertions",
+    "evaluate_w1_below": "pytest_t2ibias.assertions",
+    "CheckContext": "pytest_t2ibias.kinds",
+    "CheckKind": "pytest_t2ibias.kinds",
+    "Param": "pytest_t2ibias.kinds",
+    "register_check": "pytest_t2ibias.kinds",
+    "Distribution": "pytest_t2ibias.metrics",
+    "BGPSGateResult": "pytest_t2ibias.methods.bgps",
+    "MeasuredPrompt": "pytest_t2ibias.methods.bgps",
+    "ISMatrix": "pytest_t2ibias.metrics",
+    "CheckFailed": "pytest_t2ibias.verdict",
+    "Verdict": "pytest_t2ibias.verdict",
+}
+"""Where each public name lives."""
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        home = _HOME[name]
+    except KeyError:
+        raise AttributeError(f"module 'pytest_t2ibias' has no attribute {name!r}") from None
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # once loaded, an ordinary module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

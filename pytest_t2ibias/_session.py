@@ -167,7 +167,7 @@ class T2ISession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
-        from .instrument import Sightings, test_sightings
+        from ._sightings import Sightings, test_sightings
 
         verdicts = item.stash.setdefault(VERDICTS, [])
         token = verdict_sink.set(verdicts.append)
@@ -189,8 +189,6 @@ class T2ISession:
         ``errors`` (never ``failures``), and an xfail mark cannot hide a broken instrument.
         """
         report = yield
-        from .gallery import with_gallery
-
         error = call.excinfo.value if call.excinfo is not None else None
         if isinstance(error, CheckError):
             as_error(report)
@@ -204,6 +202,8 @@ class T2ISession:
                 else:  # a Python test: its name, and the helper's label
                     subject, axis = item.name, verdict.figures.get("label", "")
                     if "gallery" not in verdict.figures:  # what the test's judges saw
+                        from .gallery import with_gallery
+
                         verdict = with_gallery(verdict, item.stash.get(SIGHTINGS, None))
                 self.record(item.nodeid, verdict, subject=subject, axis=axis, status=status,
                             check_id=_check_id(item))

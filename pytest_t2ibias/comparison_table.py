@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from .baseline import Comparison, Figure, FigureChange
+
+if TYPE_CHECKING:  # rich loads when a comparison is drawn (issue #14)
+    from rich.text import Text
 
 SHOWN_LIST = 20
 """New and vanished checks listed by name; the rest are counted."""
@@ -23,6 +24,8 @@ def comparison_lines(changes: Sequence[FigureChange], title: str) -> list[Text]:
     """The figures grouped by check: a line naming the check (and its status change), then one
     aligned line per figure: saved value [CI] -> new value [CI], the change, the criteria it
     drifted under. Lines, not a table: a check's name is long and the numbers must not fold."""
+    from rich.text import Text
+
     lines = [Text(f"{title} (saved -> now, change, drifted under)", style="bold")]
     figure_width = max((len(c.figure) for c in changes), default=0)
     saved_width = max((len(_figure(c.old)) for c in changes), default=0)
@@ -53,6 +56,9 @@ def render_comparison(comparison: Comparison, against: str, width: int, *, color
     """The comparison with the run ``against``: header differences, the drifted figures (every
     changed one when ``verbose`` or no criterion was given), new and vanished checks, the
     summary line."""
+    from rich.console import Console
+    from rich.text import Text
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color,
                       color_system="standard" if color else None, highlight=False)
@@ -86,6 +92,8 @@ def _figure(figure: Figure) -> str:
 
 def _plain(value: str) -> Text:
     """User text as characters: brackets stay brackets, control characters are escaped."""
+    from rich.text import Text
+
     return Text("".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode()
                         for c in value))
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._sightings import Sightings, test_sightings
 from ._types import FILTERED, Answers, GeneratedImage, ImageRequest, ImageSet
 from .verdict import CheckError
 
@@ -166,26 +167,6 @@ class Models:
             self._eval_llm = self._make("llm", model, lambda: self.provider.llm(model))
             self.loads["eval_llm"] = self.loads.get("eval_llm", 0) + 1
         return self._eval_llm
-
-
-class Sightings:
-    """What one check's judges saw: every answer set an instrument read (with the axis or
-    question it answers) and the role whose generator made each image. Reports draw a
-    check's image grid from it (``gallery.py``); copies of the instrument share it."""
-
-    def __init__(self) -> None:
-        self.answers: list[tuple[str, Answers]] = []
-        self.roles: dict[str, str] = {}
-        """Image key -> "candidate" or "baseline"."""
-
-    def saw(self, about: str, answers: Answers) -> None:
-        self.answers.append((about, answers))
-
-
-test_sightings: ContextVar[Sightings | None] = ContextVar("t2ibias_test_sightings",
-                                                        default=None)
-"""What the running Python test's judges saw: the session sets it around each test call and
-the facade's instruments note into it (outside pytest: None, nothing noted)."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ No math lives here. The session object (``_session.T2ISession``), registered as 
 
 from __future__ import annotations
 
+from fnmatch import fnmatch
 from typing import TYPE_CHECKING
 
 import pytest
@@ -37,10 +38,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path, parent):
-    """YAML suites (``*.t2i.yaml``) become pytest items."""
-    from .suite import collect
+    """YAML suites (``*.t2i.yaml``, or the ini's space-separated ``t2i_suite_pattern`` globs)
+    become pytest items. Every file of every run passes here: the suite machinery loads only
+    for a suite."""
+    patterns = session_of(parent.config).settings.suite_pattern.split()
+    if not any(fnmatch(file_path.name, pattern) for pattern in patterns):
+        return None
+    from .suite.collect import SuiteFile
 
-    return collect.pytest_collect_file(file_path, parent)
+    return SuiteFile.from_parent(parent, path=file_path)
 
 
 # -- fixtures -------------------------------------------------------------------------------------

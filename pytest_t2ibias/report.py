@@ -14,11 +14,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # rich loads when a report is drawn, not with the plugin (issue #14)
+    from rich.table import Table
+    from rich.text import Text
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,8 @@ def _fmt(x: float) -> str:
 def _plain(value: Any) -> Text:
     """User text as a rich cell, its brackets kept as characters; control characters (an
     escape sequence in a subject could rewrite the terminal) shown as ``\\x1b``."""
+    from rich.text import Text
+
     text = str(value)
     shown = "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode()
                     for c in text)
@@ -147,6 +149,8 @@ def _plain(value: Any) -> Text:
 def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Table:
     """One line per judged figure; ``full_names`` wraps long names instead of cutting them
     (the HTML report, where the reader must see exactly which subject it was)."""
+    from rich.table import Table
+
     table = Table(title="t2ibias: bias checks", title_justify="left", box=None,
                   padding=(0, 1, 0, 0), header_style="bold underline")
     # Names wrap, never cut (the reader must see which subject and axes it was); numbers
@@ -193,6 +197,8 @@ def _verdict_cell(row: ReportRow, why: str = "") -> Text:
 
 
 def _verdict_word(row: ReportRow) -> Text:
+    from rich.text import Text
+
     status = row.status or ("passed" if row.passed else "failed")
     if status == "error":
         return Text("ERROR", style="bold red")
@@ -208,6 +214,9 @@ def _verdict_word(row: ReportRow) -> Text:
 
 def plan_table(plans: Sequence[Any], power: float) -> Table:
     """``--t2i-plan``: per item, images a prompt, prompts, images, and what deciding needs."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="t2ibias: plan", title_justify="left", box=None,
                   padding=(0, 1, 0, 0), header_style="bold underline")
     table.add_column("item", overflow="fold")
@@ -230,6 +239,8 @@ def plan_table(plans: Sequence[Any], power: float) -> Table:
 
 
 def render_plan(plans: Sequence[Any], power: float, width: int, *, color: bool) -> str:
+    from rich.console import Console
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color,
                       color_system="standard" if color else None)
@@ -239,6 +250,8 @@ def render_plan(plans: Sequence[Any], power: float, width: int, *, color: bool) 
 
 def render_text(rows: Sequence[ReportRow], width: int, *, color: bool) -> str:
     """The summary table as text sized to the terminal (pytest owns the writer)."""
+    from rich.console import Console
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color, color_system="standard" if color else None)
     console.print(summary_table(rows))

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._types import Estimate
+if TYPE_CHECKING:
+    from ._types import Estimate
+
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 """What an interval says about a limit: wholly within it, wholly beyond it, or across it."""

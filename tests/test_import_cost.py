@@ -41,3 +41,17 @@ def test_a_lazy_generator_fingerprints_without_torch(tmp_path):
         "lazy_classifier(root, settings, axis='gender', origin='--t2i-classifier').fingerprint"
     )
     assert _heavy_after(code) == []
+
+
+def test_an_unrelated_test_run_loads_nothing_of_ours_that_costs(pytester):
+    """Installed, the plugin is in every pytest run of the environment: a run without suites
+    or helpers must not pay for numpy, PIL, PyYAML or rich (each loads with its first use)."""
+    pytester.makepyfile(test_unrelated="""
+        import sys
+
+        def test_unrelated():
+            loaded = [m for m in ("numpy", "PIL", "yaml", "rich", "scipy", "torch") if m in sys.modules]
+            assert loaded == []
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)

@@ -24,6 +24,7 @@ from pytest_t2ibias.metrics.intervals import wilson_interval
 from pytest_t2ibias.metrics.posterior import posterior_estimate
 from pytest_t2ibias.metrics.power import decision_rate
 from pytest_t2ibias.metrics.power import images_needed
+from pytest_t2ibias.metrics.posterior import max_skew_estimate
 from pytest_t2ibias.metrics.posterior import severity_estimate
 from pytest_t2ibias.metrics.posterior import w1_estimate
 from pytest_t2ibias.metrics.skew import SkewValue
@@ -49,6 +50,7 @@ __all__ = [
     "jeffreys_interval",
     "kl_divergence",
     "max_skew_at_k",
+    "max_skew_estimate",
     "mean_max_skew_at_k",
     "mitigation_effect",
     "normalised_w1",

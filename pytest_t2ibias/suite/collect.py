@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import replace
-from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,21 +25,12 @@ from .spec import CheckSpec, Suite
 
 if TYPE_CHECKING:
     from .._settings import Settings
-    from ..instrument import Sightings
+    from .._sightings import Sightings
     from ..planning import ItemPlan
 
-DEFAULT_PATTERN = "*.t2i.yaml"
 ITEM_MARKER = "t2ibias"
 SESSION_PLANNED = pytest.StashKey[bool]()
 FAMILY_DECIDED = pytest.StashKey[bool]()
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> SuiteFile | None:
-    """Claim files whose name matches the ini ``t2i_suite_pattern`` (space-separated globs)."""
-    patterns = (parent.config.getini("t2i_suite_pattern") or DEFAULT_PATTERN).split()
-    if any(fnmatch(file_path.name, pattern) for pattern in patterns):
-        return SuiteFile.from_parent(parent, path=file_path)
-    return None
 
 
 class SuiteFile(pytest.File):
@@ -125,7 +115,7 @@ class CheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from ..gallery import with_gallery
-        from ..instrument import Sightings
+        from .._sightings import Sightings
 
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         session = session_of(self.config)

@@ -1,0 +1,33 @@
+"""What a check's judges saw, noted for the report's image grids (``gallery.py``).
+
+Its own small module: the session wraps every test call in ``test_sightings``, fairness test
+or not, and must not load numpy and the instrument to do so (issue #14).
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._types import Answers
+
+
+class Sightings:
+    """What one check's judges saw: every answer set an instrument read (with the axis or
+    question it answers) and the role whose generator made each image. Reports draw a
+    check's image grid from it (``gallery.py``); copies of the instrument share it."""
+
+    def __init__(self) -> None:
+        self.answers: list[tuple[str, Answers]] = []
+        self.roles: dict[str, str] = {}
+        """Image key -> "candidate" or "baseline"."""
+
+    def saw(self, about: str, answers: Answers) -> None:
+        self.answers.append((about, answers))
+
+
+test_sightings: ContextVar[Sightings | None] = ContextVar("t2ibias_test_sightings",
+                                                        default=None)
+"""What the running Python test's judges saw: the session sets it around each test call and
+the facade's instruments note into it (outside pytest: None, nothing noted)."""
