@@ -15,12 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .baseline import Comparison, compare_runs, parse_criteria
-from .comparison_table import render_comparison, verdict_line
-from .runs import RunError, as_report, autosave_name, find_run, load_report, save_run
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rules, files and table load when a baseline option is set (issue #14)
     from ._session import T2ISession
+    from .baseline import Comparison
 
 COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 PLUGIN_NAME = "t2ibias-baselines"
@@ -31,6 +28,9 @@ class Baselines:
     every worker's rows have arrived by ``pytest_sessionfinish``."""
 
     def __init__(self, session: T2ISession) -> None:
+        from .baseline import parse_criteria
+        from .runs import RunError, find_run, load_report
+
         self.t2i = session
         settings = session.settings
         self.criteria = parse_criteria(settings.compare_fail)
@@ -48,6 +48,9 @@ class Baselines:
         self.errors: list[str] = []
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from .baseline import compare_runs
+        from .runs import RunError, as_report, autosave_name, save_run
+
         settings = self.t2i.settings
         if settings.plan:
             return
@@ -77,6 +80,8 @@ class Baselines:
 
     @pytest.hookimpl(trylast=True)  # after the t2ibias summary table
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from .comparison_table import render_comparison, verdict_line
+
         write = terminalreporter.write_line
         quiet = self.t2i.config.get_verbosity() < 0
         if self.comparison is not None and self.against is not None:
