@@ -190,7 +190,7 @@ def test_the_male_gate_has_a_planted_trigger_and_the_control_none():
     """hidden_male's target is planted ("with intense focus" -> 85% men); the control's
     target value (middle-aged) has no modifier and no subject above 35%."""
     targets = {c.id: c.params["target"] for c in BGPS_SUITE.checks}
-    planted = {(m.axis, v) for m in WORLD.modifiers for v, share in m.shares.items() if share >= 0.7}
+    planted = {(m.axis, v) for m in WORLD.modifiers for v, share in (m.shares or {}).items() if share >= 0.7}
     assert ("gender", "male") in planted
     assert (targets["hidden_middle_aged_control"]["axis"], targets["hidden_middle_aged_control"]["value"]) not in planted
     assert true_bgps_max(BGPS_SUITE.checks[1]) == pytest.approx(0.35)

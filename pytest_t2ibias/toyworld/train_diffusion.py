@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer
+from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer, extend_word_tokenizer
 from pytest_t2ibias.toyworld.render import render_dataset
 from pytest_t2ibias.toyworld.sample import (
     caption_words,
@@ -387,7 +387,9 @@ def finetune_diffusion(
 ) -> dict:
     """Continue training UNet + text encoder of the pipeline in ``base_dir`` on ``world``'s data.
 
-    The VAE and tokenizer are kept, so the result is a drop-in replacement of the base.
+    The VAE is kept; words of ``world`` the base tokenizer lacks are appended to it (old ids
+    unchanged) and the text encoder's embeddings grow to match, so every caption the base
+    understood means what it meant and the result is a drop-in replacement of the base.
     """
     from diffusers import StableDiffusionPipeline
 
@@ -395,9 +397,11 @@ def finetune_diffusion(
     torch.set_num_threads(config.threads)
     timings = {}
     base = StableDiffusionPipeline.from_pretrained(base_dir, local_files_only=True)
-    missing = set(world_vocabulary(world)) - set(base.tokenizer.get_vocab())
-    if missing:
-        raise ValueError(f"world {world.name!r} uses words the base tokenizer lacks: {sorted(missing)}")
+    added = sorted(set(world_vocabulary(world)) - set(base.tokenizer.get_vocab()))
+    if added:
+        log.info("world %r adds %d word(s) to the tokenizer: %s", world.name, len(added), added)
+        base.tokenizer = extend_word_tokenizer(base.tokenizer, added)
+        base.text_encoder.resize_token_embeddings(len(base.tokenizer))
     start = time.perf_counter()
     data = make_training_set(world, n_images or config.n_images // 2, seed=seed, resolution=config.resolution)
     timings["render_s"] = time.perf_counter() - start
@@ -419,6 +423,7 @@ def finetune_diffusion(
         "steps": steps,
         "lr": lr,
         "n_images": len(data.captions),
+        "added_words": added,
         "final_loss": float(np.mean(losses[-100:])),
         "wall_s": timings,
         "size_bytes": directory_size(out_dir),
