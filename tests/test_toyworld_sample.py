@@ -160,7 +160,9 @@ def test_intervened_captions_draw_gender_evenly(world):
 def test_modifier_weight_sets_how_often_a_phrase_is_picked():
     raw = yaml.safe_load(DEFAULT_WORLD_PATH.read_text())
     raw["captions"]["mix"] = {"modifier": 1.0}
-    raw["modifiers"][0]["weight"] = 5.0  # with intense focus: 5 of 9
-    sample = sample_people(parse_world(raw), 3000, seed=5, subjects=["doctor"])
+    raw["modifiers"][0]["weight"] = 5.0  # with intense focus
+    world = parse_world(raw)
+    expected = 5.0 / sum(m.weight for m in world.modifiers_for("doctor"))
+    sample = sample_people(world, 3000, seed=5, subjects=["doctor"])
     share = np.mean([r.modifiers == ("with intense focus",) for r in sample])
-    assert abs(share - 5 / 9) < _tolerance(5 / 9, 3000)
+    assert abs(share - expected) < _tolerance(expected, 3000)
