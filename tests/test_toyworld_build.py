@@ -135,6 +135,42 @@ def test_finetuning_on_a_world_with_new_words_extends_the_tokenizer_and_the_text
     assert image.shape == (32, 32, 3)
 
 
+def test_decoder_only_continuation_keeps_the_encoder_unet_and_text_encoder(tmp_path):
+    """``--steps 0 --decoder-steps N``: only the VAE's decoder moves, so the latent space the
+    UNet was trained on stays exactly as it was."""
+    from dataclasses import replace
+
+    import yaml
+    from diffusers import StableDiffusionPipeline
+
+    from pytest_t2ibias.toyworld import parse_world
+    from pytest_t2ibias.toyworld.train_diffusion import (
+        DiffusionConfig, assemble_pipeline, build_text_encoder, build_unet, build_vae, finetune_diffusion, make_tokenizer)
+
+    world = parse_world(yaml.safe_load(SECOND_WORLD))
+    config = replace(DiffusionConfig.quick(), vae_blocks=(8, 8), unet_blocks=(16, 16), text_hidden=16, text_heads=2,
+                     attention_head_channels=8, vae_batch=8)
+    tokenizer = make_tokenizer(world, config.model_max_length)
+    torch.manual_seed(0)
+    pipeline = assemble_pipeline(build_vae(config), build_text_encoder(config, tokenizer), tokenizer,
+                                 build_unet(config, latent_size=config.resolution // 2 ** (len(config.vae_blocks) - 1)))
+    pipeline.save_pretrained(tmp_path / "base", safe_serialization=True)
+
+    record = finetune_diffusion(tmp_path / "base", world, tmp_path / "tuned", config=config, steps=0,
+                                n_images=16, decoder_steps=3)
+    assert record["decoder_steps"] == 3 and record["final_loss"] is None and "unet_s" not in record["wall_s"]
+    base = StableDiffusionPipeline.from_pretrained(tmp_path / "base", local_files_only=True)
+    tuned = StableDiffusionPipeline.from_pretrained(tmp_path / "tuned", local_files_only=True)
+
+    def same(a, b):
+        return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+    assert same(base.vae.encoder, tuned.vae.encoder) and same(base.vae.quant_conv, tuned.vae.quant_conv)
+    assert same(base.unet, tuned.unet) and same(base.text_encoder, tuned.text_encoder)
+    assert not same(base.vae.decoder, tuned.vae.decoder)
+    assert tuned.vae.config.scaling_factor == base.vae.config.scaling_factor
+
+
 # A second world, unlike the default: two occupations with opposite gender skews. If the
 # build learned from the spec (and not from something baked into the code), generated
 # bakers are mostly women and generated pilots mostly men.
