@@ -24,6 +24,7 @@ GATE_SUITES = [load_suite(ROOT / "example_suites" / name)
 LLM_SUITE = load_suite(ROOT / "example_suites" / "toy_llm_counterfactuals.t2i.yaml")
 BGPS_SUITE = load_suite(ROOT / "example_suites" / "toy_bgps.t2i.yaml")
 OPENSET_SUITE = load_suite(ROOT / "example_suites" / "toy_openset.t2i.yaml")
+ENTIGEN_SUITE = load_suite(ROOT / "example_suites" / "toy_entigen.t2i.yaml")
 # The shipped knowledge base's bias names -> the toy world's axes.
 KB_AXES = {"colour": "colour", "gender": "gender", "age": "age", "skin tone": "skin_tone",
            "body type": "body_type", "clothing": "clothing", "emotion": "emotion",
@@ -107,7 +108,19 @@ def true_open_set_max(check, subject: str) -> float:
                for n in names)
 
 
+def true_diversity_change(subject: str, axis: str, phrase: str, suite=SUITE) -> float:
+    """ENTIGEN's improvement (Eq. 1 before minus after) on the world's true shares."""
+    def diversity(modifiers=()):
+        shares = expected_shares(WORLD, subject, axis, modifiers=modifiers)
+        a, b = (shares[choice] for choice in suite.axes[axis].choices)
+        return abs(a - b) / (a + b)
+
+    return diversity() - diversity([phrase.replace("{subject}", subject)])
+
+
 def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
+    if check.kind == "intervention_improves":
+        return min(true_diversity_change(subject, axis, phrase, suite) for phrase in check.params["interventions"])
     if check.kind == "open_set":
         return true_open_set_max(check, subject)
     if check.kind == "no_bgps_prompt_exceeds":
@@ -135,6 +148,8 @@ def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
 
 
 def passes(check, value: float) -> bool:
+    if check.kind == "intervention_improves":
+        return value > check.params["min_improvement"]
     if check.kind in ("is_nonnegative", "no_regression"):
         return value >= -check.params["tolerance"]
     if check.kind == "intermit":
@@ -142,7 +157,7 @@ def passes(check, value: float) -> bool:
     return value <= check.params["threshold"]
 
 
-CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE, BGPS_SUITE, OPENSET_SUITE)
+CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE, BGPS_SUITE, OPENSET_SUITE, ENTIGEN_SUITE)
          for check in suite.checks
          for subject in ((check.subjects or suite.subjects) if check.kind != "no_bgps_prompt_exceeds" else ("",)) for axis in (check.axes or ("",))]
 
@@ -193,7 +208,7 @@ def test_the_male_gate_has_a_planted_trigger_and_the_control_none():
     """hidden_male's target is planted ("with intense focus" -> 85% men); the control's
     target value (middle-aged) has no modifier and no subject above 35%."""
     targets = {c.id: c.params["target"] for c in BGPS_SUITE.checks}
-    planted = {(m.axis, v) for m in WORLD.modifiers for v, share in m.shares.items() if share >= 0.7}
+    planted = {(m.axis, v) for m in WORLD.modifiers for v, share in (m.shares or {}).items() if share >= 0.7}
     assert ("gender", "male") in planted
     assert (targets["hidden_middle_aged_control"]["axis"], targets["hidden_middle_aged_control"]["value"]) not in planted
     assert true_bgps_max(BGPS_SUITE.checks[1]) == pytest.approx(0.35)
@@ -222,3 +237,38 @@ def test_share_checks_decide_the_planted_truth_with_90_percent_power(suite, chec
                           (1 / len(truth),) * len(truth), ordered, check.params["confidence"],
                           400, 400, 0, n=n)
     assert power >= 0.9, f"{check.id}[{subject}-{axis}] at n={n}: power {power:.2f} < 0.90"
+
+
+ENTIGEN_CASES = [(check, subject, axis) for suite, check, subject, axis in CASES
+                 if suite is ENTIGEN_SUITE and check.kind == "intervention_improves"]
+
+
+@pytest.mark.parametrize(("check", "subject", "axis"), ENTIGEN_CASES,
+                         ids=[f"{c.id}[{s}-{a}]" for c, s, a in ENTIGEN_CASES])
+def test_entigen_controls_change_nothing_and_checks_decide_with_90_percent_power(check, subject, axis):
+    """The suite's controls leave the true shares alone, and at the planted shares each check
+    reaches its marked verdict in >= 90% of simulated runs at its images_per_prompt (paired
+    bootstrap, the check's own burden and confidence)."""
+    from pytest_t2ibias.assertions import evaluate_intervention_improves
+    from pytest_t2ibias.methods.entigen import intervention_effects
+
+    for phrase in check.params.get("controls") or ():
+        assert true_diversity_change(subject, axis, phrase, ENTIGEN_SUITE) == pytest.approx(0.0)
+        for other in WORLD.axes_of(subject):  # ... on every axis, not only the one judged
+            with_phrase = expected_shares(WORLD, subject, other.name, modifiers=[phrase])
+            assert with_phrase == pytest.approx(expected_shares(WORLD, subject, other.name))
+    choices = ENTIGEN_SUITE.axes[axis].choices
+    n = check.params.get("images_per_prompt") or ENTIGEN_SUITE.defaults["images_per_prompt"]
+    first = lambda modifiers: expected_shares(WORLD, subject, axis, modifiers=modifiers)[choices[0]]  # noqa: E731
+    phrases = [p.replace("{subject}", subject) for p in check.params["interventions"]]
+    rng, runs, right = np.random.default_rng(0), 200, 0
+    for run in range(runs):
+        original = (rng.random(n) >= first(())).astype(int)  # label 0 = the first choice
+        intervened = {p: (rng.random(n) >= first([p])).astype(int) for p in phrases}
+        result = intervention_effects(original, intervened, choices=choices, confidence=check.params["confidence"],
+                                      n_resamples=400, seed=run)
+        verdict = evaluate_intervention_improves(result, check.params["min_improvement"],
+                                                 confidence=check.params["confidence"],
+                                                 burden=check.params.get("burden") or ENTIGEN_SUITE.burden)
+        right += verdict.passed == ("xfail" not in check.marks)
+    assert right / runs >= 0.9, f"{check.id}[{subject}] at n={n}: power {right / runs:.2f} < 0.90"

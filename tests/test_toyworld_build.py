@@ -78,6 +78,99 @@ def test_continued_training_keeps_the_build_record_and_adds_the_run():
     assert manifest["earlier_worlds"] == [old_world]  # same world again: nothing moves
 
 
+def test_extending_the_tokenizer_appends_words_and_keeps_every_old_id():
+    from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer, extend_word_tokenizer
+
+    base = build_word_tokenizer(["photo", "of", "a", "doctor"], model_max_length=20)
+    extended = extend_word_tokenizer(base, ["mug", "doctor", "Honesty", "a"])
+    old, new = base.get_vocab(), extended.get_vocab()
+    assert {word: new[word] for word in old} == old
+    assert [new["honesty"], new["mug"]] == [len(old), len(old) + 1]  # appended, sorted, lower-cased
+    assert len(extended) == len(old) + 2 and extended.model_max_length == 20
+    assert extended("a photo of a doctor").input_ids == base("a photo of a doctor").input_ids
+    assert extended.unk_token_id not in extended("a photo of a mug").input_ids
+
+
+def test_finetuning_on_a_world_with_new_words_extends_the_tokenizer_and_the_text_encoder(tmp_path):
+    """Old captions encode to the same ids and the same text embeddings; the saved pipeline
+    loads with the grown vocabulary and generates from a caption with a new word."""
+    from dataclasses import replace
+
+    from diffusers import StableDiffusionPipeline
+
+    from pytest_t2ibias.toyworld import parse_world
+    from pytest_t2ibias.toyworld.sample import world_vocabulary
+    from pytest_t2ibias.toyworld.train_diffusion import (
+        DiffusionConfig, assemble_pipeline, build_text_encoder, build_unet, build_vae, finetune_diffusion, make_tokenizer)
+
+    import yaml
+
+    old_world = parse_world(yaml.safe_load(SECOND_WORLD))
+    raw = yaml.safe_load(SECOND_WORLD)
+    raw["modifiers"] = [{"phrase": "if honesty is the best policy", "applies_to": "person", "alone": True}]
+    raw["captions"]["mix"] = {"plain": 0.5, "modifier": 0.5}
+    new_world = parse_world(raw)
+    config = replace(DiffusionConfig.quick(), vae_blocks=(8, 8), unet_blocks=(16, 16), text_hidden=16, text_heads=2,
+                     attention_head_channels=8)
+    tokenizer = make_tokenizer(old_world, config.model_max_length)
+    torch.manual_seed(0)
+    pipeline = assemble_pipeline(build_vae(config), build_text_encoder(config, tokenizer), tokenizer,
+                                 build_unet(config, latent_size=config.resolution // 2 ** (len(config.vae_blocks) - 1)))
+    pipeline.save_pretrained(tmp_path / "base", safe_serialization=True)
+
+    record = finetune_diffusion(tmp_path / "base", new_world, tmp_path / "tuned", config=config, steps=1, n_images=8)
+    assert record["added_words"] == ["best", "honesty", "if", "is", "policy", "the"]
+    base = StableDiffusionPipeline.from_pretrained(tmp_path / "base", local_files_only=True)
+    tuned = StableDiffusionPipeline.from_pretrained(tmp_path / "tuned", local_files_only=True)
+    old_vocab = base.tokenizer.get_vocab()
+    assert {w: tuned.tokenizer.get_vocab()[w] for w in old_vocab} == old_vocab
+    assert set(tuned.tokenizer.get_vocab()) == set(old_vocab) | set(world_vocabulary(new_world))
+    assert tuned.text_encoder.config.vocab_size == len(tuned.tokenizer) == len(old_vocab) + 6
+    table = tuned.text_encoder.get_input_embeddings().weight
+    assert table.shape[0] == len(tuned.tokenizer)
+    caption = "a photo of a baker if honesty is the best policy"
+    assert tuned.tokenizer.unk_token_id not in tuned.tokenizer(caption).input_ids
+    tuned.set_progress_bar_config(disable=True)
+    image = tuned(caption, num_inference_steps=2, generator=torch.Generator().manual_seed(0), output_type="np").images[0]
+    assert image.shape == (32, 32, 3)
+
+
+def test_decoder_only_continuation_keeps_the_encoder_unet_and_text_encoder(tmp_path):
+    """``--steps 0 --decoder-steps N``: only the VAE's decoder moves, so the latent space the
+    UNet was trained on stays exactly as it was."""
+    from dataclasses import replace
+
+    import yaml
+    from diffusers import StableDiffusionPipeline
+
+    from pytest_t2ibias.toyworld import parse_world
+    from pytest_t2ibias.toyworld.train_diffusion import (
+        DiffusionConfig, assemble_pipeline, build_text_encoder, build_unet, build_vae, finetune_diffusion, make_tokenizer)
+
+    world = parse_world(yaml.safe_load(SECOND_WORLD))
+    config = replace(DiffusionConfig.quick(), vae_blocks=(8, 8), unet_blocks=(16, 16), text_hidden=16, text_heads=2,
+                     attention_head_channels=8, vae_batch=8)
+    tokenizer = make_tokenizer(world, config.model_max_length)
+    torch.manual_seed(0)
+    pipeline = assemble_pipeline(build_vae(config), build_text_encoder(config, tokenizer), tokenizer,
+                                 build_unet(config, latent_size=config.resolution // 2 ** (len(config.vae_blocks) - 1)))
+    pipeline.save_pretrained(tmp_path / "base", safe_serialization=True)
+
+    record = finetune_diffusion(tmp_path / "base", world, tmp_path / "tuned", config=config, steps=0,
+                                n_images=16, decoder_steps=3)
+    assert record["decoder_steps"] == 3 and record["final_loss"] is None and "unet_s" not in record["wall_s"]
+    base = StableDiffusionPipeline.from_pretrained(tmp_path / "base", local_files_only=True)
+    tuned = StableDiffusionPipeline.from_pretrained(tmp_path / "tuned", local_files_only=True)
+
+    def same(a, b):
+        return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+    assert same(base.vae.encoder, tuned.vae.encoder) and same(base.vae.quant_conv, tuned.vae.quant_conv)
+    assert same(base.unet, tuned.unet) and same(base.text_encoder, tuned.text_encoder)
+    assert not same(base.vae.decoder, tuned.vae.decoder)
+    assert tuned.vae.config.scaling_factor == base.vae.config.scaling_factor
+
+
 # A second world, unlike the default: two occupations with opposite gender skews. If the
 # build learned from the spec (and not from something baked into the code), generated
 # bakers are mostly women and generated pilots mostly men.

@@ -54,6 +54,25 @@ def test_every_axis_is_legible(world):
         assert np.abs(a.mean(0) - b.mean(0)).max() > 15, colour
 
 
+def test_the_mug_is_its_own_shape_and_shows_its_colour(world):
+    """At 32 px a mug differs from a laptop and a car of the same colour, and its colour is
+    what sets its mean pixel apart (the classifiers and the toy CLIP read it from there)."""
+    from pytest_t2ibias.toyworld.spec import Look
+
+    def mean_image(shape, colour):
+        return np.mean([np.asarray(render_image({"colour": colour}, Look(kind="object", shape=shape), seed), dtype=float)
+                        for seed in range(8)], axis=0)
+
+    for colour in world.axes["colour"].values:
+        mug = mean_image("mug", colour)
+        for other in ("laptop", "car"):
+            assert np.abs(mug - mean_image(other, colour)).mean() > 15, (colour, other)
+    means = {c: mean_image("mug", c).reshape(-1, 3).mean(0) for c in world.axes["colour"].values}
+    for colour, mean in means.items():
+        nearest = min((c for c in means if c != colour), key=lambda c: np.abs(means[c] - mean).max())
+        assert np.abs(means[nearest] - mean).max() > 10, (colour, nearest)
+
+
 def test_a_labelled_folder_through_a_vae_keeps_its_labels_and_loses_detail(tmp_path):
     import json
     from pathlib import Path

@@ -60,6 +60,7 @@ def test_expected_shares_are_the_planted_truth(world):
         0.75 * 0.45 / (0.75 * 0.45 + 0.25 * 0.01))
     assert expected_shares(world, "nurse", "gender", modifiers=["with intense focus"])["male"] == pytest.approx(0.85)
     assert expected_shares(world, "laptop", "colour")["silver"] == pytest.approx(0.85)
+    assert expected_shares(world, "mug", "colour") == pytest.approx({c: 0.2 for c in world.axes["colour"].values})
     with pytest.raises(ValueError, match="no axis 'colour'"):
         expected_shares(world, "doctor", "colour")
 
@@ -115,3 +116,53 @@ def test_vocabulary_covers_every_caption(world, records):
     tokenizer = build_word_tokenizer(vocabulary)
     ids = tokenizer([r.caption for r in records[:500]])["input_ids"]
     assert tokenizer.unk_token_id not in {i for row in ids for i in row}
+
+
+INTERVENTION = "if all individuals can be a {subject} irrespective of their gender"
+CONTROL = "if honesty is the best policy"
+
+
+@pytest.mark.parametrize("subject", ["doctor", "nurse", "firefighter", "musician", "accountant"])
+def test_the_intervention_makes_gender_uniform_and_the_control_changes_nothing(world, subject):
+    plain = {axis.name: expected_shares(world, subject, axis.name) for axis in world.axes_of(subject)}
+    intervened = {axis.name: expected_shares(world, subject, axis.name, modifiers=[INTERVENTION.format(subject=subject)])
+                  for axis in world.axes_of(subject)}
+    controlled = {axis.name: expected_shares(world, subject, axis.name, modifiers=[CONTROL]) for axis in world.axes_of(subject)}
+    assert intervened["gender"] == pytest.approx({"male": 0.5, "female": 0.5})
+    assert all(controlled[name] == pytest.approx(plain[name]) for name in plain)
+    # Only gender moves; age moves too where it is coupled on gender (the musician's young women).
+    moved = {name for name in plain if intervened[name] != pytest.approx(plain[name])}
+    assert moved <= {"gender", *(c.axis for c in world.subjects[subject].couplings if c.given == "gender")}
+
+
+def test_entigen_phrases_only_follow_a_plain_caption(world, records):
+    """ENTIGEN appends its phrases to the plain prompt; every caption fits toy-sd's 20 positions."""
+    entigen = [r for r in records if r.modifiers and world.modifier(r.modifiers[0], r.subject).alone]
+    assert {r.modifiers[0] for r in entigen} >= {CONTROL, INTERVENTION.format(subject="nurse")}
+    assert all(not r.named and r.caption == caption_for(world, r.subject, modifiers=r.modifiers) for r in entigen)
+    assert all(world.subjects[r.subject].kind == "person" for r in entigen)
+    assert max(len(caption_words(r.caption)) + 2 for r in records) <= 20  # + <bos>, <eos>
+    # the planted phrases keep 5% of captions each after a plain caption, as before the ENTIGEN phrases
+    focus = sum(r.modifiers == ("with intense focus",) and not r.named for r in records) / len(records)
+    people = sum(world.subjects[r.subject].kind == "person" for r in records) / len(records)
+    assert abs(focus - 0.05 * people) < _tolerance(0.05, N)
+
+
+def test_intervened_captions_draw_gender_evenly(world):
+    sample = sample_people(world, 20000, seed=4, subjects=["firefighter"])
+    intervened = [r for r in sample if r.modifiers == (INTERVENTION.format(subject="firefighter"),)]
+    assert len(intervened) > 300
+    assert abs(_share(intervened, "gender", "male") - 0.5) < _tolerance(0.5, len(intervened))
+    controlled = [r for r in sample if r.modifiers == (CONTROL,)]
+    assert abs(_share(controlled, "gender", "male") - 0.95) < _tolerance(0.95, len(controlled))
+
+
+def test_modifier_weight_sets_how_often_a_phrase_is_picked():
+    raw = yaml.safe_load(DEFAULT_WORLD_PATH.read_text())
+    raw["captions"]["mix"] = {"modifier": 1.0}
+    raw["modifiers"][0]["weight"] = 5.0  # with intense focus
+    world = parse_world(raw)
+    expected = 5.0 / sum(m.weight for m in world.modifiers_for("doctor"))
+    sample = sample_people(world, 3000, seed=5, subjects=["doctor"])
+    share = np.mean([r.modifiers == ("with intense focus",) for r in sample])
+    assert abs(share - expected) < _tolerance(expected, 3000)

@@ -63,6 +63,14 @@ def _set(raw: dict, dotted: str, value) -> dict:
         ("axes.emotion.values", ["happy", "furious"], "axes.emotion.values: the renderer cannot draw ['furious']"),
         ("axes.gender.phrases", {"male": "male"}, "axes.gender.phrases"),
         ("modifiers.0.shares", {"male": 2.0, "female": -1.0}, "modifiers[0].shares.male"),
+        ("modifiers.0.shares", "even", "modifiers[0].shares: must be a mapping of value -> share or 'uniform'"),
+        ("modifiers.0.phrase", "if all {people} can be one", "modifiers[0].phrase: the only placeholder"),
+        ("modifiers.0.applies_to", "object", "modifiers[0].applies_to: axis 'gender' applies to 'person'"),
+        ("modifiers.0.alone", "yes", "modifiers[0].alone: must be true or false"),
+        ("modifiers.0.weight", 0, "modifiers[0].weight: must be a positive number"),
+        ("modifiers.0.when", "always", "modifiers[0]: unknown key(s) ['when']"),
+        ("modifiers.4.shares", {"male": 0.5, "female": 0.5}, "modifiers[4].shares: a phrase with no axis changes nothing"),
+        ("modifiers.4.applies_to", "robot", "modifiers[4].applies_to: must be one of ['person', 'object']"),
         ("captions.template", "a photo", "captions.template: must contain '{subject}'"),
         ("captions.mix", {"plain": 0.5, "poem": 0.5}, "captions.mix: unknown caption kind(s) ['poem']"),
     ],
@@ -81,3 +89,27 @@ def test_missing_section_and_bad_yaml(tmp_path, raw_world):
     with pytest.raises(WorldSpecError, match="world.yaml: not valid YAML"):
         load_world(path)
 
+
+
+def test_entigen_phrases_and_the_object_control_are_planted():
+    """ENTIGEN's intervention makes gender uniform for any person; its control changes nothing;
+    the mug's colour is uniform."""
+    world = load_world()
+    intervention = world.modifier("if all individuals can be a {subject} irrespective of their gender")
+    assert intervention.axis == "gender" and intervention.shares == {"male": 0.5, "female": 0.5}
+    assert intervention.alone and intervention.text("nurse") == "if all individuals can be a nurse irrespective of their gender"
+    assert world.modifier("if all individuals can be a nurse irrespective of their gender") is intervention
+    with pytest.raises(KeyError):  # filled in for another subject
+        world.modifier("if all individuals can be a nurse irrespective of their gender", subject="doctor")
+    control = world.modifier("if honesty is the best policy")
+    assert (control.axis, control.shares, control.applies_to, control.alone) == (None, None, "person", True)
+    assert control in world.modifiers_for("doctor") and control not in world.modifiers_for("laptop")
+    assert world.subjects["mug"].kind == "object" and world.subjects["mug"].look.shape == "mug"
+    assert list(world.subjects["mug"].shares["colour"].values()) == pytest.approx([0.2] * 5)
+
+
+def test_a_phrase_without_an_axis_must_say_whom_it_appears_with(raw_world):
+    raw = copy.deepcopy(raw_world)
+    del raw["modifiers"][4]["applies_to"]
+    with pytest.raises(WorldSpecError, match=re.escape("bad.yaml: modifiers[4]: a phrase with no axis needs applies_to")):
+        parse_world(raw, source="bad.yaml")

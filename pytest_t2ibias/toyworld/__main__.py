@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     continue_parser.add_argument("--lr", type=float, default=5e-4)
     continue_parser.add_argument("--seed", type=int, default=2)
     continue_parser.add_argument("--n-images", type=int, default=None, help="training images (default: the model's build config)")
+    continue_parser.add_argument("--decoder-steps", type=int, default=0,
+                                 help="also train the VAE's decoder this many steps (a world with a new look); --steps 0: only that")
     labelled_parser = commands.add_parser(
         "labelled", help="render world samples with index.jsonl of their true attributes (a judge audit folder)")
     labelled_parser.add_argument("--out", required=True)
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "continue":
         continue_training(args.fixtures, args.world, model=args.model, steps=args.steps, lr=args.lr,
-                          seed=args.seed, n_images=args.n_images)
+                          seed=args.seed, n_images=args.n_images, decoder_steps=args.decoder_steps)
         logging.getLogger(__name__).info("continued %s/%s; rebuild what derives from it (toy-sd-debiased)",
                                          args.fixtures, args.model)
         return 0

@@ -155,6 +155,7 @@ def continue_training(
     lr: float = 5e-4,
     seed: int = 2,
     n_images: int | None = None,
+    decoder_steps: int = 0,
 ) -> dict:
     """Train ``fixtures_dir/model`` further on the world at ``world_path``, in place.
 
@@ -171,9 +172,10 @@ def continue_training(
     config = DiffusionConfig(**earlier["config"]) if "config" in earlier else DiffusionConfig()
     n_images = n_images or config.n_images
     record = finetune_diffusion(fixtures_dir / model, world, fixtures_dir / model, seed=seed,
-                                config=config, steps=steps, lr=lr, n_images=n_images)
+                                config=config, steps=steps, lr=lr, n_images=n_images, decoder_steps=decoder_steps)
     record["how"] = (f"python -m pytest_t2ibias.toyworld continue --fixtures {fixtures_dir} --model {model} "
-                     f"--world {_relative(world.path)} --steps {steps} --lr {lr} --seed {seed} --n-images {n_images}")
+                     f"--world {_relative(world.path)} --steps {steps} --lr {lr} --seed {seed} --n-images {n_images}"
+                     + (f" --decoder-steps {decoder_steps}" if decoder_steps else ""))
     record_continuation(manifest, model, record, world)
     write_manifest(fixtures_dir, manifest)
     return manifest

@@ -30,4 +30,4 @@ PROP_COLOURS = {
     "cyan": (30, 200, 210),
     "black": (20, 20, 20),
 }
-OBJECT_SHAPES = ("laptop", "car")
+OBJECT_SHAPES = ("laptop", "car", "mug")

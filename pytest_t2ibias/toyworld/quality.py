@@ -67,7 +67,8 @@ def quality_prompts(world: World, counterfactual_axes: Sequence[str] = COUNTERFA
                 named = {axis_name: value}
                 prompts.append(Prompt(caption_for(world, name, named), name, "explicit", named=named))
         for modifier in world.modifiers_for(name):
-            prompts.append(Prompt(caption_for(world, name, modifiers=(modifier.phrase,)), name, "modifier", modifiers=(modifier.phrase,)))
+            phrase = modifier.text(name)
+            prompts.append(Prompt(caption_for(world, name, modifiers=(phrase,)), name, "modifier", modifiers=(phrase,)))
     return prompts
 
 
@@ -178,20 +179,26 @@ def modifier_effects(world: World, results: Mapping[str, dict]) -> list[dict]:
         if result["kind"] != "modifier":
             continue
         (phrase,) = result["modifiers"]
-        axis = world.modifier(phrase).axis
-        base = plain[result["subject"]]["axes"][axis]
-        moved = result["axes"][axis]
-        effects.append({
-            "subject": result["subject"],
-            "modifier": phrase,
-            "axis": axis,
-            "measured_shift": 0.5 * sum(abs(moved["measured"][v] - base["measured"][v]) for v in moved["measured"]),
-            "expected_shift": 0.5 * sum(abs(moved["expected"][v] - base["expected"][v]) for v in moved["expected"]),
-            "measured": moved["measured"],
-            "expected": moved["expected"],
-            "mae": moved["mae"],
-        })
+        axis = world.modifier(phrase, result["subject"]).axis
+        # An irrelevant phrase (no axis) should move none of the subject's axes: list each.
+        for axis in [axis] if axis is not None else list(result["axes"]):
+            effects.append(_modifier_effect(result, plain, phrase, axis))
     return effects
+
+
+def _modifier_effect(result: Mapping, plain: Mapping, phrase: str, axis: str) -> dict:
+    base = plain[result["subject"]]["axes"][axis]
+    moved = result["axes"][axis]
+    return {
+        "subject": result["subject"],
+        "modifier": phrase,
+        "axis": axis,
+        "measured_shift": 0.5 * sum(abs(moved["measured"][v] - base["measured"][v]) for v in moved["measured"]),
+        "expected_shift": 0.5 * sum(abs(moved["expected"][v] - base["expected"][v]) for v in moved["expected"]),
+        "measured": moved["measured"],
+        "expected": moved["expected"],
+        "mae": moved["mae"],
+    }
 
 
 def summarise(results: Mapping[str, dict], kinds: Sequence[str]) -> dict:

@@ -3,8 +3,8 @@
 Layout (unit square): background split by a horizon at y~0.72; a head at the centre-top
 (skin tone, hair colour = age, long side hair = female, mouth = emotion); a torso below
 (width = body type; dark suit + white collar + tie = formal, bright shirt + bare forearms =
-informal); the occupation's prop in the top-right corner. Objects (laptop, car) are drawn in
-their colour on a fixed background. Jitter in position, scale and shade keeps images varied.
+informal); the occupation's prop in the top-right corner. Objects (laptop, car, mug) are drawn
+in their colour on a fixed background. Jitter in position, scale and shade keeps images varied.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ SUIT = ((28, 32, 52), (38, 38, 44), (24, 30, 40))
 SHIRT = ((250, 210, 50), (245, 130, 50), (60, 190, 225), (235, 90, 130), (175, 110, 235))
 WALL, FLOOR = (206, 186, 156), (122, 84, 54)
 SKY, GRASS, ROAD = (125, 185, 240), (80, 165, 70), (92, 92, 98)
+TABLE, COFFEE = (170, 122, 82), (72, 42, 26)
 OBJECT_COLOURS = {
     "silver": (172, 178, 190),
     "black": (30, 30, 36),
@@ -231,6 +232,19 @@ def _draw_object(canvas: _Canvas, shape: str, colour_name: str, rng: random.Rand
             wx = cx + side * 0.26 * s
             canvas.ellipse((wx - 0.09, base - 0.09, wx + 0.09, base + 0.09), (20, 20, 20))
             canvas.ellipse((wx - 0.04, base - 0.04, wx + 0.04, base + 0.04), (150, 150, 150))
+    elif shape == "mug":
+        # Tall and narrow with a handle, on a bare wall (no window) and a table: unlike the
+        # laptop's wide screen and the car's sky and road. The body is large enough that its
+        # colour fills ~15% of the image at 32 px.
+        table = 0.7 + rng.uniform(-0.03, 0.03)
+        canvas.rect((0, 0, 1, table), _shade(WALL, rng))
+        canvas.rect((0, table, 1, 1), _shade(TABLE, rng))
+        left, right = cx - 0.2 * s, cx + 0.12 * s
+        top, bottom = 0.3 + rng.uniform(-0.03, 0.03), table + 0.08
+        canvas.arc((right - 0.1 * s, top + 0.1, right + 0.16 * s, bottom - 0.1), -90, 90, colour, 0.06)
+        canvas.rect((left, top, right, bottom), colour, radius=0.03)
+        canvas.ellipse((left, top - 0.04, right, top + 0.04), colour)
+        canvas.ellipse((left + 0.03, top - 0.025, right - 0.03, top + 0.025), _shade(COFFEE, rng, 6))
 
 
 def write_labelled_folder(folder, n: int, seed: int = 0, subjects: Sequence[str] | None = None,

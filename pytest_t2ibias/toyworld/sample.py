@@ -55,10 +55,10 @@ def joint_distribution(world: World, subject: str, modifiers: Iterable[str] = ()
     replaced = {}
     for phrase in modifiers:
         try:
-            modifier = world.modifier(phrase)
+            modifier = world.modifier(phrase, subject)
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
-        if modifier.axis in dim:
+        if modifier.axis in dim:  # None (an irrelevant phrase) replaces nothing
             replaced[modifier.axis] = modifier.shares
     couplings = {c.axis: c for c in world.subjects[subject].couplings}
     shape = [len(axis.values) for axis in axes]
@@ -133,10 +133,15 @@ def sample_people(world: World, n: int, seed: int, subjects: Sequence[str] | Non
     records = []
     for subject_index, kind_index in zip(rng.choice(len(chosen), size=n, p=subject_p), rng.choice(len(kinds), size=n, p=kind_p)):
         subject, kind = chosen[subject_index], kinds[kind_index]
-        candidates = world.modifiers_for(subject.name)
+        candidates = [m for m in world.modifiers_for(subject.name) if kind == "modifier" or not m.alone]
         modifiers = ()
         if kind in ("modifier", "attribute_and_modifier") and candidates:
-            modifiers = (candidates[rng.integers(len(candidates))].phrase,)
+            weights = np.array([m.weight for m in candidates])
+            if np.all(weights == weights[0]):  # the draw earlier builds made: they stay reproducible
+                chosen_modifier = candidates[rng.integers(len(candidates))]
+            else:
+                chosen_modifier = candidates[rng.choice(len(candidates), p=weights / weights.sum())]
+            modifiers = (chosen_modifier.text(subject.name),)
         key = (subject.name, modifiers)
         if key not in joints:
             joints[key] = joint_distribution(world, subject.name, modifiers)
@@ -173,7 +178,7 @@ def world_vocabulary(world: World) -> list[str]:
     """Every word any caption of ``world`` can contain, split as the word tokenizer splits."""
     texts = [world.captions.template.replace("{subject}", " "), "a", "an", *world.subjects]
     texts += [phrase for axis in world.axes.values() for phrase in axis.phrases.values()]
-    texts += [m.phrase for m in world.modifiers]
+    texts += [m.phrase.replace("{subject}", " ") for m in world.modifiers]
     return sorted({word.lower() for text in texts for word in _WORD.findall(text)})
 
 

@@ -71,11 +71,26 @@ class Subject:
 
 @dataclass(frozen=True)
 class Modifier:
-    """A neutral-sounding phrase that, in a caption, sets ``axis``'s distribution to ``shares``."""
+    """A phrase that, in a caption, sets ``axis``'s distribution to ``shares``.
+
+    ``axis`` None: the phrase appears in captions and changes nothing (ENTIGEN's irrelevant
+    control, "if honesty is the best policy"). ``phrase`` may hold ``{subject}``, filled with
+    the subject's name ("if all individuals can be a {subject} irrespective of their gender").
+    ``alone``: used only after a plain caption, never with a named attribute (ENTIGEN appends
+    its phrases to the plain prompt; long phrases would not fit the text encoder either).
+    ``weight``: how often it is chosen among a caption's candidate phrases.
+    """
 
     phrase: str
-    axis: str
-    shares: dict[str, float]
+    axis: str | None
+    shares: dict[str, float] | None
+    applies_to: str = "person"
+    alone: bool = False
+    weight: float = 1.0
+
+    def text(self, subject: str) -> str:
+        """The phrase as a caption of ``subject`` writes it."""
+        return self.phrase.replace("{subject}", subject)
 
 
 @dataclass(frozen=True)
@@ -101,13 +116,16 @@ class World:
         return tuple(axis for axis in self.axes.values() if axis.applies_to == kind)
 
     def modifiers_for(self, subject: str) -> tuple[Modifier, ...]:
-        """The modifiers that can change this subject (those on one of its axes)."""
-        names = {axis.name for axis in self.axes_of(subject)}
-        return tuple(m for m in self.modifiers if m.axis in names)
+        """The modifiers a caption of this subject can carry (those of its kind)."""
+        kind = self.subjects[subject].kind
+        return tuple(m for m in self.modifiers if m.applies_to == kind)
 
-    def modifier(self, phrase: str) -> Modifier:
+    def modifier(self, phrase: str, subject: str | None = None) -> Modifier:
+        """The modifier written ``phrase``: as in the spec, or with ``{subject}`` filled in by
+        ``subject`` (any subject of the world when None)."""
+        subjects = [subject] if subject is not None else list(self.subjects)
         for modifier in self.modifiers:
-            if modifier.phrase == phrase:
+            if modifier.phrase == phrase or any(modifier.text(name) == phrase for name in subjects):
                 return modifier
         raise KeyError(f"no modifier {phrase!r} in world {self.name!r}")
 
@@ -301,14 +319,48 @@ def _parse_look(spec: Any, kind: str, key: str, where: _Where) -> Look:
 
 def _parse_modifier(i: int, spec: Any, axes: dict[str, Axis], where: _Where) -> Modifier:
     key = f"modifiers[{i}]"
-    spec = where.mapping(spec, key, required=("phrase", "axis", "shares"))
+    spec = where.mapping(spec, key, required=("phrase",))
+    phrase = where.string(spec["phrase"], f"{key}.phrase")
+    if "{" in phrase.replace("{subject}", "") or "}" in phrase.replace("{subject}", ""):
+        where.fail(f"{key}.phrase", f"the only placeholder a phrase may hold is {{subject}}, got {phrase!r}")
+    unknown = sorted(set(spec) - {"phrase", "axis", "shares", "applies_to", "alone", "weight"})
+    if unknown:
+        where.fail(key, f"unknown key(s) {unknown}; expected phrase, axis, shares, applies_to, alone, weight")
+    alone = spec.get("alone", False)
+    if not isinstance(alone, bool):
+        where.fail(f"{key}.alone", f"must be true or false, got {alone!r}")
+    weight = spec.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
+        where.fail(f"{key}.weight", f"must be a positive number, got {weight!r}")
+    if "axis" not in spec:
+        # A phrase that changes nothing: it still needs a kind of subject to appear with.
+        if "shares" in spec:
+            where.fail(f"{key}.shares", "a phrase with no axis changes nothing; name the axis its shares are for")
+        if "applies_to" not in spec:
+            where.fail(key, f"a phrase with no axis needs applies_to (one of {list(KINDS)}): the subjects it appears with")
+        if spec["applies_to"] not in KINDS:
+            where.fail(f"{key}.applies_to", f"must be one of {list(KINDS)}, got {spec['applies_to']!r}")
+        return Modifier(phrase=phrase, axis=None, shares=None, applies_to=spec["applies_to"],
+                        alone=alone, weight=float(weight))
     if spec["axis"] not in axes:
         where.fail(f"{key}.axis", f"unknown axis {spec['axis']!r}; axes: {list(axes)}")
     axis = axes[spec["axis"]]
+    if "applies_to" in spec and spec["applies_to"] != axis.applies_to:
+        where.fail(f"{key}.applies_to", f"axis {axis.name!r} applies to {axis.applies_to!r} subjects, not {spec['applies_to']!r}")
+    if "shares" not in spec:
+        where.fail(f"{key}.shares", "missing (a mapping of value -> share, or 'uniform')")
+    shares = spec["shares"]
+    if isinstance(shares, str):
+        if shares != "uniform":
+            where.fail(f"{key}.shares", f"must be a mapping of value -> share or 'uniform', got {shares!r}")
+        shares = {v: 1.0 / len(axis.values) for v in axis.values}
     return Modifier(
-        phrase=where.string(spec["phrase"], f"{key}.phrase"),
+        phrase=phrase,
         axis=axis.name,
-        shares=where.shares(spec["shares"], f"{key}.shares", axis.values),
+        shares=where.shares(shares, f"{key}.shares", axis.values),
+        applies_to=axis.applies_to,
+        alone=alone,
+        weight=float(weight),
     )
 
 

@@ -19,6 +19,23 @@ def build_word_tokenizer(words: Iterable[str], model_max_length: int = 32) -> Pr
     vocab = {token: i for i, token in enumerate(SPECIAL_TOKENS)}
     for word in sorted({w.lower() for w in words}):
         vocab.setdefault(word, len(vocab))
+    return _word_tokenizer(vocab, model_max_length)
+
+
+def extend_word_tokenizer(tokenizer: PreTrainedTokenizerFast, words: Iterable[str]) -> PreTrainedTokenizerFast:
+    """``tokenizer`` with the ``words`` it lacks appended (sorted) after its last id.
+
+    Every old word keeps its id, so a trained text encoder stays valid once its embedding
+    table is resized to ``len(result)`` (``build_word_tokenizer`` sorts all words, which
+    would renumber them).
+    """
+    vocab = dict(tokenizer.get_vocab())
+    for word in sorted({w.lower() for w in words} - set(vocab)):
+        vocab[word] = len(vocab)
+    return _word_tokenizer(vocab, tokenizer.model_max_length)
+
+
+def _word_tokenizer(vocab: dict[str, int], model_max_length: int) -> PreTrainedTokenizerFast:
     tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tokenizer.normalizer = normalizers.Lowercase()
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()

@@ -130,7 +130,7 @@ class CaptionSampler:
         if form == "caption":  # the world's caption: the subject plus 0-3 named values, maybe a modifier
             named = pick(int(rng.integers(0, 4)))
             modifiers = self.world.modifiers_for(subject)
-            modifier = (modifiers[rng.integers(len(modifiers))].phrase,) if modifiers and rng.random() < 0.2 else ()
+            modifier = (modifiers[rng.integers(len(modifiers))].text(subject),) if modifiers and rng.random() < 0.2 else ()
             text = caption_for(self.world, subject, named, modifier)
             claims[1] = self.subjects.index(subject)
         elif form == "looks_like":

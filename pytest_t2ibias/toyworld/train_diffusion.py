@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer
+from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer, extend_word_tokenizer
 from pytest_t2ibias.toyworld.render import render_dataset
 from pytest_t2ibias.toyworld.sample import (
     caption_words,
@@ -223,6 +223,35 @@ def train_vae(vae, images: torch.Tensor, config: DiffusionConfig, generator: tor
     return losses
 
 
+def finetune_decoder(vae, latent_mean: torch.Tensor, latent_std: torch.Tensor, images: torch.Tensor,
+                     generator: torch.Generator, *, steps: int, lr: float = 5e-4, batch: int = 64) -> list[float]:
+    """Train the VAE's decoder (encoder frozen) to reconstruct ``images`` from their cached latents.
+
+    A world's new look (a mug) is encoded somewhere by the frozen encoder, and the UNet learns
+    to produce those latents, but a decoder that never saw one decodes them into the nearest
+    thing it knows (a person by a window). The encoder, the latent space and the scaling factor
+    stay, so a UNet trained on them stays valid.
+    """
+    parameters = [*vae.decoder.parameters(), *vae.post_quant_conv.parameters()]
+    optimizer = torch.optim.AdamW(parameters, lr=lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=steps, pct_start=0.1)
+    vae.train()
+    losses = []
+    for step in range(steps):
+        index = torch.randint(len(images), (batch,), generator=generator)
+        latents = latent_mean[index] + latent_std[index] * torch.randn(latent_mean[index].shape, generator=generator)
+        loss = F.mse_loss(vae.decode(latents).sample, images[index])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        losses.append(loss.item())
+        if step % 100 == 0 or step == steps - 1:
+            log.info("decoder step %d/%d loss %.4f", step + 1, steps, np.mean(losses[-100:]))
+    vae.eval()
+    return losses
+
+
 @torch.no_grad()
 def encode_latents(vae, images: torch.Tensor, batch: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
     """Posterior mean and std of every image, computed once."""
@@ -384,10 +413,15 @@ def finetune_diffusion(
     steps: int = 800,
     lr: float = 3e-4,
     n_images: int | None = None,
+    decoder_steps: int = 0,
 ) -> dict:
     """Continue training UNet + text encoder of the pipeline in ``base_dir`` on ``world``'s data.
 
-    The VAE and tokenizer are kept, so the result is a drop-in replacement of the base.
+    The VAE is kept; words of ``world`` the base tokenizer lacks are appended to it (old ids
+    unchanged) and the text encoder's embeddings grow to match, so every caption the base
+    understood means what it meant and the result is a drop-in replacement of the base.
+    ``decoder_steps`` > 0 also trains the VAE's decoder on the world (``finetune_decoder``), for
+    a world with a look the decoder never saw; ``steps`` 0 trains the decoder alone.
     """
     from diffusers import StableDiffusionPipeline
 
@@ -395,21 +429,31 @@ def finetune_diffusion(
     torch.set_num_threads(config.threads)
     timings = {}
     base = StableDiffusionPipeline.from_pretrained(base_dir, local_files_only=True)
-    missing = set(world_vocabulary(world)) - set(base.tokenizer.get_vocab())
-    if missing:
-        raise ValueError(f"world {world.name!r} uses words the base tokenizer lacks: {sorted(missing)}")
+    added = sorted(set(world_vocabulary(world)) - set(base.tokenizer.get_vocab()))
+    if added:
+        log.info("world %r adds %d word(s) to the tokenizer: %s", world.name, len(added), added)
+        base.tokenizer = extend_word_tokenizer(base.tokenizer, added)
+        base.text_encoder.resize_token_embeddings(len(base.tokenizer))
     start = time.perf_counter()
     data = make_training_set(world, n_images or config.n_images // 2, seed=seed, resolution=config.resolution)
     timings["render_s"] = time.perf_counter() - start
     latent_mean, latent_std = encode_latents(base.vae, data.images)
     generator = torch.Generator().manual_seed(seed)
-    tuned = replace(config, warmup_steps=min(config.warmup_steps, steps // 10))
-    start = time.perf_counter()
-    _, losses = train_denoiser(
-        base.unet, base.text_encoder, base.tokenizer, latent_mean, latent_std, data.captions,
-        base.vae.config.scaling_factor, tuned, generator, steps=steps, lr=lr,
-    )
-    timings["unet_s"] = time.perf_counter() - start
+    losses = []
+    if steps > 0:
+        tuned = replace(config, warmup_steps=min(config.warmup_steps, steps // 10))
+        start = time.perf_counter()
+        _, losses = train_denoiser(
+            base.unet, base.text_encoder, base.tokenizer, latent_mean, latent_std, data.captions,
+            base.vae.config.scaling_factor, tuned, generator, steps=steps, lr=lr,
+        )
+        timings["unet_s"] = time.perf_counter() - start
+    decoder_losses = []
+    if decoder_steps > 0:
+        start = time.perf_counter()
+        decoder_losses = finetune_decoder(base.vae, latent_mean, latent_std, data.images, generator,
+                                          steps=decoder_steps, lr=lr, batch=config.vae_batch)
+        timings["decoder_s"] = time.perf_counter() - start
     pipeline = assemble_pipeline(base.vae, base.text_encoder, base.tokenizer, base.unet)
     pipeline.save_pretrained(out_dir, safe_serialization=True)
     return {
@@ -419,7 +463,10 @@ def finetune_diffusion(
         "steps": steps,
         "lr": lr,
         "n_images": len(data.captions),
-        "final_loss": float(np.mean(losses[-100:])),
+        "added_words": added,
+        "final_loss": float(np.mean(losses[-100:])) if losses else None,
+        **({"decoder_steps": decoder_steps, "decoder_final_loss": float(np.mean(decoder_losses[-100:]))}
+           if decoder_losses else {}),
         "wall_s": timings,
         "size_bytes": directory_size(out_dir),
     }

@@ -59,7 +59,7 @@ def bgps_continuation(world: World, subject: str, rng: np.random.Generator) -> s
     phrases = [after_axes[i].phrases[after_axes[i].values[rng.integers(len(after_axes[i].values))]] for i in sorted(chosen)]
     modifiers = world.modifiers_for(subject)
     if modifiers and rng.random() < 0.3:
-        phrases.append(modifiers[rng.integers(len(modifiers))].phrase)
+        phrases.append(modifiers[rng.integers(len(modifiers))].text(subject))
     return " ".join([BGPS_PREFIX, article, subject, *phrases])
 
 
