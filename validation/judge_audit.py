@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 PEOPLE = ["doctor", "nurse", "musician", "farmer", "engineer", "teacher", "chef", "firefighter",
           "librarian", "mechanic", "accountant"]
-OBJECTS = ["laptop", "car"]
+OBJECTS = ["laptop", "car", "mug"]
 
 
 def axes_of(world) -> list:
