@@ -473,7 +473,7 @@ KINDS = {
         "checks:\n"
         "  - {id: gender_spillover, kind: is_nonnegative, mitigate: [gender], on: [age], "
         "tolerance: 0.0,\n"
-        "     confidence: 0.95, images_per_prompt: 200, subjects: [musician], marks: [xfail]}",
+        "     confidence: 0.95, images_per_prompt: 600, subjects: [musician], marks: [xfail]}",
         "example_suites/toy_occupations.t2i.yaml"),
     "no_regression": KindDoc(
         f"{BIASCONNECT}, A.5/A.9: IS_mit[x][y] = w̄_baseline(y) − w̄_candidate(y) of a real "
