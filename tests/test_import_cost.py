@@ -55,3 +55,13 @@ def test_an_unrelated_test_run_loads_nothing_of_ours_that_costs(pytester):
     """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_every_public_name_loads_on_first_use():
+    import pytest_t2ibias
+
+    assert set(pytest_t2ibias._HOME) == set(pytest_t2ibias.__all__)
+    for name in pytest_t2ibias.__all__:
+        assert getattr(pytest_t2ibias, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'assert_everything'"):
+        pytest_t2ibias.assert_everything  # noqa: B018
