@@ -6,8 +6,9 @@ environment, fairness tests or not, and the helpers bring numpy and more (issue 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_t2ibias._exports import lazy_exports
 
 if TYPE_CHECKING:
     from pytest_t2ibias._types import ABSTAINED
@@ -115,15 +116,4 @@ _HOME = {
 """Where each public name lives."""
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        home = _HOME[name]
-    except KeyError:
-        raise AttributeError(f"module 'pytest_t2ibias' has no attribute {name!r}") from None
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # once loaded, an ordinary module attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOME)

@@ -46,6 +46,8 @@ def test_a_lazy_generator_fingerprints_without_torch(tmp_path):
 def test_an_unrelated_test_run_loads_nothing_of_ours_that_costs(pytester):
     """Installed, the plugin is in every pytest run of the environment: a run without suites
     or helpers must not pay for numpy, PIL, PyYAML or rich (each loads with its first use)."""
+    # A suite beside it: pytest passes it by while collecting the directory.
+    pytester.makefile(".t2i.yaml", beside="suite: s\nprompt: a\nsubjects: [x]\naxes: {}\nchecks: []\n")
     pytester.makepyfile(test_unrelated="""
         import sys
 
@@ -53,7 +55,7 @@ def test_an_unrelated_test_run_loads_nothing_of_ours_that_costs(pytester):
             loaded = [m for m in ("numpy", "PIL", "yaml", "rich", "scipy", "torch") if m in sys.modules]
             assert loaded == []
     """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_unrelated.py")
     result.assert_outcomes(passed=1)
 
 

@@ -92,8 +92,7 @@ def distance_row(metric: str, shares: list[float], truth: str, n: int, reps: int
         statistic, true_value = _PooledSeverity(len(p)), float(severity(p))
     elif metric == "max skew":
         statistic = _MaxSkew(tuple(ideal.tolist()))
-        with np.errstate(divide="ignore"):
-            true_value = float(np.max(np.log(p / ideal)))
+        true_value = float(statistic([p]))
     else:
         ordered = metric == "w1 ordered"
         statistic = _PooledW1(tuple(ideal.tolist()), ordered)

@@ -21,10 +21,10 @@ from pytest_t2ibias.metrics.intervals import bootstrap_matrix
 from pytest_t2ibias.metrics.intervals import difference_of_shares
 from pytest_t2ibias.metrics.intervals import jeffreys_interval
 from pytest_t2ibias.metrics.intervals import wilson_interval
+from pytest_t2ibias.metrics.posterior import max_skew_estimate
 from pytest_t2ibias.metrics.posterior import posterior_estimate
 from pytest_t2ibias.metrics.power import decision_rate
 from pytest_t2ibias.metrics.power import images_needed
-from pytest_t2ibias.metrics.posterior import max_skew_estimate
 from pytest_t2ibias.metrics.posterior import severity_estimate
 from pytest_t2ibias.metrics.posterior import w1_estimate
 from pytest_t2ibias.metrics.skew import SkewValue

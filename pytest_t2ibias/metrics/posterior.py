@@ -141,10 +141,9 @@ def max_skew_estimate(
     max_a ln(p(a) / target(a)), with its posterior interval. Like a distance it is >= 0 and
     0 only at the target, so the target joins the interval whenever the data cannot reject
     it; a value never drawn has skew -inf, which never decides the max."""
-    target = np.asarray(target, dtype=float)
-    return posterior_estimate(_MaxSkew(tuple((target / target.sum()).tolist())), [labels],
-                              len(target), ideal=target / target.sum(), confidence=confidence,
-                              n_draws=n_draws, seed=seed)
+    target = np.asarray(target, dtype=float) / np.sum(target)
+    return posterior_estimate(_MaxSkew(tuple(target.tolist())), [labels], len(target),
+                              ideal=target, confidence=confidence, n_draws=n_draws, seed=seed)
 
 
 class _PooledW1:
@@ -182,6 +181,8 @@ class _PooledSeverity:
 
 
 class _MaxSkew:
+    """max_a ln(p(a) / target(a)); hashable like the others."""
+
     def __init__(self, target: tuple[float, ...]):
         self.target = target
 

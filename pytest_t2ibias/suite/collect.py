@@ -20,7 +20,6 @@ from ..kinds import CHECK_KINDS, CheckContext
 from ..plan import Plan, plan_for
 from ..verdict import FAIL, PASS, CheckError, CheckFailed, Verdict, report_verdict, verdict_sink
 from .errors import SuiteError
-from .load import AXIS_REFERENCE_PARAMS, load_suite
 from .spec import CheckSpec, Suite
 
 if TYPE_CHECKING:
@@ -39,6 +38,8 @@ class SuiteFile(pytest.File):
     suite: Suite | None = None
 
     def collect(self) -> Iterator[CheckItem]:
+        from .load import load_suite  # YAML loads when a suite is collected, not when passed by
+
         self.suite = suite = load_suite(self.path)
         self._check_marks(suite)
         settings = session_of(self.config).settings
@@ -177,6 +178,8 @@ class CheckItem(pytest.Item):
 
     def _axes_read(self) -> list[str]:
         """The item's axis, the check's axes and every axis its parameters name."""
+        from .load import AXIS_REFERENCE_PARAMS
+
         names = [self.axis, *self.check.axes]
         for param in AXIS_REFERENCE_PARAMS:
             value = self.check.params.get(param)
