@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from ._settings import INI_ONLY, OPTIONS, Option, Settings
-from .verdict import FAMILY_POLICIES
+from ._settings import FAMILY_POLICIES, INI_ONLY, OPTIONS, Option, Settings
 
 _BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -160,19 +159,20 @@ def _baseline_options(config: pytest.Config) -> dict[str, Any]:
     """``--t2i-save``, ``--t2i-autosave``, ``--t2i-compare``, ``--t2i-compare-fail`` and
     ``--t2i-storage``, checked: a bad name or criterion is a usage error before any test runs
     (the saved run itself is looked up when the session starts)."""
-    from .baseline import CriterionError, parse_criteria
-    from .runs import RunError, check_name
-
     save = get_option(config, "t2i_save")
     compare = get_option(config, "t2i_compare")
     compare_fail = tuple(get_option(config, "t2i_compare_fail"))
-    try:
-        if save is not None:
-            check_name(save)
-        parse_criteria(compare_fail)
-    except (RunError, CriterionError) as exc:
-        where = "--t2i-compare-fail" if isinstance(exc, CriterionError) else ""
-        raise pytest.UsageError(f"{where + ': ' if where else ''}{exc}") from None
+    if save is not None or compare_fail:  # the rules load only for a run that uses them
+        from .baseline import CriterionError, parse_criteria
+        from .runs import RunError, check_name
+
+        try:
+            if save is not None:
+                check_name(save)
+            parse_criteria(compare_fail)
+        except (RunError, CriterionError) as exc:
+            where = "--t2i-compare-fail" if isinstance(exc, CriterionError) else ""
+            raise pytest.UsageError(f"{where + ': ' if where else ''}{exc}") from None
     if compare_fail and not compare:
         raise pytest.UsageError(f"--t2i-compare-fail={compare_fail[0]} needs a run to compare "
                                 f"with: add --t2i-compare=NAME (or latest)")

@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ._options import read_settings
-from .report import ReportRow, one_line, render_text, write_json
-from .verdict import CheckError, Family, Verdict, verdict_properties, verdict_sink
+from ._test_call import verdict_sink
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # verdicts and reports load when a check reports (issue #14)
     from ._bgps_lock import BGPSLocks
     from ._prompt_lock import PromptLocks
     from ._requests import Progress, RequestLayer
@@ -28,8 +27,10 @@ if TYPE_CHECKING:
     from .facade import T2IBias
     from .instrument import Instrument, Models, Sightings
     from .plan import Plan
+    from .report import ReportRow
+    from .verdict import Family, Verdict
 
-VERDICTS = pytest.StashKey[list[Verdict]]()
+VERDICTS = pytest.StashKey["list[Verdict]"]()
 SIGHTINGS = pytest.StashKey["Sightings"]()
 WORKER_RESULTS = "t2ibias_results"
 WORKER_COUNTERS = "t2ibias_counters"
@@ -43,8 +44,13 @@ class T2ISession:
         self.results: list[ReportRow] = []
         self.worker_counters: dict[str, int] = {}
         self.worker_backends: list[dict[str, str]] = []
-        self.family = Family(settings.family)
-        """The gated checks of this run, for family-wise control (set after collection)."""
+
+    @cached_property
+    def family(self) -> Family:
+        """The gated checks of this run, for family-wise control (sized after collection)."""
+        from .verdict import Family
+
+        return Family(self.settings.family)
 
     # -- what the checks measure with, built on first use (collection never loads a model) ----
 
@@ -141,8 +147,11 @@ class T2ISession:
         return "models" in self.__dict__ or "requests" in self.__dict__
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        gated = [item for item in session.items if getattr(item, "gated", False)]
-        self.family = Family(self.settings.family, len(gated))
+        gated = sum(1 for item in session.items if getattr(item, "gated", False))
+        if gated:
+            from .verdict import Family
+
+            self.family = Family(self.settings.family, gated)
         if self.settings.plan:
             self._write_plan(session)
 
@@ -167,7 +176,7 @@ class T2ISession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
-        from ._sightings import Sightings, test_sightings
+        from ._test_call import Sightings, test_sightings
 
         verdicts = item.stash.setdefault(VERDICTS, [])
         token = verdict_sink.set(verdicts.append)
@@ -190,13 +199,15 @@ class T2ISession:
         """
         report = yield
         error = call.excinfo.value if call.excinfo is not None else None
-        if isinstance(error, CheckError):
+        if error is not None and _is_check_error(error):
             as_error(report)
             item.user_properties.append(("status", "error"))  # junit: the teardown report's
             self.record_error(item, f"{type(error).__name__}: {error}")
-        elif call.when == "call":
+        elif call.when == "call" and item.stash.get(VERDICTS, None):
+            from .verdict import verdict_properties
+
             status = status_of(report)
-            for verdict in item.stash.get(VERDICTS, ()):
+            for verdict in item.stash[VERDICTS]:
                 if hasattr(item, "report_axis"):  # a suite's check knows its subject and axis
                     subject, axis = item.report_subject, item.report_axis
                 else:  # a Python test: its name, and the helper's label
@@ -214,6 +225,8 @@ class T2ISession:
                status: str = "", check_id: str = "") -> ReportRow:
         """Keep a verdict for the end-of-run report; returns the row (plain builtins).
         ``status`` is pytest's word for the test (passed, failed, xfailed, xpassed)."""
+        from .report import ReportRow
+
         figures = {k: v for k, v in verdict.to_dict().items()
                    if k not in ("check", "passed", "value", "threshold", "message")}
         estimate = verdict.value
@@ -231,6 +244,8 @@ class T2ISession:
 
     def record_error(self, item: pytest.Item, message: str) -> ReportRow:
         """An item that could not run: a row with no figure, status ``error``."""
+        from .report import ReportRow
+
         nan = float("nan")
         check = getattr(item, "check", None)
         row = ReportRow(nodeid=item.nodeid, check=getattr(check, "kind", ""),
@@ -273,6 +288,8 @@ class T2ISession:
             return
         run = self.run_header()
         if self.settings.json:
+            from .report import write_json
+
             write_json(self.settings.json, rows, self.total_counters, run)
         if self.settings.html:
             from .html_report import write_html
@@ -283,6 +300,8 @@ class T2ISession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        from .report import ReportRow
+
         output = getattr(node, "workeroutput", {})
         self.results.extend(ReportRow.from_dict(d) for d in output.get(WORKER_RESULTS, []))
         for name, count in output.get(WORKER_COUNTERS, {}).items():
@@ -341,13 +360,13 @@ class T2ISession:
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """The models and the sampling the candidate declares (``plan.declared_sampling``)."""
-        from .plan import plan_for
-
         settings = self.settings
         lines = []
         if settings.images:
             lines.append(f"t2ibias: auditing images in {settings.images}")
         elif settings.model:
+            from .plan import plan_for
+
             plan = plan_for(settings)
             declared = ", ".join(f"{k} {v}" for k, v in plan.sampling.items() if v is not None)
             lines.append(f"t2ibias: model {settings.model}" + (
@@ -362,6 +381,8 @@ class T2ISession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None or not self.results:
             return
+        from .report import one_line, render_text
+
         rows = self.sorted_results()
         work = self.total_counters
         made = "audited" if self.settings.images else "generated"  # a folder audit reads images
@@ -432,6 +453,12 @@ def failure_reason(verdict: Verdict) -> str:
     if verdict.outcome == "inconclusive":
         return f"inconclusive (burden: {verdict.burden})"
     return "beyond the limit"
+
+
+def _is_check_error(error: BaseException) -> bool:
+    from .verdict import CheckError
+
+    return isinstance(error, CheckError)
 
 
 def _check_id(item: pytest.Item) -> str:

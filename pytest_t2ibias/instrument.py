@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._sightings import Sightings, test_sightings
+from ._test_call import Sightings, test_sightings
 from ._types import FILTERED, Answers, GeneratedImage, ImageRequest, ImageSet
 from .verdict import CheckError
 

@@ -44,7 +44,7 @@ def pytest_collect_file(file_path, parent):
     patterns = session_of(parent.config).settings.suite_pattern.split()
     if not any(fnmatch(file_path.name, pattern) for pattern in patterns):
         return None
-    from .suite.collect import SuiteFile
+    from .suite.file import SuiteFile
 
     return SuiteFile.from_parent(parent, path=file_path)
 

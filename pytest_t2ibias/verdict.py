@@ -9,9 +9,11 @@ the item, and one hook turns it into report rows. Outside a pytest run nothing l
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from ._settings import FAMILY_POLICIES
+from ._test_call import verdict_sink
 
 if TYPE_CHECKING:
     from ._types import Estimate
@@ -62,7 +64,6 @@ def worst(outcomes: list[str]) -> str:
     return FAIL if FAIL in outcomes else INCONCLUSIVE if INCONCLUSIVE in outcomes else PASS
 
 
-FAMILY_POLICIES = ("none", "bonferroni", "holm", "bh")
 
 
 @dataclass(frozen=True)
@@ -232,12 +233,6 @@ class CheckFailed(AssertionError):
     def __init__(self, verdict: Verdict) -> None:
         super().__init__(verdict.message)
         self.verdict = verdict
-
-
-verdict_sink: ContextVar[Callable[[Verdict], None] | None] = ContextVar(
-    "t2ibias_verdict_sink", default=None)
-"""Where the running test's verdicts go; a pytest run nested in a test (pytester) sets its
-own for its own items and restores the outer one after."""
 
 
 def report_verdict(verdict: Verdict) -> None:

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pytest_t2ibias"
 # Lowest first; a module may import its own layer (except methods) and the layers below.
 # The same list, with what each layer is for, is in docs/ARCHITECTURE.md.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("values", ("_exports", "_types", "_settings", "_sightings", "suite.spec", "suite.errors",
+    ("values", ("_exports", "_types", "_settings", "_test_call", "suite.spec", "suite.errors",
                 "verdict")),
     ("math", ("metrics",)),
     ("plan", ("plan",)),
@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "_openbias_lock", "checks",
                      "facade", "gallery", "heatmap", "html_charts", "html_report", "planning",
                      "prefetch", "progress", "report", "baseline", "runs", "comparison_table")),
-    ("pytest", ("_options", "_session", "_baselines", "suite.collect", "suite", "_builtin",
+    ("pytest", ("_options", "_session", "_baselines", "suite.file", "suite.collect", "suite", "_builtin",
                 "hookspecs", "plugin", "__main__", "")),
 ]
 LEAVES = ("toyworld", "testing")

@@ -45,7 +45,9 @@ def test_a_lazy_generator_fingerprints_without_torch(tmp_path):
 
 def test_an_unrelated_test_run_loads_nothing_of_ours_that_costs(pytester):
     """Installed, the plugin is in every pytest run of the environment: a run without suites
-    or helpers must not pay for numpy, PIL, PyYAML or rich (each loads with its first use)."""
+    or helpers must not pay for numpy, PIL, PyYAML or rich (each loads with its first use),
+    nor for our verdicts, reports and saved-run rules (the session loads them when a check
+    reports or a baseline option is set)."""
     # A suite beside it: pytest passes it by while collecting the directory.
     pytester.makefile(".t2i.yaml", beside="suite: s\nprompt: a\nsubjects: [x]\naxes: {}\nchecks: []\n")
     pytester.makepyfile(test_unrelated="""
@@ -54,6 +56,8 @@ def test_an_unrelated_test_run_loads_nothing_of_ours_that_costs(pytester):
         def test_unrelated():
             loaded = [m for m in ("numpy", "PIL", "yaml", "rich", "scipy", "torch") if m in sys.modules]
             assert loaded == []
+            ours = ("verdict", "report", "baseline", "runs", "suite.collect")
+            assert [m for m in ours if f"pytest_t2ibias.{m}" in sys.modules] == []
     """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_unrelated.py")
     result.assert_outcomes(passed=1)

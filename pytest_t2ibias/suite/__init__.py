@@ -12,7 +12,7 @@ from .._exports import lazy_exports
 
 if TYPE_CHECKING:
     from .collect import CheckItem
-    from .collect import SuiteFile
+    from .file import SuiteFile
     from .errors import SuiteError
     from .load import load_suite
     from .spec import AxisSpec
@@ -37,7 +37,7 @@ __all__ = [
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     "CheckItem": "pytest_t2ibias.suite.collect",
-    "SuiteFile": "pytest_t2ibias.suite.collect",
+    "SuiteFile": "pytest_t2ibias.suite.file",
     "SuiteError": "pytest_t2ibias.suite.errors",
     "load_suite": "pytest_t2ibias.suite.load",
     "AxisSpec": "pytest_t2ibias.suite.spec",

@@ -1,14 +1,13 @@
 """YAML suites as pytest items: one ``CheckItem`` per check x subject x axis.
 
-Follows tavern (``tavern/_core/pytest/file.py``, ``item.py``): the ``File`` validates in
-``collect()``, so a malformed suite is a collection error before any model loads, and the
-items only touch the models when they run.
+Follows tavern (``tavern/_core/pytest/file.py``, ``item.py``): the file (``file.SuiteFile``)
+validates in ``collect()``, so a malformed suite is a collection error before any model
+loads, and the items only touch the models when they run.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,76 +16,17 @@ import pytest
 
 from .._session import VERDICTS, session_of
 from ..kinds import CHECK_KINDS, CheckContext
-from ..plan import Plan, plan_for
+from ..plan import Plan
 from ..verdict import FAIL, PASS, CheckError, CheckFailed, Verdict, report_verdict, verdict_sink
-from .errors import SuiteError
 from .spec import CheckSpec, Suite
 
 if TYPE_CHECKING:
-    from .._settings import Settings
-    from .._sightings import Sightings
+    from .._test_call import Sightings
     from ..planning import ItemPlan
 
 ITEM_MARKER = "t2ibias"
 SESSION_PLANNED = pytest.StashKey[bool]()
 FAMILY_DECIDED = pytest.StashKey[bool]()
-
-
-class SuiteFile(pytest.File):
-    """One suite file; validating it is its collection."""
-
-    suite: Suite | None = None
-
-    def collect(self) -> Iterator[CheckItem]:
-        from .load import load_suite  # YAML loads when a suite is collected, not when passed by
-
-        self.suite = suite = load_suite(self.path)
-        self._check_marks(suite)
-        settings = session_of(self.config).settings
-        for check in suite.checks:
-            plan = plan_for(settings, suite, check, n=self._auto_images(suite, check, settings))
-            if not CHECK_KINDS[check.kind].per_subject:
-                yield CheckItem.from_parent(self, name=check.id, suite=suite, check=check,
-                                            subject="", axis=None, plan=plan)
-                continue
-            for subject in check.subjects:
-                for axis in check.axes or (None,):
-                    yield CheckItem.from_parent(self, name=item_name(check, subject, axis),
-                                                suite=suite, check=check, subject=subject,
-                                                axis=axis, plan=plan)
-
-    def _auto_images(self, suite: Suite, check: CheckSpec, settings: Settings) -> int | None:
-        """``images_per_prompt: auto``: as many as deciding the threshold needs, over the
-        check's axes (``planning.images_to_decide``)."""
-        if check.params.get("images_per_prompt") != "auto":
-            return None
-        from ..planning import POWER_METRICS, images_to_decide
-
-        if check.kind not in POWER_METRICS:
-            raise SuiteError(self.path, check.location.line,
-                             f"check {check.id!r}: images_per_prompt: auto plans only "
-                             f"{' and '.join(POWER_METRICS)} checks; give {check.kind} a number")
-        confidence = check.params.get("confidence") or settings.confidence
-        return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
-                                    power=settings.power) or 1 for axis in check.axes)
-
-    def _check_marks(self, suite: Suite) -> None:
-        """Unregistered marks under ``--strict-markers`` become suite errors with the check's line."""
-        problems = []
-        for check in suite.checks:
-            for mark in check.marks:
-                try:
-                    getattr(pytest.mark, mark)
-                except pytest.fail.Exception as exc:
-                    problems.append(SuiteError(self.path, check.location.line,
-                                               f"check {check.id!r}: mark {exc.msg}"))
-        if problems:
-            raise SuiteError.combine(problems)
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
-        if isinstance(excinfo.value, SuiteError) and not self.config.getoption("fulltrace", False):
-            return excinfo.value.render(relative_to=self.config.rootpath)
-        return super().repr_failure(excinfo)
 
 
 def item_name(check: CheckSpec, subject: str, axis: str | None) -> str:
@@ -116,7 +56,7 @@ class CheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from ..gallery import with_gallery
-        from .._sightings import Sightings
+        from .._test_call import Sightings
 
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         session = session_of(self.config)

@@ -177,7 +177,7 @@ def _kind(kind: CheckKind, doc: docs.KindDoc) -> list[str]:
 
 
 def _items(kind: CheckKind) -> str:
-    """How a kind's checks expand into pytest items (``collect.SuiteFile.collect``)."""
+    """How a kind's checks expand into pytest items (``file.SuiteFile.collect``)."""
     if not kind.per_subject:
         return "one per check"
     if kind.axes_param is None:

@@ -1,13 +1,16 @@
-"""What a check's judges saw, noted for the report's image grids (``gallery.py``).
+"""What the session listens to during each test call: the verdicts the test reaches
+(``verdict_sink``) and what its judges saw (``test_sightings``, for the report's image grids,
+``gallery.py``).
 
-Its own small module: the session wraps every test call in ``test_sightings``, fairness test
-or not, and must not load numpy and the instrument to do so (issue #14).
+Its own small module: the session wraps every test call in both, fairness test or not, and
+must not load the verdicts, numpy or the instrument to do so (issue #14).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._types import Answers
@@ -31,3 +34,10 @@ test_sightings: ContextVar[Sightings | None] = ContextVar("t2ibias_test_sighting
                                                         default=None)
 """What the running Python test's judges saw: the session sets it around each test call and
 the facade's instruments note into it (outside pytest: None, nothing noted)."""
+
+
+verdict_sink: ContextVar[Callable[[Any], None] | None] = ContextVar(
+    "t2ibias_verdict_sink", default=None)
+"""Where the running test's verdicts (``verdict.Verdict``, whose module imports this one) go:
+``verdict.report_verdict`` hands them here. A pytest run nested in a test (pytester) sets its
+own for its own items and restores the outer one after."""
