@@ -125,6 +125,10 @@ def main() -> None:
     (work / "test_unrelated.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
     (work / "raw.py").write_text(RAW.format(**fields))
     (work / "naive.py").write_text(NAIVE.format(**fields))
+    # The raw script's work as one pytest test, the plugin off: what pytest itself costs any
+    # runner inside it (its start, its import hook, its collection of garbage at the end).
+    (work / "test_raw.py").write_text("import runpy\n\n\ndef test_raw():\n"
+                                      "    runpy.run_path('raw.py')\n")
     env = {k: v for k, v in os.environ.items()
            if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE")}
     env["PYTHONPATH"] = str(ROOT)
@@ -159,6 +163,7 @@ def main() -> None:
         out = sample("plugin warm", plugin("cache-cold"))
         notes["plugin warm imports"] = out.strip().splitlines()[-1]
         sample("raw batched script", [py, "raw.py"])
+        sample("raw script as a pytest test", pytest_cmd + ["-p", "no:t2ibias", "test_raw.py"])
         sample("naive per-image loop", [py, "naive.py"])
         sample("plugin cold -n 2", plugin("cache-n2", "-n", "2"), fresh_cache="cache-n2")
 
@@ -172,6 +177,10 @@ def main() -> None:
         ("unrelated suite: plugin / -p no:t2ibias", ratio("unrelated, plugin installed",
                                                           "unrelated, -p no:t2ibias"), "-> 1"),
         ("plugin cold / raw batched script", ratio("plugin cold", "raw batched script"), "<= 1.05"),
+        ("  pytest's own part: raw as a test / raw", ratio("raw script as a pytest test",
+                                                           "raw batched script"), "(floor)"),
+        ("  the plugin's part: cold / raw as a test", ratio("plugin cold",
+                                                            "raw script as a pytest test"), "<= 1.05"),
         ("naive per-image loop / plugin cold", ratio("naive per-image loop", "plugin cold"), ">= 4"),
         ("warm / cold (whole run)", ratio("plugin warm", "plugin cold"), "<= 0.02"),
         ("-n 2 / -n 0 (cold, 2 cores)", ratio("plugin cold -n 2", "plugin cold"), "<= 1"),

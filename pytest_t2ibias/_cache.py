@@ -154,7 +154,9 @@ class Cache:
             return None
         return image
 
-    def put_image(self, key: str, image: Image.Image, request: ImageRequest) -> None:
+    def put_image(self, key: str, image: Image.Image, request: ImageRequest,
+                  image_hash: str | None = None) -> None:
+        """Store ``image`` (its ``content_hash``, if the caller has it, saves hashing again)."""
         if not self.enabled:
             return
         image = image.convert("RGB")
@@ -162,7 +164,7 @@ class Cache:
         info.add_text("prompt", request.prompt)
         info.add_text("seed", str(request.seed))
         info.add_text("index", str(request.index))
-        info.add_text(CONTENT_HASH_TEXT, content_hash(image))
+        info.add_text(CONTENT_HASH_TEXT, image_hash or content_hash(image))
         buffer = io.BytesIO()
         image.save(buffer, format="PNG", pnginfo=info)
         self._write(self._path("images", key, ".png"), buffer.getvalue())
@@ -220,7 +222,8 @@ class Cache:
         if not self.enabled or key in self._held:  # ours already: never wait on ourselves
             return Claim(None)
         self.prepare()
-        lock = filelock.FileLock(str(self._lock_path(key)))
+        # released by the request layer's writer thread, once the entry is written
+        lock = filelock.FileLock(str(self._lock_path(key)), thread_local=False)
         try:
             lock.acquire(timeout=0)
         except filelock.Timeout:

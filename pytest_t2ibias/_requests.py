@@ -19,6 +19,7 @@ import numpy as np
 
 from ._cache import Cache, Claim, answer_key, content_hash, image_key
 from ._types import ABSTAINED, Answers, GeneratedImage, ImageRequest, ImageSet
+from ._write_behind import WriteBehind
 from .backends._base import Answerer, Generator
 
 
@@ -63,6 +64,8 @@ class RequestLayer:
         self.counters = Counters()
         self._images: dict[str, GeneratedImage] = {}
         self._answers: dict[str, np.ndarray] = {}
+        self._writes = WriteBehind()
+        """Cache writes and claim releases, on a thread, while the next batch computes."""
 
     # -- images ---------------------------------------------------------------------------
 
@@ -89,9 +92,10 @@ class RequestLayer:
                     f"generator returned {len(pictures)} images for {len(batch)} requests"
                 )
             for (key, request), picture in zip(batch, pictures):
-                picture = picture.convert("RGB")
-                self.cache.put_image(key, picture, request)
-                self._images[key] = _generated(request, picture, key)
+                generated = _generated(request, picture.convert("RGB"), key)
+                self._images[key] = generated
+                self._behind(self.cache.put_image, key, generated.image, request,
+                             generated.content_hash)
             self.counters.images_generated += len(batch)
 
         self._compute_once(missing, from_cache, generate, "generating images",
@@ -145,7 +149,7 @@ class RequestLayer:
                 )
             for (key, _), row in zip(batch, scores):
                 self._answers[key] = row
-                self.cache.put_answer(key, {
+                self._behind(self.cache.put_answer, key, {
                     "question": question,
                     "choices": list(choices),
                     "answerer": answerer.fingerprint,
@@ -174,14 +178,20 @@ class RequestLayer:
 
         A key is claimed (without waiting) before it joins a batch and re-read from the cache
         once claimed, since another process may have just written it; the batch's claims are
-        released after its entries are written. Keys claimed elsewhere are waited for only
-        after our own batches, holding no claim while waiting (no deadlock), then read; one
-        still missing (its owner failed) is claimed again in the next round.
+        released after its entries are written (behind the next batch, ``_write_behind``).
+        Keys claimed elsewhere are waited for only after our own batches, holding no claim
+        while waiting (no deadlock), then read; one still missing (its owner failed) is
+        claimed again in the next round. Every write is done when this returns.
         """
         if not missing:
             return
         with self.progress.phase(what, len(missing), model) as advance:
-            self._compute_claimed(missing, from_cache, compute, batch_size, advance)
+            try:
+                self._compute_claimed(missing, from_cache, compute, batch_size, advance)
+            except BaseException:
+                self._writes.wait_quietly()  # what was computed is kept; the error is the news
+                raise
+            self._writes.wait()
 
     def _compute_claimed(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                          compute: Callable[[list[tuple[str, T]]], None], batch_size: int,
@@ -209,7 +219,8 @@ class RequestLayer:
                         advance(len(batch))
                 finally:
                     for claim in claims:
-                        claim.release()
+                        self._behind(claim.release)
+            self._writes.wait()  # our claims released before we wait on other processes'
             pending = {}
             for key, item in deferred.items():
                 self.cache.wait_for(key)
@@ -217,6 +228,14 @@ class RequestLayer:
                     advance(1)
                 else:
                     pending[key] = item
+
+
+    def _behind(self, task: Callable[..., None], *args: object) -> None:
+        """``task(*args)`` after the writes queued so far (at once when nothing is cached)."""
+        if self.cache.enabled:
+            self._writes.submit(lambda: task(*args))
+        else:
+            task(*args)
 
 
 def _model_name(backend: object) -> str:

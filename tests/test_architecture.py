@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("math", ("metrics",)),
     ("plan", ("plan",)),
     ("backends", ("backends",)),
-    ("store", ("_cache", "_cache_admin", "_remote_cache", "_requests")),
+    ("store", ("_cache", "_cache_admin", "_remote_cache", "_write_behind", "_requests")),
     ("instrument", ("instrument",)),
     ("kinds", ("kinds", "suite._yaml", "suite.load", "suite.reference_data", "suite.schema",
                "suite.reference")),

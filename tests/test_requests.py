@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
+import pytest
 from PIL import Image
 
-from pytest_t2ibias._cache import Cache
+from pytest_t2ibias._cache import Cache, CacheError
 from pytest_t2ibias._requests import RequestLayer
 from pytest_t2ibias._types import ABSTAINED, ImageRequest
 
@@ -83,3 +87,55 @@ def test_low_confidence_and_unscorable_images_abstain(tmp_path):
     assert answers.abstentions == 2 and answers.counts == {"x": 1, "y": 0}
     cached = RequestLayer(Cache(tmp_path)).answers(Mixed([]), images, "q", ["x", "y"])
     assert cached.labels.tolist() == [0, 0, ABSTAINED]
+
+
+# -- writes behind the computation (_write_behind) ------------------------------------------
+
+
+class WatchedCache(Cache):
+    """Notes which thread wrote each entry, and whether it was on disk when its claim went."""
+
+    def __init__(self, root, fail_on: str | None = None):
+        super().__init__(root)
+        self.writers: set[str] = set()
+        self.released_before_written: list[str] = []
+        self.fail_on = fail_on
+
+    def put_image(self, key, image, request, image_hash=None):
+        if request.prompt == self.fail_on:
+            raise CacheError(f"disk full writing {key}")
+        time.sleep(0.01)  # a slow disk: the claim must still wait for it
+        self.writers.add(threading.current_thread().name)
+        super().put_image(key, image, request, image_hash)
+
+    def _release(self, key):
+        if not self._path("images", key, ".png").exists():
+            self.released_before_written.append(key)
+        super()._release(key)
+
+
+def test_images_are_written_on_a_writer_thread_each_before_its_claim_is_released(tmp_path):
+    cache = WatchedCache(tmp_path)
+    layer = RequestLayer(cache, batch_size=3)
+    images = layer.images(NoiseColourGenerator(), requests("a", 7))
+    assert cache.writers == {"t2ibias-cache-writer_0"}
+    assert cache.released_before_written == []
+    assert cache._held == {}  # every claim released by the time the call returns
+    for image in images:  # and every entry on disk, readable by the next process
+        assert Cache(tmp_path).get_image(image.key) is not None
+
+
+def test_a_failed_write_behind_raises_from_the_call_and_releases_every_claim(tmp_path):
+    cache = WatchedCache(tmp_path, fail_on="b")
+    layer = RequestLayer(cache, batch_size=2)
+    with pytest.raises(CacheError, match="disk full"):
+        layer.images(NoiseColourGenerator(), requests("a", 3) + requests("b", 2))
+    assert cache._held == {}
+    written = {path.stem for path in (tmp_path / "images").glob("*/*.png")}
+    assert len(written) == 3  # prompt "a"'s entries kept
+
+
+def test_without_a_cache_nothing_is_queued(tmp_path):
+    layer = RequestLayer(Cache(None), batch_size=2)
+    layer.images(NoiseColourGenerator(), requests("a", 3))
+    assert layer._writes._executor is None
