@@ -229,7 +229,6 @@ class RequestLayer:
                 else:
                     pending[key] = item
 
-
     def _behind(self, task: Callable[..., None], *args: object) -> None:
         """``task(*args)`` after the writes queued so far (at once when nothing is cached)."""
         if self.cache.enabled:

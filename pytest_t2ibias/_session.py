@@ -2,7 +2,7 @@
 pattern). It holds the settings and, built on first use, the models, the request layer and
 the lock files; its methods are the hooks that carry verdicts into reports.
 
-Verdicts: ``pytest_runtest_call`` points ``verdict.verdict_sink`` at the item's stash for
+Verdicts: ``pytest_runtest_call`` points ``_test_call.verdict_sink`` at the item's stash for
 the duration of the call; ``pytest_runtest_makereport`` turns what arrived into report rows
 and junit properties. xdist workers send their rows to the controller, which alone writes
 the reports.
