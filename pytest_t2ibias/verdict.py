@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._settings import FAMILY_POLICIES
 from ._test_call import verdict_sink
 
 if TYPE_CHECKING:
@@ -62,8 +61,6 @@ def passes(outcome: str, burden: str) -> bool:
 def worst(outcomes: list[str]) -> str:
     """FAIL if any failed, else INCONCLUSIVE if any was, else PASS (also for none)."""
     return FAIL if FAIL in outcomes else INCONCLUSIVE if INCONCLUSIVE in outcomes else PASS
-
-
 
 
 @dataclass(frozen=True)
