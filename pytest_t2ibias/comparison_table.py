@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .baseline import Comparison, Figure, FigureChange
+from .report import plain_text
 
 if TYPE_CHECKING:  # rich loads when a comparison is drawn (issue #14)
     from rich.text import Text
@@ -35,14 +36,14 @@ def comparison_lines(changes: Sequence[FigureChange], title: str) -> list[Text]:
         if (change.nodeid, change.check, change.subject, change.about) != group:
             group = (change.nodeid, change.check, change.subject, change.about)
             where = " / ".join(p for p in (change.subject, change.about) if p)
-            header = _plain(f"  {change.check}[{where}]" if where else f"  {change.check}")
+            header = plain_text(f"  {change.check}[{where}]" if where else f"  {change.check}")
             status = next((c for c in changes if (c.nodeid, c.check, c.subject, c.about) == group
                            and c.old_status != c.new_status), None)
             if status is not None:
                 header.append(f"  ({status.old_status} -> {status.new_status})", style="yellow")
             lines.append(header)
         delta = change.delta
-        line = _plain(f"    {change.figure:<{figure_width}}  ")
+        line = plain_text(f"    {change.figure:<{figure_width}}  ")
         line.append(f"{_figure(change.old):>{saved_width}} -> {_figure(change.new):>{now_width}}"
                     f"  {'n/a' if delta is None else f'{delta:+.3f}':>6}")
         if change.drifted_by:
@@ -62,9 +63,9 @@ def render_comparison(comparison: Comparison, against: str, width: int, *, color
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=color,
                       color_system="standard" if color else None, highlight=False)
-    console.print(_plain(f"compared with {against}"), soft_wrap=True)
+    console.print(plain_text(f"compared with {against}"), soft_wrap=True)
     for line in comparison.header:
-        console.print(_plain(f"  {line}"), soft_wrap=True)
+        console.print(plain_text(f"  {line}"), soft_wrap=True)
     every = verbose or not comparison.criteria
     shown = comparison.changed if every else comparison.drifted
     if shown:
@@ -76,7 +77,7 @@ def render_comparison(comparison: Comparison, against: str, width: int, *, color
         if names:
             listed = ", ".join(names[:SHOWN_LIST])
             more = f" and {len(names) - SHOWN_LIST} more" if len(names) > SHOWN_LIST else ""
-            console.print(_plain(f"{what}: {listed}{more}"), soft_wrap=True)
+            console.print(plain_text(f"{what}: {listed}{more}"), soft_wrap=True)
     console.print(Text(comparison.summary()), soft_wrap=True)
     return buffer.getvalue()
 
@@ -88,14 +89,6 @@ def _figure(figure: Figure) -> str:
     if figure.low is None or figure.high is None:
         return f"{figure.value:.3f}"
     return f"{figure.value:.3f} [{figure.low:.3f}, {figure.high:.3f}]"
-
-
-def _plain(value: str) -> Text:
-    """User text as characters: brackets stay brackets, control characters are escaped."""
-    from rich.text import Text
-
-    return Text("".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode()
-                        for c in value))
 
 
 NAMED = 5

@@ -135,7 +135,7 @@ def _fmt(x: float) -> str:
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x + 0.0:.3f}"
 
 
-def _plain(value: Any) -> Text:
+def plain_text(value: Any) -> Text:
     """User text as a rich cell, its brackets kept as characters; control characters (an
     escape sequence in a subject could rewrite the terminal) shown as ``\\x1b``."""
     from rich.text import Text
@@ -164,11 +164,11 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
         about = row.about or row.axis
         where = " / ".join(part for part in (row.subject, about) if part)
         if row.status == "error":
-            table.add_row(_plain(row.check_id or row.check), _plain(where), "", "", "", "", "",
-                          _verdict_cell(row, row.reason.split(":")[0]))
+            table.add_row(plain_text(row.check_id or row.check), plain_text(where),
+                          "", "", "", "", "", _verdict_cell(row, row.reason.split(":")[0]))
             continue
         margin = "" if row.margin is None else f"{row.margin:+.3f}"
-        table.add_row(_plain(row.check_id or row.check), _plain(where), _fmt(row.value),
+        table.add_row(plain_text(row.check_id or row.check), plain_text(where), _fmt(row.value),
                       f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n), _fmt(row.threshold),
                       margin, _verdict_cell(row, _short_reason(row.reason)))
     judged = [row for row in rows if row.status != "error"] or list(rows)
@@ -225,11 +225,11 @@ def plan_table(plans: Sequence[Any], power: float) -> Table:
     table.add_column("note", overflow="fold")
     for plan in plans:
         needed = "-" if plan.needed is None else str(plan.needed)
-        table.add_row(_plain(plan.nodeid.rsplit("/", 1)[-1]), str(plan.images_per_prompt),
+        table.add_row(plain_text(plan.nodeid.rsplit("/", 1)[-1]), str(plan.images_per_prompt),
                       "?" if plan.prompts is None else str(plan.prompts),
                       "?" if plan.images is None else str(plan.images),
                       Text(needed, style="bold yellow" if plan.underpowered else ""),
-                      _plain(plan.note))
+                      plain_text(plan.note))
     known = [p.images for p in plans if p.images is not None]
     table.caption = (f"{sum(known)} images in {len(known)} items with a known count "
                      f"(before the cache; prompts shared between checks are generated once); "
