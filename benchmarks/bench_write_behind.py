@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from pytest_t2ibias._cache import Cache, content_hash
-from pytest_t2ibias._requests import RequestLayer
 from pytest_t2ibias._types import ImageRequest
+from pytest_t2ibias.store.cache import Cache, content_hash
+from pytest_t2ibias.store.request_layer import RequestLayer
 
 
 class WaitingGenerator:

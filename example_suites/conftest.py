@@ -1,7 +1,7 @@
 """Example suites: the paper's suites (``paper/``) run only on real models.
 
 ``paper/occupations.t2i.yaml`` asks about ethnicity, body type, clothing, emotion and
-disability, which a toy-world model (one built by ``python -m pytest_t2ibias.toyworld``, like
+disability, which a toy-world model (one built by ``python -m toyworld``, like
 the repo's default ``fixtures/toy-sd``) cannot draw, so it is left out of collection when
 ``--t2i-model`` (command line or ini) is a toy-world model: a local directory whose parent
 holds the toy build's ``manifest.json``. ``T2IBIAS_PAPER_SUITES=1`` collects it anyway, and

@@ -8,41 +8,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_t2ibias._exports import lazy_exports
+from ._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from pytest_t2ibias._types import ABSTAINED
-    from pytest_t2ibias._types import FILTERED
-    from pytest_t2ibias._types import Answers
-    from pytest_t2ibias._types import Estimate
-    from pytest_t2ibias._types import GeneratedImage
-    from pytest_t2ibias._types import ImageRequest
-    from pytest_t2ibias._types import ImageSet
-    from pytest_t2ibias.assertions import assert_entropy_below
-    from pytest_t2ibias.assertions import assert_open_set
-    from pytest_t2ibias.assertions import evaluate_intervention_improves
-    from pytest_t2ibias.assertions import evaluate_judge_agrees
-    from pytest_t2ibias.assertions import evaluate_max_skew_below
-    from pytest_t2ibias.assertions import evaluate_open_set
-    from pytest_t2ibias.assertions import assert_is_nonnegative
-    from pytest_t2ibias.assertions import assert_no_bgps_prompt_exceeds
-    from pytest_t2ibias.assertions import assert_no_regression
-    from pytest_t2ibias.assertions import assert_w1_below
-    from pytest_t2ibias.assertions import evaluate_entropy_below
-    from pytest_t2ibias.assertions import evaluate_is_nonnegative
-    from pytest_t2ibias.assertions import evaluate_no_bgps_prompt_exceeds
-    from pytest_t2ibias.assertions import evaluate_no_regression
-    from pytest_t2ibias.assertions import evaluate_w1_below
-    from pytest_t2ibias.kinds import CheckContext
-    from pytest_t2ibias.kinds import CheckKind
-    from pytest_t2ibias.kinds import Param
-    from pytest_t2ibias.kinds import register_check
-    from pytest_t2ibias.metrics import Distribution
-    from pytest_t2ibias.methods.bgps import BGPSGateResult
-    from pytest_t2ibias.methods.bgps import MeasuredPrompt
-    from pytest_t2ibias.metrics import ISMatrix
-    from pytest_t2ibias.verdict import CheckFailed
-    from pytest_t2ibias.verdict import Verdict
+    from ._types import ABSTAINED
+    from ._types import FILTERED
+    from ._types import Answers
+    from ._types import Estimate
+    from ._types import GeneratedImage
+    from ._types import ImageRequest
+    from ._types import ImageSet
+    from .assertions import assert_entropy_below
+    from .assertions import assert_open_set
+    from .assertions import evaluate_intervention_improves
+    from .assertions import evaluate_judge_agrees
+    from .assertions import evaluate_max_skew_below
+    from .assertions import evaluate_open_set
+    from .assertions import assert_is_nonnegative
+    from .assertions import assert_no_bgps_prompt_exceeds
+    from .assertions import assert_no_regression
+    from .assertions import assert_w1_below
+    from .assertions import evaluate_entropy_below
+    from .assertions import evaluate_is_nonnegative
+    from .assertions import evaluate_no_bgps_prompt_exceeds
+    from .assertions import evaluate_no_regression
+    from .assertions import evaluate_w1_below
+    from .kinds import CheckContext
+    from .kinds import CheckKind
+    from .kinds import Param
+    from .kinds import register_check
+    from .metrics import Distribution
+    from .methods.bgps import BGPSGateResult
+    from .methods.bgps import MeasuredPrompt
+    from .metrics import ISMatrix
+    from .verdict import CheckFailed
+    from .verdict import Verdict
 
 __all__ = [
     "ABSTAINED",

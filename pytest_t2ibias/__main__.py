@@ -45,8 +45,8 @@ class Prefetch:
         if session.testsfailed:  # collection errors: let pytest report them
             return False
         from ._session import session_of
+        from .items.check import planned_checks
         from .prefetch import prefetch
-        from .suite.collect import planned_checks
 
         share, barrier, rank = _distribution()
         t2i = session_of(session.config)
@@ -93,9 +93,9 @@ def prefetch_command(args: list[str]) -> int:
 
 
 def compare_command(args: argparse.Namespace) -> int:
-    from .baseline import compare_runs, parse_criteria
-    from .comparison_table import render_comparison, verdict_line
-    from .runs import load_report, locate
+    from .runs.compare import compare_runs, parse_criteria
+    from .runs.saved import load_report, locate
+    from .runs.table import render_comparison, verdict_line
 
     criteria = parse_criteria(args.fail)
     old_path, new_path = locate(args.old, args.storage), locate(args.new, args.storage)
@@ -108,8 +108,8 @@ def compare_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from .html_report import write_html
-    from .runs import load_report, locate, rows_of
+    from .reports.html import write_html
+    from .runs.saved import load_report, locate, rows_of
 
     path = locate(args.run, args.storage)
     saved = load_report(path)
@@ -124,7 +124,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def cache_stats_command(args: argparse.Namespace) -> int:
-    from ._cache_admin import KINDS, cache_stats, human_size
+    from .store.admin import KINDS, cache_stats, human_size
 
     stats = cache_stats(_existing_cache(args.cache_dir))
     print(f"cache {stats.root}: {stats.total_entries} entries, {human_size(stats.total_size)}")
@@ -136,7 +136,7 @@ def cache_stats_command(args: argparse.Namespace) -> int:
 
 
 def cache_prune_command(args: argparse.Namespace) -> int:
-    from ._cache_admin import human_size, prune
+    from .store.admin import human_size, prune
 
     if args.older_than is None and args.max_size is None:
         raise UsageProblem("cache prune: say what to remove: --older-than DAYS and/or "
@@ -193,7 +193,7 @@ def _days(text: str) -> float:
 
 
 def _size(text: str) -> int:
-    from ._cache_admin import parse_size
+    from .store.admin import parse_size
 
     try:
         return parse_size(text)
@@ -288,9 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0
-    from ._cache import CacheError
-    from .baseline import CriterionError
-    from .runs import RunError
+    from .errors import CacheError, CriterionError, RunError
 
     try:
         return handler(args)

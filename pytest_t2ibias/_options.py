@@ -163,8 +163,9 @@ def _baseline_options(config: pytest.Config) -> dict[str, Any]:
     compare = get_option(config, "t2i_compare")
     compare_fail = tuple(get_option(config, "t2i_compare_fail"))
     if save is not None or compare_fail:  # the rules load only for a run that uses them
-        from .baseline import CriterionError, parse_criteria
-        from .runs import RunError, check_name
+        from .errors import CriterionError, RunError
+        from .runs.compare import parse_criteria
+        from .runs.saved import check_name
 
         try:
             if save is not None:

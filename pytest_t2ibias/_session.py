@@ -20,15 +20,16 @@ from ._options import read_settings
 from ._test_call import verdict_sink
 
 if TYPE_CHECKING:  # verdicts and reports load when a check reports (issue #14)
-    from ._bgps_lock import BGPSLocks
-    from ._prompt_lock import PromptLocks
-    from ._requests import Progress, RequestLayer
     from ._settings import Settings
     from .facade import T2IBias
+    from .family import Family
     from .instrument import Instrument, Models, Sightings
+    from .locks.bgps import BGPSLocks
+    from .locks.counterfactual import PromptLocks
     from .plan import Plan
-    from .report import ReportRow
-    from .verdict import Family, Verdict
+    from .reports.rows import ReportRow
+    from .store.request_layer import Progress, RequestLayer
+    from .verdict import Verdict
 
 VERDICTS = pytest.StashKey["list[Verdict]"]()
 SIGHTINGS = pytest.StashKey["Sightings"]()
@@ -48,7 +49,7 @@ class T2ISession:
     @cached_property
     def family(self) -> Family:
         """The gated checks of this run, for family-wise control (sized after collection)."""
-        from .verdict import Family
+        from .family import Family
 
         return Family(self.settings.family)
 
@@ -63,8 +64,8 @@ class T2ISession:
 
     @cached_property
     def requests(self) -> RequestLayer:
-        from ._cache import Cache
-        from ._requests import RequestLayer
+        from .store.cache import Cache
+        from .store.request_layer import RequestLayer
 
         settings = self.settings
         cache = Cache.from_settings(settings)
@@ -72,14 +73,14 @@ class T2ISession:
 
     @cached_property
     def locks(self) -> PromptLocks:
-        from ._prompt_lock import PromptLocks
+        from .locks.counterfactual import PromptLocks
 
         return PromptLocks(llm_model=self.settings.llm, load_llm=lambda: self.models.llm,
                            update=self.settings.update_locks)
 
     @cached_property
     def bgps_locks(self) -> BGPSLocks:
-        from ._bgps_lock import BGPSLocks
+        from .locks.bgps import BGPSLocks
 
         return BGPSLocks(self.settings, self.models, update=self.settings.update_locks)
 
@@ -102,7 +103,7 @@ class T2ISession:
         import sys
         from contextlib import nullcontext
 
-        from .progress import TerminalProgress
+        from .reports.progress import TerminalProgress
 
         capture = self.config.pluginmanager.getplugin("capturemanager")
         reporter = self.config.pluginmanager.getplugin("terminalreporter")
@@ -149,7 +150,7 @@ class T2ISession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         gated = sum(1 for item in session.items if getattr(item, "gated", False))
         if gated:
-            from .verdict import Family
+            from .family import Family
 
             self.family = Family(self.settings.family, gated)
         if self.settings.plan:
@@ -157,7 +158,7 @@ class T2ISession:
 
     def _write_plan(self, session: pytest.Session) -> None:
         """``--t2i-plan``: each check's images, prompts and the images its threshold needs."""
-        from .report import render_plan
+        from .reports.terminal import render_plan
 
         plans = [item.planned() for item in session.items if hasattr(item, "planned")]
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -213,7 +214,7 @@ class T2ISession:
                 else:  # a Python test: its name, and the helper's label
                     subject, axis = item.name, verdict.figures.get("label", "")
                     if "gallery" not in verdict.figures:  # what the test's judges saw
-                        from .gallery import with_gallery
+                        from .figures import with_gallery
 
                         verdict = with_gallery(verdict, item.stash.get(SIGHTINGS, None))
                 self.record(item.nodeid, verdict, subject=subject, axis=axis, status=status,
@@ -225,7 +226,7 @@ class T2ISession:
                status: str = "", check_id: str = "") -> ReportRow:
         """Keep a verdict for the end-of-run report; returns the row (plain builtins).
         ``status`` is pytest's word for the test (passed, failed, xfailed, xpassed)."""
-        from .report import ReportRow
+        from .reports.rows import ReportRow
 
         figures = {k: v for k, v in verdict.to_dict().items()
                    if k not in ("check", "passed", "value", "threshold", "message")}
@@ -244,7 +245,7 @@ class T2ISession:
 
     def record_error(self, item: pytest.Item, message: str) -> ReportRow:
         """An item that could not run: a row with no figure, status ``error``."""
-        from .report import ReportRow
+        from .reports.rows import ReportRow
 
         nan = float("nan")
         check = getattr(item, "check", None)
@@ -288,11 +289,11 @@ class T2ISession:
             return
         run = self.run_header()
         if self.settings.json:
-            from .report import write_json
+            from .reports.rows import write_json
 
             write_json(self.settings.json, rows, self.total_counters, run)
         if self.settings.html:
-            from .html_report import write_html
+            from .reports.html import write_html
 
             settings = self.settings
             write_html(settings.html, rows, run=run,
@@ -300,7 +301,7 @@ class T2ISession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        from .report import ReportRow
+        from .reports.rows import ReportRow
 
         output = getattr(node, "workeroutput", {})
         self.results.extend(ReportRow.from_dict(d) for d in output.get(WORKER_RESULTS, []))
@@ -381,7 +382,8 @@ class T2ISession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None or not self.results:
             return
-        from .report import one_line, render_text
+        from .reports.rows import one_line
+        from .reports.terminal import render_text
 
         rows = self.sorted_results()
         work = self.total_counters
@@ -456,7 +458,7 @@ def failure_reason(verdict: Verdict) -> str:
 
 
 def _is_check_error(error: BaseException) -> bool:
-    from .verdict import CheckError
+    from .errors import CheckError
 
     return isinstance(error, CheckError)
 

@@ -14,7 +14,7 @@ from typing import Any
 DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU i mod n"
 
 FAMILY_POLICIES = ("none", "bonferroni", "holm", "bh")
-"""``--t2i-family``: how a run's gated checks share their error (``verdict.Family``)."""
+"""``--t2i-family``: how a run's gated checks share their error (``family.Family``)."""
 
 AUTO = "auto"
 BATCH_ROLES = ("generator", "vqa", "classifier")

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from ._types import Answers, Estimate
-from .gallery import gallery_figure
 from .metrics import ISMatrix, distribution_of, ideal_shares, pooled_shares, severity
 from .metrics.distributions import Distribution
 from .metrics.posterior import severity_estimate, w1_estimate
+from .figures import gallery_figure
 from .verdict import (
     DEFAULT_BURDEN,
     FAIL,
@@ -587,8 +587,8 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
     posterior interval with the target added by test inversion, as for W1: coverage in
     docs/coverage.md); a value never drawn is reported unbounded (skew -inf, shown smoothed).
     ``n_resamples``: posterior draws."""
-    from .metrics.posterior import max_skew_estimate
     from .methods.socialcf import generation_skew
+    from .metrics.posterior import max_skew_estimate
 
     choices = answers.choices
     target = dict(target or {c: 1 / len(choices) for c in choices})

@@ -84,7 +84,7 @@ def run_intermit(ctx: CheckContext) -> Verdict:
 
 def run_no_bgps_prompt_exceeds(ctx: CheckContext) -> Verdict:
     """Search (or read the suite's BGPS lock), measure every found prompt, judge the worst."""
-    from ._bgps_lock import gate_from_params
+    from .locks.bgps import gate_from_params
 
     gate = gate_from_params(ctx.check.id, ctx.suite, ctx.check.params)
     result = ctx.bgps_locks.run(ctx.instrument, ctx.suite, gate,
@@ -102,7 +102,7 @@ def _subject_attributes(ctx: CheckContext):
 
 def _with_matrix(verdict: Verdict, matrix: ISMatrix) -> Verdict:
     """The verdict with its IS matrix as plain builtins, for reports to draw (``heatmap``)."""
-    from .heatmap import matrix_figure
+    from .figures import matrix_figure
 
     return replace(verdict, figures={**verdict.figures, "matrix": matrix_figure(matrix)})
 
@@ -112,8 +112,8 @@ def _with_matrix(verdict: Verdict, matrix: ISMatrix) -> Verdict:
 
 def run_open_set(ctx: CheckContext) -> Verdict:
     """Proposals from ``<suite>.openbias.lock.json`` (proposed when missing), then measured."""
-    from ._openbias_lock import run_openbias
     from .assertions import evaluate_open_set
+    from .locks.openbias import run_openbias
 
     params = ctx.check.params
     captions = [c.replace("{subject}", ctx.subject) for c in params.get("captions") or ()] \

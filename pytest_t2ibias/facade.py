@@ -13,20 +13,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .instrument import Instrument, Models, test_sightings
+from ._test_call import test_sightings
+from .instrument import Instrument, Models
 from .plan import plan_for
 
 if TYPE_CHECKING:
-    from ._prompt_lock import PromptLocks
-    from ._requests import RequestLayer
     from ._settings import Settings
     from ._types import Answers, ImageSet
     from .backends._base import Answerer, LanguageModel
-    from .metrics import ISMatrix
-    from ._bgps_lock import BGPSLocks
+    from .locks.bgps import BGPSLocks
+    from .locks.counterfactual import PromptLocks
     from .methods.bgps import BGPSGateResult
     from .methods.intermit import InterMitResult
-    from .suite.spec import AxisSpec, FilterSpec, Suite
+    from .metrics import ISMatrix
+    from .spec import AxisSpec, FilterSpec, Suite
+    from .store.request_layer import RequestLayer
 
 
 
@@ -39,7 +40,7 @@ class T2IBias:
         self.requests = requests
         self.locks = locks
         if bgps_locks is None:
-            from ._bgps_lock import BGPSLocks
+            from .locks.bgps import BGPSLocks
 
             bgps_locks = BGPSLocks(settings, models, update=settings.update_locks)
         self.bgps_locks = bgps_locks
@@ -59,9 +60,9 @@ class T2IBias:
     def from_provider(cls, settings: Settings, provider: Any) -> T2IBias:
         """A facade whose backends come from ``provider`` (``.generator(model, role)``,
         ``.vqa(model)``, ``.classifier(axis, model)``, ``.llm(model)``)."""
-        from ._cache import Cache
-        from ._prompt_lock import PromptLocks
-        from ._requests import RequestLayer
+        from .locks.counterfactual import PromptLocks
+        from .store.cache import Cache
+        from .store.request_layer import RequestLayer
 
         models = Models(settings, provider)
         cache = Cache.from_settings(settings)
@@ -163,7 +164,7 @@ class T2IBias:
         ``beam``, ``expansion``, ``prompts``, ``max_new_tokens``, ``model_prompt``, ``probe``,
         ...). The prompts are frozen in ``<suite>.t2i.bgps.lock.json`` under ``name``
         (default ``axis=value``): a rerun measures them without searching."""
-        from ._bgps_lock import gate_from_params
+        from .locks.bgps import gate_from_params
 
         suite = _suite(suite)
         if not isinstance(target, dict):
@@ -181,7 +182,7 @@ class T2IBias:
         knowledge base), frozen under ``name`` in the suite's ``.openbias.lock.json`` (or ``lock``,
         a suite path to sit beside), then ``n`` images per caption measured: the ranked
         ``OpenBiasResult``."""
-        from ._openbias_lock import run_openbias
+        from .locks.openbias import run_openbias
 
         captions = [captions] if isinstance(captions, str) else list(captions)
         loaded = _suite(suite) if suite is not None else None

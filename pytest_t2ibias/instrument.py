@@ -17,26 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._test_call import Sightings, test_sightings
+from ._test_call import Sightings
 from ._types import FILTERED, Answers, GeneratedImage, ImageRequest, ImageSet
-from .verdict import CheckError
+from .errors import ContractError, MissingModel
 
 if TYPE_CHECKING:
-    from ._requests import RequestLayer
     from ._settings import Settings
     from .backends._base import Answerer, Generator, LanguageModel
     from .plan import Plan
-    from .suite.spec import AxisSpec, FilterSpec
+    from .spec import AxisSpec, FilterSpec
+    from .store.request_layer import RequestLayer
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp"})
-
-
-class MissingModel(CheckError):
-    """A check needs a model no option names."""
-
-
-class ContractError(CheckError):
-    """A backend a hook returned lacks what its Protocol (``backends/_base.py``) requires."""
 
 
 CONTRACTS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -297,7 +289,7 @@ def reference_images(folder: Path) -> ImageSet:
     """Every image under ``folder``, as an ``ImageSet`` the extractors can read."""
     from PIL import Image
 
-    from ._cache import content_hash
+    from .store.cache import content_hash
 
     paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
     if not paths:

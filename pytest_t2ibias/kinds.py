@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .instrument import Instrument
     from .plan import Plan
-    from .suite.spec import AxisSpec, CheckSpec, Suite
+    from .spec import AxisSpec, CheckSpec, Suite
     from .verdict import Verdict
 
 

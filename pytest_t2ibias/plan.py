@@ -28,7 +28,7 @@ from .verdict import DEFAULT_BURDEN
 
 if TYPE_CHECKING:
     from ._settings import Settings
-    from .suite.spec import CheckSpec, Suite
+    from .spec import CheckSpec, Suite
 
 DEFAULT_IMAGES_PER_PROMPT = 16
 DEFAULT_SEED = 0

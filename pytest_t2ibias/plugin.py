@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import _builtin, hookspecs
-from ._baselines import start_baselines
 from ._options import add_options
+from ._saved_runs import start_baselines
 from ._session import session_of, start_session
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def pytest_collect_file(file_path, parent):
     patterns = session_of(parent.config).settings.suite_pattern.split()
     if not any(fnmatch(file_path.name, pattern) for pattern in patterns):
         return None
-    from .suite.file import SuiteFile
+    from .items.file import SuiteFile
 
     return SuiteFile.from_parent(parent, path=file_path)
 

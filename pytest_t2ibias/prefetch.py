@@ -26,10 +26,10 @@ from ._types import ABSTAINED, Answers, ImageRequest, ImageSet
 from .methods.biasconnect import counterfactual_prompts
 
 if TYPE_CHECKING:
-    from ._requests import RequestLayer
     from .instrument import Instrument
     from .plan import Plan
-    from .suite.spec import AxisSpec, CheckSpec, Suite
+    from .spec import AxisSpec, CheckSpec, Suite
+    from .store.request_layer import RequestLayer
 
 PLANNED_KINDS = frozenset({"w1_below", "entropy_below", "is_nonnegative", "no_regression"})
 

@@ -1,37 +1,49 @@
-"""The house stays one-way: every import (module level, in functions, and for type checking
-alike) points to a lower layer of docs/ARCHITECTURE.md, methods never import one another,
-the toy world is a leaf, and there is no import circle."""
+"""The house stays one-way: every import (module level, in functions, for type checking, and
+by string: ``import_module("...")``, ``"pytest_t2ibias.x"`` homes of lazy exports) points to a
+lower layer of docs/ARCHITECTURE.md, methods never import one another, the test models are a
+leaf, nothing imports the toy world or the docs generators, and there is no import circle.
+
+The layers are read from the table in docs/ARCHITECTURE.md: the document is the one source."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "pytest_t2ibias"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "pytest_t2ibias"
+OUTSIDE = ("toyworld", "docgen")
+"""Top-level packages of the repository that are not the plugin: never imported by it."""
 
-# Lowest first; a module may import its own layer (except methods) and the layers below.
-# The same list, with what each layer is for, is in docs/ARCHITECTURE.md.
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("values", ("_exports", "_types", "_settings", "_test_call", "suite.spec", "suite.errors",
-                "verdict")),
-    ("math", ("metrics",)),
-    ("plan", ("plan",)),
-    ("backends", ("backends",)),
-    ("store", ("_cache", "_cache_admin", "_remote_cache", "_write_behind", "_requests")),
-    ("instrument", ("instrument",)),
-    ("kinds", ("kinds", "suite._yaml", "suite.load", "suite.reference_data", "suite.schema",
-               "suite.reference")),
-    ("methods", ("methods",)),
-    ("composition", ("assertions", "_prompt_lock", "_bgps_lock", "_openbias_lock", "checks",
-                     "facade", "gallery", "heatmap", "html_charts", "html_report", "planning",
-                     "prefetch", "progress", "report", "baseline", "runs", "comparison_table")),
-    ("pytest", ("_options", "_session", "_baselines", "suite.file", "suite.collect", "suite", "_builtin",
-                "hookspecs", "plugin", "__main__", "")),
-]
-LEAVES = ("toyworld", "testing")
-"""Built on the plugin's pieces, never imported by them."""
+
+def read_layers(document: Path = ROOT / "docs" / "ARCHITECTURE.md"
+                ) -> list[tuple[str, tuple[str, ...]]]:
+    """``(name, modules)`` per row of the layer table, lowest first. A module is written as a
+    path in backticks: `plan`, `metrics/` (a package), `suite/load`, `__init__` (the package)."""
+    layers = []
+    for line in document.read_text().splitlines():
+        row = re.match(r"\|\s*(\d+)\s*\|\s*([^|]+?)\s*\|([^|]*)\|", line)
+        if not row:
+            continue
+        names = re.findall(r"`([^`]+)`", row.group(3))
+        modules = tuple("" if n == "__init__" else n.strip("/").replace("/", ".") for n in names)
+        layers.append((row.group(2), modules))
+    return layers
+
+
+def read_leaves(document: Path = ROOT / "docs" / "ARCHITECTURE.md") -> tuple[str, ...]:
+    """The modules the line starting "Leaves" names: built on the plugin, never imported by it."""
+    for line in document.read_text().splitlines():
+        if line.startswith("Leaves"):
+            return tuple(n.strip("/").replace("/", ".") for n in re.findall(r"`([^`]+)`", line))
+    return ()
+
+
+LAYERS = read_layers()
+LEAVES = read_leaves()
 
 
 def module_name(path: Path) -> str:
@@ -64,7 +76,8 @@ def layer_of(module: str) -> tuple[int, str]:
 def imports_of(module: str) -> set[str]:
     """Package modules ``module`` imports, anywhere in its body (TYPE_CHECKING included)."""
     path = MODULES[module]
-    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    parts = module.split(".") if module else []
+    package = parts if path.name == "__init__.py" else parts[:-1]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
@@ -73,6 +86,9 @@ def imports_of(module: str) -> set[str]:
                 target = ".".join([*base, *([node.module] if node.module else [])])
             elif (node.module or "").startswith("pytest_t2ibias"):
                 target = node.module.removeprefix("pytest_t2ibias").lstrip(".")
+            elif (node.module or "").split(".")[0] in OUTSIDE:
+                found.add("!" + node.module)
+                continue
             else:
                 continue
             for alias in node.names:
@@ -81,7 +97,19 @@ def imports_of(module: str) -> set[str]:
         elif isinstance(node, ast.Import):
             found |= {a.name.removeprefix("pytest_t2ibias").lstrip(".") for a in node.names
                       if a.name.startswith("pytest_t2ibias")}
+            found |= {"!" + a.name for a in node.names if a.name.split(".")[0] in OUTSIDE}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            named = STRING_IMPORT.match(node.value)
+            if named and named.group(1) and named.group(1).lstrip(".") in MODULES:
+                # import_module("pytest_t2ibias.x"), a lazy export's home, "module:function"
+                found.add(named.group(1).lstrip("."))
+            elif STRING_OUTSIDE.match(node.value):
+                found.add("!" + node.value.split(":")[0])
     return {m for m in found if m != module}
+
+
+STRING_IMPORT = re.compile(r"^pytest_t2ibias((?:\.\w+)*)(?::\w+)?$")
+STRING_OUTSIDE = re.compile(r"^(?:toyworld|docgen)(?:\.\w+)*(?::\w+)?$")
 
 
 def plugin_modules() -> list[str]:
@@ -93,8 +121,11 @@ def plugin_modules() -> list[str]:
 def test_imports_look_down(module):
     layer, group = layer_of(module)
     for imported in imports_of(module):
+        assert not imported.startswith("!"), (
+            f"{module} imports {imported[1:]}: the toy world and the docs generators are not "
+            "part of the plugin")
         assert not any(imported == leaf or imported.startswith(leaf + ".") for leaf in LEAVES), (
-            f"{module} imports {imported}: the toy world and test models are leaves")
+            f"{module} imports {imported}: the test models are a leaf")
         other, other_group = layer_of(imported)
         assert other <= layer, (f"{module} ({LAYERS[layer][0]}) imports {imported} "
                                 f"({LAYERS[other][0]}), a layer above it")
@@ -105,7 +136,7 @@ def test_imports_look_down(module):
 
 
 def test_no_import_circles():
-    edges = {m: imports_of(m) for m in MODULES}
+    edges = {m: {i for i in imports_of(m) if i in MODULES} for m in MODULES}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -141,3 +172,24 @@ def test_the_layer_check_catches_an_upward_import():
     assert layer_of("instrument")[0] < layer_of("facade")[0]
     assert layer_of("methods.intermit")[1] == "methods"
     assert "instrument" in imports_of("facade")
+
+
+def test_the_layer_check_reads_imports_by_string(tmp_path, monkeypatch):
+    """A home named by string (a lazy export, ``import_module``, ``"module:function"``) is an
+    import: a kind that named the session that way would be caught."""
+    module = tmp_path / "sneaky.py"
+    module.write_text('import importlib\n'
+                      'HOME = {"Thing": "pytest_t2ibias._session"}\n'
+                      'def f():\n'
+                      '    return importlib.import_module("pytest_t2ibias.facade:T2IBias")\n'
+                      'WORLD = "toyworld.spec"\n')
+    monkeypatch.setitem(MODULES, "sneaky", module)
+    assert {"_session", "facade", "!toyworld.spec"} <= imports_of("sneaky")
+
+
+def test_the_table_is_read_from_the_document():
+    """docs/ARCHITECTURE.md is the one source: every module sits in exactly one of its rows."""
+    assert len(LAYERS) >= 10 and LAYERS[0][0] == "values"
+    assert LEAVES == ("testing",)
+    for module in plugin_modules():
+        layer_of(module)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import os
 import json
+import os
 
 import pytest
 import torch
 
 from pytest_t2ibias import backends
-from pytest_t2ibias.backends import BackendError, CausalLM, DiffusersGenerator, resolve_device, resolve_dtype
+from pytest_t2ibias.backends import (
+    BackendError,
+    CausalLM,
+    DiffusersGenerator,
+    resolve_device,
+    resolve_dtype,
+)
 from pytest_t2ibias.backends._hf import dtype_kwarg, looks_like_path, pretrained_kwargs
 from pytest_t2ibias.testing import make_tiny_causal_lm
 
@@ -19,7 +25,7 @@ def test_all_is_complete():
     # The package loads its names on first access (PEP 562): dir() lists them all.
     public = {name for name in dir(backends) if not name.startswith(("_", "@"))}
     modules = {"classifier", "folder", "generator", "llm", "vqa", "hspace", "probe", "token_lm"}
-    machinery = {"annotations", "import_module", "TYPE_CHECKING", "Any"}
+    machinery = {"annotations", "lazy_exports", "TYPE_CHECKING"}
     assert public - modules - machinery == set(backends.__all__)
     assert all(getattr(backends, name) is not None for name in backends.__all__)
 

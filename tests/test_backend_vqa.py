@@ -7,8 +7,18 @@ import pytest
 import torch
 from PIL import Image
 
-from pytest_t2ibias.backends import Answerer, ClipAnswerer, GenerativeAnswerer, load_answerer
-from pytest_t2ibias.testing import make_tiny_blip_vqa, make_tiny_clip, make_tiny_llava, torch_threads
+from pytest_t2ibias.backends import (
+    Answerer,
+    ClipAnswerer,
+    GenerativeAnswerer,
+    load_answerer,
+)
+from pytest_t2ibias.testing import (
+    make_tiny_blip_vqa,
+    make_tiny_clip,
+    make_tiny_llava,
+    torch_threads,
+)
 
 CHOICES = ["man", "woman", "child"]
 

@@ -10,8 +10,9 @@ import os
 import numpy as np
 import pytest
 
-from pytest_t2ibias.baseline import (
-    CriterionError,
+from pytest_t2ibias.errors import CriterionError, RunError
+from pytest_t2ibias.reports.rows import ReportRow
+from pytest_t2ibias.runs.compare import (
     Figure,
     compare_headers,
     compare_runs,
@@ -19,10 +20,7 @@ from pytest_t2ibias.baseline import (
     match_checks,
     parse_criterion,
 )
-from pytest_t2ibias.comparison_table import render_comparison, verdict_line
-from pytest_t2ibias.report import ReportRow
-from pytest_t2ibias.runs import (
-    RunError,
+from pytest_t2ibias.runs.saved import (
     as_report,
     autosave_name,
     check_name,
@@ -32,6 +30,7 @@ from pytest_t2ibias.runs import (
     rows_of,
     save_run,
 )
+from pytest_t2ibias.runs.table import render_comparison, verdict_line
 
 
 def check(nodeid="s.t2i.yaml::gate[nurse-gender]", value=0.1, low=0.0, high=0.2, *,

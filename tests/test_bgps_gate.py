@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_bgps_search import ID, ScriptedLM
 
 from pytest_t2ibias import (
     BGPSGateResult,
@@ -19,15 +20,18 @@ from pytest_t2ibias import (
     assert_no_bgps_prompt_exceeds,
     evaluate_no_bgps_prompt_exceeds,
 )
-from pytest_t2ibias._bgps_lock import BGPSLocks, LockfileError, bgps_lock_path, gate_from_params
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._types import Answers, GeneratedImage, ImageSet
+from pytest_t2ibias.errors import SuiteError
+from pytest_t2ibias.locks.bgps import (
+    BGPSLocks,
+    LockfileError,
+    bgps_lock_path,
+    gate_from_params,
+)
 from pytest_t2ibias.methods.bgps import SearchSettings, forbidden_names_for
 from pytest_t2ibias.metrics.intervals import wilson_interval
-from pytest_t2ibias.suite.errors import SuiteError
 from pytest_t2ibias.suite.load import load_suite
-
-from test_bgps_search import ID, ScriptedLM
 
 SUITE = """\
 suite: hidden

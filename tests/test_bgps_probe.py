@@ -12,13 +12,13 @@ from pytest_t2ibias.backends.probe import (
     METADATA_FILE,
     HSpaceProbeScorer,
     LinearProbe,
-    ProbeMismatchError,
     ProbeTraining,
     labelled_prompts,
     load_or_train_probe,
     probe_directory,
     train_probe,
 )
+from pytest_t2ibias.errors import ProbeMismatchError
 from pytest_t2ibias.testing import make_tiny_pipeline, torch_threads
 
 TRAINING = ProbeTraining(images_per_prompt=4, held_out_fraction=0.25, max_iter=50)

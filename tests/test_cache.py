@@ -7,8 +7,14 @@ import warnings
 import pytest
 from PIL import Image
 
-from pytest_t2ibias._cache import Cache, CacheWarning, answer_key, content_hash, image_key
 from pytest_t2ibias._types import ImageRequest
+from pytest_t2ibias.store.cache import (
+    Cache,
+    CacheWarning,
+    answer_key,
+    content_hash,
+    image_key,
+)
 
 
 def test_image_key_changes_with_every_input():

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from pytest_t2ibias._cache import Cache
-from pytest_t2ibias._requests import RequestLayer
 from pytest_t2ibias._types import ImageRequest
+from pytest_t2ibias.store.cache import Cache
+from pytest_t2ibias.store.request_layer import RequestLayer
 
 PROMPTS = [f"a photo of a {subject}" for subject in ("doctor", "nurse", "pilot", "chef")]
 IMAGES_PER_PROMPT = 12
@@ -80,7 +80,7 @@ def test_a_claim_held_elsewhere_is_waited_for_then_read(tmp_path):
     cache_dir = tmp_path / "cache"
     request = ImageRequest(PROMPTS[0], 0, 0)
     owner = Cache(cache_dir)
-    from pytest_t2ibias._cache import image_key
+    from pytest_t2ibias.store.cache import image_key
 
     key = image_key(SlowLoggingGenerator.fingerprint, request)
     claim = owner.claim(key)
@@ -116,7 +116,7 @@ def test_kill_9_while_writing_leaves_no_corrupt_entry_and_its_temp_files_are_swe
     import signal
     import warnings
 
-    from pytest_t2ibias._cache import STALE_TMP_SECONDS, CacheWarning
+    from pytest_t2ibias.store.cache import STALE_TMP_SECONDS, CacheWarning
 
     cache_dir = tmp_path / "cache"
     context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")

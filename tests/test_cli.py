@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from pytest_t2ibias import html_report
 from pytest_t2ibias.__main__ import main
-from pytest_t2ibias._cache import Cache, answer_key, image_key
-from pytest_t2ibias._cache_admin import cache_stats, parse_size, prune
 from pytest_t2ibias._types import ImageRequest
-from pytest_t2ibias.report import ReportRow
-from pytest_t2ibias.runs import save_run
+from pytest_t2ibias.reports import html as html_report
+from pytest_t2ibias.reports.rows import ReportRow
+from pytest_t2ibias.runs.saved import save_run
+from pytest_t2ibias.store.admin import cache_stats, parse_size, prune
+from pytest_t2ibias.store.cache import Cache, answer_key, image_key
 
 
 def row(subject: str, value: float, width: float = 0.05, status: str = "passed") -> ReportRow:
@@ -202,7 +202,7 @@ def test_prune_never_removes_an_entry_another_process_has_claimed(tmp_path):
     made = filled_cache(root, now)
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\n"
-         "from pytest_t2ibias._cache import Cache\n"
+         "from pytest_t2ibias.store.cache import Cache\n"
          "claim = Cache(__import__('pathlib').Path(sys.argv[1])).claim(sys.argv[2])\n"
          "print('held' if claim else 'busy', flush=True)\n"
          "sys.stdin.readline()\n", str(root), made["old"].stem],

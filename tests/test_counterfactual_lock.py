@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from pytest_t2ibias._settings import Settings
-from pytest_t2ibias._prompt_lock import LockfileError, lock_path
 from pytest_t2ibias.backends.llm import CausalLM
+from pytest_t2ibias.errors import LockfileError, SuiteError
 from pytest_t2ibias.facade import T2IBias
+from pytest_t2ibias.locks.counterfactual import lock_path
 from pytest_t2ibias.methods.biasconnect import counterfactual_prompts
 from pytest_t2ibias.methods.counterfactuals import (
     as_template,
@@ -28,7 +29,6 @@ from pytest_t2ibias.methods.counterfactuals import (
     template_examples,
 )
 from pytest_t2ibias.methods.intermit import combination_prompt, suite_insertions
-from pytest_t2ibias.suite.errors import SuiteError
 from pytest_t2ibias.suite.load import load_suite
 from pytest_t2ibias.testing import make_tiny_clip, make_tiny_pipeline
 

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_t2ibias.metrics import normalised_w1, severity
 from pytest_t2ibias.suite.load import load_suite
-from pytest_t2ibias.toyworld import expected_shares, load_world
-from pytest_t2ibias.toyworld.build import DEBIAS_WORLD_PATH
+from toyworld import expected_shares, load_world
+from toyworld.build import DEBIAS_WORLD_PATH
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = load_suite(ROOT / "example_suites" / "toy_occupations.t2i.yaml")

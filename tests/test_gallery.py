@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from pytest_t2ibias._types import ABSTAINED, FILTERED, Answers
-from pytest_t2ibias.gallery import gallery_figure, with_gallery
+from pytest_t2ibias._types import ABSTAINED, FILTERED, Answers, Estimate
 from pytest_t2ibias.instrument import Sightings
+from pytest_t2ibias.figures import gallery_figure, with_gallery
 from pytest_t2ibias.verdict import Verdict
-from pytest_t2ibias._types import Estimate
 
 
 def _answers(choices, labels, prompts, keys) -> Answers:

@@ -7,13 +7,17 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from pytest_t2ibias import CheckFailed, Estimate, assert_no_regression, evaluate_no_regression
-from pytest_t2ibias.suite.errors import SuiteError
-from pytest_t2ibias.suite.load import load_suite
 from test_intermit import FAKE_WORLD, SUITE, _Plugin
 
+from pytest_t2ibias import (
+    CheckFailed,
+    Estimate,
+    assert_no_regression,
+    evaluate_no_regression,
+)
 from pytest_t2ibias._session import session_of
+from pytest_t2ibias.errors import SuiteError
+from pytest_t2ibias.suite.load import load_suite
 
 
 def _e(value: float, low: float, high: float) -> Estimate:

@@ -6,13 +6,14 @@ import json
 
 import numpy as np
 import pytest
+from test_intermit import FAKE_WORLD, SUITE
+from test_plan import check, suite
 
 from pytest_t2ibias import Estimate
 from pytest_t2ibias._settings import Settings
+from pytest_t2ibias.family import Family
 from pytest_t2ibias.plan import plan_for
-from pytest_t2ibias.verdict import FAIL, INCONCLUSIVE, PASS, Family, decide, passes
-from test_intermit import FAKE_WORLD, SUITE
-from test_plan import check, suite
+from pytest_t2ibias.verdict import FAIL, INCONCLUSIVE, PASS, decide, passes
 
 
 @pytest.mark.parametrize(("low", "high", "at_most", "outcome"), [
@@ -157,7 +158,7 @@ def test_plan_prints_costs_and_needs_and_runs_nothing(pytester):
 
 
 def test_auto_takes_the_planned_images(pytester):
-    from pytest_t2ibias.planning import images_to_decide
+    from pytest_t2ibias.power import images_to_decide
     from pytest_t2ibias.suite.load import load_suite
 
     _run(pytester, "--t2i-json=auto.json", "-k", "planned")

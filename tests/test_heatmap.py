@@ -6,7 +6,7 @@ import numpy as np
 from PIL import Image
 
 from pytest_t2ibias import ISMatrix
-from pytest_t2ibias.heatmap import (
+from pytest_t2ibias.reports.heatmap import (
     CELL_H,
     CELL_W,
     LABEL_W,

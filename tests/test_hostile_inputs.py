@@ -11,11 +11,12 @@ import warnings
 import pytest
 from PIL import Image
 
-from pytest_t2ibias._cache import Cache, CacheError, CacheWarning, STALE_TMP_SECONDS
-from pytest_t2ibias._requests import RequestLayer
 from pytest_t2ibias._types import ImageRequest
 from pytest_t2ibias.backends import BackendError
 from pytest_t2ibias.backends.folder import FolderImages
+from pytest_t2ibias.errors import CacheError
+from pytest_t2ibias.store.cache import STALE_TMP_SECONDS, Cache, CacheWarning
+from pytest_t2ibias.store.request_layer import RequestLayer
 
 SUITE_WITH_CLASSIFIER_AXIS = """\
 prompt: "a photo of a {subject}"
@@ -84,7 +85,7 @@ def test_read_only_directory_is_one_clear_error(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise OSError(30, "Read-only file system", str(tmp_path / "cache"))
 
-    monkeypatch.setattr("pytest_t2ibias._cache.Path.mkdir", refuse)
+    monkeypatch.setattr("pytest_t2ibias.store.cache.Path.mkdir", refuse)
     with pytest.raises(CacheError, match="Read-only file system"):
         cache.put_image("ab" * 32, Image.new("RGB", (2, 2)), ImageRequest("p", 0, 0))
 

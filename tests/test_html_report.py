@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from pytest_t2ibias.heatmap import NEGATIVE, POSITIVE, diverging_colour
-from pytest_t2ibias.html_report import render_html, write_html
-from pytest_t2ibias.report import ReportRow, read_json, write_json
+from pytest_t2ibias.reports.heatmap import NEGATIVE, POSITIVE, diverging_colour
+from pytest_t2ibias.reports.html import render_html, write_html
+from pytest_t2ibias.reports.rows import ReportRow, read_json, write_json
 
 RUN = {"plugin_version": "9.9.9", "git_revision": "abc123", "date": "2026-01-02T03:04:05+00:00",
        "models": [{"role": "generator:candidate", "model": "fixtures/toy-sd",

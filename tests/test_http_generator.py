@@ -188,7 +188,7 @@ def test_a_backend_that_fails_to_load_is_tried_once_a_session():
 
     from test_backend_lazy import SETTINGS
 
-    from pytest_t2ibias.backends._errors import BackendError
+    from pytest_t2ibias.errors import BackendError
     from pytest_t2ibias.instrument import Models
 
     class Provider:

@@ -136,8 +136,8 @@ def test_a_bias_the_judge_cannot_read_is_flagged_ranked_last_and_not_judged():
 
 
 def test_open_set_lock_is_written_reused_and_stale_is_an_error(tmp_path):
-    from pytest_t2ibias._openbias_lock import locked_proposals, openbias_lock_path
-    from pytest_t2ibias._prompt_lock import LockfileError
+    from pytest_t2ibias.errors import LockfileError
+    from pytest_t2ibias.locks.openbias import locked_proposals, openbias_lock_path
 
     suite = tmp_path / "s.t2i.yaml"
     instrument = SimpleNamespace(models=SimpleNamespace(settings=SimpleNamespace(llm=None)))
@@ -178,11 +178,12 @@ def test_entigen_intervention_improves_and_a_moving_control_warns():
 
 
 def test_judge_audit_on_a_rendered_labelled_folder(tmp_path):
-    from pytest_t2ibias.facade import T2IBias
-    from pytest_t2ibias.suite.spec import AxisSpec
-    from pytest_t2ibias.toyworld.render import write_labelled_folder
-    from pytest_t2ibias.assertions import evaluate_judge_agrees
     from pathlib import Path
+
+    from pytest_t2ibias.assertions import evaluate_judge_agrees
+    from pytest_t2ibias.facade import T2IBias
+    from pytest_t2ibias.spec import AxisSpec
+    from toyworld.render import write_labelled_folder
 
     clip = Path(__file__).resolve().parents[1] / "fixtures" / "toy-clip"
     if not clip.exists():

@@ -7,13 +7,13 @@ import numpy as np
 from PIL import Image
 
 from pytest_t2ibias import checks
-from pytest_t2ibias._cache import Cache
-from pytest_t2ibias._requests import RequestLayer
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias.instrument import Instrument, Models
 from pytest_t2ibias.kinds import CheckContext
 from pytest_t2ibias.plan import plan_for
 from pytest_t2ibias.prefetch import PlannedCheck, prefetch
+from pytest_t2ibias.store.cache import Cache
+from pytest_t2ibias.store.request_layer import RequestLayer
 from pytest_t2ibias.suite.load import load_suite
 
 SUITE = """\

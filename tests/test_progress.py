@@ -8,10 +8,10 @@ import io
 import numpy as np
 from PIL import Image
 
-from pytest_t2ibias._cache import Cache
-from pytest_t2ibias._requests import RequestLayer
 from pytest_t2ibias._types import ImageRequest
-from pytest_t2ibias.progress import TerminalProgress
+from pytest_t2ibias.reports.progress import TerminalProgress
+from pytest_t2ibias.store.cache import Cache
+from pytest_t2ibias.store.request_layer import RequestLayer
 
 
 class Clock:

@@ -19,8 +19,9 @@ import jsonschema
 import pytest
 import yaml
 
+from docgen import reference, reference_data, schema
 from pytest_t2ibias.kinds import BUILTIN_KINDS, CHECK_KINDS, NUMBER, CheckKind, Param
-from pytest_t2ibias.suite import SuiteError, load_suite, reference, reference_data, schema
+from pytest_t2ibias.suite import SuiteError, load_suite
 from pytest_t2ibias.suite._yaml import _Loader, load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,7 +146,7 @@ def test_check_and_write_commands(tmp_path, capsys):
 
 
 def test_the_generator_imports_no_heavy_library():
-    probe = ("import sys; import pytest_t2ibias.suite.reference as r; r.markdown_reference(); "
+    probe = ("import sys; import docgen.reference as r; r.markdown_reference(); "
              "r.schema_text(); print(sorted(m for m in ('torch', 'diffusers', 'transformers', "
              "'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -8,10 +8,10 @@ import uuid
 import pytest
 from PIL import Image
 
-from pytest_t2ibias._cache import Cache
-from pytest_t2ibias._remote_cache import RemoteCache, RemoteCacheWarning
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._types import ImageRequest
+from pytest_t2ibias.store.cache import Cache
+from pytest_t2ibias.store.remote import RemoteCache, RemoteCacheWarning
 
 pytest.importorskip("fsspec")
 REQUEST = ImageRequest("a photo of a doctor", seed=0, index=0)
@@ -79,7 +79,7 @@ def test_settings_build_the_tier_and_a_bad_url_is_a_clear_error(tmp_path, url):
     cache = Cache.from_settings(Settings.standalone(cache_dir=tmp_path, cache_remote=url))
     assert cache.remote is not None and cache.remote.url == url
     assert Cache.from_settings(Settings.standalone(cache_dir=tmp_path)).remote is None
-    from pytest_t2ibias._cache import CacheError
+    from pytest_t2ibias.errors import CacheError
 
     with pytest.raises(CacheError, match="--t2i-cache-remote=nosuchprotocol://x"):
         Cache.from_settings(Settings.standalone(cache_dir=tmp_path,

@@ -8,8 +8,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pytest_t2ibias.html_report import write_html
-from pytest_t2ibias.report import ReportRow, render_text, write_json
+from pytest_t2ibias.reports.html import write_html
+from pytest_t2ibias.reports.rows import ReportRow, write_json
+from pytest_t2ibias.reports.terminal import render_text
 
 HOSTILE_SUBJECTS = (
     "[link=javascript:alert(document.domain)]click me[/link]",

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pytest_t2ibias._cache import Cache, CacheError
-from pytest_t2ibias._requests import RequestLayer
 from pytest_t2ibias._types import ABSTAINED, ImageRequest
+from pytest_t2ibias.errors import CacheError
+from pytest_t2ibias.store.cache import Cache
+from pytest_t2ibias.store.request_layer import RequestLayer
 
 
 class NoiseColourGenerator:

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_t2ibias._session import session_of
 from pytest_t2ibias._types import Estimate
-from pytest_t2ibias.backends._errors import BackendError
+from pytest_t2ibias.errors import BackendError
 from pytest_t2ibias.kinds import CHECK_KINDS, NUMBER, CheckKind, Param, register_check
 from pytest_t2ibias.verdict import Verdict
 

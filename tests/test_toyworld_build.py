@@ -42,8 +42,8 @@ def test_manifest_records_how_the_fixtures_were_built():
 
 def test_manifest_describes_the_world_spec_in_the_package():
     """The ground truth the example suites are judged against is the spec the models saw last."""
-    from pytest_t2ibias.toyworld.build import world_record
-    from pytest_t2ibias.toyworld.spec import load_world
+    from toyworld.build import world_record
+    from toyworld.spec import load_world
 
     manifest = json.loads((FIXTURES / "manifest.json").read_text())
     assert manifest["world"]["sha256"] == world_record(load_world(None))["sha256"]
@@ -54,8 +54,8 @@ def test_manifest_describes_the_world_spec_in_the_package():
 
 
 def test_continued_training_keeps_the_build_record_and_adds_the_run():
-    from pytest_t2ibias.toyworld.build import record_continuation, world_record
-    from pytest_t2ibias.toyworld.spec import load_world
+    from toyworld.build import record_continuation, world_record
+    from toyworld.spec import load_world
 
     world = load_world(None)
     old_world = {"name": "default", "sha256": "0" * 64, "spec": "..."}
@@ -79,7 +79,10 @@ def test_continued_training_keeps_the_build_record_and_adds_the_run():
 
 
 def test_extending_the_tokenizer_appends_words_and_keeps_every_old_id():
-    from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer, extend_word_tokenizer
+    from pytest_t2ibias.testing.tokenizer import (
+        build_word_tokenizer,
+        extend_word_tokenizer,
+    )
 
     base = build_word_tokenizer(["photo", "of", "a", "doctor"], model_max_length=20)
     extended = extend_word_tokenizer(base, ["mug", "doctor", "Honesty", "a"])
@@ -96,14 +99,20 @@ def test_finetuning_on_a_world_with_new_words_extends_the_tokenizer_and_the_text
     loads with the grown vocabulary and generates from a caption with a new word."""
     from dataclasses import replace
 
+    import yaml
     from diffusers import StableDiffusionPipeline
 
-    from pytest_t2ibias.toyworld import parse_world
-    from pytest_t2ibias.toyworld.sample import world_vocabulary
-    from pytest_t2ibias.toyworld.train_diffusion import (
-        DiffusionConfig, assemble_pipeline, build_text_encoder, build_unet, build_vae, finetune_diffusion, make_tokenizer)
-
-    import yaml
+    from toyworld import parse_world
+    from toyworld.sample import world_vocabulary
+    from toyworld.train_diffusion import (
+        DiffusionConfig,
+        assemble_pipeline,
+        build_text_encoder,
+        build_unet,
+        build_vae,
+        finetune_diffusion,
+        make_tokenizer,
+    )
 
     old_world = parse_world(yaml.safe_load(SECOND_WORLD))
     raw = yaml.safe_load(SECOND_WORLD)
@@ -143,9 +152,16 @@ def test_decoder_only_continuation_keeps_the_encoder_unet_and_text_encoder(tmp_p
     import yaml
     from diffusers import StableDiffusionPipeline
 
-    from pytest_t2ibias.toyworld import parse_world
-    from pytest_t2ibias.toyworld.train_diffusion import (
-        DiffusionConfig, assemble_pipeline, build_text_encoder, build_unet, build_vae, finetune_diffusion, make_tokenizer)
+    from toyworld import parse_world
+    from toyworld.train_diffusion import (
+        DiffusionConfig,
+        assemble_pipeline,
+        build_text_encoder,
+        build_unet,
+        build_vae,
+        finetune_diffusion,
+        make_tokenizer,
+    )
 
     world = parse_world(yaml.safe_load(SECOND_WORLD))
     config = replace(DiffusionConfig.quick(), vae_blocks=(8, 8), unet_blocks=(16, 16), text_hidden=16, text_heads=2,
@@ -204,9 +220,9 @@ captions:
 def test_quick_build_of_a_second_world_follows_its_spec(tmp_path, monkeypatch):
     from diffusers import DiffusionPipeline
 
-    from pytest_t2ibias.toyworld import expected_shares, load_world
-    from pytest_t2ibias.toyworld.__main__ import main
-    from pytest_t2ibias.toyworld.train_diffusion import measure_shares, train_probe
+    from toyworld import expected_shares, load_world
+    from toyworld.__main__ import main
+    from toyworld.train_diffusion import measure_shares, train_probe
 
     spec = tmp_path / "second_world.yaml"
     spec.write_text(SECOND_WORLD)

@@ -9,11 +9,11 @@ import pytest
 import torch
 from PIL import Image
 
-from pytest_t2ibias.toyworld import caption_for, load_world, render_image, sample_people
-from pytest_t2ibias.toyworld.render import PERSON_DEFAULTS
+from toyworld import caption_for, load_world, render_image, sample_people
+from toyworld.render import PERSON_DEFAULTS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-REBUILD = "build it with `python -m pytest_t2ibias.toyworld build --out fixtures`"
+REBUILD = "build it with `python -m toyworld build --out fixtures`"
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ PERSON_AXES = [a.name for a in load_world().axes.values() if a.applies_to == "pe
 
 @pytest.mark.parametrize("axis", PERSON_AXES)
 def test_clip_ranks_the_true_statement_first(world, clip_and_people, axis):
-    from pytest_t2ibias.toyworld.train_clip import recommended_statements
+    from toyworld.train_clip import recommended_statements
 
     model, tokenizer, people, image_features = clip_and_people
     statements = recommended_statements(world)[axis]
@@ -94,7 +94,7 @@ def test_lm_prefers_real_captions_to_shuffled_ones(world, name):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = fixture_dir(name)
-    from pytest_t2ibias.toyworld.train_lm import token_log_likelihoods
+    from toyworld.train_lm import token_log_likelihoods
 
     model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).eval()
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -118,7 +118,7 @@ def test_image_processor_reproduces_training_inputs(world, name):
     """The saved processor turns a 32x32 render into exactly the tensor the model was trained on."""
     from transformers import AutoImageProcessor
 
-    from pytest_t2ibias.toyworld.train_classifiers import normalize, to_unit_tensor
+    from toyworld.train_classifiers import normalize, to_unit_tensor
 
     processor = AutoImageProcessor.from_pretrained(fixture_dir(name), local_files_only=True)
     image = np.asarray(clear_case(world, "gender", "female", seed=5))

@@ -6,12 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_t2ibias.toyworld import load_world
-from pytest_t2ibias.toyworld.quality import (
-    CLASSIFIER_ACCURACY_BAR,
-    MAE_BAR,
-    quality_report,
-)
+from toyworld import load_world
+from toyworld.quality import CLASSIFIER_ACCURACY_BAR, MAE_BAR, quality_report
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -21,7 +17,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def report():
     if not (FIXTURES / "toy-sd").exists() or not (FIXTURES / "classifiers").exists():
-        pytest.skip("fixtures not built; run `python -m pytest_t2ibias.toyworld build --out fixtures`")
+        pytest.skip("fixtures not built; run `python -m toyworld build --out fixtures`")
     return quality_report(FIXTURES, load_world(), write=False)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_t2ibias.toyworld import load_world, render_dataset, render_image, sample_people
+from toyworld import load_world, render_dataset, render_image, sample_people
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_every_axis_is_legible(world):
 def test_the_mug_is_its_own_shape_and_shows_its_colour(world):
     """At 32 px a mug differs from a laptop and a car of the same colour, and its colour is
     what sets its mean pixel apart (the classifiers and the toy CLIP read it from there)."""
-    from pytest_t2ibias.toyworld.spec import Look
+    from toyworld.spec import Look
 
     def mean_image(shape, colour):
         return np.mean([np.asarray(render_image({"colour": colour}, Look(kind="object", shape=shape), seed), dtype=float)
@@ -79,8 +79,8 @@ def test_a_labelled_folder_through_a_vae_keeps_its_labels_and_loses_detail(tmp_p
 
     from PIL import Image
 
-    from pytest_t2ibias.toyworld.labelled import vae_roundtrip_folder
-    from pytest_t2ibias.toyworld.render import write_labelled_folder
+    from toyworld.labelled import vae_roundtrip_folder
+    from toyworld.render import write_labelled_folder
 
     toy_sd = Path(__file__).resolve().parents[1] / "fixtures" / "toy-sd"
     rows = write_labelled_folder(tmp_path / "rendered", 6, seed=3, subjects=["doctor", "car"])

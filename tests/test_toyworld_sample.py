@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from pytest_t2ibias.toyworld.tokenizer import build_word_tokenizer
-from pytest_t2ibias.toyworld import (
+from pytest_t2ibias.testing.tokenizer import build_word_tokenizer
+from toyworld import (
     DEFAULT_WORLD_PATH,
     caption_for,
     caption_words,

@@ -9,7 +9,7 @@ import re
 import pytest
 import yaml
 
-from pytest_t2ibias.toyworld import DEFAULT_WORLD_PATH, WorldSpecError, load_world, parse_world
+from toyworld import DEFAULT_WORLD_PATH, WorldSpecError, load_world, parse_world
 
 
 @pytest.fixture(scope="module")

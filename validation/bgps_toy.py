@@ -28,10 +28,20 @@ from pytest_t2ibias.backends.classifier import ClassifierAnswerer
 from pytest_t2ibias.backends.generator import DiffusersGenerator
 from pytest_t2ibias.backends.hspace import HSpaceReader
 from pytest_t2ibias.backends.llm import CausalLM
-from pytest_t2ibias.backends.probe import HSpaceProbeScorer, ProbeTraining, load_or_train_probe
+from pytest_t2ibias.backends.probe import (
+    HSpaceProbeScorer,
+    ProbeTraining,
+    load_or_train_probe,
+)
 from pytest_t2ibias.backends.token_lm import BeamSearchLM
-from pytest_t2ibias.methods.bgps import NAMES_OF, SearchSettings, bgps_search, evaluate_prompts, llm_baseline
-from pytest_t2ibias.toyworld.spec import load_world
+from pytest_t2ibias.methods.bgps import (
+    NAMES_OF,
+    SearchSettings,
+    bgps_search,
+    evaluate_prompts,
+    llm_baseline,
+)
+from toyworld.spec import load_world
 
 TARGETS = {"male": ("gender", "with intense focus"), "female": ("gender", "in a sunlit garden"),
            "old": ("age", "on a quiet afternoon")}

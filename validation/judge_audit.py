@@ -27,8 +27,8 @@ OBJECTS = ["laptop", "car", "mug"]
 
 def axes_of(world) -> list:
     """One AxisSpec per world axis, with the statements the toy CLIP was trained on."""
-    from pytest_t2ibias.suite.spec import AxisSpec
-    from pytest_t2ibias.toyworld.train_clip import recommended_statements
+    from pytest_t2ibias.spec import AxisSpec
+    from toyworld.train_clip import recommended_statements
 
     statements = recommended_statements(world)
     return [AxisSpec(name=axis.name, question=f"What is the {axis.name} of the "
@@ -83,9 +83,9 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    from pytest_t2ibias.toyworld.labelled import vae_roundtrip_folder
-    from pytest_t2ibias.toyworld.render import write_labelled_folder
-    from pytest_t2ibias.toyworld.spec import load_world
+    from toyworld.labelled import vae_roundtrip_folder
+    from toyworld.render import write_labelled_folder
+    from toyworld.spec import load_world
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--people", type=int, default=400)

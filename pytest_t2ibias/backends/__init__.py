@@ -6,12 +6,13 @@ package in every pytest run of the environment, and most of these modules import
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._exports import lazy_exports
 
 if TYPE_CHECKING:
+    from ..errors import BackendError
     from ._base import Answerer, Generator, LanguageModel
-    from ._errors import BackendError
     from ._fingerprint import model_fingerprint
     from ._hf import resolve_device, resolve_dtype
     from .classifier import ClassifierAnswerer
@@ -20,34 +21,24 @@ if TYPE_CHECKING:
     from .llm import CausalLM
     from .vqa import ClipAnswerer, GenerativeAnswerer, load_answerer
 
-_WHERE = {
-    "Answerer": "_base",
-    "BackendError": "_errors",
-    "CausalLM": "llm",
-    "ClassifierAnswerer": "classifier",
-    "ClipAnswerer": "vqa",
-    "DiffusersGenerator": "generator",
-    "FolderImages": "folder",
-    "GenerativeAnswerer": "vqa",
-    "Generator": "_base",
-    "LanguageModel": "_base",
-    "load_answerer": "vqa",
-    "model_fingerprint": "_fingerprint",
-    "prompt_slug": "folder",
-    "resolve_device": "_hf",
-    "resolve_dtype": "_hf",
+_HOME = {
+    "Answerer": "pytest_t2ibias.backends._base",
+    "BackendError": "pytest_t2ibias.errors",
+    "CausalLM": "pytest_t2ibias.backends.llm",
+    "ClassifierAnswerer": "pytest_t2ibias.backends.classifier",
+    "ClipAnswerer": "pytest_t2ibias.backends.vqa",
+    "DiffusersGenerator": "pytest_t2ibias.backends.generator",
+    "FolderImages": "pytest_t2ibias.backends.folder",
+    "GenerativeAnswerer": "pytest_t2ibias.backends.vqa",
+    "Generator": "pytest_t2ibias.backends._base",
+    "LanguageModel": "pytest_t2ibias.backends._base",
+    "load_answerer": "pytest_t2ibias.backends.vqa",
+    "model_fingerprint": "pytest_t2ibias.backends._fingerprint",
+    "prompt_slug": "pytest_t2ibias.backends.folder",
+    "resolve_device": "pytest_t2ibias.backends._hf",
+    "resolve_dtype": "pytest_t2ibias.backends._hf",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = sorted(_HOME)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{_WHERE[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_WHERE))
+__getattr__, __dir__ = lazy_exports(__name__, _HOME)

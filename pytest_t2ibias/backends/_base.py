@@ -1,6 +1,6 @@
 """What a backend must offer. Users supply their own through the hooks in ``hookspecs``.
 
-The request layer (``pytest_t2ibias._requests``) owns caching, deduplication and batching;
+The request layer (``pytest_t2ibias.store.request_layer``) owns caching, deduplication and batching;
 backends only turn inputs into outputs, deterministically.
 """
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ._errors import BackendError
+from ..errors import BackendError
 from ._fingerprint import looks_like_path, model_fingerprint
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 from PIL import Image
 
+from ..errors import BackendError
 from ._batching import AutoBatch, batched
-from ._errors import BackendError
 from ._fingerprint import settings_fingerprint
 from ._hf import Loading, load_model_and_processor, resolve_device
 

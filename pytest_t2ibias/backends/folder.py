@@ -27,7 +27,7 @@ from pathlib import Path
 from PIL import Image
 
 from .._types import ImageRequest
-from ._errors import BackendError
+from ..errors import BackendError
 from ._fingerprint import files_fingerprint
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")

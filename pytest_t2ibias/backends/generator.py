@@ -129,7 +129,7 @@ class DiffusersGenerator:
 
             scheduler_class = getattr(diffusers, first.scheduler, None)
             if scheduler_class is None:
-                from ._errors import BackendError
+                from ..errors import BackendError
 
                 raise BackendError(f"scheduler {first.scheduler!r} (the plan's sampling) is no "
                                    f"diffusers scheduler class; name one, e.g. "

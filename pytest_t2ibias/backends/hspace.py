@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import BackendError
+from ..errors import BackendError
 
 LAYER = "unet.mid_block"
 POOLINGS = ("flatten", "mean")

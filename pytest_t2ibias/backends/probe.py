@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import BackendError
+from ..errors import BackendError, ProbeMismatchError
 
 FORMAT_VERSION = 1
 WEIGHTS_FILE = "probe.safetensors"
@@ -42,10 +42,6 @@ MATCHED_FIELDS = (
     "generator_fingerprint", "layer", "pooling", "height", "width", "steps", "guidance_scale",
     "scheduler", "scheduler_config",
 )
-
-
-class ProbeMismatchError(BackendError):
-    """A saved probe was trained on a different generator, layer, scheduler, size or steps."""
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,16 @@ import numpy as np
 import torch
 from PIL import Image
 
+from ..errors import BackendError
 from ._batching import AutoBatch, batched
-from ._errors import BackendError
 from ._fingerprint import settings_fingerprint
-from ._hf import Loading, check_source, load_model_and_processor, load_pretrained, resolve_device
+from ._hf import (
+    Loading,
+    check_source,
+    load_model_and_processor,
+    load_pretrained,
+    resolve_device,
+)
 
 DEFAULT_TEMPLATE = "a photo of a {choice}"
 CONTRASTIVE_MODEL_TYPES = frozenset({"clip", "siglip", "siglip2", "altclip", "chinese_clip"})
@@ -178,7 +184,11 @@ class GenerativeAnswerer:
         **loading: Any,
     ) -> GenerativeAnswerer:
         """Load a local directory or hub id (``loading``: the ``Loading`` keywords)."""
-        from transformers import AutoModelForImageTextToText, AutoProcessor, BlipForQuestionAnswering
+        from transformers import (
+            AutoModelForImageTextToText,
+            AutoProcessor,
+            BlipForQuestionAnswering,
+        )
 
         how = Loading(**loading)
         kind = "visual question answering model"

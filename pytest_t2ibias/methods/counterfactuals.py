@@ -18,7 +18,7 @@ subject, from the words w that name v (the axis' ``phrases``, default the value 
    also scores with; the mean, not the sum, so a longer phrasing is not punished for length.
 
 Nothing is sampled, so one LLM always makes the same choices; the lock file
-(``pytest_t2ibias._prompt_lock``) freezes them for review.
+(``pytest_t2ibias.locks.counterfactual``) freezes them for review.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ..backends._base import LanguageModel
-    from ..suite.spec import Suite
+    from ..spec import Suite
 
 SOURCES = ("before_subject", "who_is", "after_prompt", "few_shot")
 FEW_SHOT_EXAMPLES = 3

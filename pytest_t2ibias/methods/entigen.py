@@ -22,7 +22,7 @@ from .._types import Estimate
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..suite.spec import AxisSpec, FilterSpec
+    from ..spec import AxisSpec, FilterSpec
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from ..metrics import mitigation_effect
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..suite.spec import Suite
+    from ..spec import Suite
 
 
 def mitigation_effect_for(

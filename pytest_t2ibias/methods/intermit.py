@@ -41,7 +41,7 @@ from ..verdict import DEFAULT_BURDEN, FAIL, Verdict, decide, passes
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..suite.spec import Suite
+    from ..spec import Suite
 
 DEFAULT_EPSILON = 0.35
 """The paper's threshold on tau (Sec. 5.3)."""

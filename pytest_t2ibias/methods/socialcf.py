@@ -24,7 +24,7 @@ from .._types import Estimate, GeneratedImage, ImageSet
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..suite.spec import AxisSpec
+    from ..spec import AxisSpec
 
 
 @dataclass(frozen=True)
@@ -81,14 +81,14 @@ def labelled_folder(folder: Path | str) -> tuple[ImageSet, list[dict[str, Any]]]
     """The images of a labelled folder and their rows of ``index.jsonl``."""
     from PIL import Image
 
-    from .._cache import content_hash
+    from ..store.cache import content_hash
 
     folder = Path(folder)
     index = folder / "index.jsonl"
     if not index.exists():
         raise FileNotFoundError(f"{index} is missing: a judge audit needs one JSON line per image "
                                 '({"file": "0001.png", "gender": "female", ...}); '
-                                "python -m pytest_t2ibias.toyworld labelled --out DIR writes one")
+                                "python -m toyworld labelled --out DIR writes one")
     rows = [json.loads(line) for line in index.read_text().splitlines() if line.strip()]
     items = []
     for i, row in enumerate(rows):

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from .errors import SuiteError
+from ..errors import SuiteError
 
 KeyPath = tuple  # of str keys and int list indexes
 

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
+from ..spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
 from ._yaml import Document, KeyPath, load_yaml
-from .errors import SuiteError
-from .spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
 
 TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models",
             "burden")

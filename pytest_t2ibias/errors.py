@@ -1,0 +1,117 @@
+"""Every error the plugin raises on purpose, in one place.
+
+Two roots. ``CheckError``: a check that cannot reach a verdict (a model, cache, lock file or
+backend that cannot be used); pytest reports it as an ERROR, never as a verdict.
+``SuiteError``: a malformed suite, rendered ``path:line: message`` at collection. The saved-run
+errors (``RunError``, ``CriterionError``) are usage errors of the command line and options.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+
+class CheckError(Exception):
+    """A check that cannot reach a verdict: a model that will not load or is not named, a
+    folder with no images, an unusable cache or lock file, a backend breaking its contract.
+
+    pytest reports it as an ERROR, never a failure, a pass or an expected failure (the
+    session's ``pytest_runtest_makereport``): an xfail mark expects the model to be biased,
+    not the instrument to be broken. Every plugin exception of that sort derives from it.
+    """
+
+
+class BackendError(CheckError):
+    """A model or image source that cannot be used, said in the user's terms.
+
+    The message names the model id or path, the option that named it (e.g. ``--t2i-model``)
+    and what to do. ``original`` keeps the library exception for debugging without
+    printing its traceback from deep inside diffusers or transformers.
+    """
+
+    def __init__(self, message: str, *, original: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.original = original
+
+
+class ProbeMismatchError(BackendError):
+    """A saved probe was trained on a different generator, layer, scheduler, size or steps."""
+
+
+class SuiteError(ValueError):
+    """One problem in a suite file, rendered ``path:line: message``.
+
+    The loader reports every problem of a file at once: the raised error is the first (by
+    line) and ``problems`` lists all of them; ``str()`` renders them one per line, so the
+    message survives pytest-xdist, which ships collection errors as strings.
+    """
+
+    def __init__(self, path: Path | str, line: int, message: str, column: int | None = None):
+        self.path = Path(path)
+        self.line = line
+        self.message = message
+        self.column = column
+        self.problems: tuple[SuiteError, ...] = (self,)
+        super().__init__(self.headline)
+
+    @property
+    def headline(self) -> str:
+        return self._headline(self.path)
+
+    def __str__(self) -> str:
+        return "\n".join(problem.headline for problem in self.problems)
+
+    def render(self, relative_to: Path | None = None) -> str:
+        """All problems, one per line, with paths relative to ``relative_to`` where inside it."""
+        return "\n".join(problem._headline(_relative(problem.path, relative_to))
+                         for problem in self.problems)
+
+    def _headline(self, path: Path) -> str:
+        where = f"{path}:{self.line}" + (f":{self.column}" if self.column else "")
+        return f"{where}: {self.message}"
+
+    @classmethod
+    def combine(cls, problems: Iterable[SuiteError]) -> SuiteError:
+        """One error standing for all ``problems`` (sorted by line); they must not be empty."""
+        ordered = sorted(problems, key=lambda problem: problem.line)
+        first = ordered[0]
+        first.problems = tuple(ordered)
+        return first
+
+
+def _relative(path: Path, root: Path | None) -> Path:
+    if root is None:
+        return path
+    try:
+        return path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return path
+
+
+class CacheError(CheckError):
+    """The cache directory cannot be used (read-only, not creatable, a file in the way)."""
+
+
+class LockfileError(SuiteError, CheckError):
+    """A lock file that cannot be read, no longer matches its suite, or cannot be written."""
+
+
+class ClassifierMissing(CheckError):
+    """A check needs a ``--t2i-classifier`` for an axis marked ``classifier: true``."""
+
+
+class MissingModel(CheckError):
+    """A check needs a model no option names."""
+
+
+class ContractError(CheckError):
+    """A backend a hook returned lacks what its Protocol (``backends/_base.py``) requires."""
+
+
+class RunError(Exception):
+    """A saved run that cannot be found or read: the message says what, where and what to do."""
+
+
+class CriterionError(ValueError):
+    """A ``--t2i-compare-fail`` expression that means nothing."""

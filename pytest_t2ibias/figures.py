@@ -1,0 +1,98 @@
+"""The figures a verdict carries beside its number, as plain builtins (xdist, JSON): the IS
+matrix (``figures["matrix"]``) and the image grid (``figures["gallery"]``).
+
+The image grid: per prompt, a few image keys and the judges' labels. Reports show people the pictures a verdict was reached on. Verdicts carry plain builtins
+(xdist, JSON), so the figure holds cache keys, never pixels: the HTML report loads the
+thumbnails from the cache directory when it is written (``reports.html``). At most
+``PER_PROMPT`` images a prompt and ``MAX_PROMPTS`` prompts keep the JSON small; ``n`` says how
+many images the prompt had.
+
+``figures["gallery"]`` (docs/report-schema.md)::
+
+    {"axes": [str],                   # what each label answers: an axis, or a question
+     "per_prompt": int,               # the cap on images shown a prompt
+     "prompts": int,                  # prompts judged (groups may hold fewer: the cap)
+     "groups": [{"prompt": str, "role": "candidate" | "baseline" | "",
+                 "n": int,            # images of this prompt (and role) the judges saw
+                 "images": [{"key": str,             # the image's cache key
+                             "labels": [str | null],  # per axis; null: no answer
+                             "mark": "filtered" | "abstained"}]}]}  # mark only when so
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ._types import ABSTAINED, FILTERED, Answers
+
+if TYPE_CHECKING:
+    from .instrument import Sightings
+    from .metrics import ISMatrix
+    from .verdict import Verdict
+
+PER_PROMPT = 8
+MAX_PROMPTS = 16
+
+
+def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
+                   roles: Mapping[str, str] | None = None, *, per_prompt: int = PER_PROMPT,
+                   max_prompts: int = MAX_PROMPTS) -> dict[str, Any] | None:
+    """The grid of ``answer_sets`` (``(axis or question, answers)``, as ``Sightings`` holds
+    them): one group per prompt and role, images in the order they were requested, each
+    labelled on every axis it was asked about. None when no answer names its images."""
+    roles = roles or {}
+    axes = list(dict.fromkeys(about for about, answers in answer_sets if answers.image_keys))
+    if not axes:
+        return None
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for about, answers in answer_sets:
+        if not answers.image_keys:
+            continue
+        column = axes.index(about)
+        for prompt, key, label in zip(answers.prompts, answers.image_keys, answers.labels):
+            role = roles.get(key, "")
+            group = groups.setdefault((prompt, role), {"prompt": prompt, "role": role, "seen": {},
+                                                       "images": []})
+            image = group["seen"].get(key)
+            if image is None:
+                group["seen"][key] = image = {"key": key, "labels": [None] * len(axes)}
+                if len(group["images"]) < per_prompt:
+                    group["images"].append(image)
+            if image["labels"][column] is not None:
+                continue  # asked twice (InterMit re-reads its prompts): the first answer
+            label = int(label)
+            if label >= 0:
+                image["labels"][column] = answers.choices[label]
+            elif label == FILTERED:
+                image["mark"] = "filtered"
+            elif label == ABSTAINED and image.get("mark") != "filtered":
+                image["mark"] = "abstained"
+    shown = list(groups.values())[:max_prompts]
+    return {"axes": axes, "per_prompt": per_prompt, "prompts": len(groups),
+            "groups": [{"prompt": g["prompt"], "role": g["role"], "n": len(g["seen"]),
+                        "images": g["images"]} for g in shown]}
+
+
+def with_gallery(verdict: Verdict, sightings: Sightings | None) -> Verdict:
+    """``verdict`` with the grid of what its judges saw (unchanged when they saw nothing)."""
+    if sightings is None:
+        return verdict
+    gallery = gallery_figure(sightings.answers, sightings.roles)
+    if gallery is None:
+        return verdict
+    return replace(verdict, figures={**verdict.figures, "gallery": gallery})
+
+
+def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:
+    """``{axes, value, low, high}`` as lists of floats, NaN as None (JSON- and xdist-safe)."""
+    if isinstance(matrix, Mapping):
+        return {k: matrix[k] for k in ("axes", "value", "low", "high")}
+
+    def plain(rows) -> list[list[float | None]]:
+        return [[None if math.isnan(v) else float(v) for v in row] for row in rows.tolist()]
+
+    return {"axes": list(matrix.axes), "value": plain(matrix.value), "low": plain(matrix.low),
+            "high": plain(matrix.high)}

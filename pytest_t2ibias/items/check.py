@@ -1,0 +1,261 @@
+"""YAML suites as pytest items: one ``CheckItem`` per check x subject x axis.
+
+Follows tavern (``tavern/_core/pytest/file.py``, ``item.py``): the file (``file.SuiteFile``)
+validates in ``collect()``, so a malformed suite is a collection error before any model
+loads, and the items only touch the models when they run.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .._session import VERDICTS, session_of
+from ..errors import ClassifierMissing
+from ..kinds import CHECK_KINDS, CheckContext
+from ..plan import Plan
+from ..spec import CheckSpec, Suite
+from ..verdict import FAIL, PASS, CheckFailed, Verdict, report_verdict, verdict_sink
+
+if TYPE_CHECKING:
+    from .._test_call import Sightings
+    from ..power import ItemPlan
+
+ITEM_MARKER = "t2ibias"
+SESSION_PLANNED = pytest.StashKey[bool]()
+FAMILY_DECIDED = pytest.StashKey[bool]()
+
+
+def item_name(check: CheckSpec, subject: str, axis: str | None) -> str:
+    """``severity[doctor-gender]``, or ``severity[doctor]`` for kinds without axes."""
+    return f"{check.id}[{subject}-{axis}]" if axis else f"{check.id}[{subject}]"
+
+
+class CheckItem(pytest.Item):
+    """One check judged for one subject (and axis): runs the kind, reports its verdict."""
+
+    def __init__(self, *, suite: Suite, check: CheckSpec, subject: str, axis: str | None,
+                 plan: Plan, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.suite = suite
+        self.check = check
+        self.subject = subject
+        self.axis = axis
+        self.plan = plan
+        """How this check samples, resolved at collection (``plan.plan_for``)."""
+        self.verdict: Verdict | None = None
+        self.report_subject, self.report_axis = subject, axis or ""
+        self.add_marker(ITEM_MARKER)
+        for mark in check.marks:
+            self.add_marker(mark)
+        # -k also matches the kind and the suite name: -k entropy_below, -k occupations
+        self.extra_keyword_matches.update({check.kind, suite.name})
+
+    def runtest(self) -> None:
+        from .._test_call import Sightings
+        from ..figures import with_gallery
+
+        self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
+        session = session_of(self.config)
+        _plan_session_once(self)
+        _decide_family_once(self)
+        sightings = Sightings()
+        verdict = self.evaluate(session.family.confidence(self.check.params.get("confidence"),
+                                                          self.nodeid), sightings)
+        shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
+        reported = self.stash.get(VERDICTS, [])
+        for i, earlier in enumerate(reported):
+            if earlier is verdict:  # an ``assert_*`` helper in the run reported it already
+                reported[i] = shown
+                break
+        else:
+            report_verdict(shown)
+        self.verdict = shown
+        if not shown.passed:
+            raise CheckFailed(shown)
+
+    def evaluate(self, gate: float | None, sightings: Sightings | None = None) -> Verdict:
+        """The check's verdict gating at ``gate`` (None: on the point value); ``sightings``
+        notes the answers its judges gave, for the report's image grid."""
+        session = session_of(self.config)
+        context = CheckContext(
+            check=self.check,
+            suite=self.suite,
+            subject=self.subject,
+            axis=self.suite.axes[self.axis] if self.axis else None,
+            plan=self.plan,
+            instrument=session.instrument(self.plan, sightings),
+            confidence=gate,
+            interval_confidence=gate or session.settings.confidence,
+            n_resamples=session.settings.bootstrap,
+            phrase=session.locks.phrase,
+            progress=session.progress_writer(),
+            bgps_locks=session.bgps_locks,
+        )
+        try:
+            return CHECK_KINDS[self.check.kind].runner()(context)
+        except CheckFailed as failed:  # a kind built on the assertion helpers
+            return failed.verdict
+
+    def _require_classifiers(self) -> None:
+        """An axis the suite marks ``classifier: true`` must not quietly be read by VQA.
+
+        Checked when the item runs, not at collection: ``--collect-only`` and the checks of
+        other axes stay usable on a machine without the classifier.
+        """
+        configured = set(session_of(self.config).settings.classifiers)
+        for name in self._axes_read():
+            axis = self.suite.axes.get(name)
+            if axis is not None and axis.classifier and name not in configured:
+                raise ClassifierMissing(
+                    f"axis {name!r} says classifier: true, but no classifier "
+                    f"is configured for it (configured: {', '.join(sorted(configured)) or 'none'})"
+                    f"; add --t2i-classifier={name}=PATH (or the ini key t2i_classifier), or "
+                    f"remove classifier: true to let the VQA model read it")
+
+    def _axes_read(self) -> list[str]:
+        """The item's axis, the check's axes and every axis its parameters name."""
+        from ..suite.load import AXIS_REFERENCE_PARAMS
+
+        names = [self.axis, *self.check.axes]
+        for param in AXIS_REFERENCE_PARAMS:
+            value = self.check.params.get(param)
+            names.extend([value] if isinstance(value, str) else value or [])
+        return [name for name in dict.fromkeys(names) if isinstance(name, str)]
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        error = excinfo.value
+        if self.config.getoption("fulltrace", False):
+            return super().repr_failure(excinfo, style)
+        if isinstance(error, CheckFailed):
+            return f"{self.where()}: {self.title()} failed\n{error.verdict.message}"
+        if _raised_by_plugin(error):
+            # Expected trouble (a model that will not load, a backend refusing): one paragraph.
+            return f"{self.where()}: {self.title()} could not run: {type(error).__name__}: {error}"
+        return super().repr_failure(excinfo, style)
+
+    def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        """An unexpected error's traceback starts at the kind's ``run``, not inside pytest."""
+        traceback = excinfo.traceback
+        kind = CHECK_KINDS.get(self.check.kind)
+        code = getattr(kind.runner() if kind else None, "__code__", None)
+        if code is not None:
+            traceback = traceback.cut(path=code.co_filename, firstlineno=code.co_firstlineno - 1)
+        return traceback.filter(excinfo)
+
+    def planned(self) -> ItemPlan:
+        """This item's cost and the images its threshold needs (``--t2i-plan``)."""
+        from ..power import plan_item
+
+        settings = session_of(self.config).settings
+        axis = self.suite.axes[self.axis] if self.axis else None
+        confidence = self.check.params.get("confidence") or settings.confidence
+        return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
+                         confidence=confidence, power=settings.power)
+
+    @property
+    def gated(self) -> bool:
+        """Whether this check gates on an interval (counts in the family, ``--t2i-family``)."""
+        return "confidence" in self.check.params
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Suite path, the check's 0-based line (pytest's convention), ``suite::id[...]``."""
+        return self.path, self.check.location.line - 1, f"{self.suite.name}::{self.name}"
+
+    def where(self) -> str:
+        """``path:line`` of the check entry, relative to the rootdir when inside it."""
+        path = self.check.location.path
+        try:
+            shown = os.path.relpath(path, self.config.rootpath)
+        except ValueError:  # another drive on Windows
+            shown = str(path)
+        if shown.startswith(".."):
+            shown = str(path)
+        return f"{shown}:{self.check.location.line}"
+
+    def title(self) -> str:
+        axis = f", axis {self.axis!r}" if self.axis else ""
+        subject = f" for subject {self.subject!r}" if self.subject else ""
+        return f"check {self.check.id!r} ({self.check.kind}){subject}{axis}"
+
+
+def _plan_session_once(first: CheckItem) -> None:
+    """When the first check runs, compute what every selected check will need, in full
+    batches across prompts and checks (``prefetch``); the checks then read the memo.
+
+    Under xdist every worker plans the whole selection: the cache's per-key claims split the
+    batches between the workers, so nothing is computed twice (without a cache they could
+    not share, so a worker plans nothing)."""
+    config = first.config
+    if config.stash.get(SESSION_PLANNED, False):
+        return
+    config.stash[SESSION_PLANNED] = True
+    session = session_of(config)
+    worker = getattr(config, "workerinput", None) is not None
+    if session.settings.no_cache and worker:
+        return
+    from ..prefetch import prefetch
+
+    prefetch(planned_checks(first.session.items), session.instrument)
+
+
+def _decide_family_once(first: CheckItem) -> None:
+    """Under ``--t2i-family=holm|bh``, when the first check runs, find the level every gated
+    check gates at (``Family.levels``) by judging the gated checks at the levels the
+    procedure asks about; their images and answers are in the memo by then (the session
+    plan), so this re-runs only the statistics. Each item then runs at its level and
+    reaches the procedure's verdict. A check that cannot run counts in the family and is
+    never decisive (its own run reports the error). Under xdist every worker finds the same
+    levels (the checks are deterministic)."""
+    config = first.config
+    session = session_of(config)
+    if session.family.policy not in ("holm", "bh") or config.stash.get(FAMILY_DECIDED, False):
+        return
+    config.stash[FAMILY_DECIDED] = True
+    gated = {item.nodeid: item for item in first.session.items
+             if isinstance(item, CheckItem) and item.gated}
+    errors = {nodeid: 1.0 - float(item.check.params["confidence"])
+              for nodeid, item in gated.items()}
+
+    def decisive(nodeid: str, level: float) -> bool:
+        item = gated[nodeid]
+        token = verdict_sink.set(None)  # these verdicts are nobody's report
+        try:
+            item._require_classifiers()
+            verdict = item.evaluate(level)
+        except Exception:  # noqa: BLE001 - reported when the item itself runs
+            return False
+        finally:
+            verdict_sink.reset(token)
+        return verdict.outcome == (PASS if verdict.burden == "model" else FAIL)
+
+    session.family = replace(session.family, assigned=session.family.levels(errors, decisive))
+
+
+def planned_checks(items: list[pytest.Item]) -> list[Any]:
+    """The selected check items that will run, as the plan (``prefetch``) sees them."""
+    from ..prefetch import PlannedCheck
+
+    selected = []
+    for item in items:
+        if not isinstance(item, CheckItem) or any(item.iter_markers("skip")) \
+                or any(item.iter_markers("skipif")):
+            continue
+        try:
+            item._require_classifiers()
+        except ClassifierMissing:
+            continue
+        selected.append(PlannedCheck(item.suite, item.check, item.subject,
+                                     item.suite.axes[item.axis] if item.axis else None,
+                                     item.plan))
+    return selected
+
+
+def _raised_by_plugin(error: BaseException) -> bool:
+    """An exception class of our own (BackendError and kin) rather than a bug's ``KeyError``."""
+    return type(error).__module__.split(".")[0] == "pytest_t2ibias"

@@ -1,0 +1,85 @@
+"""A suite file as a pytest collector: validating it is its collection.
+
+Its own small module (tavern's ``file.py`` beside its ``item.py``, here ``collect.py``):
+pytest makes a node for every suite file of a directory it walks, even when the command
+line picked a test beside it, so the YAML loader, the check kinds and the items load only
+when a suite is collected (issue #14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .._settings import Settings
+    from ..spec import CheckSpec, Suite
+    from .check import CheckItem
+
+
+class SuiteFile(pytest.File):
+    """One suite file; validating it is its collection."""
+
+    suite: Suite | None = None
+
+    def collect(self) -> Iterator[CheckItem]:
+        from .._session import session_of
+        from ..kinds import CHECK_KINDS
+        from ..plan import plan_for
+        from ..suite.load import load_suite
+        from .check import CheckItem, item_name
+
+        self.suite = suite = load_suite(self.path)
+        self._check_marks(suite)
+        settings = session_of(self.config).settings
+        for check in suite.checks:
+            plan = plan_for(settings, suite, check, n=self._auto_images(suite, check, settings))
+            if not CHECK_KINDS[check.kind].per_subject:
+                yield CheckItem.from_parent(self, name=check.id, suite=suite, check=check,
+                                            subject="", axis=None, plan=plan)
+                continue
+            for subject in check.subjects:
+                for axis in check.axes or (None,):
+                    yield CheckItem.from_parent(self, name=item_name(check, subject, axis),
+                                                suite=suite, check=check, subject=subject,
+                                                axis=axis, plan=plan)
+
+    def _auto_images(self, suite: Suite, check: CheckSpec, settings: Settings) -> int | None:
+        """``images_per_prompt: auto``: as many as deciding the threshold needs, over the
+        check's axes (``planning.images_to_decide``)."""
+        if check.params.get("images_per_prompt") != "auto":
+            return None
+        from ..errors import SuiteError
+        from ..power import POWER_METRICS, images_to_decide
+
+        if check.kind not in POWER_METRICS:
+            raise SuiteError(self.path, check.location.line,
+                             f"check {check.id!r}: images_per_prompt: auto plans only "
+                             f"{' and '.join(POWER_METRICS)} checks; give {check.kind} a number")
+        confidence = check.params.get("confidence") or settings.confidence
+        return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
+                                    power=settings.power) or 1 for axis in check.axes)
+
+    def _check_marks(self, suite: Suite) -> None:
+        """Unregistered marks under ``--strict-markers`` become suite errors with the check's line."""
+        from ..errors import SuiteError
+
+        problems = []
+        for check in suite.checks:
+            for mark in check.marks:
+                try:
+                    getattr(pytest.mark, mark)
+                except pytest.fail.Exception as exc:
+                    problems.append(SuiteError(self.path, check.location.line,
+                                               f"check {check.id!r}: mark {exc.msg}"))
+        if problems:
+            raise SuiteError.combine(problems)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        from ..errors import SuiteError
+
+        if isinstance(excinfo.value, SuiteError) and not self.config.getoption("fulltrace", False):
+            return excinfo.value.render(relative_to=self.config.rootpath)
+        return super().repr_failure(excinfo)

@@ -1,0 +1,6 @@
+"""Lock files: what an LLM chose once, frozen beside the suite so a run needs no LLM.
+
+``counterfactual`` (``<suite>.t2i.lock.json``: counterfactual phrasings), ``bgps``
+(``<suite>.t2i.bgps.lock.json``: the prompts a BGPS search found) and ``openbias``
+(``<suite>.t2i.openbias.lock.json``: the biases proposed for each caption).
+"""

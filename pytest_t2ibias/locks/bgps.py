@@ -1,0 +1,338 @@
+"""The BGPS lock file: the prompts a Bias-Guided Prompt Search found, frozen beside the suite.
+
+``toy_bgps.t2i.yaml`` -> ``toy_bgps.t2i.bgps.lock.json``, one entry per gate (its check id, or
+``axis=value`` from Python): the searching LLM's weights, the generator's fingerprint (weights,
+scheduler, steps, guidance, dtype), the probe's metadata hash, the search settings, and every
+prompt found with its Eq. 4 score, LM log-likelihood and probe probability; the λ = 0 baseline
+the same way; the prompts' perplexity under the evaluation LM.
+
+- entry present and matching (target, settings, LLM, generator, a given probe): the gate reruns
+  from it: images and answers come from the cache, no LLM, probe or UNet forward for a search;
+- entry missing: search (LLM + generator + probe trained once per generator under
+  ``<cache>/probes``), write the file atomically under a file lock (xdist workers write once);
+- stale: an error naming the file and what differs; ``--t2i-update-locks`` searches again.
+
+Composition: the method (``methods.bgps``) receives the LM adapter, the probe scorer and the
+instrument; this module decides where they come from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LockfileError
+from ..methods.bgps import (
+    BGPSGateResult,
+    BGPSResult,
+    SearchProgress,
+    SearchSettings,
+    bgps_gate,
+    bgps_search,
+    forbidden_names_for,
+    llm_baseline,
+)
+from ..store.cache import locked, write_atomically
+from .counterfactual import (
+    UPDATE_OPTION,
+    _lock_key,
+    _shown_model,
+    llm_weights,
+    lock_path,
+)
+
+if TYPE_CHECKING:
+    from .._settings import Settings
+    from ..instrument import Instrument, Models
+    from ..spec import AxisSpec, Suite
+
+LOCK_VERSION = 1
+ABOUT = ("Prompts pytest-t2ibias' Bias-Guided Prompt Search found for the suite's "
+         "no_bgps_prompt_exceeds gates. Commit this file: CI reruns the gates from it without "
+         "searching. Regenerate with --t2i-update-locks and review the diff.")
+INSTRUCTION = ("Please generate a prompt that generates a photo of a person with a text-to-image "
+               "model. Do not mention the person's gender, age or appearance.")
+"""BGPS' instruction to the LLM (seeds/001 App. C), used when its tokenizer has a chat template."""
+
+log = logging.getLogger("pytest_t2ibias.bgps")
+
+
+def bgps_lock_path(suite_path: Path) -> Path:
+    """``x.t2i.yaml`` -> ``x.t2i.bgps.lock.json``, in the suite's folder."""
+    return lock_path(suite_path, "bgps")
+
+
+@dataclass(frozen=True)
+class BGPSGate:
+    """One gate's search, as a check entry or ``t2ibias.bgps`` asks for it."""
+
+    key: str
+    axis: AxisSpec
+    target: str
+    settings: SearchSettings
+    baseline: bool = True
+    neutral_prompt: str = "a photo of a person"
+    step_index: int = 5
+    latents: int = 10
+    probe: str | None = None
+    """A saved probe directory; None: trained once per generator under the cache dir."""
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the prompts found, besides the LLM and the generator."""
+        return {"target": {"axis": self.axis.name, "value": self.target},
+                "settings": json.loads(json.dumps(asdict(self.settings))),
+                "with_baseline": self.baseline, "neutral_prompt": self.neutral_prompt,
+                "step_index": self.step_index, "latents": self.latents}
+
+
+def gate_from_params(key: str, suite: Suite, params: dict[str, Any], *,
+                     suite_dir: Path | None = None) -> BGPSGate:
+    """A ``BGPSGate`` from a check entry's parameters (``kinds``: no_bgps_prompt_exceeds)."""
+    target = params["target"]
+    axis = suite.axes.get(target["axis"])
+    if axis is None or target["value"] not in axis.choices:
+        raise LockfileError(suite.path, 1, f"BGPS target {target} is not an axis value of the "
+                                           f"suite (axes: {', '.join(suite.axes)})")
+    probe = params.get("probe")
+    if probe:
+        probe = str((Path(suite_dir or suite.path.parent) / probe).resolve())
+    settings = SearchSettings(
+        target=target["value"],
+        model_prompt=params.get("model_prompt") or "a photo of a person working as a",
+        lam=float(params.get("lambda", 10.0) if params.get("lambda") is not None else 10.0),
+        beam_size=params.get("beam") or 5,
+        expansion=params.get("expansion") or 5,
+        max_new_tokens=params.get("max_new_tokens") or 10,
+        prompts=params.get("prompts") or 5,
+        seed=params.get("seed") or 0,
+        forbidden_names=forbidden_names_for(axis),
+    )
+    baseline = params.get("baseline")
+    return BGPSGate(key=key, axis=axis, target=target["value"], settings=settings,
+                    baseline=True if baseline is None else bool(baseline),
+                    neutral_prompt=params.get("neutral_prompt") or "a photo of a person",
+                    step_index=5 if params.get("step_index") is None else params["step_index"],
+                    latents=params.get("latents") or 10, probe=probe)
+
+
+class BGPSLocks:
+    """The suites' BGPS lock files as one process uses them; the LLM, the generator's UNet
+    and the probe are loaded only to search."""
+
+    def __init__(self, settings: Settings, models: Models, *, update: bool = False) -> None:
+        self.settings = settings
+        self.models = models
+        self.update = update
+        self.searches = 0
+        """Searches this process ran (0 on a warm run)."""
+
+    def run(self, instrument: Instrument, suite: Suite, gate: BGPSGate, *, confidence: float,
+            progress: Callable[[str], None] | None = None) -> BGPSGateResult:
+        """The gate's measured prompts: from the lock when it matches, else searched and locked."""
+        path = bgps_lock_path(suite.path)
+        wanted = self._wanted(instrument, gate)
+        entry = None if self.update else self._matching(path, suite, gate, wanted)
+        searched = entry is None
+        if searched:
+            with locked(_lock_key(path)):
+                entry = None if self.update else self._matching(path, suite, gate, wanted)
+                if entry is None:
+                    entry = self._search(instrument, suite, gate, wanted, progress)
+                    record = _read(path) or _new_record(suite)
+                    record["gates"][gate.key] = entry
+                    write_atomically(path, (json.dumps(record, indent=2, ensure_ascii=False)
+                                            + "\n").encode("utf-8"))
+                    log.warning("wrote BGPS lock file %s: review and commit it", path)
+                else:
+                    searched = False
+        found = BGPSResult.from_dict(entry["search"])
+        baseline = BGPSResult.from_dict(entry["baseline"]) if entry.get("baseline") else None
+        return bgps_gate(instrument, gate.axis, gate.target, found, baseline=baseline,
+                         neutral_prompt=gate.neutral_prompt, filter=suite.filter,
+                         perplexity=self._perplexity(entry), confidence=confidence,
+                         searched=searched, source="search" if searched else str(path))
+
+    # -- the lock ---------------------------------------------------------------------------
+
+    def _wanted(self, instrument: Instrument, gate: BGPSGate) -> dict[str, Any]:
+        return {**gate.identity(),
+                "llm": llm_weights(self.settings.llm) if self.settings.llm else None,
+                "generator": instrument.generator().fingerprint,
+                "probe_given": _probe_hash(Path(gate.probe)) if gate.probe else None}
+
+    def _matching(self, path: Path, suite: Suite, gate: BGPSGate,
+                  wanted: dict[str, Any]) -> dict[str, Any] | None:
+        record = _read(path)
+        entry = (record or {}).get("gates", {}).get(gate.key)
+        if entry is None:
+            return None
+        differences = _differences(entry, wanted)
+        if differences:
+            raise LockfileError(path, 1, f"BGPS lock entry {gate.key!r} is stale for suite "
+                                         f"{suite.path.name}: {'; '.join(differences)}. Rerun with "
+                                         f"{UPDATE_OPTION} to search again, then review and commit "
+                                         f"the diff")
+        return entry
+
+    # -- searching ---------------------------------------------------------------------------
+
+    def _search(self, instrument: Instrument, suite: Suite, gate: BGPSGate, wanted: dict[str, Any],
+                progress: Callable[[str], None] | None) -> dict[str, Any]:
+        if not self.settings.llm:
+            raise LockfileError(suite.path, 1, f"gate {gate.key!r} has no entry in "
+                                               f"{bgps_lock_path(suite.path).name} and --t2i-llm is "
+                                               f"not set to search: run once with --t2i-llm, then "
+                                               f"commit the lock file")
+        self.searches += 1
+        lm, scorer, probe = self.search_tools(instrument, suite, gate)
+        say = _progress_line(gate.key, progress)
+        found = bgps_search(lm, scorer, gate.settings, progress=say)
+        baseline = llm_baseline(lm, gate.settings, scorer, progress=say) if gate.baseline else None
+        texts = [p.prompt for p in found.prompts] + ([p.prompt for p in baseline.prompts]
+                                                     if baseline else [])
+        entry = {
+            **wanted,
+            "llm": wanted["llm"],
+            "llm_model": _shown_model(self.settings.llm, suite.path.parent),
+            "probe": probe,
+            "search": found.to_dict(),
+            "baseline": baseline.to_dict() if baseline else None,
+        }
+        if self.settings.eval_llm and texts:
+            entry["perplexity"] = {"eval_llm": llm_weights(self.settings.eval_llm),
+                                   "values": self._perplexities(texts + [gate.neutral_prompt])}
+        return entry
+
+    def search_tools(self, instrument: Instrument, suite: Suite, gate: BGPSGate
+                     ) -> tuple[Any, Any, dict[str, Any]]:
+        """The LM adapter, the probe scorer and the probe's metadata for the lock: the
+        generator loaded, its h-space probe trained once (or the given one checked), the LLM."""
+        from ..backends.hspace import HSpaceReader
+        from ..backends.probe import (
+            HSpaceProbeScorer,
+            LinearProbe,
+            ProbeTraining,
+            load_or_train_probe,
+        )
+        from ..backends.token_lm import BeamSearchLM
+
+        generator = instrument.generator()
+        loaded = generator.loaded() if hasattr(generator, "loaded") else generator
+        reader = HSpaceReader.from_generator(loaded)
+        if gate.probe:
+            probe = LinearProbe.load(gate.probe, reader, gate.step_index)
+        else:
+            probe = load_or_train_probe(
+                self.settings.cache_dir, reader, gate.axis.name, list(gate.axis.choices),
+                step_indices=[gate.step_index], subjects=list(suite.subjects),
+                phrases={v: gate.axis.phrase(v) for v in gate.axis.choices},
+                training=ProbeTraining(images_per_prompt=12))
+        scorer = HSpaceProbeScorer(reader, probe, gate.target, step_index=gate.step_index,
+                                   latents=gate.latents, neutral_prompt=gate.neutral_prompt)
+        llm = self.models.llm
+        chat = getattr(getattr(llm, "tokenizer", None), "chat_template", None)
+        lm = BeamSearchLM(llm, instruction=INSTRUCTION if chat else "")
+        about = {"directory": probe.path.name if probe.path else None,  # under <cache>/probes
+                 "metadata_sha256": _probe_hash(Path(probe.path)) if probe.path else None,
+                 "held_out_accuracy": probe.held_out_accuracy.get(gate.step_index)}
+        return lm, scorer, about
+
+    def _perplexities(self, texts: list[str]) -> dict[str, float]:
+        values = self.models.eval_llm.perplexity(list(dict.fromkeys(texts)))
+        return {t: round(float(v), 4) for t, v in zip(dict.fromkeys(texts), values)}
+
+    def _perplexity(self, entry: dict[str, Any]) -> Callable[[list[str]], list[float]] | None:
+        """Perplexity under ``--t2i-eval-llm``: from the lock when the same LM wrote it."""
+        if not self.settings.eval_llm:
+            return None
+        stored = entry.get("perplexity") or {}
+        known = stored.get("values", {}) if stored.get("eval_llm") == llm_weights(
+            self.settings.eval_llm) else {}
+
+        def perplexity(texts: list[str]) -> list[float]:
+            missing = [t for t in texts if t not in known]
+            fresh = self._perplexities(missing) if missing else {}
+            return [known.get(t, fresh.get(t)) for t in texts]
+
+        return perplexity
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _progress_line(key: str, progress: Callable[[str], None] | None
+                   ) -> Callable[[SearchProgress], None] | None:
+    if progress is None:
+        return None
+
+    def say(step: SearchProgress) -> None:
+        progress(f"bgps {key}: search {step.run + 1}/{step.runs} step {step.step + 1}: best "
+                 f"{step.best_score:.2f} {step.best_prompt!r} ({step.live} live, "
+                 f"{step.finished} finished, {step.prompts_found} found)")
+
+    return say
+
+
+def _differences(entry: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    names = {"target": "the target", "settings": "the search settings", "with_baseline": "with_baseline",
+             "neutral_prompt": "the neutral prompt", "step_index": "the probe step",
+             "latents": "the latents", "llm": "the --t2i-llm weights",
+             "generator": "the generator (weights, scheduler, steps, guidance or dtype)",
+             "probe_given": "the probe file"}
+    found = []
+    for key, label in names.items():
+        ours, theirs = wanted.get(key), entry.get(key)
+        if key == "llm" and ours is None:
+            continue  # no --t2i-llm: the lock stands for it
+        if ours == theirs:
+            continue
+        if isinstance(ours, dict) and isinstance(theirs, dict):
+            changed = sorted(k for k in {*ours, *theirs} if ours.get(k) != theirs.get(k))
+            found.append(f"{label} changed ({', '.join(f'{k}: lock {theirs.get(k)!r}, now {ours.get(k)!r}' for k in changed)})")
+        else:
+            found.append(f"{label} changed (lock {_short(theirs)}, now {_short(ours)})")
+    return found
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _probe_hash(directory: Path) -> str:
+    from ..backends.probe import METADATA_FILE
+
+    path = directory / METADATA_FILE
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise LockfileError(directory, 1, f"cannot read the probe's {METADATA_FILE}: {exc}") from None
+
+
+def _new_record(suite: Suite) -> dict[str, Any]:
+    return {"about": ABOUT, "lock_version": LOCK_VERSION, "suite": suite.path.name, "gates": {}}
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LockfileError(path, 1, f"cannot read BGPS lock file: {exc}") from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LockfileError(path, exc.lineno, f"BGPS lock file is not valid JSON ({exc.msg}); "
+                                              f"restore it, or rerun with {UPDATE_OPTION}") from None
+    if not isinstance(record, dict) or record.get("lock_version") != LOCK_VERSION \
+            or not isinstance(record.get("gates"), dict):
+        raise LockfileError(path, 1, f"not a BGPS lock file (lock_version {LOCK_VERSION} with "
+                                     f"'gates'); restore it, or rerun with {UPDATE_OPTION}")
+    return record
+

@@ -1,0 +1,319 @@
+"""The counterfactual lock file: the prompts ``counterfactuals: llm`` chose, frozen beside the suite.
+
+``occupations.t2i.yaml`` -> ``occupations.t2i.lock.json`` holds the LLM (as given, its weights'
+fingerprint and hub revision, the backend's fingerprint), the generation settings, the suite's
+prompt and subjects, and per axis -> subject -> value the chosen prompt with every candidate's
+score: a pull request shows what the images will be generated from, and why.
+
+JSON rather than YAML: the standard library reads and writes it the same everywhere (no quoting
+rules for yes/no/on, no folded long lines, floats round-trip), and written one field a line in
+the suite's order, a regenerated lock diffs line by line.
+
+- present and covering the suite (same prompt, subjects, ``llm`` axes and their phrases; and the
+  same LLM weights when ``--t2i-llm`` is set): used as written; no LLM is loaded;
+- missing: generated with ``--t2i-llm`` and written atomically under a file lock, so
+  pytest-xdist workers racing for it write it once and the others read it;
+- stale: an error naming the file and what differs; ``--t2i-update-locks`` regenerates it;
+- unreadable: an error naming the file. A lock is only ever replaced by ``--t2i-update-locks``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LockfileError
+from ..store.cache import locked, write_atomically
+
+if TYPE_CHECKING:
+    from ..backends._base import LanguageModel
+    from ..methods.counterfactuals import Choice
+    from ..spec import Suite
+
+LOCK_VERSION = 1
+UPDATE_OPTION = "--t2i-update-locks"
+ABOUT = ("Counterfactual prompts pytest-t2ibias chose for the suite's axes with "
+         "`counterfactuals: llm`. Commit this file; regenerate it with --t2i-update-locks "
+         "and review the diff.")
+
+log = logging.getLogger("pytest_t2ibias.counterfactuals")
+
+
+def lock_path(suite_path: Path, kind: str = "") -> Path:
+    """``x.t2i.yaml`` -> ``x.t2i.lock.json`` (or ``x.t2i.<kind>.lock.json``: the BGPS and
+    OpenBias locks), in the suite's folder."""
+    name = suite_path.name
+    for suffix in (".yaml", ".yml"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    return suite_path.with_name(f"{name}.{kind + '.' if kind else ''}lock.json")
+
+
+def requirements(suite: Suite) -> dict[str, Any]:
+    """What a lock must cover: the prompt, the subjects, and value -> phrase per ``llm`` axis."""
+    return {
+        "prompt": suite.prompt,
+        "subjects": list(suite.subjects),
+        "axes": {axis.name: {value: axis.phrase(value) for value in axis.choices}
+                 for axis in suite.axes.values() if axis.counterfactuals_from_llm},
+    }
+
+
+def llm_weights(model: str) -> str:
+    """The LLM's weights fingerprint without loading it: file hashes, or the hub commit."""
+    from ..backends._fingerprint import model_fingerprint
+
+    return model_fingerprint(model)
+
+
+# -- the lock -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CounterfactualLock:
+    path: Path
+    record: dict[str, Any]
+
+    def prompts(self, axis: str, subject: str) -> dict[str, str]:
+        """value -> chosen prompt of one axis for one subject."""
+        entries = self.record["axes"][axis]["prompts"][subject]
+        return {value: entry["prompt"] for value, entry in entries.items()}
+
+    def differences(self, wanted: dict[str, Any], llm_model: str | None) -> list[str]:
+        """Why this lock does not fit the suite (``requirements``) and LLM; empty if it does."""
+        record, found = self.record, []
+        if record["prompt"] != wanted["prompt"]:
+            found.append(f"the prompt is now {wanted['prompt']!r}, the lock has {record['prompt']!r}")
+        added = [s for s in wanted["subjects"] if s not in record["subjects"]]
+        removed = [s for s in record["subjects"] if s not in wanted["subjects"]]
+        if added or removed:
+            found.append(f"subjects changed (added {added}, removed {removed})")
+        for axis, phrases in wanted["axes"].items():
+            locked_axis = record["axes"].get(axis)
+            if locked_axis is None:
+                found.append(f"axis {axis!r} is not in the lock")
+            elif locked_axis["phrases"] != phrases:
+                found.append(f"axis {axis!r}: values/phrases are now {phrases}, the lock has "
+                             f"{locked_axis['phrases']}")
+            elif not (added or removed):
+                found.extend(_uncovered(axis, locked_axis, wanted["subjects"], phrases))
+        found.extend(f"axis {axis!r} is in the lock but no longer has counterfactuals: llm"
+                     for axis in record["axes"] if axis not in wanted["axes"])
+        if llm_model:
+            weights, locked_llm = llm_weights(llm_model), record["llm"]
+            if weights != locked_llm["weights"]:
+                found.append(f"--t2i-llm {llm_model} (weights {_short(weights)}) is not the LLM "
+                             f"that wrote it ({locked_llm.get('model')}, weights "
+                             f"{_short(locked_llm['weights'])})")
+        return found
+
+    def apply(self, suite: Suite, subject: str) -> Suite:
+        """``suite`` with the locked prompts of ``subject`` as its ``llm`` axes' templates."""
+        from ..methods.counterfactuals import as_template
+
+        if subject not in self.record["subjects"]:
+            raise LockfileError(self.path, 1, f"subject {subject!r} is not in the lock (it has "
+                                              f"{self.record['subjects']}); add it to the suite's "
+                                              f"subjects and rerun with {UPDATE_OPTION}")
+        axes = {
+            name: replace(axis, counterfactuals={value: as_template(prompt, subject) for value, prompt
+                                                 in self.prompts(name, subject).items()})
+            if axis.counterfactuals_from_llm else axis
+            for name, axis in suite.axes.items()
+        }
+        return replace(suite, axes=axes)
+
+    def to_json(self) -> str:
+        return json.dumps(self.record, indent=2, ensure_ascii=False) + "\n"
+
+
+def read_lock(path: Path) -> CounterfactualLock | None:
+    """The lock at ``path``; None when there is none; ``LockfileError`` when unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LockfileError(path, 1, f"cannot read counterfactual lock file: {exc}") from None
+    advice = (f"restore it from version control, or delete it (or rerun with {UPDATE_OPTION}) "
+              f"to regenerate it")
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LockfileError(path, exc.lineno, f"counterfactual lock file is not valid JSON "
+                                              f"({exc.msg}, column {exc.colno}); {advice}") from None
+    problem = _shape_problem(record)
+    if problem:
+        raise LockfileError(path, 1, f"not a counterfactual lock file ({problem}); {advice}")
+    return CounterfactualLock(path, record)
+
+
+# -- load, or generate and write ----------------------------------------------------------------
+
+
+class PromptLocks:
+    """The suites' lock files as one process uses them: each read (or written) once; the
+    LLM loaded only to write one."""
+
+    def __init__(self, *, llm_model: str | None, load_llm: Callable[[], LanguageModel],
+                 update: bool = False) -> None:
+        self.llm_model = llm_model
+        self.load_llm = load_llm
+        self.update = update
+        self._locks: dict[tuple[Path, str], CounterfactualLock] = {}
+
+    def phrase(self, suite: Suite, subject: str) -> Suite:
+        """``suite`` with its ``counterfactuals: llm`` axes phrased for ``subject``."""
+        if not any(axis.counterfactuals_from_llm for axis in suite.axes.values()):
+            return suite
+        key = (suite.path, repr(requirements(suite)))
+        if key not in self._locks:
+            self._locks[key] = locked_counterfactuals(suite, llm_model=self.llm_model,
+                                                      load_llm=self.load_llm, update=self.update)
+        return self._locks[key].apply(suite, subject)
+
+
+def locked_counterfactuals(suite: Suite, *, llm_model: str | None,
+                           load_llm: Callable[[], LanguageModel], update: bool = False
+                           ) -> CounterfactualLock:
+    """The suite's lock: read and checked, or (missing / ``update``) generated and written."""
+    path = lock_path(suite.path)
+    wanted = requirements(suite)
+    if not update and (lock := read_lock(path)) is not None:
+        return _checked(lock, suite, wanted, llm_model)
+    if not llm_model:
+        raise _needs_llm(suite, path, update)
+    with locked(_lock_key(path)):
+        if not update and (lock := read_lock(path)) is not None:
+            return _checked(lock, suite, wanted, llm_model)  # another worker wrote it meanwhile
+        lock = _generate(suite, path, wanted, llm_model, load_llm())
+        write_atomically(path, lock.to_json().encode("utf-8"))
+    log.warning("wrote counterfactual lock file %s: review and commit it", path)
+    return lock
+
+
+def _checked(lock: CounterfactualLock, suite: Suite, wanted: dict[str, Any],
+             llm_model: str | None) -> CounterfactualLock:
+    differences = lock.differences(wanted, llm_model)
+    if differences:
+        raise LockfileError(lock.path, 1, f"counterfactual lock file is stale for suite "
+                                          f"{suite.path.name}: {'; '.join(differences)}. Rerun "
+                                          f"with {UPDATE_OPTION} to regenerate it, then review "
+                                          f"and commit the diff")
+    return lock
+
+
+def _needs_llm(suite: Suite, path: Path, update: bool) -> LockfileError:
+    axis = next(a for a in suite.axes.values() if a.counterfactuals_from_llm)
+    line = axis.location.line if axis.location else 1
+    if update:
+        message = (f"{UPDATE_OPTION} regenerates {path.name} with the language model, but "
+                   f"--t2i-llm is not set (command line or ini key t2i_llm)")
+    else:
+        message = (f"axis {axis.name!r} has counterfactuals: llm, but its lock file {path.name} "
+                   f"does not exist and --t2i-llm is not set to write it: run once with "
+                   f"--t2i-llm=ID|PATH (or ini key t2i_llm), then commit {path.name}")
+    return LockfileError(suite.path, line, message)
+
+
+def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
+              llm: LanguageModel) -> CounterfactualLock:
+    from ..methods.counterfactuals import generation_settings, suite_counterfactuals
+
+    chosen = suite_counterfactuals(llm, suite)
+    weights = llm_weights(llm_model)  # after loading: a hub model now resolves to its commit
+    record = {
+        "about": ABOUT,
+        "lock_version": LOCK_VERSION,
+        "suite": suite.path.name,
+        "llm": {
+            "model": _shown_model(llm_model, path.parent),
+            "revision": weights.rpartition("@")[2] if weights.startswith("hub:") else None,
+            "weights": weights,
+            "fingerprint": getattr(llm, "fingerprint", None),
+        },
+        "settings": generation_settings(),
+        "prompt": wanted["prompt"],
+        "subjects": wanted["subjects"],
+        "axes": {
+            axis: {
+                "phrases": wanted["axes"][axis],
+                "prompts": {subject: {value: _entry(choice) for value, choice in by_value.items()}
+                            for subject, by_value in by_subject.items()},
+            }
+            for axis, by_subject in chosen.items()
+        },
+    }
+    return CounterfactualLock(path, record)
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _entry(choice: Choice) -> dict[str, Any]:
+    """One value's record: the prompt, every ranked candidate on one line (prompt -> mean
+    token log-likelihood, best first), and why the others were left out (by source)."""
+    return {
+        "prompt": choice.prompt,
+        "candidates": {c.prompt: round(float(c.mean_log_likelihood), 4)
+                       for c in choice.candidates if c.rejected is None},
+        "rejected": {c.source: f"{c.rejected}: {c.prompt!r}" if c.prompt else c.rejected
+                     for c in choice.candidates if c.rejected is not None},
+    }
+
+
+def _uncovered(axis: str, locked_axis: dict[str, Any], subjects: list[str],
+               phrases: dict[str, str]) -> list[str]:
+    prompts = locked_axis["prompts"]
+    return [f"axis {axis!r} has no prompt for subject {subject!r}, value {value!r}"
+            for subject in subjects for value in phrases
+            if not isinstance(prompts.get(subject, {}).get(value, {}).get("prompt"), str)]
+
+
+def _shape_problem(record: Any) -> str | None:
+    """What is missing from a parsed lock file, or None when its shape is right."""
+    if not isinstance(record, dict):
+        return "expected a JSON object"
+    if record.get("lock_version") != LOCK_VERSION:
+        return f"lock_version is {record.get('lock_version')!r}, this plugin reads {LOCK_VERSION}"
+    expected = {"prompt": str, "subjects": list, "llm": dict, "axes": dict}
+    for key, kind in expected.items():
+        if not isinstance(record.get(key), kind):
+            return f"{key!r} missing or not a {kind.__name__}"
+    if not isinstance(record["llm"].get("weights"), str):
+        return "'llm.weights' missing"
+    for axis, body in record["axes"].items():
+        if not (isinstance(body, dict) and isinstance(body.get("phrases"), dict)
+                and isinstance(body.get("prompts"), dict)
+                and all(isinstance(v, dict) and all(isinstance(e, dict) for e in v.values())
+                        for v in body["prompts"].values())):
+            return f"axis {axis!r} needs 'phrases' and 'prompts' (subject -> value -> {{prompt}})"
+    return None
+
+
+def _shown_model(model: str, folder: Path) -> str:
+    """A local LLM path relative to the lock (machine-independent); a hub id as given."""
+    if os.path.isdir(model):
+        return Path(os.path.relpath(Path(model).resolve(), folder.resolve())).as_posix()
+    return model
+
+
+def _lock_key(path: Path) -> Path:
+    """Where the file lock for writing ``path`` lives: the temp folder, so no ``.lock`` file is
+    left beside the suite to be committed by mistake (xdist workers share the machine)."""
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    folder = Path(tempfile.gettempdir()) / "pytest-t2ibias-locks"
+    folder.mkdir(exist_ok=True)
+    return folder / digest
+
+
+def _short(weights: str) -> str:
+    return weights if weights.startswith("hub:") else weights[:19]

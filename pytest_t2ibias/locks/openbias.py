@@ -1,0 +1,122 @@
+"""The OpenBias lock file: the biases proposed for a suite's captions, frozen beside the suite.
+
+``x.t2i.yaml`` -> ``x.t2i.openbias.lock.json``, one entry per ``open_set`` check and subject
+(``check_id/subject``, or the name given to ``t2ibias.openbias``): the captions, the proposing
+LLM (None: the shipped knowledge base alone) and the knowledge base's hash, and every proposal
+kept (name, classes, captions, questions, CLIP statements) with the counts of those thrown away
+(malformed JSON, present in the caption, fewer than two classes, a caption naming a class).
+
+- entry present and matching (captions, LLM, knowledge base, selection): used as written, no
+  LLM loaded, so CI needs none;
+- missing: proposed (with ``--t2i-llm`` when set, else from the knowledge base) and written
+  atomically under a file lock;
+- stale: an error naming the file and what differs; ``--t2i-update-locks`` proposes again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LockfileError
+from ..methods.openbias import (
+    KNOWLEDGE_BASE,
+    OpenBiasResult,
+    Proposals,
+    load_knowledge_base,
+    measure_biases,
+    propose_biases,
+)
+from ..store.cache import locked, write_atomically
+from .counterfactual import (
+    UPDATE_OPTION,
+    _lock_key,
+    _shown_model,
+    llm_weights,
+    lock_path,
+)
+
+if TYPE_CHECKING:
+    from ..instrument import Instrument
+
+LOCK_VERSION = 1
+ABOUT = ("Biases OpenBias proposed for the suite's open_set checks (pytest-t2ibias). Commit this "
+         "file: CI measures them without an LLM. Regenerate with --t2i-update-locks and review "
+         "the diff.")
+
+
+def openbias_lock_path(suite_path: Path) -> Path:
+    """``x.t2i.yaml`` -> ``x.t2i.openbias.lock.json``, in the suite's folder."""
+    return lock_path(suite_path, "openbias")
+
+
+def knowledge_base_hash(path: Path = KNOWLEDGE_BASE) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def locked_proposals(instrument: Instrument, suite_path: Path, key: str, captions: Sequence[str],
+                     *, subject: str | None = None, only: Sequence[str] | None = None,
+                     max_biases: int | None = None, update: bool = False) -> Proposals:
+    """The proposals for ``captions`` from the lock beside the suite, proposing when missing."""
+    settings = instrument.models.settings
+    wanted = {"captions": list(captions), "subject": subject,
+              "knowledge_base": knowledge_base_hash(),
+              "only": sorted(only) if only else None, "max_biases": max_biases}
+    path = openbias_lock_path(Path(suite_path))
+    # The LLM as a path relative to the lock and its weights' fingerprint, so a lock reads the
+    # same in any checkout; it is compared only when --t2i-llm is set (CI may have none).
+    which_llm = {"llm": _shown_model(settings.llm, path.parent) if settings.llm else None,
+                 "llm_weights": llm_weights(settings.llm) if settings.llm else None}
+    record = _read(path)
+    entry = record["entries"].get(key)
+    if entry is not None and not update:
+        problems = [f"{field}: lock has {entry.get(field)!r}, the suite wants {value!r}"
+                    for field, value in wanted.items() if entry.get(field) != value]
+        if settings.llm and entry.get("llm_weights") != which_llm["llm_weights"]:
+            problems.append(f"llm: the lock was written with {entry.get('llm')!r}, --t2i-llm is "
+                            f"{which_llm['llm']!r} (other weights)")
+        if problems:
+            raise LockfileError(path, 1, f"OpenBias lock entry {key!r} is stale ("
+                                         + "; ".join(problems) + f"); rerun with {UPDATE_OPTION} "
+                                         "to propose again, and review the diff")
+        return Proposals.from_dict(entry["proposals"])
+    llm = instrument.models.llm.complete if settings.llm else None
+    kb = load_knowledge_base()
+    proposals = propose_biases(captions, knowledge_base=kb, llm=llm,
+                               subject_of=(lambda _caption: subject) if subject else None,
+                               only=only, max_biases=max_biases)
+    with locked(_lock_key(path)):
+        record = _read(path)
+        record["entries"][key] = {**wanted, **which_llm, "proposals": proposals.to_dict()}
+        record["entries"] = dict(sorted(record["entries"].items()))
+        write_atomically(path, (json.dumps(record, indent=2) + "\n").encode())
+    return proposals
+
+
+def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: Sequence[str], *,
+                 subject: str | None = None, only: Sequence[str] | None = None,
+                 max_biases: int | None = None, update: bool = False, confidence: float = 0.95,
+                 n_resamples: int = 2000) -> OpenBiasResult:
+    """Proposals (locked) then measurement: the ranked table of discovered biases."""
+    proposals = locked_proposals(instrument, suite_path, key, captions, subject=subject,
+                                 only=only, max_biases=max_biases, update=update)
+    return measure_biases(instrument, proposals, confidence=confidence, n_resamples=n_resamples)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"about": ABOUT, "version": LOCK_VERSION, "entries": {}}
+    try:
+        record = json.loads(path.read_text())
+        if not isinstance(record, dict) or not isinstance(record.get("entries"), dict):
+            raise ValueError("no 'entries' mapping")
+    except ValueError as exc:
+        raise LockfileError(path, 1, f"OpenBias lock file is unreadable ({exc}); fix or delete "
+                                     f"it, or rerun with {UPDATE_OPTION}") from exc
+    if record.get("version") != LOCK_VERSION:
+        raise LockfileError(path, 1, f"OpenBias lock version {record.get('version')!r} is not "
+                                     f"{LOCK_VERSION}; rerun with {UPDATE_OPTION}")
+    return record

@@ -1,0 +1,113 @@
+"""Power planning: how many images a check needs to decide, and what a run will generate.
+
+A check decides when its interval lies wholly on one side of its limit. With too few images
+it cannot: a model biased beyond the limit passes under ``burden: check``, and a fair one
+can never show it is within the limit under ``burden: model``. For a check of a share-based
+figure (normalised W1, severity) the images needed follow from simulating its own interval
+(``metrics.power``) at a truth ``margin`` on either side of the threshold. ``--t2i-plan``
+prints this for every selected item before any model loads; ``images_per_prompt: auto``
+takes it as the check's n.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .plan import Plan
+    from .spec import AxisSpec, CheckSpec, Suite
+
+DEFAULT_MARGIN = 0.1
+DEFAULT_POWER = 0.9
+POWER_METRICS = {"w1_below": "w1", "entropy_below": "severity"}
+"""Check kinds whose figure ``metrics.power`` can simulate."""
+
+
+@dataclass(frozen=True)
+class ItemPlan:
+    """One item's sampling, its cost in images, and the images its threshold needs."""
+
+    nodeid: str
+    images_per_prompt: int
+    prompts: int | None
+    needed: int | None
+    note: str = ""
+
+    @property
+    def images(self) -> int | None:
+        return None if self.prompts is None else self.prompts * self.images_per_prompt
+
+    @property
+    def underpowered(self) -> bool:
+        return self.needed is not None and self.images_per_prompt < self.needed
+
+
+def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float,
+                     power: float = DEFAULT_POWER) -> int | None:
+    """Images per prompt for ``check`` on ``axis`` to decide with ``power`` when the truth is
+    ``margin`` (check parameter, default 0.1) above or below its threshold; None for kinds
+    without a power model."""
+    metric = POWER_METRICS.get(check.kind)
+    if metric is None or (isinstance(axis.ideal, dict) and "reference" in axis.ideal):
+        return None
+    from .metrics import ideal_shares
+    from .metrics.power import images_needed
+
+    threshold = float(check.params["threshold"])
+    margin = float(check.params.get("margin") or DEFAULT_MARGIN)
+    ideal = ideal_shares(axis.ideal, axis.choices) if metric == "w1" else None
+    ordered = axis.ordered if metric == "w1" else False
+    needed = []
+    for value in (threshold - margin, threshold + margin):
+        if 0.0 < value < 1.0:
+            truth = shares_at(value, metric, len(axis.choices), ideal, ordered)
+            needed.append(images_needed(truth, threshold, metric=metric, ideal=ideal,
+                                        ordered=ordered, confidence=confidence, power=power))
+    return max(needed) if needed else None
+
+
+def shares_at(value: float, metric: str, n_choices: int, ideal: np.ndarray | None = None,
+              ordered: bool = False) -> tuple[float, ...]:
+    """Shares whose figure is ``value``: the ideal moved towards the first choice."""
+    from .metrics import normalised_w1, severity
+
+    start = np.full(n_choices, 1.0 / n_choices) if ideal is None else np.asarray(ideal, float)
+    corner = np.eye(n_choices)[0]
+
+    def figure(weight: float) -> float:
+        shares = (1 - weight) * start + weight * corner
+        if metric == "w1":
+            return float(normalised_w1(shares, start, ordered=ordered))
+        return float(severity(shares))
+
+    low, high = 0.0, 1.0
+    for _ in range(60):  # bisection: the figure grows with the weight
+        middle = (low + high) / 2
+        low, high = (middle, high) if figure(middle) < value else (low, middle)
+    weight = (low + high) / 2
+    return tuple(float(s) for s in (1 - weight) * start + weight * corner)
+
+
+def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
+    """How many prompts one item generates (None: it depends on what the run finds)."""
+    if check.kind in POWER_METRICS:
+        return 1
+    if check.kind == "is_nonnegative" and axis is not None:
+        values = len(axis.counterfactuals) or len(axis.choices)
+        return 1 + values
+    if check.kind == "no_regression":
+        return 2  # the same prompt on the baseline and on the candidate
+    return None
+
+
+def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None, plan: Plan,
+              *, confidence: float, power: float) -> ItemPlan:
+    needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None
+    note = "" if check.kind in POWER_METRICS else "no power model for this kind"
+    if needed is not None and plan.images_per_prompt < needed:
+        note = (f"cannot decide its threshold: {needed} images a prompt give power {power:.0%} "
+                f"at +/-{float(check.params.get('margin') or DEFAULT_MARGIN):g}")
+    return ItemPlan(nodeid, plan.images_per_prompt, prompts_of(check, suite, axis), needed, note)

@@ -1,0 +1,559 @@
+"""The HTML report (``--t2i-html``): one self-contained page a person reads after a run.
+
+A header (plugin version, date, the models and judges with their fingerprints, the
+settings), the tally, a table of contents with the checks that need attention first, then
+per check: its verdict (expected failures as expected, inconclusive as such), the message a
+failing test prints, its figures against the limit with their intervals, its share bars
+against the ideal, its IS heatmap (one colour scale for the whole report) and the images its
+judges saw, per prompt, labelled with their answers (``figures["gallery"]``).
+
+Thumbnails are read from the cache directory when the page is written and inlined as data
+URIs: no external file, no script. A missing image is a placeholder. It works as well from a
+saved JSON report (``report.read_json``) and its cache directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .charts import (
+    Interval,
+    escape,
+    finite,
+    heatmap_legend,
+    heatmap_table,
+    interval_chart,
+    matrix_scale,
+    share_bars,
+)
+from .rows import ReportRow, tally
+
+THUMB_PX = 160
+"""Larger images are shrunk to this many pixels on their long side (JPEG); smaller ones are
+kept as they are (PNG) and drawn enlarged, pixel-sharp."""
+IMAGE_KEY = re.compile(r"[0-9a-fA-F]{8,128}")
+"""What a cache key looks like; anything else (a hand-edited JSON) is never read as a path."""
+FIGURE_NAMES = {"w1_below": "W1 to the ideal", "entropy_below": "severity",
+                "max_skew_below": "MaxSkew", "intermit": "tau after mitigation",
+                "is_nonnegative": "IS", "no_regression": "IS_mit"}
+"""What a kind's single figure is called on its chart."""
+PALETTE = ("#d7f0ec", "#fdecc8", "#e6defc", "#e3f1d4", "#fbdde3", "#d9e8fb", "#ffe2cc",
+           "#e5e7eb")
+"""Label pill backgrounds: one per distinct answer, the same answer the same colour."""
+
+
+def write_html(path: str | Path, rows: Sequence[ReportRow],
+               run: Mapping[str, Any] | None = None,
+               cache_dir: str | Path | None = None) -> None:
+    """Write the report of ``rows`` to ``path``; ``run`` is the JSON report's run header,
+    ``cache_dir`` where the images are (None: placeholders instead of thumbnails)."""
+    page = render_html(rows, run=run, cache_dir=cache_dir)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(page, encoding="utf-8")
+
+
+def render_html(rows: Sequence[ReportRow], *, run: Mapping[str, Any] | None = None,
+                cache_dir: str | Path | None = None) -> str:
+    ordered = sorted(rows, key=_rank)  # stable: the rows' (nodeid) order within a rank
+    scale = matrix_scale([row.figures["matrix"] for row in rows
+                          if isinstance(row.figures.get("matrix"), Mapping)])
+    thumbnails = Thumbnails(Path(cache_dir) if cache_dir is not None else None)
+    pills = Pills()
+    sections = [_check(row, f"c{i}", scale, thumbnails, pills) for i, row in enumerate(ordered)]
+    body = [_header(rows, run or {}), _contents(ordered), *sections, _footer(thumbnails)]
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<title>t2ibias report</title><style>{CSS}</style></head><body><main>'
+            + "\n".join(body) + "</main></body></html>\n")
+
+
+# -- order and words --------------------------------------------------------------------------
+
+
+def _rank(row: ReportRow) -> int:
+    """Failures and errors first, then unexpected passes, expected failures, inconclusive
+    passes, passes."""
+    status = row.status or ("passed" if row.passed else "failed")
+    if status in ("failed", "error"):
+        return 0
+    if status == "xpassed":
+        return 1
+    if status == "xfailed":
+        return 2
+    return 3 if _inconclusive(row) else 4
+
+
+def _inconclusive(row: ReportRow) -> bool:
+    return row.outcome == "inconclusive" or row.figures.get("outcome") == "inconclusive"
+
+
+def verdict_badge(row: ReportRow) -> str:
+    """The verdict as a coloured word; expected failures and undecided figures say so."""
+    status = row.status or ("passed" if row.passed else "failed")
+    undecided = " · inconclusive" if _inconclusive(row) else ""
+    word, css = {
+        "error": ("ERROR", "error"),
+        "failed": ("FAIL" + undecided, "fail"),
+        "xpassed": ("XPASS · expected to fail", "xpass"),
+        "xfailed": ("expected failure" + undecided, "xfail"),
+    }.get(status, ("pass" + undecided, "undecided" if undecided else "pass"))
+    return f'<span class="badge {css}">{escape(word)}</span>'
+
+
+def _where(row: ReportRow) -> str:
+    """Subject / what the figure is about; a Python test's subject is its name: left out."""
+    target = row.figures.get("target")
+    about = row.about or row.axis or (target if isinstance(target, str) else "")
+    subject = "" if row.subject in (row.check_id, row.nodeid.rsplit("::", 1)[-1]) else row.subject
+    return " / ".join(part for part in (subject, about) if part)
+
+
+def _file(row: ReportRow) -> str:
+    """The suite or test file the check lives in (its nodeid's path, last part)."""
+    return row.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    return f"{x:.{digits}f}" if finite(x) else "–"
+
+
+# -- header, contents, footer -----------------------------------------------------------------
+
+
+def _header(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> str:
+    counts = tally(rows)
+    words = (("failed", "failed", "failed", "fail"), ("error", "error", "errors", "error"),
+             ("xpassed", "unexpected pass", "unexpected passes", "xpass"),
+             ("xfailed", "expected failure", "expected failures", "xfail"),
+             ("passed", "passed", "passed", "pass"),
+             ("inconclusive", "inconclusive", "inconclusive", "undecided"))
+    tallies = "".join(f'<span class="badge {css}">{counts[key]} '
+                      f'{one if counts[key] == 1 else many}</span>'
+                      for key, one, many, css in words if counts.get(key))
+    meta = [f"pytest-t2ibias {escape(run.get('plugin_version') or '(version unknown)')}"]
+    if run.get("date"):
+        meta.append(escape(run["date"]))
+    if run.get("git_revision"):
+        meta.append(f"git {escape(run['git_revision'])}")
+    parts = [f'<header><h1>t2ibias report</h1><p class="meta">{" · ".join(meta)}</p>'
+             f'<p class="tally"><b>{len(rows)} results</b> {tallies}</p></header>']
+    backends = [("Models", run.get("models") or []), ("Judges", run.get("judges") or [])]
+    tables = "".join(_backends(title, entries) for title, entries in backends if entries)
+    settings = run.get("settings") or {}
+    if tables or settings:
+        parts.append(f'<section class="run"><h2>Run</h2><div class="run-grid"><div>{tables}'
+                     f'</div>{_settings(settings)}</div></section>')
+    return "\n".join(parts)
+
+
+def _backends(title: str, entries: Sequence[Mapping[str, Any]]) -> str:
+    rows = "".join(f'<tr><td>{escape(e.get("role", ""))}</td><td class="path">'
+                   f'{escape(e.get("model", ""))}</td><td><code class="fp">'
+                   f'{escape(e.get("fingerprint", ""))}</code></td></tr>' for e in entries)
+    return (f'<div><h3>{title}</h3><table class="plain"><thead><tr><th>role</th><th>model</th>'
+            f'<th>fingerprint</th></tr></thead><tbody>{rows}</tbody></table></div>')
+
+
+def _settings(settings: Mapping[str, Any]) -> str:
+    if not settings:
+        return ""
+
+    def shown(value: Any) -> str:
+        if value is None:
+            return '<span class="muted">default</span>'
+        if isinstance(value, Mapping):
+            return "<br>".join(f"{escape(k)}: {shown(v)}" for k, v in value.items()) or \
+                '<span class="muted">none</span>'
+        return escape(value if isinstance(value, str) else json.dumps(value))
+
+    rows = "".join(f"<tr><th>{escape(key)}</th><td>{shown(value)}</td></tr>"
+                   for key, value in settings.items())
+    return (f'<div><h3>Settings</h3><table class="plain settings"><tbody>{rows}</tbody>'
+            f'</table></div>')
+
+
+def _contents(ordered: Sequence[ReportRow]) -> str:
+    lines = []
+    for i, row in enumerate(ordered):
+        margin = f"{row.margin + 0.0:+.3f}" if finite(row.margin) else ""
+        interval = (f"[{_fmt(row.low)}, {_fmt(row.high)}]" if row.status != "error" else "")
+        limit = _limit(row) if row.status != "error" else ""
+        lines.append(
+            f'<tr><td>{verdict_badge(row)}</td><td><a href="#c{i}">'
+            f'{escape(row.check_id or row.check)}</a><div class="muted small">'
+            f'{escape(row.check)} · {escape(_file(row))}</div></td>'
+            f'<td>{escape(_where(row))}</td>'
+            f'<td class="num">{_fmt(row.value) if row.status != "error" else ""}</td>'
+            f'<td class="num">{interval}</td><td class="num">{row.n or ""}</td>'
+            f'<td class="num">{escape(limit)}</td><td class="num">{margin}</td></tr>')
+    attention = sum(_rank(row) <= 1 for row in ordered)
+    expected = any(_rank(row) == 2 for row in ordered)
+    note = (f"{attention} need attention (failed, errors, unexpected passes): listed first"
+            if attention else "nothing failed unexpectedly" + (
+                "; expected failures are listed first" if expected else ""))
+    return (f'<section class="contents" id="checks"><h2>Checks</h2><p class="muted">{note}. '
+            f'A row links to its check.</p><table class="toc"><thead><tr><th>verdict</th>'
+            f'<th>check</th>'
+            f'<th>subject / about</th><th class="num">value</th><th class="num">CI</th>'
+            f'<th class="num">n</th><th class="num">limit</th><th class="num">margin</th></tr>'
+            f'</thead><tbody>{"".join(lines)}</tbody></table></section>')
+
+
+def _limit(row: ReportRow) -> str:
+    if not finite(row.threshold):
+        return ""
+    return ("≤ " if row.figures.get("at_most", True) else "≥ ") + f"{row.threshold + 0.0:.3f}"
+
+
+def _footer(thumbnails: Thumbnails) -> str:
+    note = ("Thumbnails are the cached images, inlined." if thumbnails.root is not None else
+            "No cache directory was given: images are shown as placeholders.")
+    if thumbnails.missing:
+        note += f" {thumbnails.missing} images were not in the cache (placeholders)."
+    return (f'<footer class="muted">{note} Interval charts: a dot for the figure, a whisker for '
+            f'its interval, the shaded side is beyond the limit (green within, red beyond, amber '
+            f'across it, grey not judged). Share bars: whiskers are Wilson intervals of each '
+            f'share; the black tick is the ideal share.</footer>')
+
+
+# -- one check --------------------------------------------------------------------------------
+
+
+def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
+           pills: Pills) -> str:
+    title = (f'<h2>{verdict_badge(row)} {escape(row.check_id or row.check)}'
+             f' <span class="where">{escape(_where(row))}</span></h2>'
+             f'<p class="muted small">{escape(row.check)} · <code>{escape(row.nodeid)}</code>'
+             f' · <a href="#checks">back to the list</a></p>')
+    parts = [title]
+    if row.status != "error":
+        parts.append(f'<p class="figure">{_figure_line(row)}</p>')
+    if row.reason:
+        parts.append(f'<p class="reason">{escape(row.reason)}</p>')
+    if row.message:
+        parts.append(f'<pre class="message">{escape(row.message)}</pre>')
+    if row.status != "error":
+        charts = [_interval_chart(row), *_bar_charts(row)]
+        parts.append(f'<div class="charts">{"".join(c for c in charts if c)}</div>')
+    matrix = row.figures.get("matrix")
+    if isinstance(matrix, Mapping):
+        parts.append(f'<div class="matrix"><h3>Intersectional sensitivity IS[x → y]</h3>'
+                     f'{heatmap_table(matrix, scale)}{heatmap_legend(scale)}</div>')
+    gallery = row.figures.get("gallery")
+    if isinstance(gallery, Mapping) and gallery.get("groups"):
+        parts.append(_gallery(gallery, row, thumbnails, pills))
+    css = {0: "attention", 1: "attention"}.get(_rank(row), "")
+    return f'<section class="check {css}" id="{anchor}">{"".join(parts)}</section>'
+
+
+def _figure_line(row: ReportRow) -> str:
+    level = f"{row.confidence * 100:g}% CI" if finite(row.confidence) else "CI"
+    gate = (f"gated on its {row.gate_confidence * 100:g}% interval" if row.gate_confidence
+            else "decided on the point value")
+    burden = row.figures.get("burden")
+    margin = f" · margin <b>{row.margin:+.3f}</b>" if finite(row.margin) else ""
+    return (f"value <b>{_fmt(row.value)}</b> · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
+            f"n {row.n} · limit {escape(_limit(row))}{margin} · {gate}"
+            + (f" (burden: {escape(burden)})" if burden else ""))
+
+
+def _interval_chart(row: ReportRow) -> str:
+    """Each figure the check judged, with its interval, against the limit."""
+    f = row.figures
+    entries: list[Interval] = []
+    if isinstance(f.get("pairs"), Mapping):  # is_nonnegative
+        entries = [_interval(f"IS[{name}]", e) for name, e in f["pairs"].items()]
+    elif isinstance(f.get("effect"), Mapping):  # no_regression: the fixed axes for context
+        fixed = set(f.get("fixes") or ())
+        entries = [_interval(f"IS_mit on {axis}" + (" (fixed)" if axis in fixed else ""), e,
+                             judged=axis not in fixed) for axis, e in f["effect"].items()]
+    elif isinstance(f.get("prompts"), list) and f.get("target"):  # BGPS
+        entries = [Interval(str(p.get("prompt", "")),
+                            *(_float(p.get(k)) for k in ("share", "low", "high")))
+                   for p in _mappings(f["prompts"])]
+        entries += [Interval(str(p.get("prompt", "")),
+                             *(_float(p.get(k)) for k in ("share", "low", "high")), False, "λ=0")
+                    for p in _mappings(f.get("baseline"))]
+        neutral = f.get("neutral")
+        if isinstance(neutral, Mapping):
+            entries.append(Interval(str(neutral.get("prompt", "")),
+                                    *(_float(neutral.get(k)) for k in ("share", "low", "high")),
+                                    False, "neutral"))
+    elif isinstance(f.get("biases"), list):  # open_set
+        entries = [_interval(str(b.get("name", "")) + ("" if b.get("readable", True) else
+                                                       " (unreadable)"), b.get("severity"),
+                             judged=bool(b.get("readable", True))) for b in _mappings(f["biases"])]
+    elif isinstance(f.get("effects"), list):  # ENTIGEN
+        entries = [_interval(str(e.get("phrase", "")), e.get("improvement"),
+                             judged=not e.get("control"),
+                             tag="control" if e.get("control") else "")
+                   for e in _mappings(f["effects"])]
+    elif isinstance(f.get("audits"), Mapping):  # judge_agrees
+        entries = [_interval(f"{axis} accuracy", a.get("accuracy"))
+                   for axis, a in f["audits"].items() if isinstance(a, Mapping)]
+    if not entries:
+        name = FIGURE_NAMES.get(row.check, row.check)
+        entries = [Interval(f"{name} ({row.about or row.axis})" if row.about or row.axis
+                            else name, row.value, row.low, row.high)]
+    chart = interval_chart(entries[:30], row.threshold, at_most=bool(f.get("at_most", True)),
+                           point=row.gate_confidence is None, what=row.check)
+    more = (f'<p class="muted small">{len(entries) - 30} more in the JSON report</p>'
+            if len(entries) > 30 else "")
+    return (f'<figure class="chart-box"><figcaption>against the limit</figcaption>{chart}{more}'
+            f'</figure>')
+
+
+def _interval(label: str, estimate: Any, judged: bool = True, tag: str = "") -> Interval:
+    estimate = estimate if isinstance(estimate, Mapping) else {}
+    return Interval(label, *(_float(estimate.get(k)) for k in ("value", "low", "high")), judged,
+                    tag)
+
+
+def _mappings(items: Any) -> list[Mapping[str, Any]]:
+    """The dicts of a figure's list (a hand-edited JSON report may hold anything)."""
+    return [item for item in items if isinstance(item, Mapping)] if isinstance(items, list) \
+        else []
+
+
+def _float(value: Any) -> float:
+    return float(value) if finite(value) else float("nan")
+
+
+def _bar_charts(row: ReportRow) -> list[str]:
+    """The measured distribution(s) against the ideal, with an interval per share."""
+    from ..metrics import wilson_interval
+
+    f = row.figures
+    level = row.confidence if finite(row.confidence) else 0.95
+    found: list[tuple[str, list[str], dict[str, float], dict[str, int] | None, Any]] = []
+    distribution = f.get("distribution")
+    if isinstance(distribution, Mapping) and distribution.get("choices"):
+        choices = [str(c) for c in distribution["choices"]]
+        ideal = f.get("ideal") if isinstance(f.get("ideal"), Mapping) else \
+            {c: 1 / len(choices) for c in choices}  # severity is 0 at the uniform distribution
+        found.append(("", choices, dict(distribution.get("shares") or {}),
+                      dict(distribution.get("counts") or {}), ideal))
+    elif isinstance(f.get("counts"), Mapping) and isinstance(f.get("target"), Mapping):
+        counts = {str(c): int(k) for c, k in f["counts"].items()}
+        n = sum(counts.values())
+        found.append(("", list(counts), {c: k / n if n else float("nan")
+                                          for c, k in counts.items()}, counts, f["target"]))
+    for bias in _mappings(f.get("biases")):
+        if isinstance(bias.get("classes"), list):
+            classes = [str(c) for c in bias["classes"]]
+            found.append((f"{bias.get('name', '')}: shares", classes,
+                          dict(bias.get("shares") or {}), None,
+                          {c: 1 / len(classes) for c in classes}))
+    charts = []
+    for title, choices, shares, counts, ideal in found[:6]:
+        intervals = None
+        if counts:
+            n = sum(int(k) for k in counts.values())
+            intervals = {}
+            for c in choices:
+                if n:
+                    e = wilson_interval(int(counts.get(c, 0)), n, level)
+                    intervals[c] = (e.low, e.high)
+        chart = share_bars(choices, shares, intervals, ideal, counts=counts, title=title)
+        extra = []
+        if isinstance(distribution, Mapping) and not title:
+            if distribution.get("filtered"):
+                extra.append(f"{distribution['filtered']} filtered out")
+            if distribution.get("abstentions"):
+                extra.append(f"{distribution['abstentions']} abstained")
+        caption = "shares against the ideal" + (f" ({', '.join(extra)})" if extra else "")
+        charts.append(f'<figure class="chart-box"><figcaption>{escape(caption)}</figcaption>'
+                      f'{chart}</figure>')
+    return charts
+
+
+# -- the image grid ---------------------------------------------------------------------------
+
+
+class Pills:
+    """One background colour per distinct answer across the report."""
+
+    def __init__(self) -> None:
+        self.colours: dict[str, str] = {}
+
+    def __call__(self, label: str) -> str:
+        if label not in self.colours:
+            self.colours[label] = PALETTE[len(self.colours) % len(PALETTE)]
+        return self.colours[label]
+
+
+class Thumbnails:
+    """Cached images as data URIs, each read and encoded once; None for a missing one."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.missing = 0
+        self._uris: dict[str, tuple[str, int, int] | None] = {}
+
+    def __call__(self, key: Any) -> tuple[str, int, int] | None:
+        key = str(key)
+        if key not in self._uris:
+            self._uris[key] = self._load(key)
+            self.missing += self._uris[key] is None
+        return self._uris[key]
+
+    def _load(self, key: str) -> tuple[str, int, int] | None:
+        if self.root is None or not IMAGE_KEY.fullmatch(key):
+            return None
+        path = self.root / "images" / key[:2] / f"{key}.png"
+        try:
+            from PIL import Image
+
+            with Image.open(path) as opened:
+                image = opened.convert("RGB")
+        except (OSError, ValueError, SyntaxError):  # absent, unreadable or not an image
+            return None
+        buffer = io.BytesIO()
+        if max(image.size) <= THUMB_PX:
+            image.save(buffer, "PNG", optimize=True)
+            kind = "png"
+        else:
+            image.thumbnail((THUMB_PX, THUMB_PX))
+            image.save(buffer, "JPEG", quality=82)
+            kind = "jpeg"
+        data = base64.b64encode(buffer.getvalue()).decode("ascii")
+        return f"data:image/{kind};base64,{data}", image.size[0], image.size[1]
+
+
+def _gallery(gallery: Mapping[str, Any], row: ReportRow, thumbnails: Thumbnails,
+             pills: Pills) -> str:
+    axes = [str(a) for a in gallery.get("axes") or []]
+    named = [a for a in axes if a] or [row.about or row.axis or "answer"]
+    groups = [g for g in gallery.get("groups") or [] if isinstance(g, Mapping)]
+    blocks = [_group(g, thumbnails, pills) for g in groups]
+    total = int(gallery.get("prompts") or len(groups))
+    more = (f'<p class="muted small">{total - len(groups)} more prompts not shown</p>'
+            if total > len(groups) else "")
+    return (f'<div class="gallery"><h3>What the judges saw</h3><p class="muted small">labels: '
+            f'{escape(" · ".join(named))}; the first {escape(gallery.get("per_prompt", ""))} '
+            f'images of each prompt</p><div class="groups">{"".join(blocks)}</div>{more}</div>')
+
+
+def _group(group: Mapping[str, Any], thumbnails: Thumbnails, pills: Pills) -> str:
+    images = [i for i in group.get("images") or [] if isinstance(i, Mapping)]
+    role = str(group.get("role") or "")
+    badge = f' <span class="role {escape(role)}">{escape(role)}</span>' if role else ""
+    tiles = "".join(_tile(image, thumbnails, pills) for image in images)
+    n = group.get("n", len(images))
+    return (f'<div class="group"><h4>{escape(group.get("prompt", ""))}{badge}</h4>'
+            f'<p class="muted small">{len(images)} of {escape(n)} images</p>'
+            f'<div class="grid">{tiles}</div></div>')
+
+
+def _tile(image: Mapping[str, Any], thumbnails: Thumbnails, pills: Pills) -> str:
+    labels = [str(label) for label in image.get("labels") or [] if label is not None]
+    mark = str(image.get("mark") or "")
+    if mark not in ("filtered", "abstained"):
+        mark = ""
+    words = "".join(f'<span class="pill" style="background:{pills(label)}">{escape(label)}'
+                    f'</span>' for label in labels)
+    if mark:
+        words += f'<span class="pill mark">{mark}</span>'
+    alt = escape(" · ".join(labels + ([mark] if mark else [])) or "no answer")
+    found = thumbnails(image.get("key", ""))
+    if found is None:
+        picture = f'<div class="missing" title="{escape(image.get("key", ""))}">not in cache</div>'
+    else:
+        uri, width, height = found
+        small = ' class="pixel"' if max(width, height) <= 64 else ""
+        picture = f'<img{small} src="{uri}" alt="{alt}" width="84" height="84">'
+    return (f'<figure class="tile {mark}">{picture}<figcaption>{words or "–"}</figcaption>'
+            f'</figure>')
+
+
+CSS = """
+:root { color-scheme: light; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #f6f8fa; color: #1f2328;
+       font: 14px/1.45 system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; }
+main { max-width: 1360px; margin: 0 auto; padding: 24px 28px 48px; }
+header h1 { margin: 0 0 4px; font-size: 26px; }
+h2 { font-size: 18px; margin: 0 0 6px; }
+h3 { font-size: 14px; margin: 14px 0 6px; color: #424a53; }
+h4 { font-size: 13px; margin: 0 0 2px; font-weight: 600; }
+.meta, .muted { color: #57606a; }
+.small { font-size: 12px; }
+.tally { font-size: 15px; margin: 10px 0 18px; }
+.tally .badge { margin-left: 6px; }
+section { background: #fff; border: 1px solid #d0d7de; border-radius: 8px;
+          padding: 16px 20px; margin: 0 0 18px; }
+section.attention { border-left: 5px solid #c62828; }
+.badge { display: inline-block; padding: 1px 9px; border-radius: 12px; font-size: 12px;
+         font-weight: 600; vertical-align: 2px; white-space: nowrap; }
+.badge.pass { background: #dafbe1; color: #116329; }
+.badge.fail, .badge.error { background: #c62828; color: #fff; }
+.badge.xfail { background: #ede9fe; color: #5b21b6; }
+.badge.xpass { background: #fb8c00; color: #fff; }
+.badge.undecided { background: #fff4d6; color: #7a4d00; border: 1px dashed #b26a00; }
+.run-grid { display: grid; grid-template-columns: minmax(0, 1.6fr) minmax(0, 1fr); gap: 4px 28px; }
+table { border-collapse: collapse; }
+table.plain td, table.plain th { border-bottom: 1px solid #eaeef2; padding: 3px 8px;
+                                 text-align: left; vertical-align: top; font-size: 12.5px; }
+table.plain thead th { color: #57606a; font-weight: 600; }
+table.settings th { font-weight: 500; color: #424a53; white-space: nowrap; }
+td.path { overflow-wrap: anywhere; }
+code.fp { font-size: 11px; overflow-wrap: anywhere; color: #424a53; }
+table.toc { width: 100%; }
+table.toc th, table.toc td { padding: 5px 8px; border-bottom: 1px solid #eaeef2;
+                             text-align: left; vertical-align: top; }
+table.toc thead th { font-size: 12px; color: #57606a; }
+table.toc td.num, table.toc th.num { text-align: right; font-variant-numeric: tabular-nums;
+                                     white-space: nowrap; }
+a { color: #0969da; text-decoration: none; }
+a:hover { text-decoration: underline; }
+.where { font-weight: 400; color: #424a53; }
+p.figure { margin: 6px 0; font-variant-numeric: tabular-nums; }
+p.reason { margin: 6px 0; color: #c62828; font-weight: 600; }
+pre.message { background: #f6f8fa; border: 1px solid #eaeef2; border-radius: 6px;
+               padding: 10px 12px; font-size: 12px; line-height: 1.45; white-space: pre-wrap;
+               word-break: break-word; margin: 8px 0; }
+.charts { display: flex; flex-wrap: wrap; gap: 10px 28px; align-items: flex-start; }
+figure { margin: 0; }
+.chart-box figcaption { font-size: 12px; color: #57606a; margin: 6px 0 2px; }
+svg.chart { max-width: 100%; height: auto; }
+table.heatmap { margin: 4px 0; }
+table.heatmap th { font-size: 12px; font-weight: 600; padding: 4px 10px; text-align: center; }
+table.heatmap th[scope=row] { text-align: right; }
+table.heatmap th.corner { color: #57606a; font-weight: 400; font-size: 11px; }
+table.heatmap td { width: 128px; height: 52px; text-align: center; font-size: 13px;
+                   border: 2px solid #fff; font-variant-numeric: tabular-nums; }
+table.heatmap td small { font-size: 11px; }
+.legend { display: flex; gap: 10px; align-items: center; font-size: 12px; margin: 6px 0; }
+.legend .gradient { display: inline-block; width: 240px; height: 12px; border-radius: 2px; }
+.groups { display: flex; flex-wrap: wrap; gap: 12px 14px; align-items: flex-start; }
+.gallery .group { width: 400px; border: 1px solid #eaeef2; border-radius: 6px; padding: 8px;
+                  background: #fbfcfd; }
+.gallery h4 { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px;
+             word-break: break-word; }
+.gallery .group p { margin: 0 0 6px; }
+.role { font-family: system-ui, sans-serif; font-size: 11px; padding: 0 6px; border-radius: 8px;
+        background: #eaeef2; color: #424a53; font-weight: 500; }
+.role.baseline { background: #fff1e5; color: #8a4600; }
+.role.candidate { background: #ddf4ff; color: #0550ae; }
+.grid { display: grid; grid-template-columns: repeat(4, 90px); gap: 6px; }
+.tile { width: 90px; border: 1px solid #d0d7de; border-radius: 5px; padding: 2px;
+        background: #fff; }
+.tile img, .tile .missing { display: block; width: 84px; height: 84px; object-fit: contain;
+                            border-radius: 3px; background: #f6f8fa; }
+.tile img.pixel { image-rendering: pixelated; }
+.tile .missing { display: flex; align-items: center; justify-content: center; color: #8c959f;
+                 font-size: 11px; border: 1px dashed #d0d7de; }
+.tile figcaption { display: flex; flex-wrap: wrap; gap: 3px; margin-top: 3px; min-height: 18px; }
+.pill { font-size: 10.5px; line-height: 15px; padding: 0 4px; border-radius: 7px;
+        color: #1f2328; white-space: nowrap; }
+.pill.mark { background: #fff; border: 1px dashed #8c959f; color: #57606a; }
+.tile.filtered img, .tile.abstained img { opacity: 0.45; filter: grayscale(0.7); }
+.tile.filtered { border-style: dashed; }
+footer { font-size: 12px; margin-top: 8px; }
+"""

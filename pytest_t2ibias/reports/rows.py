@@ -1,0 +1,160 @@
+"""Report rows: one judged item as plain builtins, their tally, and the JSON report."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
+
+REPORT_SCHEMA_VERSION = 2
+"""docs/report-schema.md; 2 added the run header, check ids, pytest status, a margin that is
+positive within the limit, the gate's confidence (null for point decisions) and errors."""
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One judged figure, as plain builtins (xdist workers send these to the controller)."""
+
+    nodeid: str
+    check: str
+    subject: str
+    axis: str
+    value: float
+    low: float
+    high: float
+    n: int
+    confidence: float
+    threshold: float
+    passed: bool
+    figures: dict[str, Any]
+    check_id: str = ""
+    """The suite's check id (a Python test: its function name)."""
+    status: str = ""
+    """pytest's word: passed, failed, xfailed, xpassed or error."""
+    outcome: str = ""
+    """What the interval said: pass, fail, inconclusive (error: no figure)."""
+    margin: float | None = None
+    """How far inside its limit the figure is: positive within, negative beyond."""
+    gate_confidence: float | None = None
+    """The level the gate decided at; None for a point decision."""
+    about: str = ""
+    """What the figure is about: the axis, or "gender -> age" for IS and regression checks."""
+    reason: str = ""
+    """Why it failed: beyond the limit, inconclusive (burden), an alert, or the error."""
+    message: str = ""
+    """The verdict's whole message (what a failing test prints); empty for an error."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ReportRow:
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, check: dict[str, Any]) -> ReportRow:
+        """A row back from a JSON report's ``checks`` entry (``to_json``; version 1 too)."""
+        def number(key: str) -> float:  # a hand-edited file may hold anything: NaN then
+            value = check.get(key)
+            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+            return float(value) if numeric else float("nan")
+
+        def optional(key: str) -> float | None:
+            return None if check.get(key) is None else number(key)
+
+        v2 = "interval_confidence" in check
+        return cls(nodeid=str(check.get("nodeid", "")), check=str(check.get("check") or
+                                                                  check.get("kind") or ""),
+                   subject=str(check.get("subject", "")), axis=str(check.get("axis", "")),
+                   value=number("value"), low=number("low"), high=number("high"),
+                   n=check["n"] if isinstance(check.get("n"), int) else 0,
+                   confidence=number("interval_confidence" if v2 else "confidence"),
+                   threshold=number("threshold"), passed=bool(check.get("passed")),
+                   figures=dict(check["figures"]) if isinstance(check.get("figures"), dict) else {},
+                   check_id=str(check.get("check_id", "")), status=str(check.get("status", "")),
+                   outcome=str(check.get("outcome", "")), margin=optional("margin"),
+                   gate_confidence=optional("confidence") if v2 else None,
+                   about=str(check.get("about", "")), reason=str(check.get("reason", "")),
+                   message=str(check.get("message", "")))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as the report schema has it (docs/report-schema.md)."""
+        return _finite({
+            "nodeid": self.nodeid, "check_id": self.check_id, "kind": self.check,
+            "check": self.check, "subject": self.subject, "axis": self.axis,
+            "about": self.about, "status": self.status, "outcome": self.outcome,
+            "passed": self.passed, "value": self.value, "low": self.low, "high": self.high,
+            "n": self.n, "confidence": self.gate_confidence,
+            "interval_confidence": self.confidence, "threshold": self.threshold,
+            "margin": self.margin, "burden": self.figures.get("burden"),
+            "reason": self.reason, "message": self.message, "figures": self.figures,
+        })
+
+
+def tally(rows: Sequence[ReportRow]) -> dict[str, int]:
+    """Rows by pytest status, plus how many interval decisions were inconclusive."""
+    counts = {status: sum(row.status == status for row in rows) for status in STATUSES}
+    counts["inconclusive"] = sum(row.outcome == "inconclusive" for row in rows)
+    return counts
+
+
+def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, int],
+               run: dict[str, Any] | None = None) -> None:
+    judged = [row for row in rows if row.status != "error"]
+    payload = {
+        "schema": "pytest-t2ibias report",
+        "version": REPORT_SCHEMA_VERSION,
+        "run": run or {},
+        "summary": tally(rows),
+        "checks": [row.to_json() for row in rows],
+        "passed": sum(row.passed for row in judged),
+        "failed": sum(not row.passed for row in judged),
+        "work": counters,
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(payload, indent=2, default=_jsonable))
+
+
+def read_json(path: str | Path) -> tuple[list[ReportRow], dict[str, Any]]:
+    """A saved JSON report's rows and run header (``write_json``), e.g. to write its HTML."""
+    try:
+        payload = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"cannot read the JSON report {path}: {error}") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("checks"), list):
+        raise ValueError(f"{path} is not a pytest-t2ibias JSON report (no 'checks' list)")
+    return ([ReportRow.from_json(check) for check in payload["checks"]],
+            payload.get("run") or {})
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return str(value)
+
+
+def _finite(value: Any) -> Any:
+    """NaN -> None, recursively (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def one_line(rows: Sequence[ReportRow]) -> str:
+    """The summary under -q: ``t2ibias: 12 results: 8 passed, 2 xfailed, ...``."""
+    counts = tally(rows)
+    parts = [f"{counts[s]} {s if s != 'error' else 'errors'}" for s in STATUSES if counts[s]]
+    if counts["inconclusive"]:
+        parts.append(f"{counts['inconclusive']} inconclusive")
+    return f"t2ibias: {len(rows)} results: " + ", ".join(parts)

@@ -1,0 +1,184 @@
+"""What the cache holds, and giving space back: ``python -m pytest_t2ibias cache stats|prune``.
+
+The cache (``_cache.Cache``) is content-addressed, so any entry can go: a later run computes
+it again. Pruning removes the least recently used first. "Used" is the later of a file's
+access and modification times: reads update the access time on most mounts only once a day
+(``relatime``) and never under ``noatime``, where it falls back to when the entry was written.
+An image or answer is deleted only under its key's claim (``Cache.claim``), so an entry a
+running process is computing or quarantining is never touched: it is skipped and counted.
+Probes (``probes/<axis>-<key>/``, BGPS) are whole directories and have no claims; temp
+files of writes in progress and locks (``locks/``, ``*.lock``) are neither counted nor pruned.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cache import Cache
+
+KINDS = ("images", "answers", "probes", "other")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "t": 1024 ** 4}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing in the cache: a file (an image, an answer) or a probe's directory."""
+
+    path: Path
+    kind: str
+    size: int
+    used: float
+    """When it was last read or written (seconds since the epoch)."""
+    key: str | None = None
+    """The cache key whose claim guards it (images and answers)."""
+    prunable: bool = True
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    root: Path
+    entries: dict[str, int]
+    size: dict[str, int]
+    oldest: float | None
+    newest: float | None
+
+    @property
+    def total_entries(self) -> int:
+        return sum(self.entries.values())
+
+    @property
+    def total_size(self) -> int:
+        return sum(self.size.values())
+
+
+@dataclass
+class Pruned:
+    """What a prune removed (or, dry, would remove) and what it had to keep."""
+
+    removed: list[Entry] = field(default_factory=list)
+    claimed: list[Entry] = field(default_factory=list)
+    """Entries it chose but left: another process held their key's claim."""
+    remaining: int = 0
+    """Bytes left in the cache afterwards."""
+
+    @property
+    def freed(self) -> int:
+        return sum(entry.size for entry in self.removed)
+
+
+def entries(root: Path) -> list[Entry]:
+    """Every entry under ``root``: ``images/ab/<key>.png``, ``answers/ab/<key>.json``, probe
+    directories, and anything else (``corrupt/``, stray files) as ``other``."""
+    root = Path(root)
+    found: list[Entry] = []
+    for top in sorted(root.iterdir()) if root.is_dir() else []:
+        if top.name == "locks":
+            continue
+        if top.name == "probes" and top.is_dir():
+            found += [_directory(probe) for probe in sorted(top.iterdir()) if probe.is_dir()]
+            found += [_file(p, "other") for p in sorted(top.iterdir()) if p.is_file()]
+            continue
+        kind, suffix = {"images": ("images", ".png"), "answers": ("answers", ".json")}.get(
+            top.name, ("other", None))
+        for path in sorted(top.rglob("*")) if top.is_dir() else [top]:
+            if not path.is_file() or path.suffix == ".lock":  # a lock is no entry
+                continue
+            if suffix and path.suffix == suffix and not path.name.startswith("."):
+                found.append(_file(path, kind, key=path.stem))
+            else:
+                found.append(_file(path, "other"))
+    return found
+
+
+def _file(path: Path, kind: str, key: str | None = None) -> Entry:
+    stat = path.stat()
+    in_progress = path.name.startswith(".") and path.name.endswith(".tmp")
+    return Entry(path, kind, stat.st_size, max(stat.st_atime, stat.st_mtime), key,
+                 prunable=not in_progress)
+
+
+def _directory(path: Path) -> Entry:
+    stats = [p.stat() for p in path.rglob("*") if p.is_file()] or [path.stat()]
+    in_progress = path.name.startswith(".")  # a probe being staged (load_or_train_probe)
+    return Entry(path, "probes", sum(s.st_size for s in stats),
+                 max(max(s.st_atime, s.st_mtime) for s in stats), prunable=not in_progress)
+
+
+def cache_stats(root: Path) -> CacheStats:
+    """Entries and bytes by kind, and the least and most recently used entry's time."""
+    found = entries(root)
+    used = [entry.used for entry in found]
+    return CacheStats(Path(root), {k: sum(e.kind == k for e in found) for k in KINDS},
+                      {k: sum(e.size for e in found if e.kind == k) for k in KINDS},
+                      min(used, default=None), max(used, default=None))
+
+
+def prune(root: Path, *, older_than_days: float | None = None, max_size: int | None = None,
+          dry_run: bool = False, now: float | None = None) -> Pruned:
+    """Remove entries unused for ``older_than_days``, then the least recently used until the
+    cache holds at most ``max_size`` bytes; ``dry_run`` says what would go and removes nothing.
+    Each image or answer is removed holding its claim; one claimed elsewhere is kept."""
+    now = time.time() if now is None else now
+    found = entries(root)
+    total = sum(entry.size for entry in found)
+    cache = Cache(Path(root))
+    result = Pruned()
+    cutoff = None if older_than_days is None else now - older_than_days * 86400
+    for entry in sorted((e for e in found if e.prunable), key=lambda e: (e.used, str(e.path))):
+        too_old = cutoff is not None and entry.used < cutoff
+        too_big = max_size is not None and total > max_size
+        if not (too_old or too_big):
+            continue
+        if _remove(cache, entry, dry_run):
+            result.removed.append(entry)
+            total -= entry.size
+        else:
+            result.claimed.append(entry)
+    result.remaining = total
+    return result
+
+
+def _remove(cache: Cache, entry: Entry, dry_run: bool) -> bool:
+    """Remove one entry under its key's claim; False when another process holds the claim."""
+    claim = cache.claim(entry.key) if entry.key else None
+    if entry.key and claim is None:
+        return False
+    try:
+        if not dry_run:
+            if entry.path.is_dir():
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry.path)
+                except FileNotFoundError:
+                    pass  # another prune was first
+        return True
+    finally:
+        if claim is not None:
+            claim.release()
+
+
+def parse_size(text: str) -> int:
+    """``500M``, ``2G``, ``1.5GiB``, ``300k`` or plain bytes (K, M, G, T are powers of 1024)."""
+    match = _SIZE.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a size; use bytes or a number with K, M, G or T "
+                         f"(powers of 1024), e.g. 500M or 2G")
+    number, unit = float(match.group(1)), match.group(2).lower()
+    return int(number * _UNITS[unit])
+
+
+def human_size(size: int) -> str:
+    """Bytes for people: ``1.4 GiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"

@@ -1,0 +1,395 @@
+"""Content-addressed disk cache for generated images and scored answers.
+
+Keys are hashes of everything that determines the value (see ``image_key``/``answer_key``),
+so a cached entry is never stale: change the weights, steps, seed or prompt and the key
+changes. Writes are atomic (temp file + ``os.replace``), so pytest-xdist workers and
+concurrent runs can share one directory; temp files a killed process left behind are swept
+when the cache is first written. A process computing an entry holds a *claim* on its key
+(a file lock under ``locks/``, released by the OS if the process dies), so others wait for
+it instead of computing the same image twice.
+
+A corrupt entry (unreadable, wrong-typed, or an image whose pixels no longer match the
+content hash stored in its PNG) is moved aside to ``corrupt/`` (never deleted) and recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import math
+import os
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import filelock
+from PIL import Image, PngImagePlugin
+
+from .._types import ImageRequest
+from ..errors import CacheError
+
+if TYPE_CHECKING:
+    from .._settings import Settings
+    from .remote import RemoteCache
+
+log = logging.getLogger("pytest_t2ibias.cache")
+
+CACHE_VERSION = 1
+LOCK_WAIT_LOG_SECONDS = 10.0
+LOCK_GIVE_UP_SECONDS = 600.0
+STALE_TMP_SECONDS = 600.0
+"""A temp file this old was left by a killed writer (a live one renames it within seconds)."""
+CONTENT_HASH_TEXT = "content_hash"
+"""PNG text chunk holding ``content_hash`` of the pixels, checked on every read."""
+
+
+class CacheWarning(UserWarning):
+    """A cache entry could not be read; it was moved aside and will be recomputed."""
+
+
+def _hash(*parts: Any) -> str:
+    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def image_key(generator_fingerprint: str, request: ImageRequest) -> str:
+    """Generator fingerprint (weights, pipeline, scheduler, default sampling, dtype) + prompt +
+    seed + index + the request's sampling (steps, guidance, size, scheduler)."""
+    return _hash("image", CACHE_VERSION, generator_fingerprint, request.prompt, request.seed,
+                 request.index, request.sampling)
+
+
+def answer_key(
+    content_hash: str,
+    answerer_fingerprint: str,
+    question: str,
+    choices: tuple[str, ...],
+    statements: tuple[str, ...] | None,
+) -> str:
+    """Image content + extractor fingerprint + question + choices (+ statements)."""
+    return _hash("answer", CACHE_VERSION, content_hash, answerer_fingerprint, question,
+                 list(choices), list(statements) if statements else None)
+
+
+def content_hash(image: Image.Image) -> str:
+    """Hash of the decoded pixels, so an image hashes the same before and after a PNG trip."""
+    rgb = image.convert("RGB")
+    digest = hashlib.sha256(f"{rgb.size[0]}x{rgb.size[1]}:".encode())
+    digest.update(rgb.tobytes())
+    return digest.hexdigest()
+
+
+class Cache:
+    """A directory of ``images/ab/<key>.png`` and ``answers/ab/<key>.json``.
+
+    ``read=False`` (``--t2i-refresh``) recomputes and overwrites what was there before it
+    opened (entries other processes of the same run wrote since are read, so ``-n 4
+    --t2i-refresh`` still computes each once); a ``Cache`` with ``root=None``
+    (``--t2i-no-cache``) neither reads nor writes. Claims on keys being
+    computed live in ``locks/ab/<key>.lock``, out of the entries' folders.
+    """
+
+    def __init__(self, root: Path | None, *, read: bool = True,
+                 remote: RemoteCache | None = None) -> None:
+        self.root = Path(root) if root is not None else None
+        self.read = read and root is not None
+        self.remote = remote if root is not None else None
+        """A shared tier read through on a local miss and written behind every write."""
+        self._opened_at = time.time()
+        self._ready = False
+        self._held: dict[str, filelock.BaseFileLock] = {}  # key -> lock of a claim we hold
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Cache:
+        """The cache the options describe: ``--t2i-cache-dir``, ``--t2i-no-cache``,
+        ``--t2i-refresh`` and ``--t2i-cache-remote``."""
+        remote = None
+        if settings.cache_remote and not settings.no_cache:
+            from .remote import RemoteCache
+
+            try:
+                remote = RemoteCache(settings.cache_remote)
+            except (ValueError, ImportError, OSError) as exc:
+                raise CacheError(f"--t2i-cache-remote={settings.cache_remote}: {exc}") from None
+        return cls(None if settings.no_cache else settings.cache_dir, read=not settings.refresh,
+                   remote=remote)
+
+    @property
+    def enabled(self) -> bool:
+        return self.root is not None
+
+    def _path(self, kind: str, key: str, suffix: str) -> Path:
+        assert self.root is not None
+        return self.root / kind / key[:2] / f"{key}{suffix}"
+
+    # -- images ---------------------------------------------------------------------------
+
+    def get_image(self, key: str) -> Image.Image | None:
+        path = self._path("images", key, ".png") if self.enabled else None
+        seen = self._readable(path) if path is not None else None
+        if path is None or seen is None:
+            return None
+        try:
+            with Image.open(path) as opened:
+                opened.load()
+                stored_hash = getattr(opened, "text", {}).get(CONTENT_HASH_TEXT)
+                image = opened.convert("RGB")
+        except FileNotFoundError:  # another process moved it aside meanwhile
+            return None
+        except (OSError, ValueError, SyntaxError) as exc:
+            self._quarantine(key, path, exc, seen)
+            return None
+        if stored_hash is not None and content_hash(image) != stored_hash:
+            self._quarantine(key, path, ValueError("pixels do not match the stored content hash"),
+                             seen)
+            return None
+        return image
+
+    def put_image(self, key: str, image: Image.Image, request: ImageRequest,
+                  image_hash: str | None = None) -> None:
+        """Store ``image`` (its ``content_hash``, if the caller has it, saves hashing again)."""
+        if not self.enabled:
+            return
+        image = image.convert("RGB")
+        info = PngImagePlugin.PngInfo()  # so a person opening the PNG sees where it came from
+        info.add_text("prompt", request.prompt)
+        info.add_text("seed", str(request.seed))
+        info.add_text("index", str(request.index))
+        info.add_text(CONTENT_HASH_TEXT, image_hash or content_hash(image))
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG", pnginfo=info)
+        self._write(self._path("images", key, ".png"), buffer.getvalue())
+
+    # -- answers --------------------------------------------------------------------------
+
+    def get_answer(self, key: str) -> dict[str, Any] | None:
+        path = self._path("answers", key, ".json") if self.enabled else None
+        seen = self._readable(path) if path is not None else None
+        if path is None or seen is None:
+            return None
+        try:
+            record = json.loads(path.read_text())
+            _check_answer(record)
+            return record
+        except FileNotFoundError:  # another process moved it aside meanwhile
+            return None
+        except (OSError, ValueError) as exc:
+            self._quarantine(key, path, exc, seen)
+            return None
+
+    def put_answer(self, key: str, record: dict[str, Any]) -> None:
+        if self.enabled:
+            self._write(self._path("answers", key, ".json"), json.dumps(record).encode())
+
+    def _readable(self, path: Path) -> os.stat_result | None:
+        """The entry's stat if present and (under ``--t2i-refresh``) written after this cache
+        was opened; the stat identifies the version read, should it need quarantining."""
+        try:
+            stat = path.stat()
+        except OSError:  # absent here: perhaps in the remote tier
+            stat = self._fetch(path)
+            if stat is None:
+                return None
+        return stat if self.read or stat.st_mtime >= self._opened_at else None
+
+    def _fetch(self, path: Path) -> os.stat_result | None:
+        """Copy an entry the remote tier has into the local directory (not under refresh)."""
+        if self.remote is None or not self.read:
+            return None
+        payload = self.remote.fetch(path.relative_to(self.root).as_posix())
+        if payload is None:
+            return None
+        self._write(path, payload, push=False)
+        return path.stat()
+
+    # -- claims ---------------------------------------------------------------------------
+
+    def claim(self, key: str) -> Claim | None:
+        """Claim ``key`` for computing it, without waiting: None when another process has it.
+
+        Release the claim after writing the entry; meanwhile other processes that want the
+        entry wait in ``wait_for`` and then read it instead of computing it again.
+        """
+        if not self.enabled or key in self._held:  # ours already: never wait on ourselves
+            return Claim(None)
+        self.prepare()
+        # released by the request layer's writer thread, once the entry is written
+        lock = filelock.FileLock(str(self._lock_path(key)), thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            return None
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        self._held[key] = lock
+        return Claim(lambda: self._release(key))
+
+    def wait_for(self, key: str) -> None:
+        """Block until no process holds a claim on ``key`` (logging while waiting)."""
+        if not self.enabled:
+            return
+        try:
+            with locked(self._lock_path(key), lock_file=self._lock_path(key)):
+                pass
+        except filelock.Timeout:
+            log.warning("gave up waiting for %s after %.0f s; computing it here",
+                        self._lock_path(key), LOCK_GIVE_UP_SECONDS)
+
+    def _release(self, key: str) -> None:
+        lock = self._held.pop(key, None)
+        if lock is not None:
+            lock.release()
+
+    def _lock_path(self, key: str) -> Path:
+        assert self.root is not None
+        return self.root / "locks" / key[:2] / f"{key}.lock"
+
+    # -- mechanics ------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Create the directory (once), check it is writable, sweep stale temp files.
+
+        Called before the first write or claim, not on reads: a warm read-only cache can
+        still serve a run that computes nothing.
+        """
+        if self._ready or self.root is None:
+            return
+        try:
+            for folder in ("images", "answers", "locks"):
+                (self.root / folder).mkdir(parents=True, exist_ok=True)
+            probe = self.root / "locks" / f".probe-{os.getpid()}.tmp"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        self._sweep_stale_tmp()
+        self._ready = True
+
+    def _unusable(self, exc: OSError) -> CacheError:
+        reason = exc.strerror or str(exc)
+        where = f": {exc.filename}" if exc.filename else ""
+        return CacheError(
+            f"cache directory {self.root} (--t2i-cache-dir) cannot be written ({reason}{where}); "
+            f"point --t2i-cache-dir (or the ini key t2i_cache_dir) at a writable directory, "
+            f"or run with --t2i-no-cache"
+        )
+
+    def _sweep_stale_tmp(self) -> None:
+        """Remove temp files a killed writer left (``kill -9`` between write and rename)."""
+        assert self.root is not None
+        cutoff = time.time() - STALE_TMP_SECONDS
+        for folder in ("images", "answers"):
+            for tmp in (self.root / folder).glob("*/.*.tmp"):
+                try:
+                    if tmp.stat().st_mtime < cutoff:
+                        tmp.unlink()
+                        log.info("removed stale temp file %s", tmp)
+                except OSError:
+                    pass  # another process swept it first
+
+    def _write(self, path: Path, payload: bytes, *, push: bool = True) -> None:
+        self.prepare()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(path, payload)
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        if push and self.remote is not None:
+            self.remote.push(path.relative_to(self.root).as_posix(), payload)
+
+    def _quarantine(self, key: str, path: Path, error: Exception, seen: os.stat_result) -> None:
+        """Move the bad version ``seen`` of an entry to ``corrupt/``, under its key's claim
+        and only if it is still that version: a good entry another process wrote since is
+        never the one moved."""
+        assert self.root is not None
+        target = self.root / "corrupt" / f"{path.name}.{int(time.time() * 1000)}"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if key in self._held:
+                _move_if_unchanged(path, target, seen)
+            else:
+                self.prepare()
+                with locked(self._lock_path(key), lock_file=self._lock_path(key)):
+                    _move_if_unchanged(path, target, seen)
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        warnings.warn(
+            CacheWarning(f"corrupt cache entry {path} ({error}); moved to {target}, recomputing"),
+            stacklevel=3,
+        )
+
+
+class Claim:
+    """The right to compute one entry; ``release()`` once it is written (or given up)."""
+
+    def __init__(self, release: Callable[[], None] | None) -> None:
+        self._release = release
+
+    def release(self) -> None:
+        if self._release is not None:
+            self._release()
+            self._release = None
+
+
+def _move_if_unchanged(path: Path, target: Path, seen: os.stat_result) -> None:
+    try:
+        now = path.stat()
+    except FileNotFoundError:
+        return
+    if (now.st_ino, now.st_mtime_ns, now.st_size) == (seen.st_ino, seen.st_mtime_ns, seen.st_size):
+        os.replace(path, target)
+
+
+def _check_answer(record: Any) -> None:
+    """A cached answer is ``{"probabilities": [number or null, ...], ...}``; else ValueError."""
+    if not isinstance(record, dict) or "probabilities" not in record:
+        raise ValueError("no 'probabilities' field")
+    probabilities = record["probabilities"]
+    if not isinstance(probabilities, list) or not all(
+            p is None or (isinstance(p, (int, float)) and not isinstance(p, bool)
+                          and math.isfinite(p)) for p in probabilities):
+        raise ValueError(f"'probabilities' must be a list of numbers or nulls, "
+                         f"got {str(probabilities)[:80]}")
+
+
+def write_atomically(path: Path, payload: bytes) -> None:
+    """Temp file + ``os.replace``: readers see the old file or the new, never half of one.
+    Hold ``locked(path)`` around it when other processes may write the same path."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class locked:  # lower case: used like a function, ``with locked(path):``
+    """A file lock on ``<path>.lock`` (or ``lock_file``) that logs while it waits instead of
+    hanging silently."""
+
+    def __init__(self, path: Path, *, lock_file: Path | None = None) -> None:
+        self.lock = filelock.FileLock(str(lock_file) if lock_file else str(path) + ".lock")
+
+    def __enter__(self) -> None:
+        waited = 0.0
+        while True:
+            try:
+                self.lock.acquire(timeout=LOCK_WAIT_LOG_SECONDS)
+                return
+            except filelock.Timeout:
+                waited += LOCK_WAIT_LOG_SECONDS
+                if waited >= LOCK_GIVE_UP_SECONDS:
+                    raise
+                log.warning("still waiting for lock %s (%.0f s)", self.lock.lock_file, waited)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.lock.release()

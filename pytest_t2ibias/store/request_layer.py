@@ -1,0 +1,266 @@
+"""The one door to generation and answering: dedupe, look up the cache, batch the misses.
+
+Every image and answer any test needs passes through ``RequestLayer``. Identical requests
+from different tests are served once per process (memo) and once ever (disk cache). A later
+planner can hand the layer every request of the selected items up front (``images`` and
+``answers`` take whole lists), so batches are as full as they can be.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+import numpy as np
+
+from .._types import ABSTAINED, Answers, GeneratedImage, ImageRequest, ImageSet
+from ..backends._base import Answerer, Generator
+from .cache import Cache, Claim, answer_key, content_hash, image_key
+from .write_behind import WriteBehind
+
+
+@dataclass
+class Counters:
+    """What a session really computed; a warm second run shows zeros here."""
+
+    images_generated: int = 0
+    images_from_cache: int = 0
+    answers_scored: int = 0
+    answers_from_cache: int = 0
+
+
+class Progress(Protocol):
+    """Shown while work is computed (``progress.TerminalProgress`` on a terminal)."""
+
+    def phase(self, what: str, total: int, model: str
+              ) -> AbstractContextManager[Callable[[int], None]]:
+        """A context for ``total`` entries of ``what``; its value is ``advance(n)``."""
+        ...
+
+
+class _Silent:
+    def phase(self, what: str, total: int, model: str
+              ) -> AbstractContextManager[Callable[[int], None]]:
+        return nullcontext(lambda n: None)
+
+
+T = TypeVar("T")
+
+
+class RequestLayer:
+    def __init__(self, cache: Cache, *, batch_size: int = 8, answer_batch_size: int = 64,
+                 progress: Progress | None = None):
+        self.cache = cache
+        self.batch_size = batch_size
+        """Images a generator call gets (its forward passes: the generator's own size)."""
+        self.answer_batch_size = answer_batch_size
+        """Images an answerer call gets; the answerer splits them into its own forward passes
+        (CLIP 16 by default), so small request batches no longer cap its batches."""
+        self.progress = progress or _Silent()
+        self.counters = Counters()
+        self._images: dict[str, GeneratedImage] = {}
+        self._answers: dict[str, np.ndarray] = {}
+        self._writes = WriteBehind()
+        """Cache writes and claim releases, on a thread, while the next batch computes."""
+
+    # -- images ---------------------------------------------------------------------------
+
+    def images(self, generator: Generator, requests: Sequence[ImageRequest]) -> ImageSet:
+        """The images for ``requests``, in order, generating only what no cache holds."""
+        keys = [image_key(generator.fingerprint, request) for request in requests]
+
+        def from_cache(key: str, request: ImageRequest) -> bool:
+            cached = self.cache.get_image(key)
+            if cached is not None:
+                self._images[key] = _generated(request, cached, key)
+                self.counters.images_from_cache += 1
+            return cached is not None
+
+        missing: dict[str, ImageRequest] = {}
+        for key, request in zip(keys, requests):
+            if key not in self._images and key not in missing and not from_cache(key, request):
+                missing[key] = request
+
+        def generate(batch: list[tuple[str, ImageRequest]]) -> None:
+            pictures = generator.generate([request for _, request in batch])
+            if len(pictures) != len(batch):
+                raise RuntimeError(
+                    f"generator returned {len(pictures)} images for {len(batch)} requests"
+                )
+            for (key, request), picture in zip(batch, pictures):
+                generated = _generated(request, picture.convert("RGB"), key)
+                self._images[key] = generated
+                self._behind(self.cache.put_image, key, generated.image, request,
+                             generated.content_hash)
+            self.counters.images_generated += len(batch)
+
+        self._compute_once(missing, from_cache, generate, "generating images",
+                           _model_name(generator), self.batch_size)
+        return ImageSet(tuple(self._images[key] for key in keys))
+
+    # -- answers --------------------------------------------------------------------------
+
+    def answers(
+        self,
+        answerer: Answerer,
+        images: ImageSet,
+        question: str,
+        choices: Sequence[str],
+        statements: Sequence[str] | None = None,
+        *,
+        abstain_below: float = 0.0,
+    ) -> Answers:
+        """Score ``choices`` for every image; an image whose best choice has probability
+        below ``abstain_below`` (or that could not be scored) is an abstention."""
+        choices = tuple(choices)
+        statements = tuple(statements) if statements else None
+        keys = [
+            answer_key(item.content_hash, answerer.fingerprint, question, choices, statements)
+            for item in images
+        ]
+
+        def from_cache(key: str, item: GeneratedImage) -> bool:
+            record = self.cache.get_answer(key)
+            if record is None or len(record["probabilities"]) != len(choices):
+                return False
+            self._answers[key] = np.asarray(record["probabilities"], dtype=float)
+            self.counters.answers_from_cache += 1
+            return True
+
+        missing: dict[str, GeneratedImage] = {}
+        for key, item in zip(keys, images):
+            if key not in self._answers and key not in missing and not from_cache(key, item):
+                missing[key] = item
+
+        def score(batch: list[tuple[str, GeneratedImage]]) -> None:
+            scores = np.asarray(
+                answerer.score([item.image for _, item in batch], question, list(choices),
+                               list(statements) if statements else None),
+                dtype=float,
+            )
+            if scores.shape != (len(batch), len(choices)):
+                raise RuntimeError(
+                    f"answerer returned scores of shape {scores.shape} for "
+                    f"{len(batch)} images x {len(choices)} choices"
+                )
+            for (key, _), row in zip(batch, scores):
+                self._answers[key] = row
+                self._behind(self.cache.put_answer, key, {
+                    "question": question,
+                    "choices": list(choices),
+                    "answerer": answerer.fingerprint,
+                    "probabilities": [None if np.isnan(p) else float(p) for p in row],
+                })
+            self.counters.answers_scored += len(batch)
+
+        self._compute_once(missing, from_cache, score, f"answering {question!r}",
+                           _model_name(answerer), self.answer_batch_size)
+        probabilities = np.array([self._answers[key] for key in keys], dtype=float).reshape(
+            len(keys), len(choices)
+        )
+        return Answers(
+            question=question,
+            choices=choices,
+            labels=_labels(probabilities, abstain_below),
+            probabilities=probabilities,
+            prompts=tuple(item.prompt for item in images),
+            image_keys=tuple(item.key for item in images),
+        )
+
+    def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
+                      compute: Callable[[list[tuple[str, T]]], None], what: str,
+                      model: str, batch_size: int) -> None:
+        """Compute the ``missing`` entries in batches, each once across all processes.
+
+        A key is claimed (without waiting) before it joins a batch and re-read from the cache
+        once claimed, since another process may have just written it; the batch's claims are
+        released after its entries are written (behind the next batch, ``_write_behind``).
+        Keys claimed elsewhere are waited for only after our own batches, holding no claim
+        while waiting (no deadlock), then read; one still missing (its owner failed) is
+        claimed again in the next round. Every write is done when this returns.
+        """
+        if not missing:
+            return
+        with self.progress.phase(what, len(missing), model) as advance:
+            try:
+                self._compute_claimed(missing, from_cache, compute, batch_size, advance)
+            except BaseException:
+                self._writes.wait_quietly()  # what was computed is kept; the error is the news
+                raise
+            self._writes.wait()
+
+    def _compute_claimed(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
+                         compute: Callable[[list[tuple[str, T]]], None], batch_size: int,
+                         advance: Callable[[int], None]) -> None:
+        pending = dict(missing)
+        while pending:
+            queue, deferred = deque(pending.items()), {}
+            while queue:
+                batch: list[tuple[str, T]] = []
+                claims: list[Claim] = []
+                try:
+                    while queue and len(batch) < batch_size:
+                        key, item = queue.popleft()
+                        claim = self.cache.claim(key)
+                        if claim is None:
+                            deferred[key] = item
+                            continue
+                        claims.append(claim)
+                        if from_cache(key, item):
+                            advance(1)
+                            continue
+                        batch.append((key, item))
+                    if batch:
+                        compute(batch)
+                        advance(len(batch))
+                finally:
+                    for claim in claims:
+                        self._behind(claim.release)
+            self._writes.wait()  # our claims released before we wait on other processes'
+            pending = {}
+            for key, item in deferred.items():
+                self.cache.wait_for(key)
+                if from_cache(key, item):
+                    advance(1)
+                else:
+                    pending[key] = item
+
+    def _behind(self, task: Callable[..., None], *args: object) -> None:
+        """``task(*args)`` after the writes queued so far (at once when nothing is cached)."""
+        if self.cache.enabled:
+            self._writes.submit(lambda: task(*args))
+        else:
+            task(*args)
+
+
+def _model_name(backend: object) -> str:
+    """What the progress line calls a backend: its model's name, not its whole path."""
+    model = getattr(backend, "model", None)
+    if isinstance(model, str) and model:
+        return Path(model).name if Path(model).exists() else model  # a path, or a hub id
+    return type(backend).__name__
+
+
+def _generated(request: ImageRequest, picture, key: str) -> GeneratedImage:
+    return GeneratedImage(
+        prompt=request.prompt,
+        seed=request.seed,
+        index=request.index,
+        image=picture,
+        key=key,
+        content_hash=content_hash(picture),
+    )
+
+
+def _labels(probabilities: np.ndarray, abstain_below: float) -> np.ndarray:
+    if probabilities.size == 0:
+        return np.empty(len(probabilities), dtype=int)
+    # NaN from json null (unscorable image) arrives as nan after np.asarray(float)
+    scorable = ~np.isnan(probabilities).any(axis=1)
+    best = np.argmax(np.where(np.isnan(probabilities), -np.inf, probabilities), axis=1)
+    confident = np.max(np.nan_to_num(probabilities, nan=-1.0), axis=1) >= abstain_below
+    return np.where(scorable & confident, best, ABSTAINED).astype(int)

@@ -1,0 +1,301 @@
+"""Tiny random-weight models built from config, for tests that exercise the real loading code.
+
+Each factory writes a ``save_pretrained`` directory (safetensors weights, a local word-level
+tokenizer) and returns its path; nothing is downloaded. The weights are random but fixed:
+``torch.manual_seed(seed)`` before each part, like diffusers' ``get_dummy_components``.
+The models produce meaningless outputs quickly: use them to test plumbing, not bias.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+
+from .tokenizer import build_word_tokenizer
+
+__all__ = [
+    "DEFAULT_WORDS",
+    "make_tiny_blip_vqa",
+    "make_tiny_causal_lm",
+    "make_tiny_classifier",
+    "make_tiny_clip",
+    "make_tiny_llava",
+    "make_tiny_pipeline",
+    "torch_threads",
+]
+
+DEFAULT_WORDS = (
+    "a an the photo picture of person man woman male female doctor nurse teacher musician "
+    "ceo engineer child old young is there what who in image gender age yes no"
+).split()
+"""Vocabulary of the tiny models' tokenizers; other words map to ``<unk>``."""
+
+TINY_IMAGE_SIZE = 32
+
+
+def _vocabulary(words: Iterable[str] | None, extra: Iterable[str] = ()) -> list[str]:
+    return list(DEFAULT_WORDS if words is None else words) + list(extra)
+
+
+def make_tiny_pipeline(
+    path: str | os.PathLike,
+    words: Iterable[str] | None = None,
+    seed: int = 0,
+    scheduler: str = "ddim",
+) -> Path:
+    """A ``StableDiffusionPipeline`` making 16x16 images (8x8 latents) in milliseconds a step.
+
+    ``scheduler`` is ``"ddim"`` (deterministic given the initial noise) or ``"euler_ancestral"``
+    (draws fresh noise each step from the per-image generators).
+    """
+    from diffusers import (
+        AutoencoderKL,
+        DDIMScheduler,
+        EulerAncestralDiscreteScheduler,
+        StableDiffusionPipeline,
+        UNet2DConditionModel,
+    )
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    tokenizer = build_word_tokenizer(_vocabulary(words), model_max_length=16)
+    torch.manual_seed(seed)
+    unet = UNet2DConditionModel(
+        sample_size=8,
+        in_channels=4,
+        out_channels=4,
+        block_out_channels=(8, 16),
+        layers_per_block=1,
+        norm_num_groups=4,
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        cross_attention_dim=16,
+        attention_head_dim=2,
+    )
+    schedule = dict(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", steps_offset=1)
+    if scheduler == "ddim":
+        noise_scheduler = DDIMScheduler(clip_sample=False, set_alpha_to_one=False, **schedule)
+    elif scheduler == "euler_ancestral":
+        noise_scheduler = EulerAncestralDiscreteScheduler(**schedule)
+    else:
+        raise ValueError(f"scheduler must be 'ddim' or 'euler_ancestral', got {scheduler!r}")
+    torch.manual_seed(seed)
+    vae = AutoencoderKL(
+        sample_size=16,
+        in_channels=3,
+        out_channels=3,
+        latent_channels=4,
+        block_out_channels=(8, 16),
+        norm_num_groups=4,
+        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
+    )
+    torch.manual_seed(seed)
+    text_encoder = CLIPTextModel(CLIPTextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_attention_heads=2,
+        num_hidden_layers=2,
+        max_position_embeddings=16,
+        projection_dim=16,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    ))
+    pipeline = StableDiffusionPipeline(
+        unet=unet,
+        vae=vae,
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+        scheduler=noise_scheduler,
+        safety_checker=None,
+        feature_extractor=None,
+        requires_safety_checker=False,
+    )
+    path = Path(path)
+    pipeline.save_pretrained(path, safe_serialization=True)
+    return path
+
+
+def _vision_config(**overrides) -> dict:
+    config = dict(
+        hidden_size=16,
+        intermediate_size=32,
+        num_attention_heads=2,
+        num_hidden_layers=1,
+        image_size=TINY_IMAGE_SIZE,
+        patch_size=8,
+    )
+    config.update(overrides)
+    return config
+
+
+def _text_config(tokenizer, **overrides) -> dict:
+    config = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_attention_heads=2,
+        num_hidden_layers=1,
+        max_position_embeddings=tokenizer.model_max_length,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    config.update(overrides)
+    return config
+
+
+def _image_processor_size() -> dict:
+    return dict(
+        size={"shortest_edge": TINY_IMAGE_SIZE},
+        crop_size={"height": TINY_IMAGE_SIZE, "width": TINY_IMAGE_SIZE},
+    )
+
+
+def make_tiny_clip(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
+    """A ``CLIPModel`` + ``CLIPProcessor`` (word-level tokenizer, 32x32 images)."""
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+
+    tokenizer = build_word_tokenizer(_vocabulary(words), model_max_length=16)
+    config = CLIPConfig(
+        text_config=_text_config(tokenizer),
+        vision_config=_vision_config(),
+        projection_dim=16,
+    )
+    torch.manual_seed(seed)
+    model = CLIPModel(config)
+    processor = CLIPProcessor(image_processor=CLIPImageProcessor(**_image_processor_size()), tokenizer=tokenizer)
+    path = Path(path)
+    model.save_pretrained(path, safe_serialization=True)
+    processor.save_pretrained(path)
+    return path
+
+
+def make_tiny_blip_vqa(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
+    """A ``BlipForQuestionAnswering`` + ``BlipProcessor``; the decoder starts from ``<bos>``
+    and stops at ``<eos>`` (BLIP's ``[DEC]`` and ``[SEP]``)."""
+    from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
+
+    tokenizer = build_word_tokenizer(_vocabulary(words), model_max_length=32)
+    # BLIP's default init (std 0.02) leaves random tiny models blind to the image; a wider
+    # init makes answers depend on it, so tests can tell images apart.
+    config = BlipConfig(
+        text_config=_text_config(
+            tokenizer, sep_token_id=tokenizer.eos_token_id, encoder_hidden_size=16, initializer_range=0.5
+        ),
+        vision_config=_vision_config(initializer_range=0.5),
+        projection_dim=16,
+        initializer_range=0.5,
+    )
+    torch.manual_seed(seed)
+    model = BlipForQuestionAnswering(config)
+    image_processor = BlipImageProcessor(size={"height": TINY_IMAGE_SIZE, "width": TINY_IMAGE_SIZE})
+    processor = BlipProcessor(image_processor=image_processor, tokenizer=tokenizer)
+    path = Path(path)
+    model.save_pretrained(path, safe_serialization=True)
+    processor.save_pretrained(path)
+    return path
+
+
+LLAVA_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] }}: "
+    "{% for part in message['content'] %}{% if part['type'] == 'image' %}<image> "
+    "{% else %}{{ part['text'] }}{% endif %}{% endfor %} {% endfor %}"
+    "{% if add_generation_prompt %}assistant: {% endif %}"
+)
+"""A minimal chat template: ``user: <image> {question} assistant: ``."""
+
+
+def make_tiny_llava(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
+    """A ``LlavaForConditionalGeneration`` (tiny CLIP vision tower + 1-layer Llama) with a
+    ``LlavaProcessor`` and chat template: the ``AutoModelForImageTextToText`` path."""
+    from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+
+    tokenizer = build_word_tokenizer(_vocabulary(words, ["user", "assistant"]), model_max_length=128)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    text_config = _text_config(tokenizer, model_type="llama", num_key_value_heads=2)
+    config = LlavaConfig(
+        vision_config=dict(model_type="clip_vision_model", **_vision_config()),
+        text_config=text_config,
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_layer=-1,
+    )
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(config)
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(**_image_processor_size()),
+        tokenizer=tokenizer,
+        patch_size=8,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,  # CLIP's class token, dropped by "default"
+        chat_template=LLAVA_CHAT_TEMPLATE,
+    )
+    path = Path(path)
+    model.save_pretrained(path, safe_serialization=True)
+    processor.save_pretrained(path)
+    return path
+
+
+def make_tiny_classifier(
+    path: str | os.PathLike, labels: Iterable[str] | Mapping[int, str], seed: int = 0
+) -> Path:
+    """A ``ViTForImageClassification`` over ``labels`` (its ``config.id2label``)."""
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    id2label = dict(labels) if isinstance(labels, Mapping) else dict(enumerate(labels))
+    config = ViTConfig(
+        **_vision_config(),
+        num_labels=len(id2label),
+        id2label=id2label,
+        label2id={label: i for i, label in id2label.items()},
+    )
+    torch.manual_seed(seed)
+    model = ViTForImageClassification(config)
+    image_processor = ViTImageProcessor(size={"height": TINY_IMAGE_SIZE, "width": TINY_IMAGE_SIZE})
+    path = Path(path)
+    model.save_pretrained(path, safe_serialization=True)
+    image_processor.save_pretrained(path)
+    return path
+
+
+def make_tiny_causal_lm(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
+    """A 2-layer ``GPT2LMHeadModel`` with a word-level tokenizer."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = build_word_tokenizer(_vocabulary(words), model_max_length=64)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_positions=64,
+        n_embd=16,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = GPT2LMHeadModel(config)
+    path = Path(path)
+    model.save_pretrained(path, safe_serialization=True)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@contextmanager
+def torch_threads(count: int = 1) -> Iterator[None]:
+    """Run torch ops on ``count`` threads, then restore the previous number.
+
+    Tiny models gain nothing from threads, and on a busy shared machine OpenMP threads
+    waiting for each other make them many times slower.
+    """
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
