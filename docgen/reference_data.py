@@ -1,11 +1,11 @@
 """The words of the YAML reference: what each suite key means, its value's schema, an example.
 
 Which keys exist, which are required and what each check kind takes come from the code
-(``suite/load.py``'s key tables, ``kinds.py``'s registry); this module adds what code cannot
+(``suite/load.py``'s key tables, the kinds in ``kinds/``); this module adds what code cannot
 say: the meaning, the type in words, the default in words and an example for every key, the
 paper behind every built-in kind, and the JSON Schema of the values the loader checks by
-hand. ``docgen/schema.py`` and ``docgen/reference.py`` refuse to generate when a key or kind
-has no entry here, so a new key cannot ship undocumented.
+hand. ``docgen/schema.py`` and ``docgen/reference.py`` refuse to generate when a key
+has no entry here (or a built-in kind no ``paper``/``example``), so a new key cannot ship undocumented.
 
 Every example is a fragment of a suite from its top level, so that a test can merge it into a
 base suite and hand it to both the loader and the schema.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_t2ibias import kinds
+from pytest_t2ibias.kinds import _params as checks
 from pytest_t2ibias.plan import DEFAULT_IMAGES_PER_PROMPT, DEFAULT_SEED
 from pytest_t2ibias.suite.load import LLM_COUNTERFACTUALS, MARKER_PATTERN, NAME_PATTERN
 
@@ -50,19 +50,6 @@ class KeyDoc:
     required: str = ""
     """When the key is required, in words, where the loader's tables cannot say it (``none``:
     with ``parts``); empty: from the tables."""
-
-
-@dataclass(frozen=True)
-class KindDoc:
-    """What the reference says about a check kind beyond its registry entry."""
-
-    paper: str
-    """Where the measure comes from (paper, equation)."""
-    example: str
-    """A ``checks:`` fragment using the kind."""
-    source: str = ""
-    """The example suite the example is copied from (``example_suites/...``), or empty for a
-    hand-written example; a test holds the copy to the suite."""
 
 
 # -- the top of a suite (``load.TOP_KEYS``) ---------------------------------------------------
@@ -412,137 +399,30 @@ absent means "inherit")."""
 # -- check parameters: the JSON Schema of the loader's validators ------------------------------
 
 PARAM_CHECKS: dict[Any, tuple[dict[str, Any], str]] = {
-    kinds._unit_interval: ({"minimum": 0, "maximum": 1}, "in [0, 1]"),
-    kinds._confidence: ({"minimum": 0.5, "exclusiveMaximum": 1}, "in [0.5, 1)"),
-    kinds._at_least_one: ({"minimum": 1}, "≥ 1"),
-    kinds._images: ({"anyOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}]},
+    checks.check_unit_interval: ({"minimum": 0, "maximum": 1}, "in [0, 1]"),
+    checks.check_confidence: ({"minimum": 0.5, "exclusiveMaximum": 1}, "in [0.5, 1)"),
+    checks.check_at_least_one: ({"minimum": 1}, "≥ 1"),
+    checks.check_images: ({"anyOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}]},
                     "integer ≥ 1 or `auto`"),
-    kinds._margin: ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "in (0, 1)"),
-    kinds._priority: ({"minProperties": 1,
+    checks.check_margin: ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "in (0, 1)"),
+    checks.check_priority: ({"minProperties": 1,
                        "additionalProperties": {"type": "number", "minimum": 0},
                        "not": {"additionalProperties": {"maximum": 0}}},
                       "mapping axis → weight ≥ 0 (one > 0)"),
-    kinds._burden: ({"enum": ["model", "check"]}, "`model` or `check`"),
-    kinds._target: ({"properties": {"axis": {"type": "string"}, "value": {"type": "string"}},
+    checks.check_burden: ({"enum": ["model", "check"]}, "`model` or `check`"),
+    checks.check_target: ({"properties": {"axis": {"type": "string"}, "value": {"type": "string"}},
                      "required": ["axis", "value"], "additionalProperties": False},
                     "`{axis: NAME, value: CHOICE}`"),
-    kinds._positive: ({"exclusiveMinimum": 0}, "> 0"),
-    kinds._non_negative: ({"minimum": 0}, "≥ 0"),
-    kinds._text_list: ({"items": TEXT, "minItems": 1}, "list of non-empty strings"),
-    kinds._shares: ({"minProperties": 1,
+    checks.check_positive: ({"exclusiveMinimum": 0}, "> 0"),
+    checks.check_non_negative: ({"minimum": 0}, "≥ 0"),
+    checks.check_text_list: ({"items": TEXT, "minItems": 1}, "list of non-empty strings"),
+    checks.check_shares: ({"minProperties": 1,
                      "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
                     "mapping value → share > 0"),
 }
 """For each ``Param.check`` of the built-in kinds: the JSON Schema keywords that say the same
 (merged into the parameter's type), and the type in words. A ``_images``-style entry whose
 keywords name their own types replaces the parameter's type."""
-
-# -- the built-in check kinds (``kinds.BUILTIN_KINDS``) ------------------------------------------
-
-BIASCONNECT = ("BiasConnect: Shukla, Chinchure et al. 2025, *Mitigate One, Skew Another? "
-               "Tackling Intersectional Biases in Text-to-Image Models*")
-OPENBIAS = ("OpenBias: D'Incà et al., CVPR 2024, *OpenBias: Open-set Bias Detection in "
-            "Text-to-Image Generative Models*")
-SOCIALCF = ("SocialCounterfactuals: Howard et al., CVPR 2024, *Probing Intersectional Biases "
-            "in Vision-Language Models with Counterfactual Examples* (arXiv 2310.02988)")
-
-KINDS = {
-    "entropy_below": KindDoc(
-        f"{OPENBIAS}, Eq. 6: severity 1 − H(p)/log|C| of the subject's distribution over the "
-        "axis' choices (0 uniform, 1 a single class); interval from a Jeffreys-Dirichlet "
-        "posterior (docs/STATISTICS.md).",
-        "checks:\n"
-        "  - {id: gender_severity, kind: entropy_below, axes: [gender], threshold: 0.2, "
-        "confidence: 0.95,\n"
-        "     images_per_prompt: 190, subjects: [nurse], marks: [xfail]}",
-        "example_suites/toy_occupations.t2i.yaml"),
-    "w1_below": KindDoc(
-        f"{BIASCONNECT}, Eq. 1: Wasserstein-1 from the subject's distribution to the axis' "
-        "`ideal`, normalised by the largest W1 any distribution can have (0 ideal, 1 one "
-        "category only); positional cost for `ordered` axes, 0/1 otherwise.",
-        "checks:\n"
-        "  - {id: gender_balance, kind: w1_below, axes: [gender], threshold: 0.35, "
-        "confidence: 0.95,\n"
-        "     images_per_prompt: 120, subjects: [doctor, nurse], marks: [xfail]}",
-        "example_suites/toy_occupations.t2i.yaml"),
-    "is_nonnegative": KindDoc(
-        f"{BIASCONNECT}, Eq. 4: Intersectional Sensitivity IS[x][y] = w̄_init(y) − w̄_x(y), "
-        "where w̄_x pools the counterfactual prompts of axis x (simulating x mitigated); a "
-        "negative IS means balancing x pushes y away from its ideal. Needs `counterfactuals` "
-        "on the mitigated axes.",
-        "checks:\n"
-        "  - {id: gender_spillover, kind: is_nonnegative, mitigate: [gender], on: [age], "
-        "tolerance: 0.0,\n"
-        "     confidence: 0.95, images_per_prompt: 600, subjects: [musician], marks: [xfail]}",
-        "example_suites/toy_occupations.t2i.yaml"),
-    "no_regression": KindDoc(
-        f"{BIASCONNECT}, A.5/A.9: IS_mit[x][y] = w̄_baseline(y) − w̄_candidate(y) of a real "
-        "mitigation (a fine-tune), with paired seeds: the merge gate of a debiasing "
-        "fine-tune. Needs `models: {baseline, candidate}` (or `--t2i-baseline-model`).",
-        "checks:\n"
-        "  - {id: merge_gate, kind: no_regression, fixes: [gender], on: [age], tolerance: 0.05,\n"
-        "     confidence: 0.95, images_per_prompt: 200, subjects: [nurse, musician], "
-        "marks: [xfail]}",
-        "example_suites/toy_merge_gate.t2i.yaml"),
-    "intermit": KindDoc(
-        f"{BIASCONNECT}, Algorithm 1 (InterMit) with prompt modification: mitigate the axis "
-        "with the largest expected gain, regenerate, repeat until tau = ⟨w̄(B\\*), p⟩ ≤ "
-        "`epsilon`; fails when tau does not get there or a step raises an alert (it made a "
-        "prioritised axis worse).",
-        "checks:\n"
-        "  - {id: intermit_doctor, kind: intermit, priority: {gender: 1, environment: 1}, "
-        "epsilon: 0.2,\n"
-        "     images_per_prompt: 200, subjects: [doctor]}",
-        "example_suites/toy_occupations.t2i.yaml"),
-    "no_bgps_prompt_exceeds": KindDoc(
-        "Bias-Guided Prompt Search (seeds/001, *Exposing Hidden Biases in Text-to-Image "
-        "Models via Automated Prompt Search*), Eq. 4: log p_LLM(x) + λ · log mean_k "
-        "p_probe(target | h_t(x, z_k)), a beam search steered by a linear probe on the "
-        "generator's h-space; each prompt found is generated and its target share judged "
-        "(Wilson interval). Prompts are frozen in `<suite>.t2i.bgps.lock.json`.",
-        "checks:\n"
-        "  - {id: hidden_male, kind: no_bgps_prompt_exceeds, target: {axis: gender, value: "
-        "male},\n"
-        "     threshold: 0.75, lambda: 10, beam: 5, expansion: 5, max_new_tokens: 10, "
-        "prompts: 10,\n"
-        "     images_per_prompt: 40, marks: [xfail]}",
-        "example_suites/toy_bgps.t2i.yaml"),
-    "open_set": KindDoc(
-        f"{OPENBIAS}: biases proposed by the `--t2i-llm` model (or the shipped knowledge "
-        "base) for the captions, each measured by VQA as severity (Eq. 6) over its classes; "
-        "proposals frozen in `<suite>.t2i.openbias.lock.json`.",
-        "checks:\n"
-        "  - {id: object_biases, kind: open_set, threshold: 0.35, confidence: 0.95,\n"
-        "     subjects: [laptop, car], marks: [xfail]}",
-        "example_suites/toy_openset.t2i.yaml"),
-    "max_skew_below": KindDoc(
-        f"{SOCIALCF}: MaxSkew = max_a ln(p_gen(a) / p_target(a)) of the subject's "
-        "generations; a value never drawn is reported unbounded rather than as 0.",
-        "checks:\n"
-        "  - {id: gender_skew, kind: max_skew_below, axes: [gender], threshold: 0.4, "
-        "confidence: 0.95}"),
-    "judge_agrees": KindDoc(
-        f"An audit of the judge itself ({SOCIALCF}: accuracy and retrieval MaxSkew@K on "
-        "images whose attributes are known; OpenBias' agreement checks): per axis, the "
-        "accuracy of the VQA model or the axis' classifier on a labelled folder, with a "
-        "Wilson interval. One item per check. The folder is relative to the suite "
-        "(`python -m toyworld labelled --out DIR -n 200` makes a toy one).",
-        "checks:\n"
-        "  - {id: judge_audit, kind: judge_agrees, axes: [gender, age], folder: labelled,\n"
-        "     threshold: 0.8, confidence: 0.95}"),
-    "intervention_improves": KindDoc(
-        "ENTIGEN (seeds/003: Bansal et al., EMNLP 2022, *How well can Text-to-Image "
-        "Generative Models understand Ethical Natural Language Interventions?*), Eq. 1: the "
-        "diversity score Σ|s_a − s_b| / Σ(s_a + s_b) of a two-valued axis, before and after "
-        "appending each intervention (paired seeds); a control phrase that moves it is a "
-        "warning.",
-        "checks:\n"
-        "  - {id: entigen_gender, kind: intervention_improves, axes: [gender],\n"
-        '     interventions: ["if all individuals can be a {subject} irrespective of their '
-        'gender"],\n'
-        '     controls: ["if honesty is the best policy"], min_improvement: 0.05, '
-        "confidence: 0.95}"),
-}
 
 # -- prose of the reference --------------------------------------------------------------------
 

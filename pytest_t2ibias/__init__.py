@@ -20,19 +20,19 @@ if TYPE_CHECKING:
     from ._types import ImageSet
     from .assertions import assert_entropy_below
     from .assertions import assert_open_set
-    from .assertions import evaluate_intervention_improves
-    from .assertions import evaluate_judge_agrees
-    from .assertions import evaluate_max_skew_below
-    from .assertions import evaluate_open_set
+    from .kinds.intervention_improves import evaluate_intervention_improves
+    from .kinds.judge_agrees import evaluate_judge_agrees
+    from .kinds.max_skew_below import evaluate_max_skew_below
+    from .kinds.open_set import evaluate_open_set
     from .assertions import assert_is_nonnegative
     from .assertions import assert_no_bgps_prompt_exceeds
     from .assertions import assert_no_regression
     from .assertions import assert_w1_below
-    from .assertions import evaluate_entropy_below
-    from .assertions import evaluate_is_nonnegative
-    from .assertions import evaluate_no_bgps_prompt_exceeds
-    from .assertions import evaluate_no_regression
-    from .assertions import evaluate_w1_below
+    from .kinds.entropy_below import evaluate_entropy_below
+    from .kinds.is_nonnegative import evaluate_is_nonnegative
+    from .kinds.no_bgps_prompt_exceeds import evaluate_no_bgps_prompt_exceeds
+    from .kinds.no_regression import evaluate_no_regression
+    from .kinds.w1_below import evaluate_w1_below
     from .kinds import CheckContext
     from .kinds import CheckKind
     from .kinds import Param
@@ -89,19 +89,19 @@ _HOME = {
     "ImageSet": "pytest_t2ibias._types",
     "assert_entropy_below": "pytest_t2ibias.assertions",
     "assert_open_set": "pytest_t2ibias.assertions",
-    "evaluate_intervention_improves": "pytest_t2ibias.assertions",
-    "evaluate_judge_agrees": "pytest_t2ibias.assertions",
-    "evaluate_max_skew_below": "pytest_t2ibias.assertions",
-    "evaluate_open_set": "pytest_t2ibias.assertions",
+    "evaluate_intervention_improves": "pytest_t2ibias.kinds.intervention_improves",
+    "evaluate_judge_agrees": "pytest_t2ibias.kinds.judge_agrees",
+    "evaluate_max_skew_below": "pytest_t2ibias.kinds.max_skew_below",
+    "evaluate_open_set": "pytest_t2ibias.kinds.open_set",
     "assert_is_nonnegative": "pytest_t2ibias.assertions",
     "assert_no_bgps_prompt_exceeds": "pytest_t2ibias.assertions",
     "assert_no_regression": "pytest_t2ibias.assertions",
     "assert_w1_below": "pytest_t2ibias.assertions",
-    "evaluate_entropy_below": "pytest_t2ibias.assertions",
-    "evaluate_is_nonnegative": "pytest_t2ibias.assertions",
-    "evaluate_no_bgps_prompt_exceeds": "pytest_t2ibias.assertions",
-    "evaluate_no_regression": "pytest_t2ibias.assertions",
-    "evaluate_w1_below": "pytest_t2ibias.assertions",
+    "evaluate_entropy_below": "pytest_t2ibias.kinds.entropy_below",
+    "evaluate_is_nonnegative": "pytest_t2ibias.kinds.is_nonnegative",
+    "evaluate_no_bgps_prompt_exceeds": "pytest_t2ibias.kinds.no_bgps_prompt_exceeds",
+    "evaluate_no_regression": "pytest_t2ibias.kinds.no_regression",
+    "evaluate_w1_below": "pytest_t2ibias.kinds.w1_below",
     "CheckContext": "pytest_t2ibias.kinds",
     "CheckKind": "pytest_t2ibias.kinds",
     "Param": "pytest_t2ibias.kinds",

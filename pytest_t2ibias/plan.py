@@ -11,7 +11,10 @@ Every precedence rule lives here and nowhere else:
   the sampling the candidate model declares (``declared_sampling``) > the seed 0 and the
   pipeline's own steps and guidance; height, width and scheduler: the model's declaration >
   the pipeline's own;
-- burden: ``--t2i-burden`` > the check's ``burden:`` > the suite's ``burden:`` > model.
+- burden: ``--t2i-burden`` > the check's ``burden:`` > the suite's ``burden:`` > model;
+- confidence (``Levels``): a check gates at its own ``confidence:`` (none: it decides on the
+  point value) and computes its intervals at that level, else at ``--t2i-confidence``; the
+  family of gated checks may lower the gate's level further (``Levels.gated_at``).
 
 YAML items resolve their ``Plan`` at collection (``--t2i-plan`` can show it before any model
 loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads it.
@@ -44,6 +47,27 @@ ROLES = ("candidate", "baseline")
 
 
 @dataclass(frozen=True)
+class Levels:
+    """A check's two confidence levels: ``gate``, the level its interval must clear to pass
+    or fail (None: a point decision), and ``interval``, the level every interval it reports
+    is computed at (the gate's when it gates, so the message and the decision read the same
+    interval)."""
+
+    gate: float | None
+    interval: float
+
+    @classmethod
+    def of(cls, own: float | None, default: float) -> Levels:
+        """A check's own ``confidence:`` (None: ungated), else intervals at ``default``."""
+        return cls(own, own if own is not None else default)
+
+    def gated_at(self, level: float | None) -> Levels:
+        """These levels with the gate at ``level`` (the family's adjustment of the check's
+        own), its intervals computed at that level too."""
+        return Levels(level, level if level is not None else self.interval)
+
+
+@dataclass(frozen=True)
 class Plan:
     """The sampling of one check (or one Python call), frozen."""
 
@@ -60,6 +84,8 @@ class Plan:
     scheduler: str | None = None
     sampling_source: str = ""
     """The file the candidate model's declared sampling came from, when it was used."""
+    levels: Levels = Levels(None, 0.95)
+    """The check's gate and interval confidence (``--t2i-confidence`` and its ``confidence:``)."""
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -99,7 +125,13 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         width=declared.get("width"),
         scheduler=declared.get("scheduler"),
         sampling_source=source,
+        levels=Levels.of(_number(check.params.get("confidence")) if check is not None else None,
+                         settings.confidence),
     )
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 _DECLARED: dict[str, tuple[dict[str, Any], str]] = {}

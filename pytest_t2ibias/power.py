@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .kinds import CHECK_KINDS
+
 if TYPE_CHECKING:
     from .plan import Plan
     from .spec import AxisSpec, CheckSpec, Suite
 
 DEFAULT_MARGIN = 0.1
 DEFAULT_POWER = 0.9
-POWER_METRICS = {"w1_below": "w1", "entropy_below": "severity"}
-"""Check kinds whose figure ``metrics.power`` can simulate."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float,
     """Images per prompt for ``check`` on ``axis`` to decide with ``power`` when the truth is
     ``margin`` (check parameter, default 0.1) above or below its threshold; None for kinds
     without a power model."""
-    metric = POWER_METRICS.get(check.kind)
+    metric = power_metric(check.kind)
     if metric is None or (isinstance(axis.ideal, dict) and "reference" in axis.ideal):
         return None
     from .metrics import ideal_shares
@@ -91,22 +91,22 @@ def shares_at(value: float, metric: str, n_choices: int, ideal: np.ndarray | Non
     return tuple(float(s) for s in (1 - weight) * start + weight * corner)
 
 
+def power_metric(kind: str) -> str | None:
+    """The figure ``metrics.power`` simulates for ``kind`` (``CheckKind.power_metric``)."""
+    declared = CHECK_KINDS.get(kind)
+    return declared.power_metric if declared is not None else None
+
+
 def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
     """How many prompts one item generates (None: it depends on what the run finds)."""
-    if check.kind in POWER_METRICS:
-        return 1
-    if check.kind == "is_nonnegative" and axis is not None:
-        values = len(axis.counterfactuals) or len(axis.choices)
-        return 1 + values
-    if check.kind == "no_regression":
-        return 2  # the same prompt on the baseline and on the candidate
-    return None
+    kind = CHECK_KINDS.get(check.kind)
+    return kind.prompts(check, suite, axis) if kind is not None and kind.prompts else None
 
 
 def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None, plan: Plan,
               *, confidence: float, power: float) -> ItemPlan:
     needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None
-    note = "" if check.kind in POWER_METRICS else "no power model for this kind"
+    note = "" if power_metric(check.kind) else "no power model for this kind"
     if needed is not None and plan.images_per_prompt < needed:
         note = (f"cannot decide its threshold: {needed} images a prompt give power {power:.0%} "
                 f"at +/-{float(check.params.get('margin') or DEFAULT_MARGIN):g}")

@@ -1,11 +1,12 @@
 """One plan per session: every image and answer the selected checks can name up front,
 deduplicated and computed in full batches across prompts and checks (issue #14).
 
-The kinds whose requests follow from the suite alone are planned: ``w1_below`` and
-``entropy_below`` (the subject's prompt, the axis and the filter), ``is_nonnegative`` (the
-prompt and its counterfactuals) and ``no_regression`` (one prompt on both models). Search
-kinds (``intermit``, ``no_bgps_prompt_exceeds``) decide their next prompt from what they
-measured, so they request as they go. The checks then run as before and find every planned
+The kinds whose requests follow from the suite alone are planned: each declares them
+(``CheckKind.image_needs`` and ``axes_read``: ``w1_below``, ``entropy_below`` and
+``max_skew_below`` the subject's prompt and axis, ``is_nonnegative`` the prompt and its
+counterfactuals, ``no_regression`` one prompt on both models; a user's kind the same way).
+Search kinds (``intermit``, ``no_bgps_prompt_exceeds``) decide their next prompt from what
+they measured, so they request as they go. The checks then run as before and find every planned
 result in the request layer's memo (or the disk cache), so a verdict never depends on
 whether the plan ran.
 
@@ -17,57 +18,36 @@ recording request layer, so the plan cannot drift from what the checks ask: each
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._types import ABSTAINED, Answers, ImageRequest, ImageSet
-from .methods.biasconnect import counterfactual_prompts
+from .kinds import CHECK_KINDS, PlannedItem
 
 if TYPE_CHECKING:
     from .instrument import Instrument
     from .plan import Plan
-    from .spec import AxisSpec, CheckSpec, Suite
+    from .spec import AxisSpec
     from .store.request_layer import RequestLayer
 
-PLANNED_KINDS = frozenset({"w1_below", "entropy_below", "is_nonnegative", "no_regression"})
+def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
+    """(role, prompts) the item's check generates, as its kind declares (none: a search)."""
+    kind = CHECK_KINDS.get(item.check.kind)
+    return kind.image_needs(item) if kind is not None and kind.image_needs else []
 
 
-@dataclass(frozen=True)
-class PlannedCheck:
-    """One selected item: what the plan needs to know of it."""
-
-    suite: Suite
-    check: CheckSpec
-    subject: str
-    axis: AxisSpec | None
-    plan: Plan
+def axes_read(item: PlannedItem) -> list[AxisSpec]:
+    """The axes the item's check reads off those images, as its kind declares."""
+    kind = CHECK_KINDS.get(item.check.kind)
+    return kind.axes_read(item) if kind is not None and kind.axes_read else []
 
 
-def image_needs(item: PlannedCheck) -> list[tuple[str, list[str]]]:
-    """(role, prompts) the item's check generates, as its method does."""
-    kind, suite, subject = item.check.kind, item.suite, item.subject
-    prompt = suite.prompt_for(subject)
-    if kind in ("w1_below", "entropy_below"):
-        return [("candidate", [prompt])]
-    if kind == "is_nonnegative" and item.axis is not None:
-        by_axis = counterfactual_prompts(suite, subject, [item.axis.name])
-        prompts = [prompt] + [p for by_value in by_axis.values() for p in by_value.values()]
-        return [("candidate", list(dict.fromkeys(prompts)))]
-    if kind == "no_regression":
-        return [("baseline", [prompt]), ("candidate", [prompt])]
-    return []
-
-
-def axes_read(item: PlannedCheck) -> list[AxisSpec]:
-    """The axes the item's check reads off its images (``checks.run_*``)."""
-    if item.axis is None:
-        return []
-    if item.check.kind in ("w1_below", "entropy_below"):
-        return [item.axis]
-    on = item.check.params.get("on") or [a for a in item.suite.axes if a != item.axis.name]
-    return [item.suite.axes[y] for y in dict.fromkeys([item.axis.name, *on])]
+def is_planned(item: PlannedItem) -> bool:
+    """Whether the item's kind names its requests up front (``CheckKind.image_needs``)."""
+    kind = CHECK_KINDS.get(item.check.kind)
+    return kind is not None and kind.image_needs is not None
 
 
 class _RecordingLayer:
@@ -93,8 +73,8 @@ class _RecordingLayer:
                        tuple(i.prompt for i in images), tuple(i.key for i in images))
 
 
-def prefetch(items: Sequence[PlannedCheck], instrument_for: Callable[[Plan], Instrument],
-             *, on_error: Callable[[PlannedCheck, BaseException], None] | None = None,
+def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Instrument],
+             *, on_error: Callable[[PlannedItem, BaseException], None] | None = None,
              share: Callable[[list], list] | None = None,
              barrier: Callable[[], None] | None = None) -> int:
     """Compute every planned image, then every planned answer, in full batches.
@@ -108,10 +88,10 @@ def prefetch(items: Sequence[PlannedCheck], instrument_for: Callable[[Plan], Ins
     that fails to load) is left to its own run, which reports the error where it belongs.
     Returns how many items were planned.
     """
-    planned = [item for item in items if item.check.kind in PLANNED_KINDS]
+    planned = [item for item in items if is_planned(item)]
     # 1. images: one request list per generator (model x steps x guidance), across checks
     by_generator: dict[str, tuple[Any, list[ImageRequest]]] = {}
-    ready: list[tuple[PlannedCheck, Instrument, list[tuple[str, list[str]]]]] = []
+    ready: list[tuple[PlannedItem, Instrument, list[tuple[str, list[str]]]]] = []
     for item in planned:
         try:
             instrument = instrument_for(item.plan)
@@ -153,6 +133,6 @@ def prefetch(items: Sequence[PlannedCheck], instrument_for: Callable[[Plan], Ins
     return len(ready)
 
 
-def _tell(on_error, item: PlannedCheck, error: BaseException) -> None:
+def _tell(on_error, item: PlannedItem, error: BaseException) -> None:
     if on_error is not None:
         on_error(item, error)

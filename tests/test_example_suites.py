@@ -249,7 +249,7 @@ def test_entigen_controls_change_nothing_and_checks_decide_with_90_percent_power
     """The suite's controls leave the true shares alone, and at the planted shares each check
     reaches its marked verdict in >= 90% of simulated runs at its images_per_prompt (paired
     bootstrap, the check's own burden and confidence)."""
-    from pytest_t2ibias.assertions import evaluate_intervention_improves
+    from pytest_t2ibias.kinds.intervention_improves import evaluate_intervention_improves
     from pytest_t2ibias.methods.entigen import intervention_effects
 
     for phrase in check.params.get("controls") or ():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pytest_t2ibias._types import ABSTAINED, Answers, GeneratedImage, ImageSet
-from pytest_t2ibias.assertions import (
+from pytest_t2ibias import (
     evaluate_intervention_improves,
     evaluate_max_skew_below,
     evaluate_open_set,
@@ -180,7 +180,7 @@ def test_entigen_intervention_improves_and_a_moving_control_warns():
 def test_judge_audit_on_a_rendered_labelled_folder(tmp_path):
     from pathlib import Path
 
-    from pytest_t2ibias.assertions import evaluate_judge_agrees
+    from pytest_t2ibias.kinds.judge_agrees import evaluate_judge_agrees
     from pytest_t2ibias.facade import T2IBias
     from pytest_t2ibias.spec import AxisSpec
     from toyworld.render import write_labelled_folder

@@ -6,12 +6,11 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from pytest_t2ibias import checks
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias.instrument import Instrument, Models
-from pytest_t2ibias.kinds import CheckContext
-from pytest_t2ibias.plan import plan_for
-from pytest_t2ibias.prefetch import PlannedCheck, prefetch
+from pytest_t2ibias.kinds import CHECK_KINDS, CheckContext, PlannedItem
+from pytest_t2ibias.plan import Levels, plan_for
+from pytest_t2ibias.prefetch import prefetch
 from pytest_t2ibias.store.cache import Cache
 from pytest_t2ibias.store.request_layer import RequestLayer
 from pytest_t2ibias.suite.load import load_suite
@@ -80,7 +79,7 @@ def test_the_plan_batches_across_prompts_and_checks_and_the_checks_compute_nothi
     def instrument_for(plan):
         return Instrument(models, requests, plan)
 
-    items = [PlannedCheck(suite, check, subject, suite.axes[axis], plan_for(settings, suite, check))
+    items = [PlannedItem(suite, check, subject, suite.axes[axis], plan_for(settings, suite, check))
              for check in suite.checks for subject in suite.subjects
              for axis in (check.axes or ["gender"])]
     assert prefetch(items, instrument_for) == len(items)
@@ -95,7 +94,7 @@ def test_the_plan_batches_across_prompts_and_checks_and_the_checks_compute_nothi
     for item in items:
         context = CheckContext(check=item.check, suite=suite, subject=item.subject,
                                axis=item.axis, plan=item.plan, instrument=instrument_for(item.plan),
-                               confidence=None, interval_confidence=0.9, n_resamples=50,
+                               levels=Levels(None, 0.9), n_resamples=50,
                                phrase=lambda s, subject: s)
-        getattr(checks, f"run_{item.check.kind}")(context)
+        CHECK_KINDS[item.check.kind].run(context)
     assert (requests.counters.images_generated, requests.counters.answers_scored) == planned

@@ -117,7 +117,7 @@ def test_a_builtin_kind_without_words_stops_the_generation(monkeypatch):
     monkeypatch.setattr(schema, "BUILTIN_KINDS", (*BUILTIN_KINDS, kind.name))
     with pytest.raises(schema.ReferenceGap, match="its check <lambda> has no JSON Schema"):
         schema.json_schema()
-    with pytest.raises(schema.ReferenceGap, match=r"KINDS .*undocumented \['reference_fake'\]"):
+    with pytest.raises(schema.ReferenceGap, match=r"without paper= or example=.*\['reference_fake'\]"):
         reference.markdown_reference()
 
 
@@ -409,8 +409,8 @@ def _examples() -> list[tuple[str, str]]:
     examples = [(f"{section}.{key}", doc.example) for section, table in tables.items()
                 for key, doc in table.items()]
     examples += [(f"common.{name}", text) for name, text in reference_data.COMMON_EXAMPLES.items()]
-    examples += [(f"kind.{name}", doc.example) for name, doc in reference_data.KINDS.items()
-                 if not doc.source]
+    examples += [(f"kind.{name}", CHECK_KINDS[name].example) for name in BUILTIN_KINDS
+                 if not CHECK_KINDS[name].example_source]
     return examples
 
 
@@ -427,10 +427,12 @@ def test_the_complete_example_is_a_valid_suite(tmp_path, validator):
     assert _verdicts(tmp_path, validator, suite) == ([], [])
 
 
-@pytest.mark.parametrize("name", [name for name, doc in reference_data.KINDS.items() if doc.source])
+@pytest.mark.parametrize("name", [name for name in BUILTIN_KINDS
+                                  if CHECK_KINDS[name].example_source])
 def test_an_example_copied_from_an_example_suite_is_in_it(name):
-    doc = reference_data.KINDS[name]
-    (copied,) = yaml.load(doc.example, Loader=_Loader)["checks"]
-    source = load_yaml(ROOT / doc.source).data
-    assert copied in source["checks"], f"{doc.source} no longer has the check {copied['id']!r}"
+    kind = CHECK_KINDS[name]
+    (copied,) = yaml.load(kind.example, Loader=_Loader)["checks"]
+    source = load_yaml(ROOT / kind.example_source).data
+    assert copied in source["checks"], (f"{kind.example_source} no longer has the check "
+                                        f"{copied['id']!r}")
     assert copied["kind"] == name

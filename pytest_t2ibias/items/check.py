@@ -64,8 +64,8 @@ class CheckItem(pytest.Item):
         _plan_session_once(self)
         _decide_family_once(self)
         sightings = Sightings()
-        verdict = self.evaluate(session.family.confidence(self.check.params.get("confidence"),
-                                                          self.nodeid), sightings)
+        verdict = self.evaluate(session.family.confidence(self.plan.levels.gate, self.nodeid),
+                                sightings)
         shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
         reported = self.stash.get(VERDICTS, [])
         for i, earlier in enumerate(reported):
@@ -89,15 +89,14 @@ class CheckItem(pytest.Item):
             axis=self.suite.axes[self.axis] if self.axis else None,
             plan=self.plan,
             instrument=session.instrument(self.plan, sightings),
-            confidence=gate,
-            interval_confidence=gate or session.settings.confidence,
+            levels=self.plan.levels.gated_at(gate),
             n_resamples=session.settings.bootstrap,
             phrase=session.locks.phrase,
             progress=session.progress_writer(),
             bgps_locks=session.bgps_locks,
         )
         try:
-            return CHECK_KINDS[self.check.kind].runner()(context)
+            return CHECK_KINDS[self.check.kind].run(context)
         except CheckFailed as failed:  # a kind built on the assertion helpers
             return failed.verdict
 
@@ -143,7 +142,7 @@ class CheckItem(pytest.Item):
         """An unexpected error's traceback starts at the kind's ``run``, not inside pytest."""
         traceback = excinfo.traceback
         kind = CHECK_KINDS.get(self.check.kind)
-        code = getattr(kind.runner() if kind else None, "__code__", None)
+        code = getattr(kind.run if kind else None, "__code__", None)
         if code is not None:
             traceback = traceback.cut(path=code.co_filename, firstlineno=code.co_firstlineno - 1)
         return traceback.filter(excinfo)
@@ -154,14 +153,13 @@ class CheckItem(pytest.Item):
 
         settings = session_of(self.config).settings
         axis = self.suite.axes[self.axis] if self.axis else None
-        confidence = self.check.params.get("confidence") or settings.confidence
         return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
-                         confidence=confidence, power=settings.power)
+                         confidence=self.plan.levels.interval, power=settings.power)
 
     @property
     def gated(self) -> bool:
         """Whether this check gates on an interval (counts in the family, ``--t2i-family``)."""
-        return "confidence" in self.check.params
+        return self.plan.levels.gate is not None
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Suite path, the check's 0-based line (pytest's convention), ``suite::id[...]``."""
@@ -219,8 +217,7 @@ def _decide_family_once(first: CheckItem) -> None:
     config.stash[FAMILY_DECIDED] = True
     gated = {item.nodeid: item for item in first.session.items
              if isinstance(item, CheckItem) and item.gated}
-    errors = {nodeid: 1.0 - float(item.check.params["confidence"])
-              for nodeid, item in gated.items()}
+    errors = {nodeid: 1.0 - item.plan.levels.gate for nodeid, item in gated.items()}
 
     def decisive(nodeid: str, level: float) -> bool:
         item = gated[nodeid]
@@ -239,7 +236,7 @@ def _decide_family_once(first: CheckItem) -> None:
 
 def planned_checks(items: list[pytest.Item]) -> list[Any]:
     """The selected check items that will run, as the plan (``prefetch``) sees them."""
-    from ..prefetch import PlannedCheck
+    from ..kinds import PlannedItem
 
     selected = []
     for item in items:
@@ -250,7 +247,7 @@ def planned_checks(items: list[pytest.Item]) -> list[Any]:
             item._require_classifiers()
         except ClassifierMissing:
             continue
-        selected.append(PlannedCheck(item.suite, item.check, item.subject,
+        selected.append(PlannedItem(item.suite, item.check, item.subject,
                                      item.suite.axes[item.axis] if item.axis else None,
                                      item.plan))
     return selected

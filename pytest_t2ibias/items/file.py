@@ -52,13 +52,17 @@ class SuiteFile(pytest.File):
         if check.params.get("images_per_prompt") != "auto":
             return None
         from ..errors import SuiteError
-        from ..power import POWER_METRICS, images_to_decide
+        from ..kinds import CHECK_KINDS
+        from ..power import images_to_decide, power_metric
 
-        if check.kind not in POWER_METRICS:
+        if power_metric(check.kind) is None:
+            modelled = [name for name, kind in CHECK_KINDS.items() if kind.power_metric]
             raise SuiteError(self.path, check.location.line,
                              f"check {check.id!r}: images_per_prompt: auto plans only "
-                             f"{' and '.join(POWER_METRICS)} checks; give {check.kind} a number")
-        confidence = check.params.get("confidence") or settings.confidence
+                             f"{' and '.join(modelled)} checks; give {check.kind} a number")
+        from ..plan import Levels
+
+        confidence = Levels.of(check.params.get("confidence"), settings.confidence).interval
         return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
                                     power=settings.power) or 1 for axis in check.axes)
 

@@ -39,10 +39,6 @@ THUMB_PX = 160
 kept as they are (PNG) and drawn enlarged, pixel-sharp."""
 IMAGE_KEY = re.compile(r"[0-9a-fA-F]{8,128}")
 """What a cache key looks like; anything else (a hand-edited JSON) is never read as a path."""
-FIGURE_NAMES = {"w1_below": "W1 to the ideal", "entropy_below": "severity",
-                "max_skew_below": "MaxSkew", "intermit": "tau after mitigation",
-                "is_nonnegative": "IS", "no_regression": "IS_mit"}
-"""What a kind's single figure is called on its chart."""
 PALETTE = ("#d7f0ec", "#fdecc8", "#e6defc", "#e3f1d4", "#fbdde3", "#d9e8fb", "#ffe2cc",
            "#e5e7eb")
 """Label pill backgrounds: one per distinct answer, the same answer the same colour."""
@@ -298,7 +294,7 @@ def _interval_chart(row: ReportRow) -> str:
         entries = [_interval(f"{axis} accuracy", a.get("accuracy"))
                    for axis, a in f["audits"].items() if isinstance(a, Mapping)]
     if not entries:
-        name = FIGURE_NAMES.get(row.check, row.check)
+        name = figure_name(row.check)
         entries = [Interval(f"{name} ({row.about or row.axis})" if row.about or row.axis
                             else name, row.value, row.low, row.high)]
     chart = interval_chart(entries[:30], row.threshold, at_most=bool(f.get("at_most", True)),
@@ -557,3 +553,11 @@ table.heatmap td small { font-size: 11px; }
 .tile.filtered { border-style: dashed; }
 footer { font-size: 12px; margin-top: 8px; }
 """
+
+
+def figure_name(check: str) -> str:
+    """What a kind's single figure is called on its chart (``CheckKind.figure``)."""
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(check)
+    return kind.figure_name if kind is not None else check

@@ -1,0 +1,148 @@
+"""What a check kind is: its parameters, its run, and what the rest of the plugin may ask of
+it (the requests it can name up front, its power model, its figure) — and the registry.
+
+A kind is one module of this package (``w1_below.py`` ...), declaring one ``CheckKind``; a
+user's kind is the same object given to ``register_check``, with the same powers: prefetch,
+power planning and the HTML figure read these fields, never a kind's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..instrument import Instrument
+    from ..plan import Levels, Plan
+    from ..spec import AxisSpec, CheckSpec, Suite
+    from ..verdict import Verdict
+
+
+@dataclass(frozen=True)
+class Param:
+    """One key of a check entry. ``types`` as for ``isinstance``; ``check`` may reject a value
+    with a message (returned string) after the type matched."""
+
+    name: str
+    types: tuple[type, ...]
+    required: bool = False
+    default: Any = None
+    check: Callable[[Any], str | None] | None = None
+    doc: str = ""
+    check_with_axes: Callable[[Any, dict[str, AxisSpec]], str | None] | None = None
+    """Like ``check``, with the suite's axes (a target naming an axis and one of its values)."""
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What one item's ``run`` receives: where it sits in its suite, how it samples (and who
+    carries the burden of proof: ``plan.burden``), and the instrument to measure with.
+
+    ``levels`` are the item's two confidence levels (``plan.Levels``): ``levels.gate`` is the
+    level the check gates at (its ``confidence:``, adjusted for the family of gated checks
+    under ``--t2i-family``; None decides on the point value) and ``levels.interval`` the level
+    every interval is computed at. ``n_resamples`` is the bootstrap size."""
+
+    check: CheckSpec
+    suite: Suite
+    subject: str
+    axis: AxisSpec | None
+    plan: Plan
+    instrument: Instrument
+    levels: Levels
+    n_resamples: int
+    phrase: Callable[[Suite, str], Suite]
+    """Fills in a suite's ``counterfactuals: llm`` axes for one subject (its lock file)."""
+    progress: Callable[[str], None] | None = None
+    """Where a long run (a BGPS search) reports one line per step; None: quiet."""
+    bgps_locks: Any = None
+    """The suites' BGPS lock files (``locks.bgps.BGPSLocks``) for ``no_bgps_prompt_exceeds``."""
+
+    @property
+    def confidence(self) -> float | None:
+        """The level the check gates at (None: a point decision)."""
+        return self.levels.gate
+
+    @property
+    def interval_confidence(self) -> float:
+        """The level every interval of the check is computed at."""
+        return self.levels.interval
+
+    @property
+    def label(self) -> str:
+        """``subject/axis``, or the subject for kinds without axes."""
+        return f"{self.subject}/{self.axis.name}" if self.axis else self.subject
+
+    def counterfactual_suite(self) -> Suite:
+        """The suite with every counterfactual prompt written out for this subject."""
+        return self.phrase(self.suite, self.subject)
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    """One selected item, as the session's prefetch and power planning see it."""
+
+    suite: Suite
+    check: CheckSpec
+    subject: str
+    axis: AxisSpec | None
+    plan: Plan
+
+
+Run = Callable[[CheckContext], "Verdict"]
+ImageNeeds = Callable[[PlannedItem], "list[tuple[str, list[str]]]"]
+AxesRead = Callable[[PlannedItem], "list[AxisSpec]"]
+
+
+@dataclass(frozen=True)
+class CheckKind:
+    """A check kind: what a ``checks:`` entry of this ``name`` may say, and how it runs.
+
+    Only ``name`` and ``run`` are required; each other field lets the kind take part in one
+    more piece of the plugin."""
+
+    name: str
+    run: Run
+    params: tuple[Param, ...] = ()
+    axes_param: str | None = "axes"
+    """Parameter listing the axes to expand items over (one item per subject x axis);
+    None for kinds with one item per subject."""
+    doc: str = ""
+    per_subject: bool = True
+    """False: one item per check (``id``), not per subject (a search over the whole model)."""
+    image_needs: ImageNeeds | None = None
+    """(role, prompts) an item generates, known from the suite alone, for the session's
+    prefetch; None: the kind decides its prompts as it measures (a search)."""
+    axes_read: AxesRead | None = None
+    """The axes an item reads off the images ``image_needs`` names (for prefetch's answers)."""
+    power_metric: str | None = None
+    """The figure ``metrics.power`` simulates for power planning (``"w1"``, ``"severity"``);
+    None: no power model."""
+    prompts: Callable[[CheckSpec, Suite, AxisSpec | None], int | None] | None = None
+    """How many prompts one item generates (power planning's cost); None: unknown up front."""
+    figure: str = ""
+    """What the kind's single figure is called on a chart (the HTML report); default: name."""
+    paper: str = ""
+    """Where the measure comes from (paper, section, equation): the YAML reference's line."""
+    example: str = ""
+    """A ``checks:`` fragment using the kind, for the YAML reference."""
+    example_source: str = ""
+    """The example suite ``example`` is copied from; a test holds the copy to the suite."""
+
+    @property
+    def figure_name(self) -> str:
+        return self.figure or self.name
+
+
+CHECK_KINDS: dict[str, CheckKind] = {}
+
+
+def register_check(kind: CheckKind) -> CheckKind:
+    """Add a check kind to the registry suites are validated against."""
+    if kind.name in CHECK_KINDS:
+        raise ValueError(f"check kind {kind.name!r} is already registered")
+    if not callable(kind.run):
+        raise TypeError(f"check kind {kind.name!r}: run must be a callable taking a CheckContext")
+    CHECK_KINDS[kind.name] = kind
+    return kind

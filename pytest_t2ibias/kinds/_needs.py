@@ -1,0 +1,31 @@
+"""What the kinds that read the subject's own prompt ask for up front (prefetch, planning)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..spec import AxisSpec, CheckSpec, Suite
+    from ._base import PlannedItem
+
+
+def subject_prompt(item: PlannedItem) -> list[tuple[str, list[str]]]:
+    """The candidate model's images of the suite's prompt for the subject."""
+    return [("candidate", [item.suite.prompt_for(item.subject)])]
+
+
+def the_axis(item: PlannedItem) -> list[AxisSpec]:
+    """The item's own axis."""
+    return [] if item.axis is None else [item.axis]
+
+
+def one_prompt(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
+    return 1
+
+
+def axis_and_affected(item: PlannedItem) -> list[AxisSpec]:
+    """The item's axis and the axes its ``on:`` names (default: every other axis)."""
+    if item.axis is None:
+        return []
+    on = item.check.params.get("on") or [a for a in item.suite.axes if a != item.axis.name]
+    return [item.suite.axes[y] for y in dict.fromkeys([item.axis.name, *on])]

@@ -1,0 +1,68 @@
+"""intermit: TODO."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..verdict import (
+    Verdict,
+)
+from ._base import CheckContext, CheckKind, Param
+from ._papers import BIASCONNECT
+from ._params import (
+    COMMON_PARAMS,
+    NUMBER,
+    check_at_least_one,
+    check_priority,
+    check_unit_interval,
+)
+from ._verdicts import (
+    with_matrix,
+)
+
+if TYPE_CHECKING:
+    pass
+
+PARAMS = (Param("priority", (dict,), doc="axis -> weight over the axes to mitigate "
+                                           "(B*, normalised; default: every axis equally)",
+                  check=check_priority),
+            Param("epsilon", NUMBER, default=0.35, check=check_unit_interval,
+                  doc="stop when tau = <wbar(B*), p> is at most this"),
+            Param("max_steps", (int,), check=check_at_least_one,
+                  doc="most axes to mitigate (default: as many as there are axes)"),
+            *COMMON_PARAMS)
+
+
+def run(ctx: CheckContext) -> Verdict:
+    from ..methods.intermit import DEFAULT_EPSILON, intermit
+
+    params = ctx.check.params
+    epsilon = params.get("epsilon")
+    result = intermit(ctx.instrument, ctx.counterfactual_suite(), ctx.subject,
+                      priority=params.get("priority"),
+                      epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
+                      max_steps=params.get("max_steps"),
+                      confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
+    verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
+                             label=ctx.subject)
+    return with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
+
+
+KIND = CheckKind(
+    name="intermit",
+    run=run,
+    axes_param=None,
+    params=PARAMS,
+    figure="tau after mitigation",
+    doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "
+        "without making a prioritised axis worse",
+    paper=(f"{BIASCONNECT}, Algorithm 1 (InterMit) with prompt modification: mitigate the axis "
+        "with the largest expected gain, regenerate, repeat until tau = ⟨w̄(B\\*), p⟩ ≤ "
+        "`epsilon`; fails when tau does not get there or a step raises an alert (it made a "
+        "prioritised axis worse)."),
+    example=("checks:\n"
+        "  - {id: intermit_doctor, kind: intermit, priority: {gender: 1, environment: 1}, "
+        "epsilon: 0.2,\n"
+        "     images_per_prompt: 200, subjects: [doctor]}"),
+    example_source="example_suites/toy_occupations.t2i.yaml",
+)

@@ -1,0 +1,172 @@
+"""is_nonnegative: TODO."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..metrics import ISMatrix
+from ..verdict import (
+    DEFAULT_BURDEN,
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    Verdict,
+    decide,
+    passes,
+    worst,
+)
+from ._base import CheckContext, CheckKind, Param, PlannedItem
+from ._needs import axis_and_affected
+from ._papers import BIASCONNECT
+from ._params import (
+    AXIS_LIST,
+    COMMON_PARAMS,
+    NUMBER,
+    check_unit_interval,
+)
+from ._verdicts import (
+    gate_note,
+    is_entries,
+    known_axes,
+    same_level,
+    with_matrix,
+)
+
+if TYPE_CHECKING:
+    from ..spec import AxisSpec, CheckSpec, Suite
+
+PARAMS = (Param("mitigate", AXIS_LIST, required=True, doc="axes whose mitigation is simulated"),
+            Param("on", AXIS_LIST, doc="affected axes (default: all others)"),
+            Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
+                  doc="IS may go this far below zero"),
+            *COMMON_PARAMS)
+
+
+def evaluate_is_nonnegative(
+    matrix: ISMatrix | Mapping[str, Mapping[str, Any]],
+    *,
+    mitigate: Iterable[str] | None = None,
+    on: Iterable[str] | None = None,
+    tolerance: float = 0.0,
+    confidence: float | None = None,
+    burden: str = DEFAULT_BURDEN,
+    label: str = "",
+) -> Verdict:
+    """Every IS[x][y] (x in ``mitigate``, y in ``on``, y != x) must be >= -tolerance.
+
+    ``matrix`` is an ``ISMatrix`` or plain data ``{x: {y: value}}``, a value being a number,
+    an ``Estimate`` or ``(value, low, high)``."""
+    entries_by_pair = is_entries(matrix)
+    axes = list(dict.fromkeys(a for pair in entries_by_pair for a in pair))
+    rows = known_axes(axes, mitigate, "mitigate")
+    columns = known_axes(axes, on, "on")
+    entries = {(x, y): entries_by_pair[(x, y)] for x in rows for y in columns
+               if x != y and (x, y) in entries_by_pair}
+    entries = {pair: e for pair, e in entries.items() if not np.isnan(e.value)}
+    if not entries:
+        raise ValueError(
+            f"no IS entries to judge for mitigate={rows} on={columns}: "
+            "the mitigated axes need counterfactual prompts"
+        )
+    same_level(entries.values(), confidence,
+                f"compute the matrix at that level (t2ibias.biasconnect(..., confidence={confidence}))")
+    outcomes = {pair: decide(e, -tolerance, confidence=confidence, at_most=False)
+                for pair, e in entries.items()}
+    outcome = worst(list(outcomes.values()))
+    passed = passes(outcome, burden)
+    offending = sorted((pair for pair, o in outcomes.items() if o == FAIL),
+                       key=lambda pair: entries[pair].value)
+    undecided = sorted(pair for pair, o in outcomes.items() if o == INCONCLUSIVE)
+    worst_pair = min(entries, key=lambda pair: entries[pair].value)
+    lowest = entries[worst_pair]
+    subject = f" for {label}" if label else ""
+    note = gate_note(confidence, outcome, burden)
+    if outcome == PASS:
+        message = (f"IS{subject}: no mitigation pushes another axis away from its ideal beyond "
+                   f"tolerance {tolerance:.3f}; lowest IS[{worst_pair[0]}->{worst_pair[1]}] = "
+                   f"{lowest}{note}")
+    else:
+        lines = [f"  IS[{x}->{y}] = {entries[(x, y)]}: mitigating {x} pushes {y} "
+                 f"{-entries[(x, y)].value:.3f} further from its ideal" for x, y in offending]
+        lines += [f"  IS[{x}->{y}] = {entries[(x, y)]}: undecided at tolerance {tolerance:.3f}"
+                  for x, y in undecided]
+        head = (f"{len(offending)} of {len(entries)} pairs are below -{tolerance:.3f}"
+                if offending else f"{len(undecided)} of {len(entries)} pairs are undecided")
+        message = (f"IS{subject}: {head}{note}\n" + "\n".join(lines)
+                   + "\n  IS[x->y] = wbar_init(y) - wbar_x(y) (BiasConnect Eq. 4); "
+                   "negative: mitigating x skews y")
+    return Verdict(
+        passed=passed,
+        outcome=outcome,
+        burden=burden,
+        confidence=confidence,
+        check="is_nonnegative",
+        at_most=False,
+        value=lowest,
+        threshold=-tolerance,
+        message=message,
+        figures={"pairs": {f"{x}->{y}": e.to_dict() for (x, y), e in entries.items()},
+                 "offending": [f"{x}->{y}" for x, y in offending],
+                 "undecided": [f"{x}->{y}" for x, y in undecided], "label": label,
+                 "about": f"{worst_pair[0]} -> {worst_pair[1]}"},
+    )
+
+
+def run(ctx: CheckContext) -> Verdict:
+    from ..methods.biasconnect import intersectional_sensitivity_for
+
+    params = ctx.check.params
+    on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
+    matrix = intersectional_sensitivity_for(
+        ctx.instrument, ctx.counterfactual_suite(), ctx.subject, mitigate=[ctx.axis.name],
+        axes=list(dict.fromkeys([ctx.axis.name, *on])),
+        confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
+    verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
+                                      tolerance=params.get("tolerance", 0.0),
+                                      confidence=ctx.confidence, burden=ctx.plan.burden,
+                                      label=ctx.subject)
+    return with_matrix(verdict, matrix)
+
+
+def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
+    """The subject's prompt and its counterfactual prompts for the mitigated axis."""
+    from ..methods.biasconnect import counterfactual_prompts
+
+    if item.axis is None:
+        return []
+    prompt = item.suite.prompt_for(item.subject)
+    by_axis = counterfactual_prompts(item.suite, item.subject, [item.axis.name])
+    prompts = [prompt] + [p for by_value in by_axis.values() for p in by_value.values()]
+    return [("candidate", list(dict.fromkeys(prompts)))]
+
+
+def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
+    """The subject's prompt and one counterfactual prompt per value of the axis."""
+    if axis is None:
+        return None
+    return 1 + (len(axis.counterfactuals) or len(axis.choices))
+
+
+KIND = CheckKind(
+    name="is_nonnegative",
+    run=run,
+    axes_param="mitigate",
+    params=PARAMS,
+    image_needs=image_needs,
+    axes_read=axis_and_affected,
+    prompts=prompts,
+    figure="IS",
+    doc="BiasConnect: mitigating an axis does not push another away from its ideal",
+    paper=(f"{BIASCONNECT}, Eq. 4: Intersectional Sensitivity IS[x][y] = w̄_init(y) − w̄_x(y), "
+        "where w̄_x pools the counterfactual prompts of axis x (simulating x mitigated); a "
+        "negative IS means balancing x pushes y away from its ideal. Needs `counterfactuals` "
+        "on the mitigated axes."),
+    example=("checks:\n"
+        "  - {id: gender_spillover, kind: is_nonnegative, mitigate: [gender], on: [age], "
+        "tolerance: 0.0,\n"
+        "     confidence: 0.95, images_per_prompt: 600, subjects: [musician], marks: [xfail]}"),
+    example_source="example_suites/toy_occupations.t2i.yaml",
+)

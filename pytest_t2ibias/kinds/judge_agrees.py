@@ -1,0 +1,96 @@
+"""judge_agrees: TODO."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..verdict import (
+    DEFAULT_BURDEN,
+    Verdict,
+    decide,
+    passes,
+    worst,
+)
+from ._base import CheckContext, CheckKind, Param
+from ._papers import SOCIALCF
+from ._params import (
+    AXIS_LIST,
+    COMMON_PARAMS,
+    NUMBER,
+    check_at_least_one,
+    check_unit_interval,
+)
+from ._verdicts import (
+    gate_note,
+    verb_for,
+)
+
+if TYPE_CHECKING:
+    pass
+
+PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to audit"),
+            Param("folder", (str,), required=True,
+                  doc="labelled images: index.jsonl with {file, <axis>: value} per line"),
+            Param("threshold", NUMBER, required=True, check=check_unit_interval,
+                  doc="lowest allowed accuracy of the judge (VQA or classifier) per axis"),
+            Param("k", (int,), check=check_at_least_one,
+                  doc="retrieval depth for MaxSkew@K (default: half the folder)"),
+            *COMMON_PARAMS)
+
+
+def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
+                          confidence: float | None = None, burden: str = DEFAULT_BURDEN,
+                          label: str = "") -> Verdict:
+    """Fail when the judge's accuracy on an axis (Wilson interval) is below ``threshold``.
+    ``audits``: axis -> ``methods.socialcf.AxisAudit``."""
+    outcomes = {a: decide(audit.accuracy, threshold, confidence=confidence, at_most=False)
+                for a, audit in audits.items()}
+    outcome = worst(list(outcomes.values()))
+    weakest = min(audits.values(), key=lambda audit: audit.accuracy.value)
+    lowest = weakest.accuracy
+    lines = [f"judge accuracy{f' on {label}' if label else ''}: lowest {lowest} vs floor "
+             f"{threshold:.3f}{gate_note(confidence, outcome, burden)}"]
+    for name, audit in audits.items():
+        lines.append(f"  {name} ({audit.judge}): accuracy {audit.accuracy} "
+                     f"[{verb_for(outcomes[name], 'meets the floor', 'below the floor')}]; "
+                     f"retrieval MaxSkew@{audit.retrieval_k} {audit.retrieval_max_skew:+.3f} "
+                     f"({audit.retrieval_value})")
+        lines.append("    per value: " + "; ".join(f"{v} {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] n={e.n}"
+                                                   for v, e in audit.per_value.items()))
+        lines.append("    confusion (true -> judged): " + "; ".join(
+            f"{v}: " + ", ".join(f"{w}={n}" for w, n in row.items() if n) for v, row in audit.confusion.items()))
+    return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
+                   confidence=confidence, at_most=False, check="judge_agrees", value=lowest, threshold=threshold,
+                   message="\n".join(lines),
+                   figures={"audits": {a: audit.to_dict() for a, audit in audits.items()},
+                            "label": label, "about": f"{weakest.axis} ({weakest.judge})"})
+
+
+def run(ctx: CheckContext) -> Verdict:
+    from ..methods.socialcf import audit_judge
+
+    params = ctx.check.params
+    folder = (ctx.suite.path.parent / params["folder"]).resolve()
+    audits = audit_judge(ctx.instrument, folder, [ctx.suite.axes[a] for a in params["axes"]],
+                         k=params.get("k"), confidence=ctx.interval_confidence)
+    return evaluate_judge_agrees(audits, params["threshold"], confidence=ctx.confidence,
+                                 burden=ctx.plan.burden, label=str(params["folder"]))
+
+
+KIND = CheckKind(
+    name="judge_agrees",
+    run=run,
+    per_subject=False,
+    params=PARAMS,
+    doc="the judge (VQA or the axis' classifier) reads the axes off labelled images at least "
+        "threshold accurately (Wilson interval), with per-value accuracy, confusion and MaxSkew@K",
+    paper=(f"An audit of the judge itself ({SOCIALCF}: accuracy and retrieval MaxSkew@K on "
+        "images whose attributes are known; OpenBias' agreement checks): per axis, the "
+        "accuracy of the VQA model or the axis' classifier on a labelled folder, with a "
+        "Wilson interval. One item per check. The folder is relative to the suite "
+        "(`python -m toyworld labelled --out DIR -n 200` makes a toy one)."),
+    example=("checks:\n"
+        "  - {id: judge_audit, kind: judge_agrees, axes: [gender, age], folder: labelled,\n"
+        "     threshold: 0.8, confidence: 0.95}"),
+)

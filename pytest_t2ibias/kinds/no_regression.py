@@ -1,0 +1,162 @@
+"""no_regression: TODO."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..verdict import (
+    DEFAULT_BURDEN,
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    Verdict,
+    decide,
+    passes,
+    worst,
+)
+from ._base import CheckContext, CheckKind, Param, PlannedItem
+from ._needs import axis_and_affected
+from ._papers import BIASCONNECT
+from ._params import (
+    AXIS_LIST,
+    COMMON_PARAMS,
+    NUMBER,
+    check_unit_interval,
+)
+from ._verdicts import (
+    as_estimate,
+    gate_note,
+    same_level,
+)
+
+if TYPE_CHECKING:
+    from ..spec import AxisSpec, CheckSpec, Suite
+
+PARAMS = (Param("fixes", AXIS_LIST, required=True,
+                  doc="axes the candidate (fine-tune) is meant to fix, one item each"),
+            Param("on", AXIS_LIST, doc="axes that must not get worse (default: all others)"),
+            Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
+                  doc="IS_mit may go this far below zero"),
+            *COMMON_PARAMS)
+
+
+def evaluate_no_regression(
+    effect: Mapping[str, Any],
+    *,
+    fixes: Iterable[str] | str,
+    on: Iterable[str] | None = None,
+    tolerance: float = 0.0,
+    confidence: float | None = None,
+    burden: str = DEFAULT_BURDEN,
+    label: str = "",
+) -> Verdict:
+    """Every IS_mit(y) (y in ``on``, default every axis not in ``fixes``) must be >= -tolerance.
+
+    ``effect`` maps axis -> IS_mit = wbar_baseline - wbar_candidate (BiasConnect A.5/A.9;
+    ``T2IBias.mitigation_effect``): a fine-tune that fixes ``fixes`` must not skew the rest.
+    """
+    effect = {str(y): as_estimate(v, f"IS_mit[{y}]") for y, v in effect.items()}
+    fixes = [fixes] if isinstance(fixes, str) else list(fixes)
+    unknown = [a for a in fixes + list(on or ()) if a not in effect]
+    if unknown:
+        raise ValueError(f"axes {unknown} have no IS_mit in the effect; axes: {list(effect)}")
+    others = list(on) if on is not None else [a for a in effect if a not in fixes]
+    entries = {y: effect[y] for y in others if y not in fixes and not np.isnan(effect[y].value)}
+    if not entries:
+        raise ValueError(f"no other axis to judge besides fixes={fixes}: name axes in on=")
+    same_level(entries.values(), confidence,
+                f"compute the effect at that level (t2ibias.mitigation_effect(..., confidence={confidence}))")
+    outcomes = {y: decide(e, -tolerance, confidence=confidence, at_most=False)
+                for y, e in entries.items()}
+    outcome = worst(list(outcomes.values()))
+    passed = passes(outcome, burden)
+    offending = sorted((y for y, o in outcomes.items() if o == FAIL), key=lambda y: entries[y].value)
+    undecided = sorted(y for y, o in outcomes.items() if o == INCONCLUSIVE)
+    worst_axis = min(entries, key=lambda y: entries[y].value)
+    lowest = entries[worst_axis]
+    subject = f" for {label}" if label else ""
+    note = gate_note(confidence, outcome, burden)
+    fixed = "; ".join(
+        f"{x} {'improved' if effect[x].value > 0 else 'did not improve'}: IS_mit {effect[x]}"
+        for x in fixes)
+    if outcome == PASS:
+        message = (f"no regression{subject}: no axis besides {', '.join(fixes)} got worse beyond "
+                   f"tolerance {tolerance:.3f}; lowest IS_mit[{worst_axis}] = {lowest}"
+                   f"{note}\n  fixed: {fixed}")
+    else:
+        lines = [f"  {y} got worse: IS_mit = {entries[y]} (the candidate is "
+                 f"{-entries[y].value:.3f} further from the ideal than the baseline)"
+                 for y in offending]
+        lines += [f"  {y} undecided: IS_mit = {entries[y]} at tolerance {tolerance:.3f}"
+                  for y in undecided]
+        head = (f"regression{subject}: {len(offending)} of {len(entries)} axes got worse "
+                f"beyond tolerance {tolerance:.3f}" if offending else
+                f"no proof of no regression{subject}: {len(undecided)} of {len(entries)} axes "
+                f"undecided at tolerance {tolerance:.3f}")
+        message = (f"{head}{note}\n" + "\n".join(lines) + f"\n  fixed: {fixed}\n"
+                   "  IS_mit(y) = wbar_baseline(y) - wbar_candidate(y), paired seeds "
+                   "(BiasConnect A.5); negative: the fine-tune skewed y")
+    return Verdict(
+        passed=passed,
+        outcome=outcome,
+        burden=burden,
+        confidence=confidence,
+        check="no_regression",
+        at_most=False,
+        value=lowest,
+        threshold=-tolerance,
+        message=message,
+        figures={"effect": {y: e.to_dict() for y, e in effect.items()},
+                 "fixes": fixes, "regressed": offending, "undecided": undecided, "label": label,
+                 "about": f"{', '.join(fixes)} -> {worst_axis}"},
+    )
+
+
+def run(ctx: CheckContext) -> Verdict:
+    from ..methods.gate import mitigation_effect_for
+
+    params = ctx.check.params
+    on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
+    effect = mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
+                                   axes=list(dict.fromkeys([ctx.axis.name, *on])),
+                                   confidence=ctx.interval_confidence,
+                                   n_resamples=ctx.n_resamples)
+    return evaluate_no_regression(effect, fixes=[ctx.axis.name], on=on,
+                                  tolerance=params.get("tolerance", 0.0),
+                                  confidence=ctx.confidence, burden=ctx.plan.burden,
+                                  label=ctx.label)
+
+
+def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
+    """The subject's prompt on the baseline model and on the candidate."""
+    prompt = item.suite.prompt_for(item.subject)
+    return [("baseline", [prompt]), ("candidate", [prompt])]
+
+
+def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
+    return 2  # the same prompt on the baseline and on the candidate
+
+
+KIND = CheckKind(
+    name="no_regression",
+    run=run,
+    axes_param="fixes",
+    params=PARAMS,
+    image_needs=image_needs,
+    axes_read=axis_and_affected,
+    prompts=prompts,
+    figure="IS_mit",
+    doc="merge gate: the candidate model is no further from the ideal than the baseline on "
+        "any axis it was not meant to fix (IS_mit, paired seeds)",
+    paper=(f"{BIASCONNECT}, A.5/A.9: IS_mit[x][y] = w̄_baseline(y) − w̄_candidate(y) of a real "
+        "mitigation (a fine-tune), with paired seeds: the merge gate of a debiasing "
+        "fine-tune. Needs `models: {baseline, candidate}` (or `--t2i-baseline-model`)."),
+    example=("checks:\n"
+        "  - {id: merge_gate, kind: no_regression, fixes: [gender], on: [age], tolerance: 0.05,\n"
+        "     confidence: 0.95, images_per_prompt: 200, subjects: [nurse, musician], "
+        "marks: [xfail]}"),
+    example_source="example_suites/toy_merge_gate.t2i.yaml",
+)

@@ -1,0 +1,121 @@
+"""w1_below: TODO."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._types import Answers
+from ..metrics import distribution_of, ideal_shares
+from ..metrics.distributions import Distribution
+from ..metrics.posterior import w1_estimate
+from ..verdict import (
+    DEFAULT_BURDEN,
+    Verdict,
+    decide,
+    passes,
+)
+from ._base import CheckContext, CheckKind, Param
+from ._needs import one_prompt, subject_prompt, the_axis
+from ._papers import BIASCONNECT
+from ._params import (
+    AXIS_LIST,
+    COMMON_PARAMS,
+    NUMBER,
+    check_unit_interval,
+)
+from ._verdicts import (
+    DEFAULT_RESAMPLES,
+    describe_counts,
+    gallery_of,
+    gate_note,
+    interval_level,
+    per_prompt_labels,
+    subject_attributes,
+    verb_for,
+)
+
+if TYPE_CHECKING:
+    pass
+
+PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
+            Param("threshold", NUMBER, required=True, check=check_unit_interval,
+                  doc="largest allowed normalised W1 to the axis' ideal"),
+            *COMMON_PARAMS)
+
+
+def evaluate_w1_below(
+    answers: Answers | Distribution | Mapping[str, int],
+    threshold: float,
+    *,
+    ideal: Any = "uniform",
+    ordered: bool = False,
+    confidence: float | None = None,
+    interval_confidence: float | None = None,
+    burden: str = DEFAULT_BURDEN,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    label: str = "",
+) -> Verdict:
+    """Normalised W1 (BiasConnect Eq. 1) between the answers and the ideal vs ``threshold``,
+    with a Dirichlet-posterior interval that reaches 0 at the ideal (``metrics.posterior``)."""
+    choices, groups, prompts, abstained, filtered = per_prompt_labels(answers)
+    target = ideal_shares(ideal, choices)
+    estimate = w1_estimate(groups, target, ordered=ordered,
+                           confidence=interval_level(confidence, interval_confidence), n_draws=n_resamples,
+                           seed=seed)
+    outcome = decide(estimate, threshold, confidence=confidence)
+    passed = passes(outcome, burden)
+    subject = f" of {label}" if label else ""
+    verb = verb_for(outcome, "is within", "exceeds")
+    ideal_text = ", ".join(f"{c}={s:.2f}" for c, s in zip(choices, target))
+    message = (
+        f"normalised W1{subject} to the ideal {estimate} {verb} threshold {threshold:.3f} "
+        f"(margin {threshold - estimate.value:+.3f}){gate_note(confidence, outcome, burden)}\n"
+        f"  answers: {describe_counts(choices, groups, abstained, filtered)}\n"
+        f"  ideal: {ideal_text} ({'ordered' if ordered else 'nominal'} axis; 0 ideal, 1 fully biased)"
+    )
+    return Verdict(
+        passed=passed,
+        outcome=outcome,
+        burden=burden,
+        confidence=confidence,
+        check="w1_below",
+        value=estimate,
+        threshold=threshold,
+        message=message,
+        figures={"distribution": distribution_of(np.concatenate(groups), choices).to_dict(),
+                 "ideal": dict(zip(choices, map(float, target))), "label": label,
+                 **gallery_of(answers)},
+    )
+
+
+def run(ctx: CheckContext) -> Verdict:
+    answers = subject_attributes(ctx)
+    return evaluate_w1_below(answers, ctx.check.params["threshold"],
+                             ideal=ctx.instrument.ideal(ctx.axis, ctx.suite.filter),
+                             ordered=ctx.axis.ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
+                             burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples)
+
+
+KIND = CheckKind(
+    name="w1_below",
+    run=run,
+    params=PARAMS,
+    image_needs=subject_prompt,
+    axes_read=the_axis,
+    power_metric="w1",
+    prompts=one_prompt,
+    figure="W1 to the ideal",
+    doc="normalised Wasserstein-1 distance to the axis' ideal distribution is at most threshold",
+    paper=(f"{BIASCONNECT}, Eq. 1: Wasserstein-1 from the subject's distribution to the axis' "
+        "`ideal`, normalised by the largest W1 any distribution can have (0 ideal, 1 one "
+        "category only); positional cost for `ordered` axes, 0/1 otherwise."),
+    example=("checks:\n"
+        "  - {id: gender_balance, kind: w1_below, axes: [gender], threshold: 0.35, "
+        "confidence: 0.95,\n"
+        "     images_per_prompt: 120, subjects: [doctor, nurse], marks: [xfail]}"),
+    example_source="example_suites/toy_occupations.t2i.yaml",
+)
