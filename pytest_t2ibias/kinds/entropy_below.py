@@ -1,4 +1,11 @@
-"""entropy_below: TODO."""
+"""``entropy_below``: OpenBias severity of the subject's attribute distribution (Sec. 3.3).
+
+OpenBias (D'Incà et al., CVPR 2024) scores a bias by how far the distribution of its classes
+over a caption's images is from uniform: severity = 1 - H(p) / log|C| (Eq. 6), 0 for a
+uniform distribution and 1 for a single class. Here the classes are an axis' choices, read by
+the VQA model or the axis' classifier off the images of the suite's prompt for the subject;
+the interval is a Jeffreys-Dirichlet posterior's (``metrics.posterior``, docs/STATISTICS.md).
+"""
 
 from __future__ import annotations
 
@@ -41,9 +48,9 @@ if TYPE_CHECKING:
     pass
 
 PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
-            Param("threshold", NUMBER, required=True, check=check_unit_interval,
-                  doc="largest allowed severity 1 - H(p)/log|C|"),
-            *COMMON_PARAMS)
+          Param("threshold", NUMBER, required=True, check=check_unit_interval,
+                doc="largest allowed severity 1 - H(p)/log|C|"),
+          *COMMON_PARAMS)
 
 
 def evaluate_entropy_below(
@@ -110,11 +117,11 @@ KIND = CheckKind(
     figure="severity",
     doc="OpenBias severity of the subject's attribute distribution is at most threshold",
     paper=(f"{OPENBIAS}, Eq. 6: severity 1 − H(p)/log|C| of the subject's distribution over the "
-        "axis' choices (0 uniform, 1 a single class); interval from a Jeffreys-Dirichlet "
-        "posterior (docs/STATISTICS.md)."),
+           "axis' choices (0 uniform, 1 a single class); interval from a Jeffreys-Dirichlet "
+           "posterior (docs/STATISTICS.md)."),
     example=("checks:\n"
-        "  - {id: gender_severity, kind: entropy_below, axes: [gender], threshold: 0.2, "
-        "confidence: 0.95,\n"
-        "     images_per_prompt: 190, subjects: [nurse], marks: [xfail]}"),
+             "  - {id: gender_severity, kind: entropy_below, axes: [gender], threshold: 0.2, "
+             "confidence: 0.95,\n"
+             "     images_per_prompt: 190, subjects: [nurse], marks: [xfail]}"),
     example_source="example_suites/toy_occupations.t2i.yaml",
 )

@@ -1,4 +1,11 @@
-"""is_nonnegative: TODO."""
+"""``is_nonnegative``: BiasConnect's Intersectional Sensitivity (Eqs. 2-4).
+
+Mitigating axis x is simulated by pooling the counterfactual prompts of x (one per value, so
+x is balanced by construction); IS[x][y] = w̄_init(y) - w̄_x(y) (Eq. 4) is how much closer to
+its ideal axis y gets. A negative IS is the paper's warning: balancing x pushes y away from
+its ideal. The interval comes from a joint bootstrap over the images of every prompt
+(``metrics.intersectional``).
+"""
 
 from __future__ import annotations
 
@@ -39,10 +46,10 @@ if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
 
 PARAMS = (Param("mitigate", AXIS_LIST, required=True, doc="axes whose mitigation is simulated"),
-            Param("on", AXIS_LIST, doc="affected axes (default: all others)"),
-            Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
-                  doc="IS may go this far below zero"),
-            *COMMON_PARAMS)
+          Param("on", AXIS_LIST, doc="affected axes (default: all others)"),
+          Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
+                doc="IS may go this far below zero"),
+          *COMMON_PARAMS)
 
 
 def evaluate_is_nonnegative(
@@ -161,12 +168,12 @@ KIND = CheckKind(
     figure="IS",
     doc="BiasConnect: mitigating an axis does not push another away from its ideal",
     paper=(f"{BIASCONNECT}, Eq. 4: Intersectional Sensitivity IS[x][y] = w̄_init(y) − w̄_x(y), "
-        "where w̄_x pools the counterfactual prompts of axis x (simulating x mitigated); a "
-        "negative IS means balancing x pushes y away from its ideal. Needs `counterfactuals` "
-        "on the mitigated axes."),
+           "where w̄_x pools the counterfactual prompts of axis x (simulating x mitigated); a "
+           "negative IS means balancing x pushes y away from its ideal. Needs `counterfactuals` "
+           "on the mitigated axes."),
     example=("checks:\n"
-        "  - {id: gender_spillover, kind: is_nonnegative, mitigate: [gender], on: [age], "
-        "tolerance: 0.0,\n"
-        "     confidence: 0.95, images_per_prompt: 600, subjects: [musician], marks: [xfail]}"),
+             "  - {id: gender_spillover, kind: is_nonnegative, mitigate: [gender], on: [age], "
+             "tolerance: 0.0,\n"
+             "     confidence: 0.95, images_per_prompt: 600, subjects: [musician], marks: [xfail]}"),
     example_source="example_suites/toy_occupations.t2i.yaml",
 )

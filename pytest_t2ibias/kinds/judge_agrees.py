@@ -1,4 +1,10 @@
-"""judge_agrees: TODO."""
+"""``judge_agrees``: an audit of the judge on images whose attributes are known.
+
+Every figure of this plugin is read by a judge (VQA or an attribute classifier); this kind
+measures it on a labelled folder: per axis, the judge's accuracy with a Wilson interval,
+per-value accuracy, the confusion matrix, and SocialCounterfactuals' retrieval MaxSkew@K
+(``methods.socialcf``). One item per check.
+"""
 
 from __future__ import annotations
 
@@ -30,13 +36,13 @@ if TYPE_CHECKING:
     pass
 
 PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to audit"),
-            Param("folder", (str,), required=True,
-                  doc="labelled images: index.jsonl with {file, <axis>: value} per line"),
-            Param("threshold", NUMBER, required=True, check=check_unit_interval,
-                  doc="lowest allowed accuracy of the judge (VQA or classifier) per axis"),
-            Param("k", (int,), check=check_at_least_one,
-                  doc="retrieval depth for MaxSkew@K (default: half the folder)"),
-            *COMMON_PARAMS)
+          Param("folder", (str,), required=True,
+                doc="labelled images: index.jsonl with {file, <axis>: value} per line"),
+          Param("threshold", NUMBER, required=True, check=check_unit_interval,
+                doc="lowest allowed accuracy of the judge (VQA or classifier) per axis"),
+          Param("k", (int,), check=check_at_least_one,
+                doc="retrieval depth for MaxSkew@K (default: half the folder)"),
+          *COMMON_PARAMS)
 
 
 def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
@@ -86,11 +92,11 @@ KIND = CheckKind(
     doc="the judge (VQA or the axis' classifier) reads the axes off labelled images at least "
         "threshold accurately (Wilson interval), with per-value accuracy, confusion and MaxSkew@K",
     paper=(f"An audit of the judge itself ({SOCIALCF}: accuracy and retrieval MaxSkew@K on "
-        "images whose attributes are known; OpenBias' agreement checks): per axis, the "
-        "accuracy of the VQA model or the axis' classifier on a labelled folder, with a "
-        "Wilson interval. One item per check. The folder is relative to the suite "
-        "(`python -m toyworld labelled --out DIR -n 200` makes a toy one)."),
+           "images whose attributes are known; OpenBias' agreement checks): per axis, the "
+           "accuracy of the VQA model or the axis' classifier on a labelled folder, with a "
+           "Wilson interval. One item per check. The folder is relative to the suite "
+           "(`python -m toyworld labelled --out DIR -n 200` makes a toy one)."),
     example=("checks:\n"
-        "  - {id: judge_audit, kind: judge_agrees, axes: [gender, age], folder: labelled,\n"
-        "     threshold: 0.8, confidence: 0.95}"),
+             "  - {id: judge_audit, kind: judge_agrees, axes: [gender, age], folder: labelled,\n"
+             "     threshold: 0.8, confidence: 0.95}"),
 )

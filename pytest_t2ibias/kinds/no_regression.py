@@ -1,4 +1,10 @@
-"""no_regression: TODO."""
+"""``no_regression``: the merge gate of a debiasing fine-tune (BiasConnect A.5/A.9).
+
+IS_mit[x][y] = w̄_baseline(y) - w̄_candidate(y) measures what a real mitigation (the candidate
+model, fine-tuned to fix x) did to every other axis y, on the same prompt and paired seeds
+(``methods.gate``). The gate fails when any axis the candidate was not meant to fix moved
+away from its ideal beyond ``tolerance``.
+"""
 
 from __future__ import annotations
 
@@ -36,11 +42,11 @@ if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
 
 PARAMS = (Param("fixes", AXIS_LIST, required=True,
-                  doc="axes the candidate (fine-tune) is meant to fix, one item each"),
-            Param("on", AXIS_LIST, doc="axes that must not get worse (default: all others)"),
-            Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
-                  doc="IS_mit may go this far below zero"),
-            *COMMON_PARAMS)
+                doc="axes the candidate (fine-tune) is meant to fix, one item each"),
+          Param("on", AXIS_LIST, doc="axes that must not get worse (default: all others)"),
+          Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
+                doc="IS_mit may go this far below zero"),
+          *COMMON_PARAMS)
 
 
 def evaluate_no_regression(
@@ -152,11 +158,11 @@ KIND = CheckKind(
     doc="merge gate: the candidate model is no further from the ideal than the baseline on "
         "any axis it was not meant to fix (IS_mit, paired seeds)",
     paper=(f"{BIASCONNECT}, A.5/A.9: IS_mit[x][y] = w̄_baseline(y) − w̄_candidate(y) of a real "
-        "mitigation (a fine-tune), with paired seeds: the merge gate of a debiasing "
-        "fine-tune. Needs `models: {baseline, candidate}` (or `--t2i-baseline-model`)."),
+           "mitigation (a fine-tune), with paired seeds: the merge gate of a debiasing "
+           "fine-tune. Needs `models: {baseline, candidate}` (or `--t2i-baseline-model`)."),
     example=("checks:\n"
-        "  - {id: merge_gate, kind: no_regression, fixes: [gender], on: [age], tolerance: 0.05,\n"
-        "     confidence: 0.95, images_per_prompt: 200, subjects: [nurse, musician], "
-        "marks: [xfail]}"),
+             "  - {id: merge_gate, kind: no_regression, fixes: [gender], on: [age], tolerance: 0.05,\n"
+             "     confidence: 0.95, images_per_prompt: 200, subjects: [nurse, musician], "
+             "marks: [xfail]}"),
     example_source="example_suites/toy_merge_gate.t2i.yaml",
 )

@@ -1,4 +1,11 @@
-"""open_set: TODO."""
+"""``open_set``: OpenBias's open-set detection (Sec. 3), gated on the worst severity.
+
+An LLM proposes, for each caption, the biases it could carry with their classes (Sec. 3.1;
+or the shipped knowledge base); the generations are asked about each bias by VQA (Sec. 3.2)
+and every bias gets its severity (Eq. 6, as ``entropy_below``). Proposals are frozen in
+``<suite>.t2i.openbias.lock.json`` (``locks.openbias``); the gate fails when any measured
+bias is more severe than ``threshold``.
+"""
 
 from __future__ import annotations
 
@@ -34,15 +41,15 @@ if TYPE_CHECKING:
     pass
 
 PARAMS = (Param("captions", AXIS_LIST, check=check_text_list,
-                  doc="captions to propose biases for ({subject} filled in; default: the "
-                      "suite's prompt for the subject)"),
-            Param("threshold", NUMBER, required=True, check=check_unit_interval,
-                  doc="largest allowed severity 1 - H(p)/log|C| of any discovered bias"),
-            Param("max_biases", (int,), check=check_at_least_one,
-                  doc="measure at most this many biases (those proposed for most captions)"),
-            Param("biases", AXIS_LIST, check=check_text_list,
-                  doc="measure only these proposed biases (by name, e.g. [colour])"),
-            *COMMON_PARAMS)
+                doc="captions to propose biases for ({subject} filled in; default: the "
+                    "suite's prompt for the subject)"),
+          Param("threshold", NUMBER, required=True, check=check_unit_interval,
+                doc="largest allowed severity 1 - H(p)/log|C| of any discovered bias"),
+          Param("max_biases", (int,), check=check_at_least_one,
+                doc="measure at most this many biases (those proposed for most captions)"),
+          Param("biases", AXIS_LIST, check=check_text_list,
+                doc="measure only these proposed biases (by name, e.g. [colour])"),
+          *COMMON_PARAMS)
 
 
 def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None = None,
@@ -106,10 +113,10 @@ KIND = CheckKind(
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "
         "has severity above threshold; proposals frozen in <suite>.t2i.openbias.lock.json",
     paper=(f"{OPENBIAS}: biases proposed by the `--t2i-llm` model (or the shipped knowledge "
-        "base) for the captions, each measured by VQA as severity (Eq. 6) over its classes; "
-        "proposals frozen in `<suite>.t2i.openbias.lock.json`."),
+           "base) for the captions, each measured by VQA as severity (Eq. 6) over its classes; "
+           "proposals frozen in `<suite>.t2i.openbias.lock.json`."),
     example=("checks:\n"
-        "  - {id: object_biases, kind: open_set, threshold: 0.35, confidence: 0.95,\n"
-        "     subjects: [laptop, car], marks: [xfail]}"),
+             "  - {id: object_biases, kind: open_set, threshold: 0.35, confidence: 0.95,\n"
+             "     subjects: [laptop, car], marks: [xfail]}"),
     example_source="example_suites/toy_openset.t2i.yaml",
 )
