@@ -11,7 +11,7 @@ look after the cache.
   (``--t2i-cache-dir``), whose per-key claims keep them from computing anything twice.
 - ``compare A B [--fail EXPR ...]``: the figures of run B against saved run A (``baseline``),
   exit 1 when one drifted beyond the criteria.
-- ``report RUN --html OUT.html``: the HTML report of a saved run (``html_report.write_html``).
+- ``report RUN --html OUT.html``: the HTML report of a saved run (``reports.html.write_html``).
 - ``cache stats`` / ``cache prune``: what the cache holds; least recently used out first.
 
 Bad input (a missing file, a saved run that is not a report) is one line on stderr and exit

@@ -5,7 +5,7 @@
 unreadable one is a usage error before any image is generated) and compares the finished
 run with it; ``--t2i-compare-fail`` makes drift beyond its criteria fail the session
 (``session.exitstatus``, as pytest-benchmark's ``--benchmark-compare-fail`` does). The rules
-are ``baseline``'s, the files ``runs``', the table ``comparison_table``'s: no math here.
+are ``runs.compare``'s, the files ``runs.saved``', the table ``runs.table``'s: no math here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 PLUGIN_NAME = "t2ibias-baselines"
 
 
-class Baselines:
+class SavedRuns:
     """The plugin behind the baseline options; registered on the xdist controller only, where
     every worker's rows have arrived by ``pytest_sessionfinish``."""
 
@@ -105,7 +105,7 @@ class Baselines:
             write(f"t2ibias: ERROR {line}", red=True, bold=True)
 
 
-def start_baselines(config: pytest.Config, session: T2ISession) -> Baselines | None:
+def start_saved_runs(config: pytest.Config, session: T2ISession) -> SavedRuns | None:
     """Register the plugin when a baseline option is set, except on xdist workers (the
     controller saves and compares the rows they send)."""
     settings = session.settings
@@ -113,6 +113,6 @@ def start_baselines(config: pytest.Config, session: T2ISession) -> Baselines | N
         return None
     if not (settings.save or settings.autosave or settings.compare):
         return None
-    baselines = Baselines(session)
+    baselines = SavedRuns(session)
     config.pluginmanager.register(baselines, PLUGIN_NAME)
     return baselines

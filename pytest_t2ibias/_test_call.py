@@ -1,6 +1,6 @@
 """What the session listens to during each test call: the verdicts the test reaches
 (``verdict_sink``) and what its judges saw (``test_sightings``, for the report's image grids,
-``gallery.py``).
+``figures.py``).
 
 Its own small module: the session wraps every test call in both, fairness test or not, and
 must not load the verdicts, numpy or the instrument to do so (issue #14).
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class Sightings:
     """What one check's judges saw: every answer set an instrument read (with the axis or
     question it answers) and the role whose generator made each image. Reports draw a
-    check's image grid from it (``gallery.py``); copies of the instrument share it."""
+    check's image grid from it (``figures.py``); copies of the instrument share it."""
 
     def __init__(self) -> None:
         self.answers: list[tuple[str, Answers]] = []

@@ -3,7 +3,7 @@
 
 It holds no measuring of its own: images and answers come from an ``Instrument`` (models
 behind the cache), figures from ``methods/``. A YAML item reaches the same methods through
-``checks.py`` with the same pieces.
+the check kinds (``kinds/``) with the same pieces.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class T2IBias:
 
     def counterfactual_suite(self, suite: Suite, subject: str) -> Suite:
         """``suite`` with its ``counterfactuals: llm`` axes phrased for ``subject``: from the
-        lock file beside the suite, written with --t2i-llm when missing (``_prompt_lock``)."""
+        lock file beside the suite, written with --t2i-llm when missing (``locks.counterfactual``)."""
         return self.locks.phrase(suite, subject)
 
     # -- methods ------------------------------------------------------------------------------

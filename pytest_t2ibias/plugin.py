@@ -13,7 +13,7 @@ import pytest
 
 from . import _builtin, hookspecs
 from ._options import add_options
-from ._saved_runs import start_baselines
+from ._saved_runs import start_saved_runs
 from ._session import session_of, start_session
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    start_baselines(config, start_session(config))
+    start_saved_runs(config, start_session(config))
     config.pluginmanager.register(_builtin, "t2ibias-builtin-backends")
     config.addinivalue_line("markers", "t2ibias: a bias check (YAML suite item or helper use)")
     config.addinivalue_line("markers", "slow: trains or evaluates models; minutes, not seconds")

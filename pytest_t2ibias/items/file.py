@@ -48,7 +48,7 @@ class SuiteFile(pytest.File):
 
     def _auto_images(self, suite: Suite, check: CheckSpec, settings: Settings) -> int | None:
         """``images_per_prompt: auto``: as many as deciding the threshold needs, over the
-        check's axes (``planning.images_to_decide``)."""
+        check's axes (``power.images_to_decide``)."""
         if check.params.get("images_per_prompt") != "auto":
             return None
         from ..errors import SuiteError

@@ -83,7 +83,7 @@ def per_prompt_labels(answers: Answers | Distribution | Mapping[str, int]):
 
 
 def gallery_of(answers: Any) -> dict[str, Any]:
-    """``{"gallery": ...}`` for answers that name their images (``gallery.py``), else {}."""
+    """``{"gallery": ...}`` for answers that name their images (``figures.gallery_figure``), else {}."""
     figure = gallery_figure([("", answers)]) if isinstance(answers, Answers) else None
     return {"gallery": figure} if figure else {}
 
