@@ -21,6 +21,7 @@ from ._test_call import verdict_sink
 
 if TYPE_CHECKING:  # verdicts and reports load when a check reports (issue #14)
     from ._settings import Settings
+    from .equipment import Equipment
     from .facade import T2IBias
     from .family import Family
     from .instrument import Instrument, Models, Sightings
@@ -56,41 +57,36 @@ class T2ISession:
     # -- what the checks measure with, built on first use (collection never loads a model) ----
 
     @cached_property
-    def models(self) -> Models:
+    def equipment(self) -> Equipment:
+        """The models (the ``pytest_t2ibias_make_*`` hooks' backends), the request layer and
+        the lock files: the same factory a script's ``T2IBias.standalone`` uses."""
         from .backends._providers import HookBackends
-        from .instrument import Models
+        from .equipment import Equipment
 
-        return Models(self.settings, HookBackends(self.config))
+        return Equipment(self.settings, lambda: HookBackends(self.config), self.progress)
 
-    @cached_property
+    @property
+    def models(self) -> Models:
+        return self.equipment.models
+
+    @property
     def requests(self) -> RequestLayer:
-        from .store.cache import Cache
-        from .store.request_layer import RequestLayer
+        return self.equipment.requests
 
-        settings = self.settings
-        cache = Cache.from_settings(settings)
-        return RequestLayer(cache, batch_size=settings.batch_size.requests(), progress=self.progress())
-
-    @cached_property
+    @property
     def locks(self) -> PromptLocks:
-        from .locks.counterfactual import PromptLocks
+        return self.equipment.locks
 
-        return PromptLocks(llm_model=self.settings.llm, load_llm=lambda: self.models.llm,
-                           update=self.settings.update_locks)
-
-    @cached_property
+    @property
     def bgps_locks(self) -> BGPSLocks:
-        from .locks.bgps import BGPSLocks
-
-        return BGPSLocks(self.settings, self.models, update=self.settings.update_locks)
+        return self.equipment.bgps_locks
 
     @cached_property
     def facade(self) -> T2IBias:
         """The ``t2ibias`` fixture, on the same models, cache and lock files as the items."""
         from .facade import T2IBias
 
-        return T2IBias(self.settings, self.models, self.requests, self.locks,
-                       bgps_locks=self.bgps_locks, progress=self.progress_writer())
+        return T2IBias(self.equipment, progress=self.progress_writer())
 
     def progress(self) -> Progress | None:
         """Generation and scoring progress on stderr: a live bar on a terminal, a line every
@@ -145,7 +141,7 @@ class T2ISession:
     @property
     def started(self) -> bool:
         """Whether anything that can load a model or touch the cache has been built."""
-        return "models" in self.__dict__ or "requests" in self.__dict__
+        return self.equipment.started
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         gated = sum(1 for item in session.items if getattr(item, "gated", False))
@@ -263,7 +259,7 @@ class T2ISession:
     @property
     def counters(self) -> dict[str, int]:
         """Work done by this process; empty for a session that never built its requests."""
-        if "requests" not in self.__dict__:
+        if not self.equipment.built("requests"):
             return {}
         return dict(self.requests.counters.__dict__)
 
@@ -313,7 +309,7 @@ class T2ISession:
 
     def backends_used(self) -> list[dict[str, str]]:
         """The models and judges this process made: role, model, fingerprint."""
-        if "models" not in self.__dict__:
+        if not self.equipment.built("models"):
             return []
         models = self.models
         made = [("generator:" + role, model, backend)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._test_call import test_sightings
+from .equipment import Equipment
 from .instrument import Instrument, Models
 from .plan import plan_for
 
@@ -32,18 +33,9 @@ if TYPE_CHECKING:
 
 
 class T2IBias:
-    def __init__(self, settings: Settings, models: Models, requests: RequestLayer,
-                 locks: PromptLocks, bgps_locks: BGPSLocks | None = None,
-                 progress: Any = None) -> None:
-        self.settings = settings
-        self.models = models
-        self.requests = requests
-        self.locks = locks
-        if bgps_locks is None:
-            from .locks.bgps import BGPSLocks
-
-            bgps_locks = BGPSLocks(settings, models, update=settings.update_locks)
-        self.bgps_locks = bgps_locks
+    def __init__(self, equipment: Equipment, progress: Any = None) -> None:
+        self.equipment = equipment
+        self.settings = equipment.settings
         self.progress = progress
         """Where a BGPS search reports one line per step (the pytest route: stderr unless -q)."""
 
@@ -60,15 +52,23 @@ class T2IBias:
     def from_provider(cls, settings: Settings, provider: Any) -> T2IBias:
         """A facade whose backends come from ``provider`` (``.generator(model, role)``,
         ``.vqa(model)``, ``.classifier(axis, model)``, ``.llm(model)``)."""
-        from .locks.counterfactual import PromptLocks
-        from .store.cache import Cache
-        from .store.request_layer import RequestLayer
+        return cls(Equipment(settings, lambda: provider))
 
-        models = Models(settings, provider)
-        cache = Cache.from_settings(settings)
-        locks = PromptLocks(llm_model=settings.llm, load_llm=lambda: models.llm,
-                            update=settings.update_locks)
-        return cls(settings, models, RequestLayer(cache, batch_size=settings.batch_size.requests()), locks)
+    @property
+    def models(self) -> Models:
+        return self.equipment.models
+
+    @property
+    def requests(self) -> RequestLayer:
+        return self.equipment.requests
+
+    @property
+    def locks(self) -> PromptLocks:
+        return self.equipment.locks
+
+    @property
+    def bgps_locks(self) -> BGPSLocks:
+        return self.equipment.bgps_locks
 
     def instrument(self, suite: Suite | None = None, **sampling: Any) -> Instrument:
         """An instrument sampling as ``suite`` says (the command line still wins);
