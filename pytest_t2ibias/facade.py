@@ -9,18 +9,19 @@ behind the cache), figures from ``methods/``. A YAML item reaches the same metho
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._test_call import test_sightings
-from .instrument import Instrument, Models
+from .equipment import Equipment
 from .plan import plan_for
 
 if TYPE_CHECKING:
     from ._settings import Settings
     from ._types import Answers, ImageSet
     from .backends._base import Answerer, LanguageModel
+    from .instrument import Instrument, Models
     from .locks.bgps import BGPSLocks
     from .locks.counterfactual import PromptLocks
     from .methods.bgps import BGPSGateResult
@@ -30,20 +31,13 @@ if TYPE_CHECKING:
     from .store.request_layer import RequestLayer
 
 
-
 class T2IBias:
-    def __init__(self, settings: Settings, models: Models, requests: RequestLayer,
-                 locks: PromptLocks, bgps_locks: BGPSLocks | None = None,
-                 progress: Any = None) -> None:
-        self.settings = settings
-        self.models = models
-        self.requests = requests
-        self.locks = locks
-        if bgps_locks is None:
-            from .locks.bgps import BGPSLocks
+    """The methods for Python tests on one ``Equipment``: the session's, in a pytest run
+    (the items and the fixture share its models, cache and lock files), or a script's own."""
 
-            bgps_locks = BGPSLocks(settings, models, update=settings.update_locks)
-        self.bgps_locks = bgps_locks
+    def __init__(self, equipment: Equipment, *, progress: Callable[[str], None] | None = None
+                 ) -> None:
+        self.equipment = equipment
         self.progress = progress
         """Where a BGPS search reports one line per step (the pytest route: stderr unless -q)."""
 
@@ -60,21 +54,33 @@ class T2IBias:
     def from_provider(cls, settings: Settings, provider: Any) -> T2IBias:
         """A facade whose backends come from ``provider`` (``.generator(model, role)``,
         ``.vqa(model)``, ``.classifier(axis, model)``, ``.llm(model)``)."""
-        from .locks.counterfactual import PromptLocks
-        from .store.cache import Cache
-        from .store.request_layer import RequestLayer
+        return cls(Equipment(settings, provider))
 
-        models = Models(settings, provider)
-        cache = Cache.from_settings(settings)
-        locks = PromptLocks(llm_model=settings.llm, load_llm=lambda: models.llm,
-                            update=settings.update_locks)
-        return cls(settings, models, RequestLayer(cache, batch_size=settings.batch_size.requests()), locks)
+    @property
+    def settings(self) -> Settings:
+        return self.equipment.settings
+
+    @property
+    def models(self) -> Models:
+        return self.equipment.models
+
+    @property
+    def requests(self) -> RequestLayer:
+        return self.equipment.requests
+
+    @property
+    def locks(self) -> PromptLocks:
+        return self.equipment.counterfactual_locks
+
+    @property
+    def bgps_locks(self) -> BGPSLocks:
+        return self.equipment.bgps_locks
 
     def instrument(self, suite: Suite | None = None, **sampling: Any) -> Instrument:
         """An instrument sampling as ``suite`` says (the command line still wins);
         ``sampling``: ``n=``, ``seed=``, ``steps=``, ``guidance=`` for plain calls."""
-        return Instrument(self.models, self.requests, plan_for(self.settings, suite, **sampling),
-                          test_sightings.get())
+        return self.equipment.instrument(plan_for(self.settings, suite, **sampling),
+                                         test_sightings.get())
 
     @property
     def llm(self) -> LanguageModel:
