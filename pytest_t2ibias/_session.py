@@ -269,107 +269,29 @@ class T2ISession:
 
     def run_header(self) -> dict[str, Any]:
         """Who judged what, under which settings: the JSON report's ``run``."""
-        import datetime
+        from .reports.header import run_header
 
-        from .plan import plan_for
-
-        seen = {(b["role"], b["model"]): b for b in self.backends_used() + self.results.worker_backends}
-        settings = self.settings
-        plan = plan_for(settings)
-        return {
-            "plugin_version": _plugin_version(),
-            "git_revision": _git_revision(self.config.rootpath),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "models": sorted((b for b in seen.values() if b["role"].startswith("generator")),
-                             key=lambda b: (b["role"], b["model"])),
-            "judges": sorted((b for b in seen.values() if not b["role"].startswith("generator")),
-                             key=lambda b: (b["role"], b["model"])),
-            "settings": {
-                "model": settings.images or settings.model, "baseline_model": settings.baseline_model,
-                "audit": bool(settings.images), "vqa": settings.vqa,
-                "classifiers": dict(settings.classifiers), "llm": settings.llm,
-                "device": settings.device, "dtype": settings.dtype,
-                "images_per_prompt": settings.images_per_prompt, "seed": settings.seed,
-                "steps": settings.steps, "guidance": settings.guidance,
-                "confidence": settings.confidence, "bootstrap": settings.bootstrap,
-                "family": self.family.policy, "gated_checks": self.family.size,
-                "burden": settings.burden,
-                "declared_sampling": {"source": plan.sampling_source, **plan.sampling}
-                if plan.sampling_source else None,
-            },
-        }
+        return run_header(self.settings, self.family,
+                          self.backends_used() + self.results.worker_backends, self.config.rootpath)
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """The models and the sampling the candidate declares (``plan.declared_sampling``)."""
-        settings = self.settings
-        lines = []
-        if settings.images:
-            lines.append(f"t2ibias: auditing images in {settings.images}")
-        elif settings.model:
-            from .plan import plan_for
+        from .reports.header import header_lines
 
-            plan = plan_for(settings)
-            declared = ", ".join(f"{k} {v}" for k, v in plan.sampling.items() if v is not None)
-            lines.append(f"t2ibias: model {settings.model}" + (
-                f"; declared sampling {declared} ({plan.sampling_source}; a suite's defaults or "
-                f"the command line override it)" if plan.sampling_source else ""))
-        judges = [f"vqa {settings.vqa}"] if settings.vqa else []
-        judges += [f"classifier {axis}={model}" for axis, model in settings.classifiers.items()]
-        if judges:
-            lines.append("t2ibias: judges " + "; ".join(judges))
-        return lines
+        return header_lines(self.settings)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None or not self.sorted_results():
             return
-        from .reports.rows import one_line
-        from .reports.terminal import render_text
+        from .reports.terminal import write_summary
 
-        rows = self.sorted_results()
-        work = self.total_counters
-        made = "audited" if self.settings.images else "generated"  # a folder audit reads images
-        work_line = ("work: {images_generated} images " + made + ", {images_from_cache} from "
-                     "cache; {answers_scored} answers scored, {answers_from_cache} from cache"
-                     ).format(**work) if work else ""
-        if self.config.get_verbosity() < 0:  # -q: one line
-            terminalreporter.write_line(one_line(rows) + (f"; {work_line}" if work_line else ""))
-            return
-        terminalreporter.section("t2ibias summary")
-        terminalreporter.write(render_text(rows, terminalreporter._tw.fullwidth,
-                                           color=terminalreporter.hasmarkup))
-        terminalreporter.write_line(one_line(rows))
-        terminalreporter.write_line(self.family.describe(self.settings.confidence))
-        if work_line:
-            terminalreporter.write_line(work_line)
+        write_summary(terminalreporter, self.sorted_results(), self.total_counters,
+                      audit=bool(self.settings.images), quiet=self.config.get_verbosity() < 0,
+                      family=self.family.describe(self.settings.confidence))
 
     def sorted_results(self) -> list[ReportRow]:
         """This run's rows in node-id order; none (and nothing imported) if none came."""
         return self.results.sorted() if "results" in self.__dict__ else []
-
-
-def _plugin_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pytest-t2ibias")
-    except PackageNotFoundError:
-        return None
-
-
-def _git_revision(root: Any) -> str | None:
-    """``git rev-parse HEAD`` of the rootdir (with ``-dirty`` for local changes), or None."""
-    import subprocess
-
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                              text=True, timeout=5)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=root, capture_output=True, text=True, timeout=5)
-        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def _is_terminal(stream: Any) -> bool:
