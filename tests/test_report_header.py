@@ -59,8 +59,8 @@ def test_the_summary_is_one_line_under_q():
     reporter = Reporter()
     write_summary(reporter, rows(), WORK, audit=True, quiet=True, family="family: none")
 
-    assert reporter.lines == ["t2ibias: 1 results: 1 passed; work: 4 images audited, 2 from "
-                              "cache; 6 answers scored, 0 from cache"]
+    assert reporter.lines == [("t2ibias: 1 results: 1 passed; work: 4 images audited, 2 from "
+                               "cache; 6 answers scored, 0 from cache")]
 
 
 def test_the_summary_section_has_the_table_the_tally_the_family_and_the_work():
