@@ -3,25 +3,25 @@
 
 It holds no measuring of its own: images and answers come from an ``Instrument`` (models
 behind the cache), figures from ``methods/``. A YAML item reaches the same methods through
-the check kinds (``kinds/``) with the same pieces.
+``checks.py`` with the same pieces.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._test_call import test_sightings
 from .equipment import Equipment
-from .instrument import Instrument, Models
 from .plan import plan_for
 
 if TYPE_CHECKING:
     from ._settings import Settings
     from ._types import Answers, ImageSet
     from .backends._base import Answerer, LanguageModel
+    from .instrument import Instrument, Models
     from .locks.bgps import BGPSLocks
     from .locks.counterfactual import PromptLocks
     from .methods.bgps import BGPSGateResult
@@ -31,11 +31,13 @@ if TYPE_CHECKING:
     from .store.request_layer import RequestLayer
 
 
-
 class T2IBias:
-    def __init__(self, equipment: Equipment, progress: Any = None) -> None:
+    """The methods for Python tests on one ``Equipment``: the session's, in a pytest run
+    (the items and the fixture share its models, cache and lock files), or a script's own."""
+
+    def __init__(self, equipment: Equipment, *, progress: Callable[[str], None] | None = None
+                 ) -> None:
         self.equipment = equipment
-        self.settings = equipment.settings
         self.progress = progress
         """Where a BGPS search reports one line per step (the pytest route: stderr unless -q)."""
 
@@ -52,7 +54,11 @@ class T2IBias:
     def from_provider(cls, settings: Settings, provider: Any) -> T2IBias:
         """A facade whose backends come from ``provider`` (``.generator(model, role)``,
         ``.vqa(model)``, ``.classifier(axis, model)``, ``.llm(model)``)."""
-        return cls(Equipment(settings, lambda: provider))
+        return cls(Equipment(settings, provider))
+
+    @property
+    def settings(self) -> Settings:
+        return self.equipment.settings
 
     @property
     def models(self) -> Models:
@@ -64,7 +70,7 @@ class T2IBias:
 
     @property
     def locks(self) -> PromptLocks:
-        return self.equipment.locks
+        return self.equipment.counterfactual_locks
 
     @property
     def bgps_locks(self) -> BGPSLocks:
@@ -73,8 +79,8 @@ class T2IBias:
     def instrument(self, suite: Suite | None = None, **sampling: Any) -> Instrument:
         """An instrument sampling as ``suite`` says (the command line still wins);
         ``sampling``: ``n=``, ``seed=``, ``steps=``, ``guidance=`` for plain calls."""
-        return Instrument(self.models, self.requests, plan_for(self.settings, suite, **sampling),
-                          test_sightings.get())
+        return self.equipment.instrument(plan_for(self.settings, suite, **sampling),
+                                         test_sightings.get())
 
     @property
     def llm(self) -> LanguageModel:
@@ -113,7 +119,7 @@ class T2IBias:
 
     def counterfactual_suite(self, suite: Suite, subject: str) -> Suite:
         """``suite`` with its ``counterfactuals: llm`` axes phrased for ``subject``: from the
-        lock file beside the suite, written with --t2i-llm when missing (``locks.counterfactual``)."""
+        lock file beside the suite, written with --t2i-llm when missing (``_prompt_lock``)."""
         return self.locks.phrase(suite, subject)
 
     # -- methods ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ finds each check's gating level before any verdict (docs/STATISTICS.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,12 @@ class Family:
                 return at if rejected >= k else {
                     check: 1.0 - alpha / m for check, alpha in errors.items()}
             k = rejected
+
+    def decided(self, errors: dict[str, float], decisive: Callable[[str, float], bool]
+                ) -> Family:
+        """This family with each check's level assigned (``levels``): Holm and BH decide
+        every gated check's level before any verdict."""
+        return replace(self, assigned=self.levels(errors, decisive))
 
     def describe(self, level: float = 0.95) -> str:
         """One line for the summary: the family size and the error rate controlled."""

@@ -159,6 +159,21 @@ class Models:
             self.loads["eval_llm"] = self.loads.get("eval_llm", 0) + 1
         return self._eval_llm
 
+    def made(self) -> list[dict[str, str]]:
+        """The backends made so far: role, model and fingerprint each (the run header's
+        models and judges); none on a warm run that found every result cached."""
+        settings = self.settings
+        made: list[tuple[str, str | None, Any]] = [
+            ("generator:" + role, model, backend) for (role, model), backend in self._generators.items()]
+        made += [("vqa", settings.vqa, self._vqa)] if self._vqa else []
+        made += [(f"classifier:{axis}", settings.classifiers.get(axis), backend)
+                 for axis, backend in self._classifiers.items()]
+        made += [("llm", settings.llm, self._llm)] if self._llm else []
+        made += [("eval_llm", settings.eval_llm, self._eval_llm)] if self._eval_llm else []
+        return [{"role": role, "model": str(model or ""),
+                 "fingerprint": str(getattr(backend, "fingerprint", ""))}
+                for role, model, backend in made]
+
 
 @dataclass(frozen=True)
 class Instrument:

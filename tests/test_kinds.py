@@ -220,32 +220,3 @@ def test_a_gated_check_computes_its_interval_at_its_gate():
     assert levels.gated_at(0.995) == Levels(0.995, 0.995)  # the family's adjustment
     assert Levels.of(None, 0.80).gated_at(None) == Levels(None, 0.80)
 
-
-# -- one factory for the session and for scripts (issue #21) ----------------------------------
-
-
-def test_the_fixture_shares_the_sessions_equipment_and_a_script_builds_the_same(pytester):
-    pytester.makeconftest("""
-        import pytest
-        from pytest_t2ibias._session import session_of
-
-        @pytest.fixture
-        def session(request):
-            return session_of(request.config)
-    """)
-    pytester.makepyfile("""
-        from pytest_t2ibias.equipment import Equipment
-        from pytest_t2ibias.facade import T2IBias
-
-        def test_shared(t2ibias, session):
-            assert isinstance(session.equipment, Equipment)
-            assert t2ibias.equipment is session.equipment
-            assert not session.equipment.built("models")  # nothing is made until used
-            assert t2ibias.requests is session.requests and t2ibias.models is session.models
-
-        def test_script(tmp_path):
-            script = T2IBias.standalone(model="m", cache_dir=tmp_path)
-            assert isinstance(script.equipment, Equipment)
-            assert script.requests is script.equipment.requests
-    """)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)

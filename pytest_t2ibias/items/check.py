@@ -8,7 +8,6 @@ loads, and the items only touch the models when they run.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -231,7 +230,7 @@ def _decide_family_once(first: CheckItem) -> None:
             verdict_sink.reset(token)
         return verdict.outcome == (PASS if verdict.burden == "model" else FAIL)
 
-    session.family = replace(session.family, assigned=session.family.levels(errors, decisive))
+    session.decide_family(errors, decisive)
 
 
 def planned_checks(items: list[pytest.Item]) -> list[Any]:

@@ -150,3 +150,25 @@ def render_text(rows: Sequence[ReportRow], width: int, *, color: bool) -> str:
 
 
 
+
+
+def write_summary(terminalreporter: Any, rows: Sequence[ReportRow], work: dict[str, int], *,
+                  audit: bool, quiet: bool, family: str) -> None:
+    """The ``t2ibias summary`` section through pytest's writer: the table, the tally, the
+    family line and the work counted; under -q the tally and the work on one line."""
+    from .rows import one_line
+
+    made = "audited" if audit else "generated"  # a folder audit reads images
+    work_line = ("work: {images_generated} images " + made + ", {images_from_cache} from "
+                 "cache; {answers_scored} answers scored, {answers_from_cache} from cache"
+                 ).format(**work) if work else ""
+    if quiet:
+        terminalreporter.write_line(one_line(rows) + (f"; {work_line}" if work_line else ""))
+        return
+    terminalreporter.section("t2ibias summary")
+    terminalreporter.write(render_text(rows, terminalreporter._tw.fullwidth,
+                                       color=terminalreporter.hasmarkup))
+    terminalreporter.write_line(one_line(rows))
+    terminalreporter.write_line(family)
+    if work_line:
+        terminalreporter.write_line(work_line)
