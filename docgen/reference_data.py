@@ -18,7 +18,8 @@ from typing import Any
 
 from pytest_t2ibias.kinds import _params as checks
 from pytest_t2ibias.plan import DEFAULT_IMAGES_PER_PROMPT, DEFAULT_SEED
-from pytest_t2ibias.suite.load import LLM_COUNTERFACTUALS, MARKER_PATTERN, NAME_PATTERN
+from pytest_t2ibias.suite.load import (LLM_COUNTERFACTUALS, MARKER_PATTERN, MAX_CHOICES,
+                                       MAX_IMAGES_PER_PROMPT, NAME_PATTERN)
 
 TEXT = {"type": "string", "pattern": r"\S"}
 """A non-empty string (the loader's ``text``: not blank)."""
@@ -122,9 +123,10 @@ TOP = {
 
 DEFAULTS = {
     "images_per_prompt": KeyDoc(
-        "integer ≥ 1", "Images generated per prompt (per counterfactual prompt too). More "
-        "images, tighter intervals: `--t2i-plan` says how many a threshold needs.",
-        "defaults: {images_per_prompt: 48}", {"type": "integer", "minimum": 1},
+        "integer in [1, 100000]", "Images generated per prompt (per counterfactual prompt "
+        "too). More images, tighter intervals: `--t2i-plan` says how many a threshold needs.",
+        "defaults: {images_per_prompt: 48}",
+        {"type": "integer", "minimum": 1, "maximum": MAX_IMAGES_PER_PROMPT},
         default=f"{DEFAULT_IMAGES_PER_PROMPT}"),
     "seed": KeyDoc(
         "integer ≥ 0", "Base seed: image *i* of every prompt is drawn from noise seeded by "
@@ -186,14 +188,15 @@ AXIS = {
         "    choices: [male, female]",
         TEXT, default="with `parts`: the parts' questions"),
     "choices": KeyDoc(
-        "list of strings (≥ 2)", "The values the axis takes; every image gets one of them "
+        "list of 2 to 64 strings", "The values the axis takes; every image gets one of them "
         "(or is filtered, or abstains). Required unless the axis has `parts`, where the "
         "choices are the part values then `none`.",
         "axes:\n"
         "  age:\n"
         '    question: "What is the age (young, middle-aged, old) of the person?"\n'
         "    choices: [young, middle-aged, old]",
-        {**NAMES, "minItems": 2}, default="with `parts`: the part values, then `none`"),
+        {**NAMES, "minItems": 2, "maxItems": MAX_CHOICES},
+        default="with `parts`: the part values, then `none`"),
     "counterfactuals": KeyDoc(
         f"mapping choice → prompt template, or `{LLM_COUNTERFACTUALS}`", "One prompt per "
         "value naming it explicitly, for the kinds that simulate mitigating the axis "
@@ -402,7 +405,8 @@ PARAM_CHECKS: dict[Any, tuple[dict[str, Any], str]] = {
     checks.check_unit_interval: ({"minimum": 0, "maximum": 1}, "in [0, 1]"),
     checks.check_confidence: ({"minimum": 0.5, "exclusiveMaximum": 1}, "in [0.5, 1)"),
     checks.check_at_least_one: ({"minimum": 1}, "≥ 1"),
-    checks.check_images: ({"anyOf": [{"type": "integer", "minimum": 1}, {"const": "auto"}]},
+    checks.check_images: ({"anyOf": [{"type": "integer", "minimum": 1,
+                                       "maximum": MAX_IMAGES_PER_PROMPT}, {"const": "auto"}]},
                     "integer ≥ 1 or `auto`"),
     checks.check_margin: ({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "in (0, 1)"),
     checks.check_priority: ({"minProperties": 1,

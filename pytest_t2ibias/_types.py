@@ -20,6 +20,12 @@ FILTERED = -2
 """Label of an image dropped by a filter question (e.g. "no person in the image")."""
 
 
+def three_places(x: float) -> str:
+    """``x`` to three decimals, never "-0.000" (a figure a hair below 0 is 0 as shown)."""
+    shown = f"{x:.3f}"
+    return "0.000" if shown == "-0.000" else shown
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A figure with its uncertainty: value, confidence interval and sample size."""
@@ -33,7 +39,8 @@ class Estimate:
 
     def __str__(self) -> str:
         pct = round(self.confidence * 100)
-        return f"{self.value:.3f} [{pct}% CI {self.low:.3f}, {self.high:.3f}; n={self.n}]"
+        return (f"{three_places(self.value)} [{pct}% CI {three_places(self.low)}, "
+                f"{three_places(self.high)}; n={self.n}]")
 
     def to_dict(self) -> dict:
         return {

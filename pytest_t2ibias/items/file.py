@@ -63,8 +63,13 @@ class SuiteFile(pytest.File):
         from ..plan import Levels
 
         confidence = Levels.of(check.params.get("confidence"), settings.confidence).interval
-        return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
-                                    power=settings.power) or 1 for axis in check.axes)
+        try:
+            return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
+                                        power=settings.power) or 1 for axis in check.axes)
+        except ValueError as undecidable:  # no n up to the search's cap decides
+            raise SuiteError(self.path, check.location.line,
+                             f"check {check.id!r}: images_per_prompt: auto finds no number of "
+                             f"images that decides it: {undecidable}") from None
 
     def _check_marks(self, suite: Suite) -> None:
         """Unregistered marks under ``--strict-markers`` become suite errors with the check's line."""

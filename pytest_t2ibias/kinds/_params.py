@@ -30,9 +30,15 @@ def check_at_least_one(value: Any) -> str | None:
     return None if value >= 1 else f"must be at least 1, got {value}"
 
 
+MAX_IMAGES_PER_PROMPT = 100_000
+"""Most images a check may ask for a prompt (``suite.load`` caps ``defaults`` the same)."""
+
+
 def check_images(value: Any) -> str | None:
     if isinstance(value, str):
         return None if value == "auto" else f"must be a number or auto, got {value!r}"
+    if value > MAX_IMAGES_PER_PROMPT:
+        return f"must be at most {MAX_IMAGES_PER_PROMPT:,}, got {value:,}"
     return check_at_least_one(value)
 
 

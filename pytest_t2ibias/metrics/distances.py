@@ -36,6 +36,7 @@ def normalised_w1(
     worst = max(w1(point_mass, ideal) for point_mass in np.eye(len(ideal)))
     with np.errstate(invalid="ignore", divide="ignore"):
         result = w1(shares, ideal) / worst if worst > 0 else np.full(shares.shape[:-1], np.nan)
+    result = _unit_range(result)
     return float(result) if np.ndim(result) == 0 else result
 
 
@@ -63,8 +64,22 @@ def severity(shares: np.ndarray) -> float | np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         p_log_p = np.where(shares > 0, shares * np.log(shares), 0.0)
     p_log_p = np.where(np.isnan(shares), np.nan, p_log_p)
-    result = 1 + p_log_p.sum(axis=-1) / np.log(n_choices)
+    result = _unit_range(1 + p_log_p.sum(axis=-1) / np.log(n_choices))
     return float(result) if np.ndim(result) == 0 else result
+
+
+_ROUNDING = 1e-12
+"""Floating-point error of a figure at the ends of [0, 1]: a uniform distribution's
+1 + sum(p log p) / log|C| comes out as 2.2e-16, not 0."""
+
+
+def _unit_range(values: float | np.ndarray) -> np.ndarray:
+    """A figure defined on [0, 1] with the rounding at its ends removed (NaN kept): exactly at
+    the ideal computes as exactly 0, so a threshold of 0 decides as written."""
+    values = np.asarray(values, dtype=float)
+    values = np.where(np.abs(values) < _ROUNDING, 0.0, values)
+    values = np.where(np.abs(values - 1.0) < _ROUNDING, 1.0, values)
+    return np.clip(values, 0.0, 1.0)
 
 
 def kl_divergence(p: np.ndarray, q: np.ndarray, smoothing: float = 1e-6) -> float:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._types import three_places
 from .rows import ReportRow
 
 if TYPE_CHECKING:  # rich loads when a report is drawn, not with the plugin (issue #14)
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # rich loads when a report is drawn, not with the plugin (iss
 
 
 def _fmt(x: float) -> str:
-    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x + 0.0:.3f}"
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else three_places(x)
 
 
 def plain_text(value: Any) -> Text:

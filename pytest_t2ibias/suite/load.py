@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
+from ..kinds._params import MAX_IMAGES_PER_PROMPT
 from ..spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
 from ._yaml import Document, KeyPath, load_yaml
 
@@ -48,6 +49,13 @@ NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 """Axis names and check ids: they become parts of pytest item names."""
 MARKER_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 """A check's ``marks:``: pytest marker names."""
+
+
+MAX_ITEMS = 20_000
+"""Most pytest items one suite may make (checks x subjects x axes): collection stays bounded
+in time and memory whatever the file says (a 43 kB suite could ask for 6,000,000)."""
+MAX_CHOICES = 64
+"""Most choices an axis may have (every answer set is images x choices)."""
 
 
 def load_suite(path: Path | str) -> Suite:
@@ -179,6 +187,7 @@ class _SuiteReader:
                              f"got {_describe(data)}")
         self.unknown_keys(data, (), TOP_KEYS, "at the top of the suite")
         self.missing(data, (), REQUIRED_TOP_KEYS, "at the top of the suite")
+        self.valid_unicode(data, ())
         name = suite_name_from_path(self.path)
         if "suite" in data:
             name = self.text(data["suite"], ("suite",), "suite (the suite's name)") or name
@@ -189,6 +198,7 @@ class _SuiteReader:
         axes = self.axes(data["axes"]) if "axes" in data else {}
         self.declared_axes = axes
         checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
+        self.item_count(checks, subjects)
         models = self.models(data["models"]) if "models" in data else {}
         burden = self.burden(data["burden"], ("burden",)) if "burden" in data else None
         if self.problems:
@@ -196,6 +206,38 @@ class _SuiteReader:
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
                      location=self.location(()), models=models, burden=burden)
+
+    def valid_unicode(self, value: Any, at: KeyPath) -> None:
+        """Every string (and key) of the suite is text a report can write: a lone surrogate
+        (``"\\ud800"`` in YAML) cannot be encoded, and would fail every item twice."""
+        if isinstance(value, str):
+            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                self.problem(at, f"{_describe(value)} is not valid Unicode (a lone surrogate "
+                                 f"{bad.encode('unicode_escape').decode()})")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self.valid_unicode(key, (*at, key) if isinstance(key, str) else at)
+                self.valid_unicode(item, (*at, key))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                self.valid_unicode(item, (*at, index))
+
+    def item_count(self, checks: tuple[CheckSpec, ...], subjects: tuple[str, ...]) -> None:
+        """Refuse a suite whose checks x subjects x axes exceed ``MAX_ITEMS``, at the check
+        that crosses the limit, naming the product."""
+        total = 0
+        for check in checks:
+            kind = CHECK_KINDS[check.kind]
+            chosen = 1 if not kind.per_subject else len(check.subjects or subjects)
+            axes = max(1, len(check.axes))
+            total += chosen * axes
+            if total > MAX_ITEMS:
+                self.problem(_at_check(self, check), f"check {check.id!r}: the suite makes "
+                             f"{total:,} items up to here ({chosen} subjects x {axes} axes for "
+                             f"this check), more than the {MAX_ITEMS:,} a suite may make; split "
+                             "it into several suites or select fewer subjects or axes per check")
+                return
 
     def burden(self, value: Any, at: KeyPath) -> str | None:
         """``burden: model`` (inconclusive fails: a release gate) or ``check``."""
@@ -253,6 +295,8 @@ class _SuiteReader:
             else:
                 ok = _is_int(number) and number >= (0 if key == "seed" else 1)
                 expected = "an integer >= 0" if key == "seed" else "a positive integer"
+                if key == "images_per_prompt" and ok and number > MAX_IMAGES_PER_PROMPT:
+                    ok, expected = False, f"at most {MAX_IMAGES_PER_PROMPT:,}"
             if ok:
                 defaults[key] = float(number) if key == "guidance" else number
             else:
@@ -322,6 +366,10 @@ class _SuiteReader:
             question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
             choices = self.names(mapping["choices"], (*at, "choices"), f"{where}: choices", minimum=2)
         if question is None or len(choices) < 2:
+            return None
+        if len(choices) > MAX_CHOICES:
+            self.problem((*at, "choices"), f"{where}: {len(choices)} choices, more than the "
+                                           f"{MAX_CHOICES} an axis may have")
             return None
         from_llm = self.counterfactuals_from_llm(mapping, at, where)
         return AxisSpec(
@@ -559,6 +607,11 @@ class _SuiteReader:
                 self.problem(param_at, f"{where}: {param.name} must be {_type_words(param.types)}, "
                                        f"got {_describe(value)}")
                 continue
+            not_finite = _first_not_finite(value)
+            if not_finite is not None:
+                self.problem(param_at, f"{where}: {param.name} must hold finite numbers, got "
+                                       f"{not_finite}")
+                continue
             if isinstance(value, int) and not isinstance(value, bool) and float in param.types \
                     and int not in param.types:
                 value = float(value)
@@ -628,6 +681,29 @@ def _suggest(word: str, options: Iterable[Any], noun: str = "expected one of") -
     listing = f"{noun}: {', '.join(options)}"
     close = difflib.get_close_matches(word, options, n=1)
     return f"did you mean {close[0]!r}? ({listing})" if close else listing
+
+
+def _first_not_finite(value: Any) -> str | None:
+    """The first NaN or infinite number inside ``value`` (a number, list or mapping), shown
+    as YAML writes it; None if every number is finite. ``threshold: .inf`` would pass any
+    figure, ``priority: {gender: .nan}`` make tau NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else ("-.inf" if value < 0 else ".inf")
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        found = _first_not_finite(item)
+        if found is not None:
+            return found
+    return None
+
+
+def _at_check(reader: _SuiteReader, check: CheckSpec) -> KeyPath:
+    """The key path of ``check`` in the suite's ``checks`` list (its line for errors)."""
+    data = reader.document.data.get("checks") if isinstance(reader.document.data, dict) else None
+    for index, entry in enumerate(data or ()):
+        if isinstance(entry, dict) and entry.get("id") == check.id:
+            return ("checks", index)
+    return ("checks",)
 
 
 def _items(value: Any) -> list:
