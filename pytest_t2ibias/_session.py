@@ -206,12 +206,12 @@ class T2ISession:
         """
         report = yield
         error = call.excinfo.value if call.excinfo is not None else None
-        if error is not None and _is_check_error(error):
+        if error is not None and (_is_check_error(error) or _broke_a_check(item, error)):
             from .reports.collect import error_row
 
             as_error(report)
             item.user_properties.append(("status", "error"))  # junit: the teardown report's
-            self.results.add(error_row(item, f"{type(error).__name__}: {error}"))
+            self.results.add(error_row(item, _error_text(error, call.excinfo)))
         elif call.when == "call" and item.stash.get(VERDICTS, None):
             from .reports.collect import item_rows, status_of
             from .verdict import verdict_properties
@@ -305,6 +305,26 @@ def _is_check_error(error: BaseException) -> bool:
     from .errors import CheckError
 
     return isinstance(error, CheckError)
+
+
+def _broke_a_check(item: pytest.Item, error: BaseException) -> bool:
+    """Whether a suite item ended in an exception that is not its verdict (``CheckFailed``)
+    nor pytest's own skip or xfail: a library's ValueError, a KeyError in a method. That is
+    an ERROR row like a ``CheckError``, never a missing item (issue #23)."""
+    from .verdict import CheckFailed
+
+    if not hasattr(item, "check") or isinstance(error, CheckFailed):
+        return False
+    return not isinstance(error, (pytest.skip.Exception, pytest.xfail.Exception,
+                                  pytest.fail.Exception))
+
+
+def _error_text(error: BaseException, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """``Type: message``, and for an unexpected exception where it was raised."""
+    if _is_check_error(error):
+        return f"{type(error).__name__}: {error}"
+    entry = excinfo.traceback[-1]
+    return f"unexpected {type(error).__name__} at {entry.path.name}:{entry.lineno + 1}: {error}"
 
 
 def as_error(report: pytest.TestReport) -> None:

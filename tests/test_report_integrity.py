@@ -1,0 +1,127 @@
+"""Every collected item is exactly one row in the terminal table, the JSON and JUnit: a check
+that raises anything (not only a ``CheckError``) is an ERROR row naming the exception and
+where, and the JSON's counts add up to the items run (issue #23)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+from test_intermit import FAKE_WORLD
+
+from pytest_t2ibias.kinds import BUILTIN_KINDS
+
+EVERY_KIND = textwrap.dedent("""\
+    suite: every
+    defaults: {images_per_prompt: 4, seed: 0}
+    prompt: "a photo of a {subject}"
+    subjects: [nurse]
+    axes:
+      gender:
+        question: "What is the gender of the person?"
+        choices: [male, female]
+        counterfactuals: {male: "a photo of a male {subject}", female: "a photo of a female {subject}"}
+      age:
+        question: "What is the age of the person?"
+        choices: [young, old]
+        counterfactuals: {young: "a photo of a young {subject}", old: "a photo of an old {subject}"}
+    checks:
+      - {id: k_entropy_below, kind: entropy_below, axes: [gender], threshold: 0.5}
+      - {id: k_w1_below, kind: w1_below, axes: [gender], threshold: 0.5}
+      - {id: k_is_nonnegative, kind: is_nonnegative, mitigate: [gender], on: [age]}
+      - {id: k_no_regression, kind: no_regression, fixes: [gender], on: [age]}
+      - {id: k_intermit, kind: intermit}
+      - {id: k_no_bgps_prompt_exceeds, kind: no_bgps_prompt_exceeds,
+         target: {axis: gender, value: male}, threshold: 0.5}
+      - {id: k_open_set, kind: open_set, threshold: 0.5}
+      - {id: k_max_skew_below, kind: max_skew_below, axes: [gender], threshold: 0.5}
+      - {id: k_judge_agrees, kind: judge_agrees, axes: [gender], folder: labelled, threshold: 0.5}
+      - {id: k_intervention_improves, kind: intervention_improves, axes: [gender],
+         interventions: ["if anyone can be a {subject}"]}
+    """)
+
+BREAK_EVERY_KIND = textwrap.dedent("""\
+    import dataclasses
+    from pytest_t2ibias.kinds import CHECK_KINDS
+
+    SAVED = dict(CHECK_KINDS)
+
+    def broken(ctx):
+        return {}["a method's bug"]  # a KeyError, as in socialcf.py:51 before
+
+    def pytest_configure(config):
+        for name, kind in SAVED.items():
+            CHECK_KINDS[name] = dataclasses.replace(kind, run=broken)
+
+    def pytest_unconfigure(config):
+        CHECK_KINDS.update(SAVED)
+    """)
+
+
+def _run(pytester: pytest.Pytester, *args: str):
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=m", "--t2i-vqa=v",
+                                "--t2i-baseline-model=b", "--t2i-json=report.json",
+                                "--junitxml=junit.xml", *args)
+    report = json.loads((pytester.path / "report.json").read_text())
+    junit = ET.parse(pytester.path / "junit.xml").getroot()
+    return result, report, junit
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_every_kind_raising_is_an_error_row_in_table_json_and_junit(pytester, workers):
+    pytester.makeconftest(FAKE_WORLD + BREAK_EVERY_KIND)
+    pytester.makefile(".t2i.yaml", every=EVERY_KIND)
+    result, report, junit = _run(pytester, *workers)
+
+    assert len(BUILTIN_KINDS) == 10
+    result.assert_outcomes(errors=10)
+    rows = report["checks"]
+    assert sorted(row["check"] for row in rows) == sorted(BUILTIN_KINDS)
+    assert all(row["status"] == "error" for row in rows)
+    assert all("unexpected KeyError at " in row["reason"] and "a method's bug" in row["reason"]
+               for row in rows), rows[0]["reason"]
+    # the counts add up to the items run
+    assert report["summary"]["error"] == 10 and sum(
+        report["summary"][k] for k in ("passed", "failed", "xfailed", "xpassed", "error")) == 10
+    suite = junit if junit.tag == "testsuite" else junit.find("testsuite")
+    assert int(suite.get("errors")) == 10 and int(suite.get("failures")) == 0
+    result.stdout.fnmatch_lines(["*t2ibias: 10 results: 10 errors*"])
+
+
+def test_an_xfail_mark_does_not_hide_a_check_that_raised(pytester):
+    """An xfail expects the model to be biased, not the method to crash."""
+    pytester.makeconftest(FAKE_WORLD + BREAK_EVERY_KIND)
+    pytester.makefile(".t2i.yaml", every=EVERY_KIND.replace(
+        "threshold: 0.5}\n      - {id: k_w1_below",
+        "threshold: 0.5, marks: [xfail]}\n      - {id: k_w1_below"))
+    result, report, _ = _run(pytester, "-k", "k_entropy_below")
+    result.assert_outcomes(errors=1)
+    assert [row["status"] for row in report["checks"]] == ["error"]
+
+
+def test_a_real_method_error_is_a_row_not_a_missing_item(pytester):
+    """Was: ``is_nonnegative`` on a one-axis suite raised ValueError inside the IS matrix and
+    the JSON reported "1 results: 1 passed" for 2 items."""
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", one=textwrap.dedent("""\
+        suite: one
+        defaults: {images_per_prompt: 8, seed: 0}
+        prompt: "a photo of a {subject}"
+        subjects: [nurse]
+        axes:
+          gender:
+            question: "What is the gender of the person?"
+            choices: [male, female]
+            counterfactuals: {male: "a photo of a male {subject}", female: "a photo of a female {subject}"}
+        checks:
+          - {id: balance, kind: w1_below, axes: [gender], threshold: 1.0}
+          - {id: spill, kind: is_nonnegative, mitigate: [gender]}
+        """))
+    result, report, _ = _run(pytester)
+    statuses = sorted((row["check_id"], row["status"]) for row in report["checks"])
+    assert statuses == [("balance", "passed"), ("spill", "error")]
+    assert report["summary"]["passed"] == 1 and report["summary"]["error"] == 1
+    (spill,) = [row for row in report["checks"] if row["check_id"] == "spill"]
+    assert spill["reason"].startswith("unexpected ValueError at ")
