@@ -125,3 +125,24 @@ def test_a_real_method_error_is_a_row_not_a_missing_item(pytester):
     assert report["summary"]["passed"] == 1 and report["summary"]["error"] == 1
     (spill,) = [row for row in report["checks"] if row["check_id"] == "spill"]
     assert spill["reason"].startswith("unexpected ValueError at ")
+
+
+def test_a_target_that_names_no_choice_is_an_error_naming_the_check(pytester):
+    """Was: ``target: {purple: 1.0}`` raised KeyError deep in socialcf.py."""
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", skew=textwrap.dedent("""\
+        suite: skew
+        defaults: {images_per_prompt: 8, seed: 0}
+        prompt: "a photo of a {subject}"
+        subjects: [nurse]
+        axes:
+          gender: {question: "What is the gender of the person?", choices: [male, female]}
+        checks:
+          - {id: purple, kind: max_skew_below, axes: [gender], threshold: 0.5, target: {purple: 1.0}}
+        """))
+    result, report, _ = _run(pytester)
+    result.assert_outcomes(errors=1)
+    (row,) = report["checks"]
+    assert row["reason"].startswith("CheckError: ") and "skew.t2i.yaml:8: check 'purple': " \
+        "target must give a share for each choice of axis 'gender' (male, female), got purple" \
+        in row["reason"]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._types import Answers
+from ..errors import CheckError
 from ..verdict import (
     DEFAULT_BURDEN,
     Verdict,
@@ -93,13 +94,19 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
 
 
 def run(ctx: CheckContext) -> Verdict:
-    answers = subject_attributes(ctx)
     target = ctx.check.params.get("target")
+    if target is not None and set(target) != set(ctx.axis.choices):
+        raise CheckError(f"{ctx.check.location}: check {ctx.check.id!r}: target must give a "
+                         f"share for each choice of axis {ctx.axis.name!r} "
+                         f"({', '.join(ctx.axis.choices)}), got {', '.join(map(str, target))}")
     if target is None and isinstance(ctx.axis.ideal, dict) and "reference" not in ctx.axis.ideal:
         target = ctx.axis.ideal
+    answers = subject_attributes(ctx)
     return evaluate_max_skew_below(answers, ctx.check.params["threshold"], target=target,
-                                   confidence=ctx.confidence, interval_confidence=ctx.interval_confidence, burden=ctx.plan.burden,
-                                   label=ctx.label, n_resamples=ctx.n_resamples)
+                                   confidence=ctx.confidence,
+                                   interval_confidence=ctx.interval_confidence,
+                                   burden=ctx.plan.burden, label=ctx.label,
+                                   n_resamples=ctx.n_resamples)
 
 
 KIND = CheckKind(
