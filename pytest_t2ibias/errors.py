@@ -89,6 +89,11 @@ def _relative(path: Path, root: Path | None) -> Path:
         return path
 
 
+class DegenerateOutput(CheckError):
+    """A model's output no model under test gives on purpose: flat (all-black) images, one
+    image for every seed, a judge answering every image alike."""
+
+
 class CacheError(CheckError):
     """The cache directory cannot be used (read-only, not creatable, a file in the way)."""
 

@@ -45,7 +45,9 @@ class SlowLoggingAnswerer:
         time.sleep(0.01 * len(images))
         with open(self.log, "a") as handle:
             handle.write("x\n" * len(images))
-        return np.tile([0.25, 0.75], (len(images), 1))
+        # as a judge does: its answer depends on the image (a constant one is refused)
+        first = np.array([image.getpixel((0, 0))[0] / 1000 + 0.25 for image in images])
+        return np.stack([first, 1 - first], axis=1)
 
 
 def _worker(cache_dir: str, logs: str, seed: int) -> None:

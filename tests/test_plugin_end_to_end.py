@@ -179,3 +179,17 @@ def test_model_path_that_does_not_exist_names_the_path(pytester: pytest.Pytester
                                 f"--t2i-model={missing}", f"--t2i-cache-dir={tmp_path}")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*could not run*{missing}*"])
+
+
+def test_a_broken_setting_is_an_error_not_a_fair_model(project, tmp_path):
+    """``--t2i-guidance=1e308`` passed validation and made NaN latents: all-black images that
+    passed the balance check (issue #23). Now every item that generates is an ERROR naming
+    the degenerate output and the setting."""
+    report = tmp_path / "report.json"
+    result = project.runpytest("-p", "no:cacheprovider", "--t2i-guidance=1e308",
+                               f"--t2i-json={report}", "tiny.t2i.yaml")
+    result.assert_outcomes(errors=8)
+    rows = _report(report)["checks"]
+    assert len(rows) == 8 and {row["status"] for row in rows} == {"error"}
+    assert all(row["reason"].startswith("DegenerateOutput: ") and "one flat colour" in
+               row["reason"] and "guidance 1e+308" in row["reason"] for row in rows), rows[0]

@@ -53,7 +53,8 @@ class Scorer:
 
     def score(self, images, question, choices, statements=None):
         self.calls.append((question, len(images)))
-        return np.resize(np.array([0.7, 0.3]), (len(images), len(choices)))
+        first = np.array([0.6 + image.getpixel((0, 0))[0] / 1000 for image in images])
+        return np.stack([first, 1 - first], axis=1)  # depends on the image, as a judge's does
 
 
 class Provider:

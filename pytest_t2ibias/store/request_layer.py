@@ -20,6 +20,7 @@ import numpy as np
 from .._types import ABSTAINED, Answers, GeneratedImage, ImageRequest, ImageSet
 from ..backends._base import Answerer, Generator
 from .cache import Cache, Claim, answer_key, content_hash, image_key
+from .degenerate import check_images, check_scores
 from .write_behind import WriteBehind
 
 
@@ -91,8 +92,10 @@ class RequestLayer:
                 raise RuntimeError(
                     f"generator returned {len(pictures)} images for {len(batch)} requests"
                 )
+            pictures = [picture.convert("RGB") for picture in pictures]
+            check_images(_model_name(generator), [request for _, request in batch], pictures)
             for (key, request), picture in zip(batch, pictures):
-                generated = _generated(request, picture.convert("RGB"), key)
+                generated = _generated(request, picture, key)
                 self._images[key] = generated
                 self._behind(self.cache.put_image, key, generated.image, request,
                              generated.content_hash)
@@ -147,6 +150,7 @@ class RequestLayer:
                     f"answerer returned scores of shape {scores.shape} for "
                     f"{len(batch)} images x {len(choices)} choices"
                 )
+            check_scores(_model_name(answerer), question, [item for _, item in batch], scores)
             for (key, _), row in zip(batch, scores):
                 self._answers[key] = row
                 self._behind(self.cache.put_answer, key, {
