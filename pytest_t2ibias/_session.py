@@ -45,6 +45,8 @@ class T2ISession:
         self.results: list[ReportRow] = []
         self.worker_counters: dict[str, int] = {}
         self.worker_backends: list[dict[str, str]] = []
+        self.written_reports: list[tuple[str, str]] = []
+        """(format, path) of each report written, named at the end of the terminal summary."""
 
     @cached_property
     def family(self) -> Family:
@@ -164,7 +166,7 @@ class T2ISession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
-        reporter.write(render_plan(plans, self.settings.power, reporter._tw.fullwidth,
+        reporter.write(render_plan(plans, self.settings.power, self._table_width(reporter),
                                    color=reporter.hasmarkup))
         reporter.write_line(self.family.describe(self.settings.confidence))
 
@@ -292,12 +294,14 @@ class T2ISession:
             from .reports.rows import write_json
 
             write_json(self.settings.json, rows, self.total_counters, run)
+            self.written_reports.append(("JSON", self.settings.json))
         if self.settings.html:
             from .reports.html import write_html
 
             settings = self.settings
             write_html(settings.html, rows, run=run,
                        cache_dir=None if settings.no_cache else settings.cache_dir)
+            self.written_reports.append(("HTML", settings.html))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -380,7 +384,15 @@ class T2ISession:
         return lines
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if getattr(self.config, "workerinput", None) is not None or not self.results:
+        if getattr(self.config, "workerinput", None) is not None:
+            return
+        self._write_summary(terminalreporter)
+        if self.config.get_verbosity() >= 0:  # as pytest names its junit file
+            for what, path in self.written_reports:
+                terminalreporter.write_sep("-", f"t2ibias: {what} report written to {path}")
+
+    def _write_summary(self, terminalreporter: Any) -> None:
+        if not self.results:
             return
         from .reports.rows import one_line
         from .reports.terminal import render_text
@@ -395,12 +407,18 @@ class T2ISession:
             terminalreporter.write_line(one_line(rows) + (f"; {work_line}" if work_line else ""))
             return
         terminalreporter.section("t2ibias summary")
-        terminalreporter.write(render_text(rows, terminalreporter._tw.fullwidth,
+        terminalreporter.write(render_text(rows, self._table_width(terminalreporter),
                                            color=terminalreporter.hasmarkup))
         terminalreporter.write_line(one_line(rows))
         terminalreporter.write_line(self.family.describe(self.settings.confidence))
         if work_line:
             terminalreporter.write_line(work_line)
+
+    def _table_width(self, reporter: Any) -> int | None:
+        from .reports.terminal import table_width
+
+        return table_width(reporter._tw.fullwidth, is_terminal=bool(reporter.isatty),
+                           given=self.settings.table_width)
 
     def sorted_results(self) -> list[ReportRow]:
         return sorted(self.results, key=lambda row: row.nodeid)

@@ -121,6 +121,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_allow_pickle", "allow loading non-safetensors (pickle) weights", flag=True),
     Option("t2i_json", "write a machine-readable report here", is_path=True),
     Option("t2i_html", "write a visual report here", is_path=True),
+    Option("t2i_table_width", "width of the summary and plan tables (default: the terminal's; "
+           "in a file or CI log as wide as the rows, so no name or verdict is split)", int),
     Option("t2i_confidence", "confidence level of every interval", float, default=0.95),
     Option("t2i_bootstrap", "bootstrap resamples (or posterior draws) per interval", int,
            default=1000),
@@ -195,6 +197,8 @@ class Settings:
     compare_fail: tuple[str, ...] = ()
     """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
     storage: Path = Path(".t2ibias/runs")
+    table_width: int | None = None
+    """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""
