@@ -104,6 +104,8 @@ def _resolve_path(value: str, base: Path) -> str:
     candidate = Path(value).expanduser()
     if not candidate.is_absolute() and (base / candidate).exists():
         return str((base / candidate).resolve())
+    if not candidate.is_absolute() and len(candidate.parts) > 1 and (base / candidate.parts[0]).is_dir():
+        return str((base / candidate).absolute())  # a mistyped local path: named in full later
     return str(candidate) if candidate.is_absolute() or candidate.exists() else value
 
 

@@ -87,8 +87,8 @@ class _Once:
     def __call__(self) -> Any:
         """The backend; a load that failed fails again at once, without loading again (a
         broken model costs one load a session, and every check says the same paragraph)."""
-        if self._error is not None:
-            raise self._error.with_traceback(None)
+        if self._error is not None:  # said in full once; later checks get its first clause
+            raise _again(self._error)
         if self._value is None:
             try:
                 self._value = self._load()
@@ -96,6 +96,20 @@ class _Once:
                 self._error = error
                 raise
         return self._value
+
+
+def _again(error: BaseException) -> BaseException:
+    """A load failure already reported in full, for the next check that needs the model:
+    its first sentence, so a log says the paragraph once a session, not once a check."""
+    from ..errors import BackendError
+
+    if not isinstance(error, BackendError):
+        return error.with_traceback(None)
+    first = str(error).split(". ", 1)[0].rstrip(".")
+    if first.count("(") != first.count(")"):  # cut inside the library's words: before them
+        first = first.split(" (", 1)[0]
+    return BackendError(f"{first} (the first check that needed it said why in full)",
+                        original=error.original)
 
 
 def _load_pipeline(model: str, settings: Settings, origin: str):
