@@ -47,6 +47,9 @@ class T2ISession:
         self.worker_backends: list[dict[str, str]] = []
         self.written_reports: list[tuple[str, str]] = []
         """(format, path) of each report written, named at the end of the terminal summary."""
+        from .figures import shown_per_prompt  # --t2i-html-images, for every gallery built
+
+        shown_per_prompt.set(settings.html_images)
 
     @cached_property
     def family(self) -> Family:

@@ -10,7 +10,7 @@ many images the prompt had.
 ``figures["gallery"]`` (docs/report-schema.md)::
 
     {"axes": [str],                   # what each label answers: an axis, or a question
-     "per_prompt": int,               # the cap on images shown a prompt
+     "per_prompt": int | null,        # the cap on images shown a prompt (null: all)
      "prompts": int,                  # prompts judged (groups may hold fewer: the cap)
      "groups": [{"prompt": str, "role": "candidate" | "baseline" | "",
                  "n": int,            # images of this prompt (and role) the judges saw
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -36,14 +37,21 @@ if TYPE_CHECKING:
 PER_PROMPT = 8
 MAX_PROMPTS = 16
 
+shown_per_prompt: ContextVar[int | None] = ContextVar("shown_per_prompt", default=PER_PROMPT)
+"""The run's ``--t2i-html-images``: images a prompt kept in a gallery (None: all). The
+session sets it around each test call, as it points verdicts at their item."""
+
 
 def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
-                   roles: Mapping[str, str] | None = None, *, per_prompt: int = PER_PROMPT,
+                   roles: Mapping[str, str] | None = None, *,
+                   per_prompt: int | None | str = "run",
                    max_prompts: int = MAX_PROMPTS) -> dict[str, Any] | None:
     """The grid of ``answer_sets`` (``(axis or question, answers)``, as ``Sightings`` holds
     them): one group per prompt and role, images in the order they were requested, each
-    labelled on every axis it was asked about. None when no answer names its images."""
+    labelled on every axis it was asked about. None when no answer names its images.
+    ``per_prompt``: images kept a prompt, None for all, "run" for ``shown_per_prompt``."""
     roles = roles or {}
+    cap = shown_per_prompt.get() if per_prompt == "run" else per_prompt
     axes = list(dict.fromkeys(about for about, answers in answer_sets if answers.image_keys))
     if not axes:
         return None
@@ -59,7 +67,7 @@ def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
             image = group["seen"].get(key)
             if image is None:
                 group["seen"][key] = image = {"key": key, "labels": [None] * len(axes)}
-                if len(group["images"]) < per_prompt:
+                if cap is None or len(group["images"]) < cap:
                     group["images"].append(image)
             if image["labels"][column] is not None:
                 continue  # asked twice (InterMit re-reads its prompts): the first answer
@@ -71,7 +79,7 @@ def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
             elif label == ABSTAINED and image.get("mark") != "filtered":
                 image["mark"] = "abstained"
     shown = list(groups.values())[:max_prompts]
-    return {"axes": axes, "per_prompt": per_prompt, "prompts": len(groups),
+    return {"axes": axes, "per_prompt": cap, "prompts": len(groups),
             "groups": [{"prompt": g["prompt"], "role": g["role"], "n": len(g["seen"]),
                         "images": g["images"]} for g in shown]}
 
