@@ -50,6 +50,8 @@ class T2ISession:
         from .figures import shown_per_prompt  # --t2i-html-images, for every gallery built
 
         shown_per_prompt.set(settings.html_images)
+        self.planned_items: list[pytest.Item] = []
+        """The collected check items, whose planned work the progress line counts down."""
 
     @cached_property
     def family(self) -> Family:
@@ -117,8 +119,13 @@ class T2ISession:
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
         mode = "summary" if verbosity < 0 else "live" if live else "lines"
+        from .items.check import planned_checks  # the run's totals, for one ETA (#27)
+        from .reports.progress import planned_work
+
+        tally = planned_work(planned_checks(self.planned_items))
         return TerminalProgress(
-            stream, mode, pause=capture.global_and_fixture_disabled if capture else nullcontext,
+            stream, mode, tally=tally,
+            pause=capture.global_and_fixture_disabled if capture else nullcontext,
             before=reporter.ensure_newline if reporter else (lambda: None),
             name=f"t2ibias[{worker}]" if worker else "t2ibias")
 
@@ -158,6 +165,7 @@ class T2ISession:
             from .family import Family
 
             self.family = Family(self.settings.family, gated)
+        self.planned_items = list(session.items)  # the progress line's totals (#27)
         if self.settings.plan:
             self._write_plan(session)
 
