@@ -233,6 +233,7 @@ def read_settings(config: pytest.Config) -> Settings:
         **_baseline_options(config),
         table_width=_checked(config, "t2i_table_width", minimum=40),
         html_images=get_option(config, "t2i_html_images"),
+        strict_prompts=bool(get_option(config, "t2i_strict_prompts")),
         models_from_command_line=frozenset(
             name.removeprefix("t2i_") for name in ("t2i_images", "t2i_model", "t2i_baseline_model")
             if config.getoption(name, None)),

@@ -47,7 +47,7 @@ class T2ISession:
         self.worker_backends: list[dict[str, str]] = []
         self.written_reports: list[tuple[str, str]] = []
         """(format, path) of each report written, named at the end of the terminal summary."""
-        from .figures import shown_per_prompt  # --t2i-html-images, for every gallery built
+        from ._test_call import shown_per_prompt  # --t2i-html-images, for every gallery
 
         shown_per_prompt.set(settings.html_images)
         self.planned_items: list[pytest.Item] = []
@@ -177,8 +177,13 @@ class T2ISession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
+        from .items.check import planned_checks  # issue #27: prompts the model cannot read
+        from .reports.terminal import unread_in_plan
+
+        unread = unread_in_plan([(item.nodeid, check) for item in session.items
+                                 for check in planned_checks([item])])
         reporter.write(render_plan(plans, self.settings.power, self._table_width(reporter),
-                                   color=reporter.hasmarkup))
+                                   color=reporter.hasmarkup, unread=unread))
         reporter.write_line(self.family.describe(self.settings.confidence))
 
     @pytest.hookimpl(tryfirst=True)

@@ -131,6 +131,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_update_locks", "regenerate the suites' counterfactual lock files "
            "(<suite>.t2i.lock.json) with --t2i-llm instead of failing when they are stale",
            flag=True),
+    Option("t2i_strict_prompts", "a prompt with words the generator's tokenizer cannot read "
+           "(unknown, or past the text encoder's length) is an ERROR, not an inconclusive "
+           "check", flag=True),
     Option("t2i_allow_pickle", "allow loading non-safetensors (pickle) weights", flag=True),
     Option("t2i_json", "write a machine-readable report here", is_path=True),
     Option("t2i_html", "write a visual report here", is_path=True),
@@ -214,6 +217,8 @@ class Settings:
     storage: Path = Path(".t2ibias/runs")
     table_width: int | None = None
     html_images: int | None = 8
+    strict_prompts: bool = False
+    """``--t2i-strict-prompts``: unread words in a prompt are an error, not inconclusive."""
     """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""
     """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
     models_from_command_line: frozenset[str] = frozenset()
@@ -229,6 +234,7 @@ class Settings:
         }
         values["classifiers"] = values.pop("classifier")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
+                      strict_prompts=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},
                       autosave=False, compare_fail=(), storage=Path(".t2ibias/runs"))
         unknown = set(overrides) - set(cls.__dataclass_fields__)

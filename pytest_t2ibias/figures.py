@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ._test_call import shown_per_prompt
 from ._types import ABSTAINED, FILTERED, Answers
 
 if TYPE_CHECKING:
@@ -36,10 +36,6 @@ if TYPE_CHECKING:
 
 PER_PROMPT = 8
 MAX_PROMPTS = 16
-
-shown_per_prompt: ContextVar[int | None] = ContextVar("shown_per_prompt", default=PER_PROMPT)
-"""The run's ``--t2i-html-images``: images a prompt kept in a gallery (None: all). The
-session sets it around each test call, as it points verdicts at their item."""
 
 
 def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
@@ -92,6 +88,28 @@ def with_gallery(verdict: Verdict, sightings: Sightings | None) -> Verdict:
     if gallery is None:
         return verdict
     return replace(verdict, figures={**verdict.figures, "gallery": gallery})
+
+
+def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool = False
+                   ) -> Verdict:
+    """``verdict`` made inconclusive when its prompts had words the generator never read
+    (``backends.vocabulary``): two unknown subjects read as the same ``<unk>`` give the same
+    images, and a tight interval on them says nothing about either (issue #27). ``strict``
+    (``--t2i-strict-prompts``): an ``UnreadPrompt`` error instead."""
+    if not unread:
+        return verdict
+    from .verdict import INCONCLUSIVE, passes
+
+    said = "; ".join(f"{prompt!r}: {why}" for prompt, why in unread.items())
+    if strict:
+        from .errors import UnreadPrompt
+
+        raise UnreadPrompt(f"the generator cannot read its prompts whole: {said} "
+                           f"(--t2i-strict-prompts)")
+    message = (f"inconclusive: the generator cannot read its prompts whole, so the figure is "
+               f"about what it read instead: {said}\n{verdict.message}")
+    return replace(verdict, passed=passes(INCONCLUSIVE, verdict.burden), outcome=INCONCLUSIVE,
+                   message=message, figures={**verdict.figures, "unread_prompts": dict(unread)})
 
 
 def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:

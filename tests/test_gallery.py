@@ -65,7 +65,7 @@ def test_answers_without_image_keys_make_no_gallery_and_leave_the_verdict_alone(
 
 
 def test_the_runs_html_images_setting_keeps_n_or_all_images_a_prompt():
-    from pytest_t2ibias.figures import shown_per_prompt
+    from pytest_t2ibias._test_call import shown_per_prompt
 
     prompts = ["p"] * 20
     answers = _answers(("a", "b"), [i % 2 for i in range(20)], prompts,
@@ -86,7 +86,7 @@ def test_html_images_option_reads_a_number_or_all(pytester):
     with pytest.raises(ValueError, match="positive number of images or all"):
         images_shown("0")
     pytester.makepyfile(test_it="""
-        from pytest_t2ibias.figures import shown_per_prompt
+        from pytest_t2ibias._test_call import shown_per_prompt
 
         def test_seen():
             assert shown_per_prompt.get() is None

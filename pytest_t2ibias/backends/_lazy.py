@@ -112,6 +112,12 @@ def _again(error: BaseException) -> BaseException:
                         original=error.original)
 
 
+def _tokenizers_of(model: str, settings: Settings) -> list:
+    from .vocabulary import pipeline_tokenizers
+
+    return pipeline_tokenizers(model, offline=True)  # a folder's own files, never the hub
+
+
 def _load_pipeline(model: str, settings: Settings, origin: str):
     from .generator import DiffusersGenerator
 
@@ -124,7 +130,7 @@ class LazyDiffusersGenerator:
 
     def __init__(self, model: str, settings: Settings, *, origin: str,
                  steps: int | None = None, guidance_scale: float | None = None,
-                 base: _Once | None = None) -> None:
+                 base: _Once | None = None, tokenizers: _Once | None = None) -> None:
         self.model = model
         self.settings = settings
         self.origin = origin
@@ -132,6 +138,7 @@ class LazyDiffusersGenerator:
         self.guidance_scale = DEFAULT_GUIDANCE if guidance_scale is None else guidance_scale
         self._base = base or _Once(lambda: _load_pipeline(model, settings, origin))
         self._configured = _Once(self._configure)
+        self._tokenizers = tokenizers or _Once(lambda: _tokenizers_of(model, settings))
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint(model),
             "pipeline": _config_file(model, "model_index.json", offline=settings.offline),
@@ -157,7 +164,14 @@ class LazyDiffusersGenerator:
         return LazyDiffusersGenerator(
             self.model, self.settings, origin=self.origin, steps=steps or self.steps,
             guidance_scale=self.guidance_scale if guidance_scale is None else guidance_scale,
-            base=self._base)
+            base=self._base, tokenizers=self._tokenizers)
+
+    def prompt_problems(self, prompts: list[str]) -> dict[str, str]:
+        """Prompts its tokenizers cannot read whole -> why; read from the pipeline's folder
+        (no weights loaded), so a fully cached run still says it."""
+        from .vocabulary import prompt_problems
+
+        return prompt_problems(self._tokenizers(), prompts)
 
     def generate(self, requests: list[ImageRequest]):
         return self._configured().generate(requests)

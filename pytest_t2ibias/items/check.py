@@ -57,7 +57,7 @@ class CheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from .._test_call import Sightings
-        from ..figures import with_gallery
+        from ..figures import unread_prompts, with_gallery
 
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         session = session_of(self.config)
@@ -66,6 +66,8 @@ class CheckItem(pytest.Item):
         sightings = Sightings()
         verdict = self.evaluate(session.family.confidence(self.check.params.get("confidence"),
                                                           self.nodeid), sightings)
+        # issue #27: words the generator never read make no verdict (figures.unread_prompts)
+        verdict = unread_prompts(verdict, sightings.unread, strict=session.settings.strict_prompts)
         shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
         reported = self.stash.get(VERDICTS, [])
         for i, earlier in enumerate(reported):

@@ -70,6 +70,9 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
     methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
     if levels:
         table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
+    if any(row.figures.get("unread_prompts") for row in rows):
+        table.caption = (f"{table.caption or ''}; unread words: the generator's tokenizer cannot "
+                         f"read the prompt whole (unknown words or cut), so no verdict").lstrip("; ")
     return table
 
 
@@ -114,7 +117,9 @@ def _verdict_cell(row: ReportRow, why: str = "") -> Text:
     """pass, FAIL, xfail (expected: not red), XPASS, ERROR, then why it failed; an
     interval across the limit says so (what it came to under the burden is pass or FAIL)."""
     cell = _verdict_word(row)
-    if why and not cell.plain.startswith("inconclusive"):  # the word already says why
+    if row.figures.get("unread_prompts"):  # the model never read a word it was judged on
+        cell.append(" unread words", style="bold yellow")
+    elif why and not cell.plain.startswith("inconclusive"):  # the word already says why
         cell.append(" " + why, style="dim")
     return cell
 
@@ -135,8 +140,11 @@ def _verdict_word(row: ReportRow) -> Text:
     return Text("pass", style="green") if row.passed else Text("FAIL", style="bold red")
 
 
-def plan_table(plans: Sequence[Any], power: float) -> Table:
-    """``--t2i-plan``: per item, images a prompt, prompts, images, and what deciding needs."""
+def plan_table(plans: Sequence[Any], power: float,
+               unread: dict[str, str] | None = None) -> Table:
+    """``--t2i-plan``: per item, images a prompt, prompts, images, and what deciding needs;
+    ``unread``: nodeid -> the words its generator cannot read (the check will be inconclusive)."""
+    unread = unread or {}
     from rich.table import Table
     from rich.text import Text
 
@@ -152,7 +160,7 @@ def plan_table(plans: Sequence[Any], power: float) -> Table:
                       "?" if plan.prompts is None else str(plan.prompts),
                       "?" if plan.images is None else str(plan.images),
                       Text(needed, style="bold yellow" if plan.underpowered else ""),
-                      plain_text(plan.note))
+                      _plan_note(plan, unread.get(plan.nodeid, "")))
     known = [p.images for p in plans if p.images is not None]
     table.caption = (f"{sum(known)} images in {len(known)} items with a known count "
                      f"(before the cache; prompts shared between checks are generated once); "
@@ -161,9 +169,41 @@ def plan_table(plans: Sequence[Any], power: float) -> Table:
     return table
 
 
-def render_plan(plans: Sequence[Any], power: float, width: int | None, *, color: bool) -> str:
+def _plan_note(plan: Any, unread: str) -> Text:
+    note = plain_text(plan.note)
+    if unread:
+        note.append(("; " if plan.note else "") + "unread words: ", style="bold yellow")
+        note.append_text(plain_text(unread))
+    return note
+
+
+def unread_in_plan(planned: Sequence[tuple[str, Any]]) -> dict[str, str]:
+    """nodeid -> what its generator's tokenizer cannot read of its prompts, for the plan
+    (tokenizers read from each model's folder, once a model; no weights loaded)."""
+    from ..backends.vocabulary import pipeline_tokenizers, prompt_problems
+    from ..prefetch import image_needs
+
+    tokenizers: dict[str, list] = {}
+    found = {}
+    for nodeid, check in planned:
+        said = []
+        for role, prompts in image_needs(check):
+            model = check.plan.model(role)
+            if model not in tokenizers:
+                try:
+                    tokenizers[model] = pipeline_tokenizers(model) if model else []
+                except Exception:  # noqa: BLE001 - the run reports a model it cannot read
+                    tokenizers[model] = []
+            said += prompt_problems(tokenizers[model], prompts).values()
+        if said:
+            found[nodeid] = "; ".join(dict.fromkeys(said))
+    return found
+
+
+def render_plan(plans: Sequence[Any], power: float, width: int | None, *, color: bool,
+                unread: dict[str, str] | None = None) -> str:
     """The plan table as text; ``width`` None: as wide as its rows (``table_width``)."""
-    return _render(plan_table(plans, power), width, color=color)
+    return _render(plan_table(plans, power, unread), width, color=color)
 
 
 def render_text(rows: Sequence[ReportRow], width: int | None, *, color: bool) -> str:
