@@ -122,7 +122,12 @@ class T2ISession:
         from .items.check import planned_checks  # the run's totals, for one ETA (#27)
         from .reports.progress import planned_work
 
-        tally = planned_work(planned_checks(self.planned_items))
+        from .prefetch import PLANNED_KINDS
+
+        unplanned = [item.planned().images for item in self.planned_items
+                     if hasattr(item, "planned") and item.check.kind not in PLANNED_KINDS]
+        tally = planned_work(planned_checks(self.planned_items),
+                             sum(images for images in unplanned if images))
         return TerminalProgress(
             stream, mode, tally=tally,
             pause=capture.global_and_fixture_disabled if capture else nullcontext,

@@ -82,6 +82,9 @@ def test_planned_work_counts_shared_images_once():
     tally = planned_work([item("w1_below", "nurse"), item("entropy_below", "nurse"),
                           item("w1_below", "doctor"), item("intermit", "pilot")])
     assert tally.planned == {"images": 8, "answers": 8}
+    # kinds the session plan does not compute add what their own plans say they cost
+    assert planned_work([item("w1_below", "nurse")], unplanned_images=12).planned == {
+        "images": 16, "answers": 16}
 
 
 def test_quiet_mode_is_one_line_a_phase():

@@ -62,9 +62,11 @@ class RunTally:
                          for kind in ("images", "answers"))
 
 
-def planned_work(planned: Sequence[Any]) -> RunTally:
+def planned_work(planned: Sequence[Any], unplanned_images: int = 0) -> RunTally:
     """The whole run's images and answers as the session plan will ask them (``prefetch``'s
-    planned kinds; search kinds add theirs as they go), each shared image counted once."""
+    planned kinds), each shared image counted once, plus ``unplanned_images``: what the other
+    kinds' plans say they cost (``--t2i-plan``'s count; answered at the planned kinds' rate
+    per image). Search kinds with no count add theirs as they go."""
     from ..prefetch import PLANNED_KINDS, axes_read, image_needs
 
     images: set[tuple] = set()
@@ -86,7 +88,9 @@ def planned_work(planned: Sequence[Any]) -> RunTally:
                     image = (model, prompt, item.plan.seed, index, sampling)
                     images.add(image)
                     answers.update((image, question) for question in questions)
-    return RunTally(len(images), len(answers))
+    per_image = len(answers) / len(images) if images else 1.0
+    return RunTally(len(images) + unplanned_images,
+                    len(answers) + round(unplanned_images * per_image))
 
 
 def kind_of(what: str) -> str:
