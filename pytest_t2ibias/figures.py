@@ -90,14 +90,18 @@ def with_gallery(verdict: Verdict, sightings: Sightings | None) -> Verdict:
     return replace(verdict, figures={**verdict.figures, "gallery": gallery})
 
 
-def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool = False
-                   ) -> Verdict:
+def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool = False,
+                   decisive: bool = True) -> Verdict:
     """``verdict`` made inconclusive when its prompts had words the generator never read
     (``backends.vocabulary``): two unknown subjects read as the same ``<unk>`` give the same
     images, and a tight interval on them says nothing about either (issue #27). ``strict``
-    (``--t2i-strict-prompts``): an ``UnreadPrompt`` error instead."""
+    (``--t2i-strict-prompts``): an ``UnreadPrompt`` error instead. ``decisive`` False (prompts
+    a search or an LLM chose, not the suite's subjects): flagged in the figures only, since
+    the check is about which prompts the model responds to, read or not."""
     if not unread:
         return verdict
+    if not decisive:
+        return replace(verdict, figures={**verdict.figures, "unread_prompts": dict(unread)})
     from .verdict import INCONCLUSIVE, passes
 
     said = "; ".join(f"{prompt!r}: {why}" for prompt, why in unread.items())

@@ -87,3 +87,17 @@ def test_the_plan_flags_an_unknown_subject_before_any_image(project):
     result.stdout.fnmatch_lines(["*lenient[[]pilot-gender[]]*unread words: pilot unknown to "
                                  "tokenizer (read as <unk>)*"])
     result.stdout.no_fnmatch_line("*lenient[[]nurse-gender[]]*unread*")
+
+
+def test_prompts_a_search_chose_are_flagged_without_changing_the_verdict():
+    from pytest_t2ibias._types import Estimate
+    from pytest_t2ibias.figures import unread_prompts
+    from pytest_t2ibias.verdict import Verdict
+
+    verdict = Verdict(True, "intermit", Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok")
+    unread = {"a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
+    flagged = unread_prompts(verdict, unread, decisive=False, strict=False)
+    assert flagged.passed and flagged.outcome == "pass"
+    assert flagged.figures["unread_prompts"] == unread
+    judged = unread_prompts(verdict, unread)
+    assert not judged.passed and judged.outcome == "inconclusive"

@@ -67,7 +67,11 @@ class CheckItem(pytest.Item):
         verdict = self.evaluate(session.family.confidence(self.check.params.get("confidence"),
                                                           self.nodeid), sightings)
         # issue #27: words the generator never read make no verdict (figures.unread_prompts)
-        verdict = unread_prompts(verdict, sightings.unread, strict=session.settings.strict_prompts)
+        from ..prefetch import PLANNED_KINDS  # the kinds whose prompts are the suite's own
+
+        verdict = unread_prompts(verdict, sightings.unread, decisive=self.check.kind in PLANNED_KINDS,
+                                 strict=session.settings.strict_prompts and
+                                 self.check.kind in PLANNED_KINDS)
         shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
         reported = self.stash.get(VERDICTS, [])
         for i, earlier in enumerate(reported):

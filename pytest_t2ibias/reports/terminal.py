@@ -72,7 +72,8 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
         table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
     if any(row.figures.get("unread_prompts") for row in rows):
         table.caption = (f"{table.caption or ''}; unread words: the generator's tokenizer cannot "
-                         f"read the prompt whole (unknown words or cut), so no verdict").lstrip("; ")
+                         f"read the prompt whole (unknown words or cut): inconclusive for the suite's own prompts, "
+                         f"flagged for prompts a search or an LLM chose").lstrip("; ")
     return table
 
 
