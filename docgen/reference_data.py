@@ -253,8 +253,10 @@ AXIS = {
         'of a person working outdoors"}',
         CHOICE_TEXTS, default="the question and the choice"),
     "classifier": KeyDoc(
-        "true or false", "Read this axis with an attribute classifier "
-        "(`--t2i-classifier=AXIS=MODEL`) instead of the VQA model. When no classifier is "
+        "true or false", "Require an attribute classifier for this axis. Whatever this "
+        "key says, an axis with a classifier configured for it (`--t2i-classifier=AXIS=MODEL` "
+        "or the ini's `t2i_classifier`) is read by that classifier, not the VQA model, and "
+        "its question is not asked; `true` makes the classifier required: when none is "
         "given for the axis its checks fail saying so, rather than falling back to the VQA "
         "model in silence.",
         "axes:\n"

@@ -83,7 +83,31 @@ def _warn(item, error: BaseException) -> None:
           f"({type(error).__name__}: {error}); its test run computes it", file=sys.stderr)
 
 
+PREFETCH_USAGE = f"""usage: {PROG} prefetch [PATHS ...] [--t2i-OPTION ...] [pytest options]
+
+Compute and cache every image and answer the selected checks need, and run no check: the
+pytest run that follows on the same cache generates nothing. PATHS and options are pytest's
+(-k and -m select checks as they do there); under `accelerate launch --num_processes N` the
+work is split between N processes sharing --t2i-cache-dir.
+"""
+
+
+def prefetch_help() -> str:
+    """``prefetch --help``: its own usage and the plugin's options, not all of pytest's."""
+    from ._options import _with_default
+    from ._settings import OPTIONS
+
+    lines = [PREFETCH_USAGE, "options (each also an ini key; see pytest --help for the rest):"]
+    for option in OPTIONS:
+        lines.append(f"  {option.cli}")
+        lines.append(f"      {_with_default(option)}")
+    return "\n".join(lines)
+
+
 def prefetch_command(args: list[str]) -> int:
+    if "-h" in args or "--help" in args:
+        print(prefetch_help())
+        return 0
     # this package is imported already (python -m): its modules cannot be assertion-rewritten
     quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
     return int(pytest.main(["-p", "no:cacheprovider", *quiet, *args], plugins=[Prefetch()]))
@@ -127,26 +151,32 @@ def cache_stats_command(args: argparse.Namespace) -> int:
     from .store.admin import KINDS, cache_stats, human_size
 
     stats = cache_stats(_existing_cache(args.cache_dir))
-    print(f"cache {stats.root}: {stats.total_entries} entries, {human_size(stats.total_size)}")
+    print(f"cache {stats.root}: {stats.total_entries} entries, {human_size(stats.total_size)} "
+          f"of data, {human_size(stats.on_disk)} on disk (as du counts: blocks, folders, locks)")
     for kind in KINDS:
         print(f"  {kind:<8} {stats.entries[kind]:>8} entries  {human_size(stats.size[kind]):>10}")
     if stats.oldest is not None and stats.newest is not None:
         print(f"  least recently used {_when(stats.oldest)}; most recently {_when(stats.newest)}")
+    if stats.lock_files:
+        print(f"  {stats.lock_files} lock files left by an older version or a running process "
+              f"(cache prune removes those no process holds)")
     return 0
 
 
 def cache_prune_command(args: argparse.Namespace) -> int:
     from .store.admin import human_size, prune
 
-    if args.older_than is None and args.max_size is None:
+    if args.older_than is None and args.max_size is None and not args.locks:
         raise UsageProblem("cache prune: say what to remove: --older-than DAYS and/or "
-                           "--max-size SIZE (add --dry-run to see it first)")
+                           "--max-size SIZE, or --locks (add --dry-run to see it first)")
     root = _existing_cache(args.cache_dir)
     result = prune(root, older_than_days=args.older_than, max_size=args.max_size,
                    dry_run=args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
     print(f"cache {root}: {verb} {len(result.removed)} entries ({human_size(result.freed)}); "
           f"{human_size(result.remaining)} left")
+    if result.lock_files:
+        print(f"  {verb} {result.lock_files} lock files no process held")
     if result.claimed:
         print(f"  kept {len(result.claimed)} entries another process holds a claim on "
               f"(being computed now)")
@@ -266,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--max-size", type=_size, default=None, metavar="SIZE",
                        help="then remove until the cache holds at most SIZE (500M, 2G; K, M, G "
                        "are powers of 1024)")
+    prune.add_argument("--locks", action="store_true",
+                       help="only remove the lock files no process holds (every prune does)")
     prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
     prune.add_argument("--show", type=int, default=20, metavar="N",
                        help="with --dry-run, list the first N entries that would go (default 20)")

@@ -104,6 +104,8 @@ def _resolve_path(value: str, base: Path) -> str:
     candidate = Path(value).expanduser()
     if not candidate.is_absolute() and (base / candidate).exists():
         return str((base / candidate).resolve())
+    if not candidate.is_absolute() and len(candidate.parts) > 1 and (base / candidate.parts[0]).is_dir():
+        return str((base / candidate).absolute())  # a mistyped local path: named in full later
     return str(candidate) if candidate.is_absolute() or candidate.exists() else value
 
 
@@ -229,6 +231,9 @@ def read_settings(config: pytest.Config) -> Settings:
         suite_pattern=config.getini("t2i_suite_pattern") or "*.t2i.yaml",
         update_locks=bool(get_option(config, "t2i_update_locks")),
         **_baseline_options(config),
+        table_width=_checked(config, "t2i_table_width", minimum=40),
+        html_images=get_option(config, "t2i_html_images"),
+        strict_prompts=bool(get_option(config, "t2i_strict_prompts")),
         models_from_command_line=frozenset(
             name.removeprefix("t2i_") for name in ("t2i_images", "t2i_model", "t2i_baseline_model")
             if config.getoption(name, None)),

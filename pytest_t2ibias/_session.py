@@ -43,6 +43,13 @@ class T2ISession:
         self.config = config
         self.settings = settings
         self._family: Family | None = None
+        self.written_reports: list[tuple[str, str]] = []
+        """(format, path) of each report written, named at the end of the terminal summary."""
+        from ._test_call import shown_per_prompt  # --t2i-html-images, for every gallery
+
+        shown_per_prompt.set(settings.html_images)
+        self.planned_items: list[pytest.Item] = []
+        """The collected check items, whose planned work the progress line counts down."""
 
     # -- the family of gated checks: sized at collection, decided by the first check ----------
 
@@ -120,8 +127,17 @@ class T2ISession:
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
         mode = "summary" if verbosity < 0 else "live" if live else "lines"
+        # the run's totals, for one ETA (#27)
+        from .prefetch import is_planned
+        from .reports.progress import planned_work
+
+        unplanned = [item.planned().images for item in self.planned_items
+                     if hasattr(item, "planned") and not is_planned(item)]
+        tally = planned_work(_planned(self.planned_items),
+                             sum(images for images in unplanned if images))
         return TerminalProgress(
-            stream, mode, pause=capture.global_and_fixture_disabled if capture else nullcontext,
+            stream, mode, tally=tally,
+            pause=capture.global_and_fixture_disabled if capture else nullcontext,
             before=reporter.ensure_newline if reporter else (lambda: None),
             name=f"t2ibias[{worker}]" if worker else "t2ibias")
 
@@ -159,6 +175,7 @@ class T2ISession:
             from .family import Family
 
             self._family = Family(self.settings.family, gated)
+        self.planned_items = list(session.items)  # the progress line's totals (#27)
         if self.settings.plan:
             self._write_plan(session)
 
@@ -170,8 +187,12 @@ class T2ISession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
-        reporter.write(render_plan(plans, self.settings.power, reporter._tw.fullwidth,
-                                   color=reporter.hasmarkup))
+        from .reports.terminal import unread_in_plan
+
+        unread = unread_in_plan([(item.nodeid, check) for item in session.items
+                                 for check in _planned([item])])  # unread words (#27)
+        reporter.write(render_plan(plans, self.settings.power, self._table_width(reporter),
+                                   color=reporter.hasmarkup, unread=unread))
         reporter.write_line(self.family.describe(self.settings.confidence))
 
     @pytest.hookimpl(tryfirst=True)
@@ -250,12 +271,14 @@ class T2ISession:
             from .reports.rows import write_json
 
             write_json(self.settings.json, rows, self.total_counters, run)
+            self.written_reports.append(("JSON", self.settings.json))
         if self.settings.html:
             from .reports.html import write_html
 
             settings = self.settings
             write_html(settings.html, rows, run=run,
                        cache_dir=None if settings.no_cache else settings.cache_dir)
+            self.written_reports.append(("HTML", settings.html))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -281,17 +304,38 @@ class T2ISession:
         return header_lines(self.settings)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if getattr(self.config, "workerinput", None) is not None or not self.sorted_results():
+        if getattr(self.config, "workerinput", None) is not None:
+            return
+        self._write_summary(terminalreporter)
+        if self.config.get_verbosity() >= 0:  # as pytest names its junit file
+            for what, path in self.written_reports:
+                terminalreporter.write_sep("-", f"t2ibias: {what} report written to {path}")
+
+    def _write_summary(self, terminalreporter: Any) -> None:
+        if not self.sorted_results():
             return
         from .reports.terminal import write_summary
 
         write_summary(terminalreporter, self.sorted_results(), self.total_counters,
                       audit=bool(self.settings.images), quiet=self.config.get_verbosity() < 0,
-                      family=self.family.describe(self.settings.confidence))
+                      family=self.family.describe(self.settings.confidence),
+                      width=self._table_width(terminalreporter))
+
+    def _table_width(self, reporter: Any) -> int | None:
+        from .reports.terminal import table_width
+
+        return table_width(reporter._tw.fullwidth, is_terminal=bool(reporter.isatty),
+                           given=self.settings.table_width)
 
     def sorted_results(self) -> list[ReportRow]:
         """This run's rows in node-id order; none (and nothing imported) if none came."""
         return self.results.sorted() if "results" in self.__dict__ else []
+
+
+def _planned(items: list[pytest.Item]) -> list[Any]:
+    """The check items that will run, as the session plan sees them (``as_planned``)."""
+    return [planned for item in items
+            if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
 
 
 def _is_terminal(stream: Any) -> bool:

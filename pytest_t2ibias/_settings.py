@@ -73,6 +73,19 @@ def _batch_size(text: str, what: str) -> int | str:
     return size
 
 
+def images_shown(text: str) -> int | None:
+    """``--t2i-html-images``: a positive number, or ``all`` (None)."""
+    if str(text).strip().lower() == "all":
+        return None
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise ValueError(f"expected a positive number of images or all, got {text!r}")
+    return number
+
+
 @dataclass(frozen=True)
 class Option:
     name: str
@@ -118,9 +131,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_update_locks", "regenerate the suites' counterfactual lock files "
            "(<suite>.t2i.lock.json) with --t2i-llm instead of failing when they are stale",
            flag=True),
+    Option("t2i_strict_prompts", "a prompt with words the generator's tokenizer cannot read "
+           "(unknown, or past the text encoder's length) is an ERROR, not an inconclusive "
+           "check", flag=True),
     Option("t2i_allow_pickle", "allow loading non-safetensors (pickle) weights", flag=True),
     Option("t2i_json", "write a machine-readable report here", is_path=True),
     Option("t2i_html", "write a visual report here", is_path=True),
+    Option("t2i_html_images", "images of each prompt a check's gallery keeps for the HTML "
+           "report: N or all", images_shown, default=8, metavar="N|all"),
+    Option("t2i_table_width", "width of the summary and plan tables (default: the terminal's; "
+           "in a file or CI log as wide as the rows, so no name or verdict is split)", int),
     Option("t2i_confidence", "confidence level of every interval", float, default=0.95),
     Option("t2i_bootstrap", "bootstrap resamples (or posterior draws) per interval", int,
            default=1000),
@@ -195,6 +215,12 @@ class Settings:
     compare_fail: tuple[str, ...] = ()
     """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
     storage: Path = Path(".t2ibias/runs")
+    table_width: int | None = None
+    html_images: int | None = 8
+    strict_prompts: bool = False
+    """``--t2i-strict-prompts``: unread words in a prompt are an error, not inconclusive."""
+    """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""
+    """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""
@@ -208,6 +234,7 @@ class Settings:
         }
         values["classifiers"] = values.pop("classifier")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
+                      strict_prompts=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},
                       autosave=False, compare_fail=(), storage=Path(".t2ibias/runs"))
         unknown = set(overrides) - set(cls.__dataclass_fields__)

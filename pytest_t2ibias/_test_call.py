@@ -25,6 +25,8 @@ class Sightings:
         self.answers: list[tuple[str, Answers]] = []
         self.roles: dict[str, str] = {}
         """Image key -> "candidate" or "baseline"."""
+        self.unread: dict[str, str] = {}
+        """Prompt -> what its generator's tokenizer could not read (unknown words, cut)."""
 
     def saw(self, about: str, answers: Answers) -> None:
         self.answers.append((about, answers))
@@ -41,3 +43,8 @@ verdict_sink: ContextVar[Callable[[Any], None] | None] = ContextVar(
 """Where the running test's verdicts (``verdict.Verdict``, whose module imports this one) go:
 ``verdict.report_verdict`` hands them here. A pytest run nested in a test (pytester) sets its
 own for its own items and restores the outer one after."""
+
+
+shown_per_prompt: ContextVar[int | None] = ContextVar("t2ibias_shown_per_prompt", default=8)
+"""The run's ``--t2i-html-images``: images a prompt a gallery keeps (None: all); the session
+sets it when it starts (``figures.gallery_figure`` reads it)."""

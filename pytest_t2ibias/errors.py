@@ -114,6 +114,11 @@ class ContractError(CheckError):
     """A backend a hook returned lacks what its Protocol (``backends/_base.py``) requires."""
 
 
+class UnreadPrompt(CheckError):
+    """``--t2i-strict-prompts``: a prompt the generator's tokenizer cannot read whole (an
+    unknown word, a cut); without the option the check is inconclusive instead."""
+
+
 class RunError(Exception):
     """A saved run that cannot be found or read: the message says what, where and what to do."""
 

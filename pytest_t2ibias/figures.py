@@ -10,7 +10,7 @@ many images the prompt had.
 ``figures["gallery"]`` (docs/report-schema.md)::
 
     {"axes": [str],                   # what each label answers: an axis, or a question
-     "per_prompt": int,               # the cap on images shown a prompt
+     "per_prompt": int | null,        # the cap on images shown a prompt (null: all)
      "prompts": int,                  # prompts judged (groups may hold fewer: the cap)
      "groups": [{"prompt": str, "role": "candidate" | "baseline" | "",
                  "n": int,            # images of this prompt (and role) the judges saw
@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ._test_call import shown_per_prompt
 from ._types import ABSTAINED, FILTERED, Answers
 
 if TYPE_CHECKING:
@@ -38,12 +39,15 @@ MAX_PROMPTS = 16
 
 
 def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
-                   roles: Mapping[str, str] | None = None, *, per_prompt: int = PER_PROMPT,
+                   roles: Mapping[str, str] | None = None, *,
+                   per_prompt: int | None | str = "run",
                    max_prompts: int = MAX_PROMPTS) -> dict[str, Any] | None:
     """The grid of ``answer_sets`` (``(axis or question, answers)``, as ``Sightings`` holds
     them): one group per prompt and role, images in the order they were requested, each
-    labelled on every axis it was asked about. None when no answer names its images."""
+    labelled on every axis it was asked about. None when no answer names its images.
+    ``per_prompt``: images kept a prompt, None for all, "run" for ``shown_per_prompt``."""
     roles = roles or {}
+    cap = shown_per_prompt.get() if per_prompt == "run" else per_prompt
     axes = list(dict.fromkeys(about for about, answers in answer_sets if answers.image_keys))
     if not axes:
         return None
@@ -59,7 +63,7 @@ def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
             image = group["seen"].get(key)
             if image is None:
                 group["seen"][key] = image = {"key": key, "labels": [None] * len(axes)}
-                if len(group["images"]) < per_prompt:
+                if cap is None or len(group["images"]) < cap:
                     group["images"].append(image)
             if image["labels"][column] is not None:
                 continue  # asked twice (InterMit re-reads its prompts): the first answer
@@ -71,7 +75,7 @@ def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
             elif label == ABSTAINED and image.get("mark") != "filtered":
                 image["mark"] = "abstained"
     shown = list(groups.values())[:max_prompts]
-    return {"axes": axes, "per_prompt": per_prompt, "prompts": len(groups),
+    return {"axes": axes, "per_prompt": cap, "prompts": len(groups),
             "groups": [{"prompt": g["prompt"], "role": g["role"], "n": len(g["seen"]),
                         "images": g["images"]} for g in shown]}
 
@@ -84,6 +88,32 @@ def with_gallery(verdict: Verdict, sightings: Sightings | None) -> Verdict:
     if gallery is None:
         return verdict
     return replace(verdict, figures={**verdict.figures, "gallery": gallery})
+
+
+def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool = False,
+                   decisive: bool = True) -> Verdict:
+    """``verdict`` made inconclusive when its prompts had words the generator never read
+    (``backends.vocabulary``): two unknown subjects read as the same ``<unk>`` give the same
+    images, and a tight interval on them says nothing about either (issue #27). ``strict``
+    (``--t2i-strict-prompts``): an ``UnreadPrompt`` error instead. ``decisive`` False (prompts
+    a search or an LLM chose, not the suite's subjects): flagged in the figures only, since
+    the check is about which prompts the model responds to, read or not."""
+    if not unread:
+        return verdict
+    if not decisive:
+        return replace(verdict, figures={**verdict.figures, "unread_prompts": dict(unread)})
+    from .verdict import INCONCLUSIVE, passes
+
+    said = "; ".join(f"{prompt!r}: {why}" for prompt, why in unread.items())
+    if strict:
+        from .errors import UnreadPrompt
+
+        raise UnreadPrompt(f"the generator cannot read its prompts whole: {said} "
+                           f"(--t2i-strict-prompts)")
+    message = (f"inconclusive: the generator cannot read its prompts whole, so the figure is "
+               f"about what it read instead: {said}\n{verdict.message}")
+    return replace(verdict, passed=passes(INCONCLUSIVE, verdict.burden), outcome=INCONCLUSIVE,
+                   message=message, figures={**verdict.figures, "unread_prompts": dict(unread)})
 
 
 def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:

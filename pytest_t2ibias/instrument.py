@@ -207,9 +207,13 @@ class Instrument:
         n = per_prompt or plan.images_per_prompt
         requests = [ImageRequest(prompt, plan.seed, i, **plan.sampling)
                     for prompt in prompts for i in range(n)]
-        images = self.requests.images(self.generator(role), requests)
+        generator = self.generator(role)
+        images = self.requests.images(generator, requests)
         if self.sightings is not None:
             self.sightings.roles.update((item.key, role) for item in images)
+            # issue #27: words the generator never read make no verdict (figures.unread_prompts)
+            if hasattr(generator, "prompt_problems"):
+                self.sightings.unread.update(generator.prompt_problems(prompts))
         return images
 
     def generator(self, role: str = "candidate") -> Generator:

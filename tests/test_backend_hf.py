@@ -24,7 +24,8 @@ def test_all_is_complete():
     # "@py_..." names come from pytest's assertion rewriting of plugin modules
     # The package loads its names on first access (PEP 562): dir() lists them all.
     public = {name for name in dir(backends) if not name.startswith(("_", "@"))}
-    modules = {"classifier", "folder", "generator", "llm", "vqa", "hspace", "probe", "token_lm"}
+    modules = {"classifier", "folder", "generator", "llm", "vqa", "hspace", "probe", "token_lm",
+               "vocabulary"}
     machinery = {"annotations", "lazy_exports", "TYPE_CHECKING"}
     assert public - modules - machinery == set(backends.__all__)
     assert all(getattr(backends, name) is not None for name in backends.__all__)
@@ -91,12 +92,57 @@ def test_paths_and_hub_ids_are_told_apart(tmp_path):
     assert not looks_like_path("gpt2")
 
 
+def test_a_missing_path_under_an_existing_directory_is_a_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fixtures").mkdir()
+    assert looks_like_path("fixtures/toy-sdd")  # a typo of a local model, not org/name
+    assert not looks_like_path("stabilityai/toy-sdd")
+    with pytest.raises(BackendError) as info:
+        DiffusersGenerator.from_pretrained("fixtures/toy-sdd", device="cpu", origin="--t2i-model")
+    message = str(info.value)
+    assert f"no such directory {tmp_path / 'fixtures' / 'toy-sdd'}" in message
+    assert "cache" not in message and "--t2i-offline" not in message
+
+
+def test_hub_hints_name_no_option_the_user_did_not_give(monkeypatch):
+    from pytest_t2ibias.backends._hf import loading_errors
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    failure = OSError("Cannot load model org/m: the model is not fully cached locally. "
+                      "Please check out the root cause in the stacktrace above.")
+    with pytest.raises(BackendError) as info, loading_errors("org/m", kind="pipeline",
+                                                             origin="--t2i-model"):
+        raise failure
+    message = str(info.value)
+    assert "--t2i-offline" not in message and "stacktrace" not in message
+    assert "hf download org/m" in message
+    with pytest.raises(BackendError, match="drop --t2i-offline"), loading_errors(
+            "org/m", kind="pipeline", origin="--t2i-model", offline=True):
+        raise failure
+
+
+def test_a_failed_load_is_said_in_full_once_then_briefly():
+    from pytest_t2ibias.backends._lazy import _Once
+
+    def load():
+        raise BackendError("--t2i-model=x/y: no such directory /w/x/y. Pass an existing "
+                           "local directory or a hub id.")
+
+    once = _Once(load)
+    with pytest.raises(BackendError, match="Pass an existing"):
+        once()
+    with pytest.raises(BackendError) as again:
+        once()
+    assert str(again.value) == ("--t2i-model=x/y: no such directory /w/x/y "
+                                "(the first check that needed it said why in full)")
+
+
 def test_missing_path_is_a_backend_error(tmp_path):
     missing = tmp_path / "nope"
     with pytest.raises(BackendError) as info:
         DiffusersGenerator.from_pretrained(missing, device="cpu", origin="--t2i-model")
     message = str(info.value)
-    assert f"--t2i-model={missing}: no such file or directory" in message
+    assert f"--t2i-model={missing}: no such directory" in message
     assert "hub id" in message
 
 

@@ -76,6 +76,8 @@ def test_four_processes_generate_and_score_each_entry_once(tmp_path):
     assert len(generated) == len(set(generated)) == unique
     assert len(_lines(tmp_path / "answers.log")) == unique
     assert not list((tmp_path / "cache").rglob("*.tmp"))
+    # four processes contended for every key, each entry computed once, and no lock file stays
+    assert not list((tmp_path / "cache").rglob("*.lock"))
 
 
 def test_a_claim_held_elsewhere_is_waited_for_then_read(tmp_path):

@@ -230,7 +230,7 @@ def test_cache_commands_refuse_bad_input_in_one_line(tmp_path, monkeypatch, caps
     assert main(["cache", "prune"]) == 2
     assert capsys.readouterr().err == (
         "python -m pytest_t2ibias cache: cache prune: say what to remove: --older-than DAYS "
-        "and/or --max-size SIZE (add --dry-run to see it first)\n")
+        "and/or --max-size SIZE, or --locks (add --dry-run to see it first)\n")
     assert main(["cache", "stats", "--cache-dir", str(tmp_path / "none")]) == 2
     assert capsys.readouterr().err == (
         f"python -m pytest_t2ibias cache: no cache directory at {tmp_path / 'none'} (give "
@@ -239,3 +239,41 @@ def test_cache_commands_refuse_bad_input_in_one_line(tmp_path, monkeypatch, caps
     assert "argument --max-size: 'lots' is not a size" in capsys.readouterr().err
     assert main(["cache", "prune", "--older-than", "-3"]) == 2
     assert "argument --older-than: '-3' is not a number of days >= 0" in capsys.readouterr().err
+
+
+def test_stats_count_what_is_on_disk_as_du_does_and_prune_removes_leftover_locks(tmp_path,
+                                                                                   capsys):
+    import shutil
+    import subprocess
+
+    from pytest_t2ibias.store.cache import Cache
+
+    root = tmp_path / "cache"
+    for index in range(300):  # many small entries: their blocks, not their bytes, fill the disk
+        path = root / "answers" / f"{index % 16:02x}" / f"{index:064x}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+        leftover = root / "locks" / f"{index % 16:02x}" / f"{index:064x}.lock"
+        leftover.parent.mkdir(parents=True, exist_ok=True)
+        leftover.touch()  # as an older version left them
+    held = Cache(root).claim("f" * 64)  # a claim in use keeps its lock file
+    stats = cache_stats(root)
+    assert stats.lock_files == 301
+    if shutil.which("du"):
+        du = int(subprocess.run(["du", "-s", "--block-size=1", str(root)], capture_output=True,
+                                text=True, check=True).stdout.split()[0])
+        assert abs(stats.on_disk - du) <= 0.05 * du
+    assert stats.on_disk > 10 * stats.total_size
+    assert main(["cache", "prune", "--locks", "--cache-dir", str(root)]) == 0
+    assert "removed 300 lock files no process held" in capsys.readouterr().out
+    assert [p.name for p in root.rglob("*.lock")] == [f"{'f' * 64}.lock"]
+    held.release()
+    assert not list(root.rglob("*.lock"))  # released: its file goes too
+
+
+def test_prefetch_help_is_its_own_usage_not_pytests(capsys):
+    assert main(["prefetch", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m pytest_t2ibias prefetch [PATHS ...]")
+    assert "pytest.main()" not in out and "--t2i-cache-dir" in out
+    assert "--junit-xml" not in out  # pytest's own options stay in pytest --help

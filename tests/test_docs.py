@@ -50,3 +50,49 @@ def test_the_gitlab_job_runs_on_a_gpu_runner_and_keeps_its_evidence():
     assert gate["artifacts"]["reports"]["junit"] == "reports/junit.xml"
     assert all(cache["when"] == "always" for cache in gate["cache"])
     assert ".t2ibias_cache/" in [path for cache in gate["cache"] for path in cache["paths"]]
+
+
+def test_the_ci_guides_plan_figures_are_what_the_plan_prints():
+    """docs/ci.md quotes the example suites' plan; rerun it (tokenizers, no weights)."""
+    import os
+    import subprocess
+    import sys
+
+    quoted = re.search(r"lists (\d+) images in (\d+) items with a known count, (\d+) of them\s+"
+                       r"flagged", (ROOT / "docs" / "ci.md").read_text(encoding="utf-8"))
+    assert quoted, "docs/ci.md no longer quotes the example plan's figures"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    plan = subprocess.run([sys.executable, "-m", "pytest", "example_suites/", "--t2i-plan",
+                           "-p", "no:cacheprovider", "-p", "no:xdist"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300).stdout
+    printed = re.search(r"(\d+) images in (\d+) items with a known count.*?items that cannot "
+                        r"decide their threshold: (\d+)", plan, re.S)
+    assert printed, plan[-2000:]
+    assert quoted.groups() == printed.groups()
+
+
+def test_the_docs_state_one_batch_size_default_and_offer_the_family_options_the_code_has():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    option = next(o for o in OPTIONS if o.name == "t2i_batch_size")
+    assert str(option.default) == "8" and "default 8" in readme
+    assert "64 when it is auto" not in readme
+    assert "need every check's figure before any verdict, which items" not in readme  # #27
+    from pytest_t2ibias._settings import FAMILY_POLICIES
+
+    assert all(f"--t2i-family={policy}" in readme for policy in ("holm", "bh"))
+    assert set(FAMILY_POLICIES) == {"none", "bonferroni", "holm", "bh"}
+
+
+def test_the_reference_says_a_configured_classifier_reads_its_axis_whatever_classifier_says():
+    """The code (``Instrument.attributes``) reads an axis with its classifier whenever one is
+    configured; the reference once said ``classifier: false`` meant the VQA model (#27)."""
+    import inspect
+
+    from pytest_t2ibias.instrument import Instrument
+
+    source = inspect.getsource(Instrument.attributes)
+    assert "elif self.models.has_classifier(axis.name):" in source
+    text = (ROOT / "docs" / "yaml-reference.md").read_text(encoding="utf-8")
+    section = text.split("### `axes.NAME.classifier`", 1)[1].split("###", 1)[0]
+    assert "is read by that classifier, not the VQA model" in section
+    assert "instead of the VQA model" not in section

@@ -4,6 +4,7 @@ for filtered and abstained images, and caps that keep the JSON small."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from pytest_t2ibias._types import ABSTAINED, FILTERED, Answers, Estimate
 from pytest_t2ibias.instrument import Sightings
@@ -61,3 +62,33 @@ def test_answers_without_image_keys_make_no_gallery_and_leave_the_verdict_alone(
     shown = with_gallery(verdict, sightings)
     assert shown.figures["label"] == "x"
     assert shown.figures["gallery"]["groups"][0]["images"] == [{"key": "k", "labels": ["a"]}]
+
+
+def test_the_runs_html_images_setting_keeps_n_or_all_images_a_prompt():
+    from pytest_t2ibias._test_call import shown_per_prompt
+
+    prompts = ["p"] * 20
+    answers = _answers(("a", "b"), [i % 2 for i in range(20)], prompts,
+                       [f"{i:04x}" for i in range(20)])
+    assert len(gallery_figure([("x", answers)])["groups"][0]["images"]) == 8  # the default
+    token = shown_per_prompt.set(None)  # --t2i-html-images=all
+    try:
+        figure = gallery_figure([("x", answers)])
+    finally:
+        shown_per_prompt.reset(token)
+    assert figure["per_prompt"] is None and len(figure["groups"][0]["images"]) == 20
+
+
+def test_html_images_option_reads_a_number_or_all(pytester):
+    from pytest_t2ibias._settings import images_shown
+
+    assert images_shown("all") is None and images_shown("12") == 12
+    with pytest.raises(ValueError, match="positive number of images or all"):
+        images_shown("0")
+    pytester.makepyfile(test_it="""
+        from pytest_t2ibias._test_call import shown_per_prompt
+
+        def test_seen():
+            assert shown_per_prompt.get() is None
+    """)
+    pytester.runpytest("-p", "no:cacheprovider", "--t2i-html-images=all").assert_outcomes(passed=1)

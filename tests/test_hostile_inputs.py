@@ -141,10 +141,11 @@ def test_stale_temp_files_are_swept_and_locks_kept_apart(tmp_path):
     cache = Cache(tmp_path)
     claim = cache.claim("ab" * 32)
     cache.put_answer("ab" * 32, {"probabilities": [1.0]})
+    assert (tmp_path / "locks" / "ab" / f"{'ab' * 32}.lock").exists()  # held: under locks/
     claim.release()
     assert not stale.exists() and fresh.exists()
     assert not list((tmp_path / "answers").rglob("*.lock"))
-    assert (tmp_path / "locks" / "ab" / f"{'ab' * 32}.lock").exists()
+    assert not list(tmp_path.rglob("*.lock"))  # released: no file left behind (#27)
 
 
 # -- --t2i-images ---------------------------------------------------------------------------

@@ -96,7 +96,14 @@ def test_verdicts_follow_the_numbers_and_a_second_run_computes_nothing(project, 
         "*tiny.t2i.yaml:*check 'impossible' (w1_below) for subject 'doctor', axis 'gender' failed*",
         "*normalised W1 of doctor/gender to the ideal*exceeds threshold 0.000*",
         "*t2ibias summary*",
+        f"*t2ibias: JSON report written to {report}*",
+        f"*t2ibias: HTML report written to {page}*",
     ])
+    # pytester's stdout is not a terminal: every row whole on one line, none repeated
+    table = result.stdout.str().split("t2ibias: bias checks")[1].split("CI:")[0].splitlines()[2:]
+    rows = [line for line in table if line.strip()]
+    assert len(rows) == 11 and len(set(rows)) == 11  # "t2ibias: 11 results"
+    assert all(line.split()[-1] in ("pass", "FAIL", "limit") for line in rows), rows
     data = _report(report)
     suite_rows = [row for row in data["checks"] if "t2i.yaml" in row["nodeid"]]
     assert len(suite_rows) == 8

@@ -30,16 +30,61 @@ def run_phase(progress: TerminalProgress, clock: Clock, steps: list[tuple[float,
             advance(n)
 
 
-def test_log_lines_every_interval_with_rate_and_eta():
+def test_a_log_gets_one_line_for_the_whole_run_every_interval_not_a_line_a_phase():
+    from pytest_t2ibias.reports.progress import RunTally
+
     stream, clock = io.StringIO(), Clock()
-    progress = TerminalProgress(stream, "lines", every_s=30, clock=clock)
-    # 10 batches of 8 images, 10 s each: lines at 30 s, 60 s, 90 s, then the summary
+    progress = TerminalProgress(stream, "lines", every_s=30, clock=clock,
+                                tally=RunTally(planned_images=160, planned_answers=1600))
+    # two phases of images, 10 batches of 8 at 10 s each, then the answers: 0.1 s a batch
     run_phase(progress, clock, [(10.0, 8)] * 10, total=80)
+    run_phase(progress, clock, [(10.0, 8)] * 10, total=80)
+    run_phase(progress, clock, [(0.1, 100)] * 16, total=1600, what="answering 'gender?'")
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "t2ibias: generating images · toy-sd: 80 to compute"
-    assert lines[1] == "t2ibias: generating images · toy-sd: 24/80 (0.80/s, ETA 1:10)"
-    assert len(lines) == 5  # start, 30 s, 60 s, 90 s, done
-    assert lines[-1] == "t2ibias: generating images · toy-sd: 80/80 in 1:40 (0.80/s)"
+    assert lines[0] == ("t2ibias: run: 0/160 images, 0/1600 answers planned (before the cache; "
+                        "a line every 30 s)")
+    # 200 s of images: a line at 30, 60, ..., 180 s; none per phase, none per batch
+    assert len(lines) == 1 + 6
+    assert lines[1] == ("t2ibias: run: 24/160 images, 0/1600 answers · generating images · "
+                        "toy-sd · 0:30 elapsed, ETA 2:50")
+    assert lines[3] == ("t2ibias: run: 72/160 images, 0/1600 answers · generating images · "
+                        "toy-sd · 1:30 elapsed, ETA 1:50")  # the whole run's, not the phase's
+
+
+def test_the_eta_counts_each_kind_at_its_own_rate_and_grows_with_unplanned_work():
+    from pytest_t2ibias.reports.progress import RunTally
+
+    tally = RunTally(planned_images=100, planned_answers=1000)
+    assert tally.eta_seconds() is None
+    tally.done.update(images=50, answers=500)
+    tally.seconds.update(images=100.0, answers=5.0)
+    assert tally.eta_seconds() == 50 * 2.0 + 500 * 0.01
+    tally.done["images"] = 120  # a search kind asked for more than the plan named
+    assert tally.total("images") == 120 and tally.describe().startswith("120/120 images")
+
+
+def test_planned_work_counts_shared_images_once():
+    from types import SimpleNamespace
+
+    from pytest_t2ibias.reports.progress import planned_work
+
+    plan = SimpleNamespace(images_per_prompt=4, seed=0, sampling={"steps": 2},
+                           model=lambda role: "sd")
+    suite = SimpleNamespace(prompt_for=lambda subject: f"a {subject}", filter=None,
+                            axes={})
+    axis = SimpleNamespace(name="gender")
+
+    def item(kind, subject):
+        return SimpleNamespace(check=SimpleNamespace(kind=kind, params={}), suite=suite,
+                               subject=subject, axis=axis, plan=plan)
+
+    # two checks on the nurse share their images; a search kind is not planned
+    tally = planned_work([item("w1_below", "nurse"), item("entropy_below", "nurse"),
+                          item("w1_below", "doctor"), item("intermit", "pilot")])
+    assert tally.planned == {"images": 8, "answers": 8}
+    # kinds the session plan does not compute add what their own plans say they cost
+    assert planned_work([item("w1_below", "nurse")], unplanned_images=12).planned == {
+        "images": 16, "answers": 16}
 
 
 def test_quiet_mode_is_one_line_a_phase():

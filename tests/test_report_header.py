@@ -57,7 +57,8 @@ def test_the_header_lines_name_the_folder_audited_and_the_judges():
 
 def test_the_summary_is_one_line_under_q():
     reporter = Reporter()
-    write_summary(reporter, rows(), WORK, audit=True, quiet=True, family="family: none")
+    write_summary(reporter, rows(), WORK, audit=True, quiet=True, family="family: none",
+                  width=None)
 
     assert reporter.lines == [("t2ibias: 1 results: 1 passed; work: 4 images audited, 2 from "
                                "cache; 6 answers scored, 0 from cache")]
@@ -65,7 +66,8 @@ def test_the_summary_is_one_line_under_q():
 
 def test_the_summary_section_has_the_table_the_tally_the_family_and_the_work():
     reporter = Reporter()
-    write_summary(reporter, rows(), {}, audit=False, quiet=False, family="family: none")
+    write_summary(reporter, rows(), {}, audit=False, quiet=False, family="family: none",
+                  width=None)
 
     assert reporter.lines[0] == "== t2ibias summary ==" and "w1_below" in reporter.lines[1]
     assert reporter.lines[2:] == ["t2ibias: 1 results: 1 passed", "family: none"]  # no work

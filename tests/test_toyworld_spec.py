@@ -113,3 +113,19 @@ def test_a_phrase_without_an_axis_must_say_whom_it_appears_with(raw_world):
     del raw["modifiers"][4]["applies_to"]
     with pytest.raises(WorldSpecError, match=re.escape("bad.yaml: modifiers[4]: a phrase with no axis needs applies_to")):
         parse_world(raw, source="bad.yaml")
+
+
+def test_the_readme_lists_the_toy_worlds_words_as_its_spec_has_them():
+    """A user writing a suite for the toy models learns from the README which subjects exist
+    (a word outside them is <unk> to toy-sd: issue #27); regenerate with
+    ``python -m toyworld.vocabulary``."""
+    from pathlib import Path
+
+    from toyworld.spec import DEFAULT_WORLD_PATH, load_world
+    from toyworld.vocabulary import END, START, markdown
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    shown = START + readme.split(START, 1)[1].split(END, 1)[0] + END
+    expected = markdown(load_world(DEFAULT_WORLD_PATH))
+    assert shown == expected
+    assert "`nurse`" in expected and "`pilot`" not in expected

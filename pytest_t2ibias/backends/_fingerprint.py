@@ -20,7 +20,8 @@ _FILE_HASHES: dict[tuple[str, int, int], str] = {}
 
 
 def looks_like_path(path_or_id: str | os.PathLike) -> bool:
-    """True for things only a filesystem path can be (a hub id is ``name`` or ``org/name``)."""
+    """True for things only a filesystem path can be (a hub id is ``name`` or ``org/name``),
+    and for ``dir/name`` whose ``dir`` exists here: a mistyped local model, not a hub id."""
     text = os.fspath(path_or_id)
     if os.path.exists(text) or isinstance(path_or_id, Path):
         return True
@@ -29,6 +30,7 @@ def looks_like_path(path_or_id: str | os.PathLike) -> bool:
         or text.count("/") > 1
         or "\\" in text
         or (len(text) > 1 and text[1] == ":")
+        or ("/" in text and os.path.isdir(text.split("/", 1)[0]))
     )
 
 

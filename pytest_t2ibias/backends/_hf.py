@@ -154,8 +154,9 @@ def check_source(
     if looks_like_path(path_or_id):
         path = Path(text).expanduser()
         if not path.exists():
+            missing = "" if path.is_absolute() else f" {Path.cwd() / path}"
             raise BackendError(
-                f"{origin}={text}: no such file or directory. Pass an existing local "
+                f"{origin}={text}: no such directory{missing}. Pass an existing local "
                 f"{kind} directory (saved with save_pretrained) or a Hugging Face hub id."
             )
         if not path.is_dir() or not (path / marker).is_file():
@@ -190,8 +191,10 @@ def check_source(
 
 
 @contextmanager
-def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str) -> Iterator[None]:
-    """Re-raise any loading failure as a :class:`BackendError` with a hint of what to do."""
+def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str,
+                   offline: bool = False) -> Iterator[None]:
+    """Re-raise any loading failure as a :class:`BackendError` with a hint of what to do;
+    ``offline``: whether --t2i-offline was given (a hint never names an option not used)."""
     try:
         yield
     except BackendError:
@@ -199,11 +202,16 @@ def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str) -> 
     except Exception as exc:  # noqa: BLE001 - every library error becomes one readable message
         text = os.fspath(path_or_id)
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        # diffusers points at "the stacktrace above", which the report does not print
+        detail = detail.replace(" Please check out the root cause in the stacktrace above.", "")
         lowered = str(exc).lower()
         if "safetensors" in lowered:
             hint = "the model has no .safetensors weights: convert them, or pass --t2i-allow-pickle if you trust it"
         elif "offline" in lowered or "local_files_only" in lowered or "cache" in lowered:
-            hint = "the files are not in the local Hugging Face cache: download them first or drop --t2i-offline"
+            hint = (f"the files of hub id {text} are not in the local Hugging Face cache: "
+                    f"download them first (`hf download {text}`)"
+                    + (" or drop --t2i-offline" if offline else
+                       ", or unset HF_HUB_OFFLINE" if os.environ.get("HF_HUB_OFFLINE") else ""))
         elif "connect" in lowered or "resolve" in lowered or "timed out" in lowered:
             hint = "the Hugging Face hub is unreachable: check the network, or pass a local directory"
         elif "401" in lowered or "403" in lowered or "gated" in lowered or "not found" in lowered:
@@ -262,7 +270,7 @@ def load_pretrained(
         loader, revision=revision, dtype=dtype, offline=offline, allow_pickle=allow_pickle,
         weights=weights,
     )
-    with loading_errors(path_or_id, kind=kind, origin=origin), _library_bars_off():
+    with loading_errors(path_or_id, kind=kind, origin=origin, offline=offline), _library_bars_off():
         return loader.from_pretrained(os.fspath(path_or_id), **kwargs, **extra)
 
 

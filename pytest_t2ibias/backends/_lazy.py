@@ -87,8 +87,8 @@ class _Once:
     def __call__(self) -> Any:
         """The backend; a load that failed fails again at once, without loading again (a
         broken model costs one load a session, and every check says the same paragraph)."""
-        if self._error is not None:
-            raise self._error.with_traceback(None)
+        if self._error is not None:  # said in full once; later checks get its first clause
+            raise _again(self._error)
         if self._value is None:
             try:
                 self._value = self._load()
@@ -96,6 +96,26 @@ class _Once:
                 self._error = error
                 raise
         return self._value
+
+
+def _again(error: BaseException) -> BaseException:
+    """A load failure already reported in full, for the next check that needs the model:
+    its first sentence, so a log says the paragraph once a session, not once a check."""
+    from ..errors import BackendError
+
+    if not isinstance(error, BackendError):
+        return error.with_traceback(None)
+    first = str(error).split(". ", 1)[0].rstrip(".")
+    if first.count("(") != first.count(")"):  # cut inside the library's words: before them
+        first = first.split(" (", 1)[0]
+    return BackendError(f"{first} (the first check that needed it said why in full)",
+                        original=error.original)
+
+
+def _tokenizers_of(model: str, settings: Settings) -> list:
+    from .vocabulary import pipeline_tokenizers
+
+    return pipeline_tokenizers(model, offline=True)  # a folder's own files, never the hub
 
 
 def _load_pipeline(model: str, settings: Settings, origin: str):
@@ -110,7 +130,7 @@ class LazyDiffusersGenerator:
 
     def __init__(self, model: str, settings: Settings, *, origin: str,
                  steps: int | None = None, guidance_scale: float | None = None,
-                 base: _Once | None = None) -> None:
+                 base: _Once | None = None, tokenizers: _Once | None = None) -> None:
         self.model = model
         self.settings = settings
         self.origin = origin
@@ -118,6 +138,7 @@ class LazyDiffusersGenerator:
         self.guidance_scale = DEFAULT_GUIDANCE if guidance_scale is None else guidance_scale
         self._base = base or _Once(lambda: _load_pipeline(model, settings, origin))
         self._configured = _Once(self._configure)
+        self._tokenizers = tokenizers or _Once(lambda: _tokenizers_of(model, settings))
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint(model),
             "pipeline": _config_file(model, "model_index.json", offline=settings.offline),
@@ -143,7 +164,14 @@ class LazyDiffusersGenerator:
         return LazyDiffusersGenerator(
             self.model, self.settings, origin=self.origin, steps=steps or self.steps,
             guidance_scale=self.guidance_scale if guidance_scale is None else guidance_scale,
-            base=self._base)
+            base=self._base, tokenizers=self._tokenizers)
+
+    def prompt_problems(self, prompts: list[str]) -> dict[str, str]:
+        """Prompts its tokenizers cannot read whole -> why; read from the pipeline's folder
+        (no weights loaded), so a fully cached run still says it."""
+        from .vocabulary import prompt_problems
+
+        return prompt_problems(self._tokenizers(), prompts)
 
     def generate(self, requests: list[ImageRequest]):
         return self._configured().generate(requests)

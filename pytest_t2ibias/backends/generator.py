@@ -111,6 +111,12 @@ class DiffusersGenerator:
                 images.update(zip(batch, sampled))
         return [images[i] for i in range(len(requests))]
 
+    def prompt_problems(self, prompts: Sequence[str]) -> dict[str, str]:
+        """Prompts its tokenizers cannot read whole -> why (``vocabulary``)."""
+        from .vocabulary import pipeline_of_tokenizers, prompt_problems
+
+        return prompt_problems(pipeline_of_tokenizers(self.pipeline), prompts)
+
     @property
     def batch_size(self) -> int | None:
         """Images a pipeline call takes (None: ``auto``, not sized yet)."""

@@ -22,6 +22,7 @@ from ..verdict import FAIL, PASS, CheckFailed, Verdict, report_verdict, verdict_
 
 if TYPE_CHECKING:
     from .._test_call import Sightings
+    from ..kinds import PlannedItem
     from ..power import ItemPlan
 
 ITEM_MARKER = "t2ibias"
@@ -56,7 +57,7 @@ class CheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from .._test_call import Sightings
-        from ..figures import with_gallery
+        from ..figures import unread_prompts, with_gallery
 
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         session = session_of(self.config)
@@ -65,6 +66,13 @@ class CheckItem(pytest.Item):
         sightings = Sightings()
         verdict = self.evaluate(session.family.confidence(self.plan.levels.gate, self.nodeid),
                                 sightings)
+        # issue #27: words the generator never read make no verdict (figures.unread_prompts);
+        # only the suite's own prompts decide that (a planned kind's), not a search's finds
+        from ..prefetch import is_planned
+
+        own_prompts = is_planned(self)
+        verdict = unread_prompts(verdict, sightings.unread, decisive=own_prompts,
+                                 strict=session.settings.strict_prompts and own_prompts)
         shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
         reported = self.stash.get(VERDICTS, [])
         for i, earlier in enumerate(reported):
@@ -155,6 +163,20 @@ class CheckItem(pytest.Item):
         return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
                          confidence=self.plan.levels.interval, power=settings.power)
 
+    def as_planned(self) -> PlannedItem | None:
+        """This item as the session plan sees it; None when it will not run (a skip mark,
+        a classifier it needs and does not have)."""
+        from ..kinds import PlannedItem
+
+        if any(self.iter_markers("skip")) or any(self.iter_markers("skipif")):
+            return None
+        try:
+            self._require_classifiers()
+        except ClassifierMissing:
+            return None
+        return PlannedItem(self.suite, self.check, self.subject,
+                           self.suite.axes[self.axis] if self.axis else None, self.plan)
+
     @property
     def gated(self) -> bool:
         """Whether this check gates on an interval (counts in the family, ``--t2i-family``)."""
@@ -235,21 +257,8 @@ def _decide_family_once(first: CheckItem) -> None:
 
 def planned_checks(items: list[pytest.Item]) -> list[Any]:
     """The selected check items that will run, as the plan (``prefetch``) sees them."""
-    from ..kinds import PlannedItem
-
-    selected = []
-    for item in items:
-        if not isinstance(item, CheckItem) or any(item.iter_markers("skip")) \
-                or any(item.iter_markers("skipif")):
-            continue
-        try:
-            item._require_classifiers()
-        except ClassifierMissing:
-            continue
-        selected.append(PlannedItem(item.suite, item.check, item.subject,
-                                     item.suite.axes[item.axis] if item.axis else None,
-                                     item.plan))
-    return selected
+    return [planned for item in items
+            if isinstance(item, CheckItem) and (planned := item.as_planned()) is not None]
 
 
 def _raised_by_plugin(error: BaseException) -> bool:

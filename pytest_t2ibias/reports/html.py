@@ -432,8 +432,14 @@ def _gallery(gallery: Mapping[str, Any], row: ReportRow, thumbnails: Thumbnails,
     more = (f'<p class="muted small">{total - len(groups)} more prompts not shown</p>'
             if total > len(groups) else "")
     return (f'<div class="gallery"><h3>What the judges saw</h3><p class="muted small">labels: '
-            f'{escape(" · ".join(named))}; the first {escape(gallery.get("per_prompt", ""))} '
-            f'images of each prompt</p><div class="groups">{"".join(blocks)}</div>{more}</div>')
+            f'{escape(" · ".join(named))}; {escape(_shown(gallery))} of each prompt '
+            f'(--t2i-html-images)</p><div class="groups">{"".join(blocks)}</div>{more}</div>')
+
+
+def _shown(gallery: Mapping[str, Any]) -> str:
+    """Which images a prompt the gallery kept: all, or the first N."""
+    cap = gallery.get("per_prompt")
+    return "all images" if cap is None else f"the first {cap} images"
 
 
 def _group(group: Mapping[str, Any], thumbnails: Thumbnails, pills: Pills) -> str:

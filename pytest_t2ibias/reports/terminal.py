@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+import posixpath
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,36 +39,72 @@ def plain_text(value: Any) -> Text:
 
 
 def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Table:
-    """One line per judged figure; ``full_names`` wraps long names instead of cutting them
-    (the HTML report, where the reader must see exactly which subject it was)."""
+    """One line per judged figure, named by suite, check and subject / axis (two suites may
+    hold a check of the same id); ``full_names`` wraps long names instead of cutting them."""
     from rich.table import Table
 
     table = Table(title="t2ibias: bias checks", title_justify="left", box=None,
                   padding=(0, 1, 0, 0), header_style="bold underline")
-    # Names wrap, never cut (the reader must see which subject and axes it was); numbers
-    # keep their width. ``full_names`` is kept for the HTML report's callers.
+    # Names wrap only when a width forces it (a terminal); numbers and verdicts never do.
+    suites = suite_names(rows)
+    with_suite = len(set(suites.values())) > 1
+    if with_suite:
+        table.add_column("suite", overflow="fold", min_width=8)
     table.add_column("check", overflow="fold", min_width=8)
     table.add_column("subject / axis", overflow="fold", min_width=15)
     for numeric in ("value", "CI", "n", "limit", "margin"):
         table.add_column(numeric, justify="right", no_wrap=True)
-    table.add_column("verdict", overflow="fold", min_width=9)  # and why, on the next line
+    table.add_column("verdict", no_wrap=True)  # and why, in a dim word after it
     for row in rows:
-        about = row.about or row.axis
-        where = " / ".join(part for part in (row.subject, about) if part)
+        suite = [plain_text(suites[row.nodeid])] if with_suite else []
+        where = _subject_cell(row)
         if row.status == "error":
-            table.add_row(plain_text(row.check_id or row.check), plain_text(where),
+            table.add_row(*suite, plain_text(row.check_id or row.check), plain_text(where),
                           "", "", "", "", "", _verdict_cell(row, row.reason.split(":")[0]))
             continue
         margin = "" if row.margin is None else f"{row.margin:+.3f}"
-        table.add_row(plain_text(row.check_id or row.check), plain_text(where), _fmt(row.value),
-                      f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n), _fmt(row.threshold),
-                      margin, _verdict_cell(row, _short_reason(row.reason)))
+        table.add_row(*suite, plain_text(row.check_id or row.check), plain_text(where),
+                      _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n),
+                      _fmt(row.threshold), margin, _verdict_cell(row, _short_reason(row.reason)))
     judged = [row for row in rows if row.status != "error"] or list(rows)
     levels = sorted({f"{row.confidence * 100:g}%" for row in judged if row.confidence == row.confidence})
     methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
     if levels:
         table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
+    if any(row.figures.get("unread_prompts") for row in rows):
+        table.caption = (f"{table.caption or ''}; unread words: the generator's tokenizer cannot "
+                         f"read the prompt whole (unknown words or cut): inconclusive for the suite's own prompts, "
+                         f"flagged for prompts a search or an LLM chose").lstrip("; ")
     return table
+
+
+def suite_names(rows: Sequence[ReportRow]) -> dict[str, str]:
+    """Each row's suite file (its nodeid before ``::``), without the directory all share:
+    what tells two checks of the same id apart in a short cell."""
+    files = {row.nodeid: row.nodeid.split("::", 1)[0] for row in rows}
+    shared = posixpath.commonpath(list(files.values())) if files else ""
+    if shared in files.values():  # one file: its name, not an empty cell
+        shared = posixpath.dirname(shared)
+    return {nodeid: posixpath.relpath(path, shared) if shared else path
+            for nodeid, path in files.items()}
+
+
+def _subject_cell(row: ReportRow) -> str:
+    """Subject / what the figure is about; a Python test, whose subject is its own name
+    (already in the check column), shows its helper's label or kind, so a test that judged
+    two figures has two distinct rows."""
+    about = row.about or row.axis
+    if row.subject and row.subject == row.check_id:
+        return about or row.check
+    return " / ".join(part for part in (row.subject, about) if part)
+
+
+def table_width(terminal_width: int, *, is_terminal: bool, given: int | None) -> int | None:
+    """The width tables are drawn at: ``--t2i-table-width``, else the terminal's, else None
+    (a file or CI log: as wide as the rows need, so no name or verdict is split)."""
+    if given:
+        return given
+    return terminal_width if is_terminal else None
 
 
 def _short_reason(reason: str) -> str:
@@ -82,7 +119,9 @@ def _verdict_cell(row: ReportRow, why: str = "") -> Text:
     """pass, FAIL, xfail (expected: not red), XPASS, ERROR, then why it failed; an
     interval across the limit says so (what it came to under the burden is pass or FAIL)."""
     cell = _verdict_word(row)
-    if why and not cell.plain.startswith("inconclusive"):  # the word already says why
+    if row.figures.get("unread_prompts"):  # the model never read a word it was judged on
+        cell.append(" unread words", style="bold yellow")
+    elif why and not cell.plain.startswith("inconclusive"):  # the word already says why
         cell.append(" " + why, style="dim")
     return cell
 
@@ -103,8 +142,11 @@ def _verdict_word(row: ReportRow) -> Text:
     return Text("pass", style="green") if row.passed else Text("FAIL", style="bold red")
 
 
-def plan_table(plans: Sequence[Any], power: float) -> Table:
-    """``--t2i-plan``: per item, images a prompt, prompts, images, and what deciding needs."""
+def plan_table(plans: Sequence[Any], power: float,
+               unread: dict[str, str] | None = None) -> Table:
+    """``--t2i-plan``: per item, images a prompt, prompts, images, and what deciding needs;
+    ``unread``: nodeid -> the words its generator cannot read (the check will be inconclusive)."""
+    unread = unread or {}
     from rich.table import Table
     from rich.text import Text
 
@@ -120,7 +162,7 @@ def plan_table(plans: Sequence[Any], power: float) -> Table:
                       "?" if plan.prompts is None else str(plan.prompts),
                       "?" if plan.images is None else str(plan.images),
                       Text(needed, style="bold yellow" if plan.underpowered else ""),
-                      plain_text(plan.note))
+                      _plan_note(plan, unread.get(plan.nodeid, "")))
     known = [p.images for p in plans if p.images is not None]
     table.caption = (f"{sum(known)} images in {len(known)} items with a known count "
                      f"(before the cache; prompts shared between checks are generated once); "
@@ -129,34 +171,77 @@ def plan_table(plans: Sequence[Any], power: float) -> Table:
     return table
 
 
-def render_plan(plans: Sequence[Any], power: float, width: int, *, color: bool) -> str:
+def _plan_note(plan: Any, unread: str) -> Text:
+    note = plain_text(plan.note)
+    if unread:
+        note.append(("; " if plan.note else "") + "unread words: ", style="bold yellow")
+        note.append_text(plain_text(unread))
+    return note
+
+
+def unread_in_plan(planned: Sequence[tuple[str, Any]]) -> dict[str, str]:
+    """nodeid -> what its generator's tokenizer cannot read of its prompts, for the plan
+    (tokenizers read from each model's folder, once a model; no weights loaded)."""
+    from ..backends.vocabulary import pipeline_tokenizers, prompt_problems
+    from ..prefetch import image_needs
+
+    tokenizers: dict[str, list] = {}
+    found = {}
+    for nodeid, check in planned:
+        said = []
+        try:
+            needs = image_needs(check)
+        except Exception:  # noqa: BLE001 - e.g. LLM-phrased axes before their lock: the run says
+            continue
+        for role, prompts in needs:
+            model = check.plan.model(role)
+            if model not in tokenizers:
+                try:
+                    tokenizers[model] = pipeline_tokenizers(model) if model else []
+                except Exception:  # noqa: BLE001 - the run reports a model it cannot read
+                    tokenizers[model] = []
+            said += prompt_problems(tokenizers[model], prompts).values()
+        if said:
+            found[nodeid] = "; ".join(dict.fromkeys(said))
+    return found
+
+
+def render_plan(plans: Sequence[Any], power: float, width: int | None, *, color: bool,
+                unread: dict[str, str] | None = None) -> str:
+    """The plan table as text; ``width`` None: as wide as its rows (``table_width``)."""
+    return _render(plan_table(plans, power, unread), width, color=color)
+
+
+def render_text(rows: Sequence[ReportRow], width: int | None, *, color: bool) -> str:
+    """The summary table as text (pytest owns the writer); ``width`` None: as wide as its
+    rows, for a file or a CI log (``table_width``)."""
+    return _render(summary_table(rows), width, color=color)
+
+
+_UNBOUNDED = 10_000
+"""Wide enough for any row: rich then draws a table at its natural width."""
+
+
+def _render(table: Table, width: int | None, *, color: bool) -> str:
     from rich.console import Console
 
+    if width is None:  # nothing may fold: the cells' own widths, not a terminal's
+        for column in table.columns:
+            column.no_wrap = True
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color,
+    console = Console(file=buffer, width=width or _UNBOUNDED, force_terminal=color,
                       color_system="standard" if color else None)
-    console.print(plan_table(plans, power))
-    return buffer.getvalue()
-
-
-def render_text(rows: Sequence[ReportRow], width: int, *, color: bool) -> str:
-    """The summary table as text sized to the terminal (pytest owns the writer)."""
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=color, color_system="standard" if color else None)
-    console.print(summary_table(rows))
-    return buffer.getvalue()
-
-
-
-
+    console.print(table)
+    text = buffer.getvalue()
+    # rich pads every line to the table's width; a log keeps no trailing blanks
+    return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
 def write_summary(terminalreporter: Any, rows: Sequence[ReportRow], work: dict[str, int], *,
-                  audit: bool, quiet: bool, family: str) -> None:
-    """The ``t2ibias summary`` section through pytest's writer: the table, the tally, the
-    family line and the work counted; under -q the tally and the work on one line."""
+                  audit: bool, quiet: bool, family: str, width: int | None) -> None:
+    """The ``t2ibias summary`` section through pytest's writer: the table (``width`` None: as
+    wide as its rows, for a file or a CI log), the tally, the family line and the work
+    counted; under -q the tally and the work on one line."""
     from .rows import one_line
 
     made = "audited" if audit else "generated"  # a folder audit reads images
@@ -167,8 +252,7 @@ def write_summary(terminalreporter: Any, rows: Sequence[ReportRow], work: dict[s
         terminalreporter.write_line(one_line(rows) + (f"; {work_line}" if work_line else ""))
         return
     terminalreporter.section("t2ibias summary")
-    terminalreporter.write(render_text(rows, terminalreporter._tw.fullwidth,
-                                       color=terminalreporter.hasmarkup))
+    terminalreporter.write(render_text(rows, width, color=terminalreporter.hasmarkup))
     terminalreporter.write_line(one_line(rows))
     terminalreporter.write_line(family)
     if work_line:

@@ -174,11 +174,14 @@ class Comparison:
         return [change for change in self.changes if change.changed]
 
     def summary(self) -> str:
-        """One line: figures compared, changed and drifted, and under which criteria."""
-        rules = ", ".join(c.text for c in self.criteria)
+        """One line: figures compared, changed and drifted, naming only the criteria that
+        tripped (a reader must not blame ``ci`` for what ``value:0.05`` caught)."""
         parts = [f"{len(self.changes)} figures compared", f"{len(self.changed)} changed"]
         if self.criteria:
-            parts.append(f"{len(self.drifted)} drifted beyond {rules}")
+            tripped = [c.text for c in self.criteria
+                       if any(c.text in change.drifted_by for change in self.drifted)]
+            parts.append(f"{len(self.drifted)} drifted beyond {', '.join(tripped)}" if tripped
+                         else f"0 drifted beyond {', '.join(c.text for c in self.criteria)}")
         if self.new:
             parts.append(f"{len(self.new)} new checks")
         if self.vanished:

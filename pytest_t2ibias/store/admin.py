@@ -7,7 +7,10 @@ access and modification times: reads update the access time on most mounts only 
 An image or answer is deleted only under its key's claim (``Cache.claim``), so an entry a
 running process is computing or quarantining is never touched: it is skipped and counted.
 Probes (``probes/<axis>-<key>/``, BGPS) are whole directories and have no claims; temp
-files of writes in progress and locks (``locks/``, ``*.lock``) are neither counted nor pruned.
+files of writes in progress and locks (``locks/``, ``*.lock``) are no entries. Sizes are
+given twice: the data, and what it takes on disk (blocks, directories and lock files
+included: what ``du`` says), since thousands of small files take far more than their bytes.
+Lock files are removed after use; ``prune`` removes those an older version left behind.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cache import Cache
+import filelock
+
+from .cache import Cache, release_removing
 
 KINDS = ("images", "answers", "probes", "other")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
@@ -38,6 +43,8 @@ class Entry:
     key: str | None = None
     """The cache key whose claim guards it (images and answers)."""
     prunable: bool = True
+    disk: int = 0
+    """Bytes it takes on disk (whole blocks), not counting its directory."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,10 @@ class CacheStats:
     size: dict[str, int]
     oldest: float | None
     newest: float | None
+    on_disk: int = 0
+    """Everything under the root as ``du`` counts it: blocks of files, directories and locks."""
+    lock_files: int = 0
+    """Lock files left on disk (none after a run of this version; ``prune`` removes them)."""
 
     @property
     def total_entries(self) -> int:
@@ -66,6 +77,8 @@ class Pruned:
     """Entries it chose but left: another process held their key's claim."""
     remaining: int = 0
     """Bytes left in the cache afterwards."""
+    lock_files: int = 0
+    """Lock files no process held, removed (or, dry, that would be)."""
 
     @property
     def freed(self) -> int:
@@ -100,23 +113,66 @@ def _file(path: Path, kind: str, key: str | None = None) -> Entry:
     stat = path.stat()
     in_progress = path.name.startswith(".") and path.name.endswith(".tmp")
     return Entry(path, kind, stat.st_size, max(stat.st_atime, stat.st_mtime), key,
-                 prunable=not in_progress)
+                 prunable=not in_progress, disk=_blocks(stat))
 
 
 def _directory(path: Path) -> Entry:
     stats = [p.stat() for p in path.rglob("*") if p.is_file()] or [path.stat()]
     in_progress = path.name.startswith(".")  # a probe being staged (load_or_train_probe)
     return Entry(path, "probes", sum(s.st_size for s in stats),
-                 max(max(s.st_atime, s.st_mtime) for s in stats), prunable=not in_progress)
+                 max(max(s.st_atime, s.st_mtime) for s in stats), prunable=not in_progress,
+                 disk=sum(_blocks(s) for s in stats))
 
 
 def cache_stats(root: Path) -> CacheStats:
     """Entries and bytes by kind, and the least and most recently used entry's time."""
     found = entries(root)
     used = [entry.used for entry in found]
+    on_disk, lock_files = _walk_disk(Path(root))
     return CacheStats(Path(root), {k: sum(e.kind == k for e in found) for k in KINDS},
                       {k: sum(e.size for e in found if e.kind == k) for k in KINDS},
-                      min(used, default=None), max(used, default=None))
+                      min(used, default=None), max(used, default=None),
+                      on_disk=on_disk, lock_files=lock_files)
+
+
+def _walk_disk(root: Path) -> tuple[int, int]:
+    """Bytes ``du`` would count under ``root`` (each inode once), and the lock files there."""
+    seen: set[tuple[int, int]] = set()
+    total = locks = 0
+    for folder, _, names in os.walk(root):
+        for path in [folder, *(os.path.join(folder, name) for name in names)]:
+            try:
+                stat = os.lstat(path)
+            except FileNotFoundError:  # removed meanwhile by a running process
+                continue
+            if (stat.st_dev, stat.st_ino) not in seen:
+                seen.add((stat.st_dev, stat.st_ino))
+                total += _blocks(stat)
+        locks += sum(name.endswith(".lock") for name in names)
+    return total, locks
+
+
+def _blocks(stat: os.stat_result) -> int:
+    """Allocated bytes; the apparent size where a platform does not say (Windows)."""
+    return stat.st_blocks * 512 if hasattr(stat, "st_blocks") else stat.st_size
+
+
+def remove_stale_locks(root: Path, *, dry_run: bool = False) -> int:
+    """Remove the lock files no process holds (an older version left one a key); returns
+    how many. One held now is a claim in use: it stays."""
+    removed = 0
+    for path in sorted(Path(root).rglob("*.lock")):
+        lock = filelock.FileLock(str(path), thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except (filelock.Timeout, OSError):
+            continue
+        if dry_run:
+            lock.release()
+        else:
+            release_removing(lock)
+        removed += 1
+    return removed
 
 
 def prune(root: Path, *, older_than_days: float | None = None, max_size: int | None = None,
@@ -141,6 +197,7 @@ def prune(root: Path, *, older_than_days: float | None = None, max_size: int | N
         else:
             result.claimed.append(entry)
     result.remaining = total
+    result.lock_files = remove_stale_locks(root, dry_run=dry_run)
     return result
 
 

@@ -243,7 +243,7 @@ class Cache:
     def _release(self, key: str) -> None:
         lock = self._held.pop(key, None)
         if lock is not None:
-            lock.release()
+            release_removing(lock)
 
     def _lock_path(self, key: str) -> Path:
         assert self.root is not None
@@ -392,4 +392,16 @@ class locked:  # lower case: used like a function, ``with locked(path):``
                 log.warning("still waiting for lock %s (%.0f s)", self.lock.lock_file, waited)
 
     def __exit__(self, *exc_info: object) -> None:
-        self.lock.release()
+        release_removing(self.lock)
+
+
+def release_removing(lock: filelock.BaseFileLock) -> None:
+    """Release ``lock`` and leave no file behind (a run used to leave one a key: 40,450
+    empty files, 160 MB of blocks). Unlinked while still held: a process that opened the
+    old file and then gets the lock sees it unlinked and takes a new one (filelock checks
+    ``st_nlink``), so two never hold one key."""
+    try:
+        Path(lock.lock_file).unlink(missing_ok=True)
+    except OSError:  # a read-only or odd mount: the file stays, the lock still works
+        pass
+    lock.release()

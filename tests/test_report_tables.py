@@ -1,0 +1,97 @@
+"""Summary tables for CI logs: every row on one line and unique, whatever the names' length."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_t2ibias.reports.rows import ReportRow
+from pytest_t2ibias.reports.terminal import render_plan, render_text, suite_names, table_width
+
+LONG_CHECK = "test_base_model_against_itself_passes_the_gate_on_every_subject"
+
+
+def _row(nodeid: str, *, check_id: str, subject: str = "nurse", about: str = "gender -> age",
+         check: str = "no_regression", value: float = 0.0, outcome: str = "pass") -> ReportRow:
+    axis = about.split(" ->")[0]  # a Python test without a label has neither
+    return ReportRow(nodeid=nodeid, check=check, subject=subject, axis=axis, value=value,
+                     low=value - 0.1, high=value + 0.1, n=400, confidence=0.95, threshold=-0.05,
+                     passed=True, figures={}, check_id=check_id, status="passed",
+                     outcome=outcome, margin=0.05, about=about)
+
+
+ROWS = [
+    _row("example_suites/toy_merge_gate.t2i.yaml::merge_gate[nurse-gender]",
+         check_id="merge_gate", value=-0.44),
+    _row("example_suites/toy_merge_gate_control.t2i.yaml::merge_gate[nurse-gender]",
+         check_id="merge_gate", value=0.0, outcome="inconclusive"),
+    # one Python test, two helpers: its name twice, the helper's kind tells them apart
+    _row("example_suites/test_toy_occupations.py::test_accountants",
+         check_id="test_accountants", subject="test_accountants", about="", check="w1_below"),
+    _row("example_suites/test_toy_occupations.py::test_accountants",
+         check_id="test_accountants", subject="test_accountants", about="", check="entropy_below"),
+    _row(f"example_suites/test_toy_merge_gate.py::{LONG_CHECK}", check_id=LONG_CHECK,
+         subject=LONG_CHECK),
+]
+
+
+def _body(text: str) -> list[str]:
+    """The table's rows: the lines between the header and the caption."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("suite"))
+    return [line for line in lines[start + 1:] if line.strip() and "CI:" not in line]
+
+
+def test_in_a_file_every_row_is_one_line_and_unique():
+    body = _body(render_text(ROWS, None, color=False))
+    assert len(body) == len(ROWS)
+    assert len(set(body)) == len(ROWS)
+    assert any(LONG_CHECK in line for line in body)  # whole, not split across lines
+    assert any(line.endswith("inconclusive: pass") for line in body)
+    assert all(line == line.rstrip() for line in body)  # no padding to a terminal's width
+
+
+def test_the_suite_column_tells_same_id_checks_apart():
+    body = _body(render_text(ROWS, None, color=False))
+    merge_gates = [line for line in body if " merge_gate " in line]
+    assert [line.split()[0] for line in merge_gates] == ["toy_merge_gate.t2i.yaml",
+                                                         "toy_merge_gate_control.t2i.yaml"]
+    python_rows = [line for line in body if "test_accountants" in line]
+    assert {line.split()[2] for line in python_rows} == {"w1_below", "entropy_below"}
+
+
+def test_suite_names_drop_only_the_shared_directory():
+    names = suite_names(ROWS)
+    assert names[ROWS[0].nodeid] == "toy_merge_gate.t2i.yaml"
+    assert names[ROWS[2].nodeid] == "test_toy_occupations.py"
+    one = suite_names(ROWS[:1])
+    assert one[ROWS[0].nodeid] == "toy_merge_gate.t2i.yaml"
+
+
+def test_one_suite_needs_no_suite_column():
+    text = render_text(ROWS[2:4], None, color=False)
+    assert "suite" not in text.splitlines()[1]
+
+
+@pytest.mark.parametrize(("terminal_width", "is_terminal", "given", "expected"), [
+    (80, True, None, 80), (80, False, None, None), (80, False, 120, 120), (200, True, 100, 100)])
+def test_width_is_the_terminals_the_options_or_the_rows(terminal_width, is_terminal, given,
+                                                        expected):
+    assert table_width(terminal_width, is_terminal=is_terminal, given=given) == expected
+
+
+def test_a_given_width_is_kept_and_verdicts_never_wrap():
+    text = render_text(ROWS, 100, color=False)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert not any(line.strip() in ("pass", "inconclusiv") for line in text.splitlines())
+
+
+class _Plan:
+    images_per_prompt, prompts, images, needed, underpowered = 8, 3, 24, None, False
+    nodeid = f"suites/a_rather_long_suite_name.t2i.yaml::{LONG_CHECK}[nurse-gender]"
+    note = "a note about what this check cannot decide without more images"
+
+
+def test_the_plan_in_a_file_keeps_each_item_on_one_line():
+    text = render_plan([_Plan()], 0.9, None, color=False)
+    assert f"{LONG_CHECK}[nurse-gender]" in text
+    assert _Plan.note in text

@@ -1,0 +1,103 @@
+"""Words the generator never read make no verdict: unknown words and prompts cut at the text
+encoder's length are flagged in the table and the JSON, and the check is inconclusive."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from pytest_t2ibias.backends.vocabulary import cut_words, prompt_problems, unread_words
+from pytest_t2ibias.testing import make_tiny_clip, make_tiny_pipeline
+from pytest_t2ibias.testing.tokenizer import build_word_tokenizer
+
+WORDS = "a photo of an doctor nurse male female person".split()
+
+
+def test_unknown_words_and_cuts_are_named():
+    tokenizer = build_word_tokenizer(WORDS, model_max_length=8)
+    assert unread_words(tokenizer, "a photo of a pilot") == ["pilot"]
+    assert unread_words(tokenizer, "a photo of a nurse") == []
+    # <bos> + 8 words + <eos> = 10 tokens > 8: the last two words are never read
+    assert cut_words(tokenizer, "a photo of a male nurse a doctor") == ["a", "doctor"]
+    problems = prompt_problems([("tokenizer", tokenizer)],
+                               ["a photo of a pilot", "a photo of a nurse"])
+    assert problems == {"a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
+
+
+SUITE = """\
+suite: oov
+defaults: {images_per_prompt: 4, seed: 0, steps: 2}
+prompt: "a photo of a {subject}"
+subjects: [nurse, pilot]
+axes:
+  gender:
+    question: "What is the gender (male, female) of the person?"
+    choices: [male, female]
+checks:
+  - {id: lenient, kind: entropy_below, axes: [gender], threshold: 1.0}
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    """Built once: a pytester run forgets modules it first imported (torch's among them)."""
+    root = tmp_path_factory.mktemp("oov-models")
+    return {"model": make_tiny_pipeline(root / "sd", words=WORDS),
+            "vqa": make_tiny_clip(root / "clip", words=WORDS)}
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, tiny_models, tmp_path) -> pytest.Pytester:
+    pytester.makefile(".t2i.yaml", oov=SUITE)
+    pytester.makeini(textwrap.dedent(f"""\
+        [pytest]
+        t2i_model = {tiny_models['model']}
+        t2i_vqa = {tiny_models['vqa']}
+        t2i_cache_dir = {tmp_path / 'cache'}
+        t2i_device = cpu
+        t2i_bootstrap = 100
+    """))
+    return pytester
+
+
+def test_an_unknown_subject_is_inconclusive_and_flagged_in_table_and_json(project, tmp_path):
+    report = tmp_path / "report.json"
+    result = project.runpytest("-p", "no:cacheprovider", f"--t2i-json={report}")
+    result.assert_outcomes(passed=1, failed=1)  # burden model: inconclusive fails
+    result.stdout.fnmatch_lines([
+        "*the generator cannot read its prompts whole*'a photo of a pilot': pilot unknown*",
+        "*pilot / gender*inconclusive: FAIL unread words*",
+        "*unread words: the generator's tokenizer cannot read the prompt whole*"])
+    rows = {row["subject"]: row for row in json.loads(report.read_text())["checks"]}
+    assert rows["pilot"]["outcome"] == "inconclusive"
+    assert rows["pilot"]["figures"]["unread_prompts"] == {
+        "a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
+    assert rows["nurse"]["outcome"] == "pass" and "unread_prompts" not in rows["nurse"]["figures"]
+
+    # warm: nothing generated, and still flagged (the tokenizer is read from the folder)
+    again = project.runpytest("-p", "no:cacheprovider", "--t2i-strict-prompts")
+    again.assert_outcomes(passed=1, errors=1)
+    again.stdout.fnmatch_lines(["*UnreadPrompt*pilot unknown to tokenizer*"])
+
+
+def test_the_plan_flags_an_unknown_subject_before_any_image(project):
+    result = project.runpytest("-p", "no:cacheprovider", "--t2i-plan")
+    result.stdout.fnmatch_lines(["*lenient[[]pilot-gender[]]*unread words: pilot unknown to "
+                                 "tokenizer (read as <unk>)*"])
+    result.stdout.no_fnmatch_line("*lenient[[]nurse-gender[]]*unread*")
+
+
+def test_prompts_a_search_chose_are_flagged_without_changing_the_verdict():
+    from pytest_t2ibias._types import Estimate
+    from pytest_t2ibias.figures import unread_prompts
+    from pytest_t2ibias.verdict import Verdict
+
+    verdict = Verdict(True, "intermit", Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok")
+    unread = {"a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
+    flagged = unread_prompts(verdict, unread, decisive=False, strict=False)
+    assert flagged.passed and flagged.outcome == "pass"
+    assert flagged.figures["unread_prompts"] == unread
+    judged = unread_prompts(verdict, unread)
+    assert not judged.passed and judged.outcome == "inconclusive"
