@@ -369,6 +369,11 @@ class T2ISession:
             lines.append(f"t2ibias: model {settings.model}" + (
                 f"; declared sampling {declared} ({plan.sampling_source}; a suite's defaults or "
                 f"the command line override it)" if plan.sampling_source else ""))
+            # -- #22: each sampling value and where it came from (backends/own_sampling.py) --
+            from .backends.own_sampling import own_sampling_of, sampling_line
+
+            lines.append(sampling_line(plan, own_sampling_of(settings.model, offline=settings.offline))
+                         + " (a suite's defaults: win where it sets them)")
         judges = [f"vqa {settings.vqa}"] if settings.vqa else []
         judges += [f"classifier {axis}={model}" for axis, model in settings.classifiers.items()]
         if judges:

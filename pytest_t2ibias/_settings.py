@@ -105,6 +105,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_images_per_prompt", "images generated per prompt (overrides suite defaults)", int),
     Option("t2i_steps", "denoising steps (overrides suite defaults)", int),
     Option("t2i_guidance", "classifier-free guidance scale (overrides suite defaults)", float),
+    Option("t2i_height", "image height in pixels (overrides suite defaults; default: the "
+           "pipeline's own)", int),
+    Option("t2i_width", "image width in pixels (overrides suite defaults; default: the "
+           "pipeline's own)", int),
     Option("t2i_seed", "base seed; image i of every prompt uses noise from (seed, i)", int),
     Option("t2i_batch_size", "items per forward pass: N (the generator's), auto (every role "
            "sized to free device memory), or ROLE=N|auto,... for generator, vqa, classifier",
@@ -195,6 +199,9 @@ class Settings:
     compare_fail: tuple[str, ...] = ()
     """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
     storage: Path = Path(".t2ibias/runs")
+    height: int | None = None
+    """``--t2i-height``: pixels; None: the suite's, the model's declaration, the pipeline's own."""
+    width: int | None = None
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""

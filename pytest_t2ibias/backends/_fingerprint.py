@@ -94,3 +94,18 @@ def settings_fingerprint(settings: dict[str, Any]) -> str:
     """sha256 of a settings dict as canonical JSON (sorted keys; unknown objects via str)."""
     text = json.dumps(settings, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
+    """A small JSON config of a local dir or hub repo, read without loading any weights."""
+    local = Path(model) / name
+    if local.exists():
+        return json.loads(local.read_text())
+    if Path(model).exists():
+        return {}
+    try:
+        from huggingface_hub import hf_hub_download
+
+        return json.loads(Path(hf_hub_download(model, name, local_files_only=offline)).read_text())
+    except Exception:  # an unreachable hub must not fail here: loading reports it properly
+        return {}

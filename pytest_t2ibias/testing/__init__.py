@@ -24,8 +24,8 @@ __all__ = [
     "make_tiny_chat_lm",
     "make_tiny_classifier",
     "make_tiny_clip",
-    "make_tiny_llava",
     "make_tiny_flux",
+    "make_tiny_llava",
     "make_tiny_pipeline",
     "make_tiny_pixart",
     "make_tiny_sd3",
@@ -179,7 +179,11 @@ def _save_pipeline(pipeline, path: str | os.PathLike) -> Path:
 def make_tiny_sdxl(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
     """A ``StableDiffusionXLPipeline``: two CLIP encoders (the second with a projection, whose
     pooled output and the size ids are the UNet's ``added_cond_kwargs``), 16x16 images."""
-    from diffusers import EulerDiscreteScheduler, StableDiffusionXLPipeline, UNet2DConditionModel
+    from diffusers import (
+        EulerDiscreteScheduler,
+        StableDiffusionXLPipeline,
+        UNet2DConditionModel,
+    )
 
     tokenizer = build_word_tokenizer(_vocabulary(words), model_max_length=16)
     torch.manual_seed(seed)
@@ -205,7 +209,11 @@ def make_tiny_sd3(path: str | os.PathLike, words: Iterable[str] | None = None, s
                   t5: bool = True) -> Path:
     """A ``StableDiffusion3Pipeline`` (MMDiT over two CLIP encoders and, with ``t5``, a T5
     encoder; without it the pipeline pads with zeros, as SD3 saved without T5 does)."""
-    from diffusers import FlowMatchEulerDiscreteScheduler, SD3Transformer2DModel, StableDiffusion3Pipeline
+    from diffusers import (
+        FlowMatchEulerDiscreteScheduler,
+        SD3Transformer2DModel,
+        StableDiffusion3Pipeline,
+    )
 
     tokenizer = build_word_tokenizer(_vocabulary(words), model_max_length=16)
     torch.manual_seed(seed)
@@ -227,7 +235,11 @@ def make_tiny_sd3(path: str | os.PathLike, words: Iterable[str] | None = None, s
 def make_tiny_flux(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
     """A ``FluxPipeline`` (guidance-distilled: the guidance is an input of the transformer, not
     a second pass; one double-stream and two single-stream blocks, CLIP + T5)."""
-    from diffusers import FlowMatchEulerDiscreteScheduler, FluxPipeline, FluxTransformer2DModel
+    from diffusers import (
+        FlowMatchEulerDiscreteScheduler,
+        FluxPipeline,
+        FluxTransformer2DModel,
+    )
 
     tokenizer = build_word_tokenizer(_vocabulary(words), model_max_length=16)
     torch.manual_seed(seed)
@@ -323,7 +335,12 @@ def make_tiny_clip(path: str | os.PathLike, words: Iterable[str] | None = None, 
 def make_tiny_blip_vqa(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
     """A ``BlipForQuestionAnswering`` + ``BlipProcessor``; the decoder starts from ``<bos>``
     and stops at ``<eos>`` (BLIP's ``[DEC]`` and ``[SEP]``)."""
-    from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
+    from transformers import (
+        BlipConfig,
+        BlipForQuestionAnswering,
+        BlipImageProcessor,
+        BlipProcessor,
+    )
 
     tokenizer = build_word_tokenizer(_vocabulary(words), model_max_length=32)
     # BLIP's default init (std 0.02) leaves random tiny models blind to the image; a wider
@@ -358,7 +375,12 @@ LLAVA_CHAT_TEMPLATE = (
 def make_tiny_llava(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
     """A ``LlavaForConditionalGeneration`` (tiny CLIP vision tower + 1-layer Llama) with a
     ``LlavaProcessor`` and chat template: the ``AutoModelForImageTextToText`` path."""
-    from transformers import CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration, LlavaProcessor
+    from transformers import (
+        CLIPImageProcessor,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
 
     tokenizer = build_word_tokenizer(_vocabulary(words, ["user", "assistant"]), model_max_length=128)
     tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
