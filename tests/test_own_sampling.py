@@ -9,6 +9,9 @@ import sys
 import textwrap
 
 import pytest
+from tiny_models import import_every_class
+
+import_every_class()  # before pytester's in-process runs (see there)
 
 OWN = {  # diffusers' __call__ defaults; sizes: default sample size x the tiny VAE's scale
     "sd": ("StableDiffusionPipeline", 50, 7.5, 16),

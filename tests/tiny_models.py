@@ -33,6 +33,27 @@ def _builders() -> dict:
     }
 
 
+def import_every_class() -> None:
+    """Import every class the zoo's models load with, once, before a pytester run does: an
+    in-process run forgets the modules first imported inside it, and a pipeline loaded after
+    that would meet a second copy of its component classes (and torch's registrations
+    cannot run twice in one process)."""
+    import diffusers
+    import transformers
+
+    for name in ("StableDiffusionPipeline", "StableDiffusionXLPipeline", "StableDiffusion3Pipeline",
+                 "FluxPipeline", "PixArtAlphaPipeline", "UNet2DConditionModel", "SD3Transformer2DModel",
+                 "FluxTransformer2DModel", "PixArtTransformer2DModel", "AutoencoderKL", "DDIMScheduler",
+                 "EulerDiscreteScheduler", "FlowMatchEulerDiscreteScheduler"):
+        getattr(diffusers, name)
+    for name in ("CLIPTextModel", "CLIPTextModelWithProjection", "T5EncoderModel", "CLIPModel",
+                 "PreTrainedTokenizerFast", "BlipForQuestionAnswering", "LlavaForConditionalGeneration",
+                 "ViTForImageClassification", "GPT2LMHeadModel", "LlamaForCausalLM", "AutoModelForCausalLM",
+                 "AutoTokenizer", "AutoProcessor", "CLIPProcessor", "BlipProcessor", "LlavaProcessor",
+                 "ViTImageProcessor", "CLIPImageProcessor"):
+        getattr(transformers, name)
+
+
 class TinyModels:
     """``model_zoo["sdxl"]`` -> the saved model's directory, built the first time."""
 
