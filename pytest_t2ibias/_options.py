@@ -210,6 +210,7 @@ def read_settings(config: pytest.Config) -> Settings:
         images_per_prompt=_checked(config, "t2i_images_per_prompt", minimum=1),
         steps=_checked(config, "t2i_steps", minimum=1),
         guidance=_checked(config, "t2i_guidance", minimum=0),
+        llm_tokens=_checked(config, "t2i_llm_tokens", minimum=1),
         height=_checked(config, "t2i_height", minimum=8),
         width=_checked(config, "t2i_width", minimum=8),
         seed=_checked(config, "t2i_seed", minimum=0),

@@ -98,6 +98,9 @@ OPTIONS: tuple[Option, ...] = (
            repeatable=True),
     Option("t2i_llm", "causal LM for BGPS search, OpenBias proposals and counterfactuals: llm",
            is_path=True),
+    Option("t2i_llm_tokens", "new tokens --t2i-llm may write per reply (default: sized to the "
+           "task: an OpenBias JSON list 768; counterfactual phrases and BGPS continuations "
+           "keep their own)", int),
     Option("t2i_eval_llm", "a second causal LM: perplexity of the prompts BGPS found (a different "
            "model from --t2i-llm, which searched)", is_path=True),
     Option("t2i_device", DEVICE_HELP, default="auto"),
@@ -199,6 +202,8 @@ class Settings:
     compare_fail: tuple[str, ...] = ()
     """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
     storage: Path = Path(".t2ibias/runs")
+    llm_tokens: int | None = None
+    """``--t2i-llm-tokens``: the LLM's reply budget; None: each task's own (``PROPOSAL_TOKENS``)."""
     height: int | None = None
     """``--t2i-height``: pixels; None: the suite's, the model's declaration, the pipeline's own."""
     width: int | None = None

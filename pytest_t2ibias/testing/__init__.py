@@ -453,23 +453,31 @@ def make_tiny_causal_lm(path: str | os.PathLike, words: Iterable[str] | None = N
 
 
 CHAT_TEMPLATE = (
-    "{% for message in messages %}<bos> {{ message['role'] }} : {{ message['content'] }} <eos> "
-    "{% endfor %}{% if add_generation_prompt %}<bos> assistant : {% endif %}"
+    "{% for message in messages %}<bos>[{{ message['role'] }}] {{ message['content'] }}<eos>"
+    "{% endfor %}{% if add_generation_prompt %}<bos>[assistant] {% endif %}"
 )
-"""A Llama-style chat template over the word tokenizer: ``<bos> user : ... <eos> <bos> assistant : ``."""
+"""A Llama-style chat template: ``<bos>[user] ...<eos><bos>[assistant] ``."""
 
 
-def make_tiny_chat_lm(path: str | os.PathLike, words: Iterable[str] | None = None, seed: int = 0) -> Path:
+def make_tiny_chat_lm(path: str | os.PathLike, corpus: Iterable[str] = (), seed: int = 0) -> Path:
     """A 2-layer ``LlamaForCausalLM`` whose tokenizer has a chat template (an instruction-tuned
-    Llama or Mistral, in miniature), 512 positions: room for a chat prompt and a JSON reply."""
-    from transformers import LlamaConfig, LlamaForCausalLM
+    Llama or Mistral, in miniature), 1024 positions. Its byte-level BPE tokenizer is trained
+    on ``corpus`` and the default words, so any text (JSON included) round-trips exactly."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    tokenizer = build_word_tokenizer(_vocabulary(words, ["user", "assistant", "system", ":"]),
-                                     model_max_length=512)
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<pad>", "<unk>", "<bos>", "<eos>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    bpe.train_from_iterator([" ".join(DEFAULT_WORDS), *corpus], trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>", unk_token="<unk>",
+                                        bos_token="<bos>", eos_token="<eos>", model_max_length=1024)
     tokenizer.chat_template = CHAT_TEMPLATE
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
