@@ -63,7 +63,8 @@ TOP = {
     "defaults": KeyDoc(
         "mapping ([keys](#keys-of-defaults))",
         "How every check of the suite samples unless a check or the command line says "
-        "otherwise (`--t2i-images-per-prompt`, `--t2i-seed`, `--t2i-steps`, `--t2i-guidance` "
+        "otherwise (`--t2i-images-per-prompt`, `--t2i-seed`, `--t2i-steps`, `--t2i-guidance`, "
+        "`--t2i-height`, `--t2i-width` "
         "win).",
         "defaults: {images_per_prompt: 48, seed: 0, steps: 20, guidance: 2.0}",
         default="none: see each key"),
@@ -136,11 +137,24 @@ DEFAULTS = {
     "steps": KeyDoc(
         "integer ≥ 1", "Denoising steps; part of every image's cache key.",
         "defaults: {steps: 20}", {"type": "integer", "minimum": 1},
-        default="the model's declared sampling (`t2ibias.json`), else the pipeline's own"),
+        default="the model's declared sampling (`t2ibias.json`), else the pipeline's own "
+                "(its `__call__` default: SD 1.x 50, SDXL 50, SD3 28, Flux 28, PixArt 20)"),
     "guidance": KeyDoc(
-        "number ≥ 0", "Classifier-free guidance scale; part of every image's cache key.",
+        "number ≥ 0", "Classifier-free guidance scale (Flux: the distilled guidance its "
+        "transformer takes); part of every image's cache key.",
         "defaults: {guidance: 2.0}", {"type": "number", "minimum": 0},
-        default="the model's declared sampling (`t2ibias.json`), else the pipeline's own"),
+        default="the model's declared sampling (`t2ibias.json`), else the pipeline's own "
+                "(SD 1.x 7.5, SDXL 5.0, SD3 7.0, Flux 3.5, PixArt 4.5)"),
+    "height": KeyDoc(
+        "integer ≥ 8", "Image height in pixels; part of every image's cache key. The run "
+        "header says which size was used and where it came from.",
+        "defaults: {height: 512, width: 512}", {"type": "integer", "minimum": 8},
+        default="`--t2i-height`, else the model's declared sampling, else the pipeline's own "
+                "(its default sample size x the VAE's scale: Flux 1024)"),
+    "width": KeyDoc(
+        "integer ≥ 8", "Image width in pixels; part of every image's cache key.",
+        "defaults: {width: 512}", {"type": "integer", "minimum": 8},
+        default="`--t2i-width`, else the model's declared sampling, else the pipeline's own"),
     "batch_size": KeyDoc(
         "integer ≥ 1", "Accepted and validated, but not used at present: the images per "
         "generator call are set for the whole run by `--t2i-batch-size` (default 8).",

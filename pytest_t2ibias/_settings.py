@@ -111,6 +111,9 @@ OPTIONS: tuple[Option, ...] = (
            repeatable=True),
     Option("t2i_llm", "causal LM for BGPS search, OpenBias proposals and counterfactuals: llm",
            is_path=True),
+    Option("t2i_llm_tokens", "new tokens --t2i-llm may write per reply (default: sized to the "
+           "task: an OpenBias JSON list 768; counterfactual phrases and BGPS continuations "
+           "keep their own)", int),
     Option("t2i_eval_llm", "a second causal LM: perplexity of the prompts BGPS found (a different "
            "model from --t2i-llm, which searched)", is_path=True),
     Option("t2i_device", DEVICE_HELP, default="auto"),
@@ -118,6 +121,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_images_per_prompt", "images generated per prompt (overrides suite defaults)", int),
     Option("t2i_steps", "denoising steps (overrides suite defaults)", int),
     Option("t2i_guidance", "classifier-free guidance scale (overrides suite defaults)", float),
+    Option("t2i_height", "image height in pixels (overrides suite defaults; default: the "
+           "pipeline's own)", int),
+    Option("t2i_width", "image width in pixels (overrides suite defaults; default: the "
+           "pipeline's own)", int),
     Option("t2i_seed", "base seed; image i of every prompt uses noise from (seed, i)", int),
     Option("t2i_batch_size", "items per forward pass: N (the generator's), auto (every role "
            "sized to free device memory), or ROLE=N|auto,... for generator, vqa, classifier",
@@ -216,11 +223,16 @@ class Settings:
     """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
     storage: Path = Path(".t2ibias/runs")
     table_width: int | None = None
+    """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
     html_images: int | None = 8
+    """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""
     strict_prompts: bool = False
     """``--t2i-strict-prompts``: unread words in a prompt are an error, not inconclusive."""
-    """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""
-    """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
+    llm_tokens: int | None = None
+    """``--t2i-llm-tokens``: the LLM's reply budget; None: each task's own (``PROPOSAL_TOKENS``)."""
+    height: int | None = None
+    """``--t2i-height``: pixels; None: the suite's, the model's declaration, the pipeline's own."""
+    width: int | None = None
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""

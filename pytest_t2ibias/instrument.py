@@ -217,12 +217,13 @@ class Instrument:
         return images
 
     def generator(self, role: str = "candidate") -> Generator:
-        """The ``role``'s generator under the plan's steps and guidance (not loaded yet: a
-        lazy backend loads on its first uncached image, or ``.loaded()``)."""
+        """The ``role``'s generator under the plan's steps, guidance and size (not loaded yet:
+        a lazy backend loads on its first uncached image, or ``.loaded()``)."""
         plan = self.plan
         generator = self.models.generator(role, plan.model(role))
-        if (plan.steps or plan.guidance is not None) and hasattr(generator, "with_options"):
-            generator = generator.with_options(steps=plan.steps, guidance_scale=plan.guidance)
+        size = {"height": plan.height, "width": plan.width} if plan.height or plan.width else {}
+        if (plan.steps or plan.guidance is not None or size) and hasattr(generator, "with_options"):
+            generator = generator.with_options(steps=plan.steps, guidance_scale=plan.guidance, **size)
         return generator
 
     # -- answers ------------------------------------------------------------------------------

@@ -7,10 +7,11 @@ Every precedence rule lives here and nowhere else:
   candidate model: a folder audit);
 - images per prompt: ``--t2i-images-per-prompt`` > the check's ``images_per_prompt`` > the
   caller's ``n`` (Python tests) > the suite's ``defaults`` > 16;
-- seed, steps, guidance: command line > the caller's value > the suite's ``defaults`` >
-  the sampling the candidate model declares (``declared_sampling``) > the seed 0 and the
-  pipeline's own steps and guidance; height, width and scheduler: the model's declaration >
-  the pipeline's own;
+- seed, steps, guidance, height, width: command line > the caller's value > the suite's
+  ``defaults`` > the sampling the candidate model declares (``declared_sampling``) > the seed
+  0 and the pipeline's own (None here: the generator reads it off the pipeline class,
+  ``backends/own_sampling.py``, and the run header names it); scheduler: the model's
+  declaration > the pipeline's own. ``Plan.sources`` says where each value came from;
 - burden: ``--t2i-burden`` > the check's ``burden:`` > the suite's ``burden:`` > model;
 - confidence (``Levels``): a check gates at its own ``confidence:`` (none: it decides on the
   point value) and computes its intervals at that level, else at ``--t2i-confidence``; the
@@ -23,7 +24,7 @@ loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,9 @@ SAMPLING_FILE = "t2ibias.json"
 SAMPLING_KEYS = {"steps": "steps", "num_inference_steps": "steps", "guidance": "guidance",
                  "guidance_scale": "guidance", "height": "height", "width": "width",
                  "scheduler": "scheduler"}
+
+SAMPLING = ("steps", "guidance", "height", "width")
+"""The sampling values a plan resolves by precedence (None: the pipeline's own)."""
 
 ROLES = ("candidate", "baseline")
 """Generator roles: the model under test, and the one a merge gate compares it with."""
@@ -86,6 +90,9 @@ class Plan:
     """The file the candidate model's declared sampling came from, when it was used."""
     levels: Levels = Levels(None, 0.95)
     """The check's gate and interval confidence (``--t2i-confidence`` and its ``confidence:``)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Where each set sampling value came from (``--t2i-steps``, ``suite defaults``, the
+    declaration's file, ``the caller``); a value not set is the pipeline's own."""
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -110,21 +117,26 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         check_n = None
     candidate = _model(settings, suite, "candidate")
     declared, source = ({}, "") if settings.images else declared_sampling(candidate)
+    given = {"steps": steps, "guidance": guidance, "height": None, "width": None}
+    sampling = {name: _chosen({f"--t2i-{name}": getattr(settings, name), "the caller": given[name],
+                               "suite defaults": defaults.get(name), source: declared.get(name)},
+                              zero_is_set=name == "guidance")
+                for name in SAMPLING}
     return Plan(
         candidate=candidate,
         baseline=_model(settings, suite, "baseline"),
         images_per_prompt=_first(settings.images_per_prompt, check_n, n,
                                  defaults.get("images_per_prompt"), DEFAULT_IMAGES_PER_PROMPT),
         seed=_first_set(settings.seed, seed, defaults.get("seed"), DEFAULT_SEED),
-        steps=_first(settings.steps, steps, defaults.get("steps"), declared.get("steps")),
-        guidance=_first_set(settings.guidance, guidance, defaults.get("guidance"),
-                            declared.get("guidance")),
+        steps=sampling["steps"][0],
+        guidance=sampling["guidance"][0],
         burden=_first(settings.burden, check.params.get("burden") if check is not None else None,
                       suite.burden if suite is not None else None, DEFAULT_BURDEN),
-        height=declared.get("height"),
-        width=declared.get("width"),
+        height=sampling["height"][0],
+        width=sampling["width"][0],
         scheduler=declared.get("scheduler"),
         sampling_source=source,
+        sources={name: where for name, (value, where) in sampling.items() if value is not None},
         levels=Levels.of(_number(check.params.get("confidence")) if check is not None else None,
                          settings.confidence),
     )
@@ -180,6 +192,15 @@ def _model(settings: Settings, suite: Suite | None, role: str) -> str | None:
         configured = settings.baseline_model
     suite_model = (suite.models or {}).get(role) if suite is not None else None
     return suite_model if suite_model and not given_on_cli else configured
+
+
+def _chosen(chain: dict[str, Any], *, zero_is_set: bool) -> tuple[Any, str]:
+    """The first value of ``chain`` (source -> value, highest precedence first) that is set,
+    and its source; ``(None, "")``: none is, the pipeline's own applies."""
+    for where, value in chain.items():
+        if value is not None and (value or zero_is_set):
+            return value, where
+    return None, ""
 
 
 def _first(*values):

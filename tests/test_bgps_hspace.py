@@ -39,7 +39,7 @@ def reader_for(pipeline, guidance_scale=3.0, **overrides):
 
 
 def test_hook_sees_the_guided_batch_and_keeps_its_conditional_half(pipeline):
-    from pytest_t2ibias.backends.hspace import capture_mid_block
+    from pytest_t2ibias.backends.hspace import capture_layer
 
     seen = []
     handle = pipeline.unet.mid_block.register_forward_hook(lambda m, i, o: seen.append(o.shape[0]))
@@ -53,20 +53,22 @@ def test_hook_sees_the_guided_batch_and_keeps_its_conditional_half(pipeline):
     unguided = reader_for(pipeline, guidance_scale=1.0).trajectory_features(PROMPTS[:2], [0, 1], [0])
     np.testing.assert_allclose(guided, unguided, rtol=1e-5, atol=1e-5)
     # ... and not the unconditional half.
-    with capture_mid_block(pipeline.unet, conditional_half=False) as outputs:
-        reader_for(pipeline, guidance_scale=3.0)._denoise(PROMPTS[:2], [0, 1], 1)
+    reader = reader_for(pipeline, guidance_scale=3.0)
+    with capture_layer(pipeline.unet.mid_block) as outputs:  # no image count: the whole batch
+        reader.trajectory_features(PROMPTS[:2], [0, 1], [0])
+    assert outputs[0].shape[0] == 4
     assert not np.allclose(outputs[0][:2].reshape(2, -1).numpy(), guided[:, 0])
 
 
 def test_trajectory_features_match_the_pipelines_own_sampling(pipeline):
     import torch
 
-    from pytest_t2ibias.backends.hspace import capture_mid_block
+    from pytest_t2ibias.backends.hspace import capture_layer
 
     indices = list(range(STEPS))
     features = reader_for(pipeline).trajectory_features(PROMPTS[:2], [5, 6], indices)
     assert features.shape == (2, STEPS, 16 * 4 * 4)  # flattened channels x h x w
-    with capture_mid_block(pipeline.unet, conditional_half=True) as outputs:
+    with capture_layer(pipeline.unet.mid_block, 2) as outputs:
         pipeline(prompt=PROMPTS[:2], num_inference_steps=STEPS, guidance_scale=3.0, output_type="latent",
                  generator=[torch.Generator("cpu").manual_seed(s) for s in (5, 6)])
     expected = np.stack([o.reshape(2, -1).numpy() for o in outputs], axis=1)

@@ -34,7 +34,9 @@ def test_parse_skips_and_counts_malformed_proposals():
             '{"name": broken} and {"classes": ["a", "b"]} {"name": "age", "classes": "young"}')
     kept, malformed = parse_proposals(text)
     assert [k["name"] for k in kept] == ["gender"] and malformed == 3
-    assert parse_proposals("no json at all") == ([], 0)
+    assert parse_proposals("no json at all") == ([], 1)  # unparseable is malformed, not "no biases"
+    assert parse_proposals('[{"name": "x", "classes": ["a", "b"], "question": "q"}, {"name": "y", "cla') \
+        == ([{"name": "x", "classes": ["a", "b"], "question": "q"}], 1)  # cut mid-object
     assert parse_proposals('[{"name": "x", "classes": ["a", "b"], "question": "q {braces}"}]')[1] == 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +97,25 @@ def settings_fingerprint(settings: dict[str, Any]) -> str:
     """sha256 of a settings dict as canonical JSON (sorted keys; unknown objects via str)."""
     text = json.dumps(settings, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
+    """A small JSON config of a local dir or hub repo, read without loading any weights."""
+    local = Path(model) / name
+    if local.exists():
+        return json.loads(local.read_text())
+    if Path(model).exists():
+        return {}
+    return dict(_hub_config_file(model, name, offline))
+
+
+@lru_cache(maxsize=256)
+def _hub_config_file(model: str, name: str, offline: bool) -> dict[str, Any]:
+    """A hub repo's config, once a process: a fingerprint, the pipeline's own sampling and the
+    header read the same few files, and an unreachable hub must be waited on once only."""
+    try:
+        from huggingface_hub import hf_hub_download
+
+        return json.loads(Path(hf_hub_download(model, name, local_files_only=offline)).read_text())
+    except Exception:  # an unreachable hub must not fail here: loading reports it properly
+        return {}

@@ -6,7 +6,6 @@ hashed, configs read) without building the model, so a fully cached run loads no
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -15,26 +14,8 @@ from typing import Any
 
 from .._settings import AUTO, Settings
 from .._types import ImageRequest
+from ._fingerprint import config_file as _config_file
 from ._fingerprint import model_fingerprint, settings_fingerprint
-
-DEFAULT_STEPS = 25
-DEFAULT_GUIDANCE = 7.5
-
-
-def _config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
-    """A small JSON config of a local dir or hub repo, read without loading any weights."""
-    local = Path(model) / name
-    if local.exists():
-        return json.loads(local.read_text())
-    if Path(model).exists():
-        return {}
-    try:
-        from huggingface_hub import hf_hub_download
-
-        return json.loads(Path(hf_hub_download(model, name, local_files_only=offline)).read_text())
-    except Exception:  # an unreachable hub must not fail here: loading reports it properly
-        return {}
-
 
 _CPU_DTYPES = {"float32": "torch.float32", "fp32": "torch.float32", "float16": "torch.float16",
                "fp16": "torch.float16", "half": "torch.float16", "bfloat16": "torch.bfloat16",
@@ -69,6 +50,16 @@ def loading_of(settings: Settings) -> dict[str, Any]:
     """The ``Loading`` keywords (``_hf.Loading``) the options say, for any ``from_pretrained``."""
     return dict(device=settings.device, dtype=settings.dtype, offline=settings.offline,
                 allow_pickle=settings.allow_pickle)
+
+
+def _version(package: str) -> str | None:
+    """A package's installed version (a default read at run time depends on it), no import."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
 
 
 def _batch_option(size: int | str | None) -> dict[str, Any]:
@@ -130,12 +121,20 @@ class LazyDiffusersGenerator:
 
     def __init__(self, model: str, settings: Settings, *, origin: str,
                  steps: int | None = None, guidance_scale: float | None = None,
+                 height: int | None = None, width: int | None = None,
                  base: _Once | None = None, tokenizers: _Once | None = None) -> None:
+        from .own_sampling import own_sampling_of
+
         self.model = model
         self.settings = settings
         self.origin = origin
-        self.steps = steps or DEFAULT_STEPS
-        self.guidance_scale = DEFAULT_GUIDANCE if guidance_scale is None else guidance_scale
+        self.own = own_sampling_of(model, offline=settings.offline)
+        """The pipeline's own sampling, read from its files: what a request that sets
+        nothing gets (``None`` where unknown: the loaded pipeline's, never a guess)."""
+        self.steps = steps or self.own.steps
+        self.guidance_scale = self.own.guidance if guidance_scale is None else guidance_scale
+        self.height = height
+        self.width = width
         self._base = base or _Once(lambda: _load_pipeline(model, settings, origin))
         self._configured = _Once(self._configure)
         self._tokenizers = tokenizers or _Once(lambda: _tokenizers_of(model, settings))
@@ -146,6 +145,9 @@ class LazyDiffusersGenerator:
                                       offline=settings.offline),
             "steps": self.steps,
             "guidance_scale": self.guidance_scale,
+            "size": [height, width] if height or width else None,
+            "own_size": [self.own.height, self.own.width],
+            "diffusers": _version("diffusers") if None in (self.steps, self.guidance_scale) else None,
             "dtype": dtype_name(settings.device, settings.dtype),
         })
 
@@ -155,16 +157,17 @@ class LazyDiffusersGenerator:
         base = self._base()
         return DiffusersGenerator(
             base.pipeline, model_fingerprint=base.model_fingerprint, steps=self.steps,
-            guidance_scale=self.guidance_scale, batch_size=base.batch.size or AUTO, device=base.device,
-            dtype=base.dtype)
+            guidance_scale=self.guidance_scale, height=self.height, width=self.width,
+            batch_size=base.batch.size or AUTO, device=base.device, dtype=base.dtype)
 
-    def with_options(self, *, steps: int | None = None,
-                     guidance_scale: float | None = None) -> LazyDiffusersGenerator:
+    def with_options(self, *, steps: int | None = None, guidance_scale: float | None = None,
+                     height: int | None = None, width: int | None = None) -> LazyDiffusersGenerator:
         """The same pipeline (loaded at most once) under other sampling settings."""
         return LazyDiffusersGenerator(
             self.model, self.settings, origin=self.origin, steps=steps or self.steps,
             guidance_scale=self.guidance_scale if guidance_scale is None else guidance_scale,
-            base=self._base, tokenizers=self._tokenizers)
+            height=height or self.height, width=width or self.width, base=self._base,
+            tokenizers=self._tokenizers)
 
     def prompt_problems(self, prompts: list[str]) -> dict[str, str]:
         """Prompts its tokenizers cannot read whole -> why; read from the pipeline's folder
@@ -224,7 +227,9 @@ def lazy_answerer(model: str, settings: Settings, *, origin: str) -> LazyAnswere
 
 def lazy_classifier(model: str, settings: Settings, *, axis: str, origin: str) -> LazyAnswerer:
     def load():
-        from .classifier import ClassifierAnswerer  # torch: only when an answer is not cached
+        from .classifier import (
+            ClassifierAnswerer,  # torch: only when an answer is not cached
+        )
 
         return ClassifierAnswerer.from_pretrained(model, origin=origin, **loading_of(settings),
                                                   **_batch_option(settings.batch_size.classifier))

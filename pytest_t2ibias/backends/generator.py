@@ -21,6 +21,19 @@ from ._fingerprint import settings_fingerprint
 from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve_dtype
 
 
+def call_defaults(pipeline: Any) -> dict[str, Any]:
+    """The pipeline's own ``num_inference_steps`` and ``guidance_scale`` (its ``__call__``'s
+    defaults): what it samples with when not told."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(type(pipeline).__call__).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {name: parameters[name].default for name in ("num_inference_steps", "guidance_scale")
+            if name in parameters and parameters[name].default is not inspect.Parameter.empty}
+
+
 class DiffusersGenerator:
     """A ``Generator`` around a pipeline taking prompt, steps, guidance and generator."""
 
@@ -29,8 +42,8 @@ class DiffusersGenerator:
         pipeline: Any,
         *,
         model_fingerprint: str,
-        steps: int = 25,
-        guidance_scale: float = 7.5,
+        steps: int | None = None,
+        guidance_scale: float | None = None,
         height: int | None = None,
         width: int | None = None,
         batch_size: int | str = 8,
@@ -44,8 +57,9 @@ class DiffusersGenerator:
             self.pipeline = self.pipeline.to(self.dtype)
         self.pipeline.set_progress_bar_config(disable=True)
         self.model_fingerprint = model_fingerprint
-        self.steps = steps
-        self.guidance_scale = guidance_scale
+        own = call_defaults(pipeline)
+        self.steps = steps or own.get("num_inference_steps")
+        self.guidance_scale = own.get("guidance_scale") if guidance_scale is None else guidance_scale
         self.height = height
         self.width = width
         self.batch = AutoBatch(batch_size, role="generator", device=self.device)
@@ -54,8 +68,8 @@ class DiffusersGenerator:
             "pipeline": type(pipeline).__name__,
             "scheduler": type(pipeline.scheduler).__name__,
             "scheduler_config": dict(pipeline.scheduler.config),
-            "steps": steps,
-            "guidance_scale": guidance_scale,
+            "steps": self.steps,
+            "guidance_scale": self.guidance_scale,
             "height": height,
             "width": width,
             "dtype": str(self.dtype or getattr(pipeline, "dtype", None)),
@@ -66,8 +80,8 @@ class DiffusersGenerator:
         cls,
         path_or_id: str | os.PathLike,
         *,
-        steps: int = 25,
-        guidance_scale: float = 7.5,
+        steps: int | None = None,
+        guidance_scale: float | None = None,
         height: int | None = None,
         width: int | None = None,
         batch_size: int | str = 8,
@@ -141,13 +155,16 @@ class DiffusersGenerator:
                                    f"diffusers scheduler class; name one, e.g. "
                                    f"DPMSolverMultistepScheduler")
             self.pipeline.scheduler = scheduler_class.from_config(original.config)
+        steps = first.steps or self.steps
+        guidance = self.guidance_scale if first.guidance is None else first.guidance
+        sampling = {k: v for k, v in (("num_inference_steps", steps), ("guidance_scale", guidance))
+                    if v is not None}  # None: the pipeline's own
         try:
             output = self.pipeline(
                 prompt=[r.prompt for r in batch],
-                num_inference_steps=first.steps or self.steps,
-                guidance_scale=self.guidance_scale if first.guidance is None else first.guidance,
                 generator=generators,
                 output_type="pil",
+                **sampling,
                 **size,
             )
         finally:

@@ -1,33 +1,46 @@
-"""The UNet's h-space (mid-block output) while sampling, and BGPS' one-forward candidate read-out.
+"""The denoiser's h-space while sampling, and BGPS' one-forward candidate read-out.
 
 DiffLens (shi2025dissecting) and BGPS (seeds/001, §3.2 "Attribute classifiers", A.5) read a
-generated image's attributes off the activation of ``unet.mid_block`` at a given denoising
-step, long before the image exists. Under classifier-free guidance the UNet sees the batch
-``[uncond, cond]`` (diffusers concatenates the negative prompt first); the conditional half is
-the one that depends on the prompt, so it is the only one kept.
+generated image's attributes off one layer's activation at a given denoising step, long
+before the image exists. The layer is ``unet.mid_block`` for a UNet (SD 1.x, SDXL) and, for
+the diffusion transformers released now (SD3's MMDiT, Flux, PixArt), the output of the middle
+block of the transformer's stack (Flux: double- then single-stream blocks counted as one
+stack), its image tokens: the same "middle of the network" a UNet's mid-block is. The layer's
+name is in every probe's metadata (``describe()["layer"]``).
+
+The reader drives the pipeline's own ``__call__`` (its own ``encode_prompt``, SDXL's added
+conditioning, Flux's packed latents and guidance input, PixArt's resolution binning) and
+listens with hooks: a pre-hook on the denoiser records each call's inputs, a hook on the layer
+records its output, and an exception raised from a hook ends the call as soon as nothing more
+is needed. So every pipeline whose denoiser is a ``unet`` with a ``mid_block`` or a
+``transformer`` with ``transformer_blocks`` reads the same way, with no sampling loop copied.
+Under classifier-free guidance the denoiser sees the batch ``[uncond, cond]`` (diffusers
+concatenates the negative prompt first); the conditional half is the one that depends on the
+prompt, so it is the only one kept.
 
 Two read-outs:
 
 * :meth:`HSpaceReader.trajectory_features` — sample each prompt with its own seeded noise,
   exactly as the pipeline does, and keep h at chosen step indices (probe training data).
 * :meth:`HSpaceReader.candidate_features` — BGPS' scoring path (Eq. 4): K latents are first
-  denoised under a neutral prompt up to step index t (:meth:`HSpaceReader.neutral_latents`),
-  then every candidate prompt costs ONE conditional UNet forward per latent at that step,
-  batched across candidates x latents and stopped right after the mid-block.
+  denoised under a neutral prompt up to step index t (:meth:`HSpaceReader.neutral_latents`,
+  which keeps the denoiser's inputs at that step), then every candidate prompt costs ONE
+  conditional forward per latent, its prompt inputs (``PROMPT_INPUTS``) swapped in, batched
+  across candidates x latents and stopped right after the layer.
 
-Features are the mid-block output flattened (channels x height x width), as DiffLens' heads
-read it (1280*8*8 for SD 1.5): the probe may use *where* in the picture the evidence sits.
-``pooling="mean"`` averages the spatial dims instead (channels only): smaller, translation
-invariant, for large models whose flattened h is too wide for a small training set.
+Features are the layer's output flattened (channels x height x width for a UNet, tokens x
+channels for a transformer), as DiffLens' heads read it; ``pooling="mean"`` averages the
+spatial dims (or tokens) instead: channels only, for models whose flattened h is too wide.
 
-A step index i is the i-th UNet call of the sampling loop, at timestep ``scheduler.timesteps[i]``;
-index 0 is the pure-noise input. Noise comes from one CPU ``torch.Generator`` per image seeded
-with its noise seed, like ``DiffusersGenerator``, so features are the same on every device and
-whatever the batch.
+A step index i is the i-th denoiser call of the sampling loop, at timestep
+``scheduler.timesteps[i]``; index 0 is the pure-noise input. Noise comes from one CPU
+``torch.Generator`` per image seeded with its noise seed, like ``DiffusersGenerator``, so
+features are the same on every device and whatever the batch.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,50 +51,119 @@ import numpy as np
 from ..errors import BackendError
 
 LAYER = "unet.mid_block"
+"""The layer of a UNet pipeline (a transformer's is named per model: ``layer_of``)."""
 POOLINGS = ("flatten", "mean")
+PROMPT_INPUTS = ("encoder_hidden_states", "pooled_projections", "encoder_attention_mask", "text_embeds")
+"""Denoiser inputs made from the prompt (``text_embeds``: SDXL's ``added_cond_kwargs``); the
+rest (latents, timestep, size ids, Flux's guidance and position ids) belong to the latent."""
+UNBATCHED_INPUTS = ("img_ids", "txt_ids")
+"""Flux's position ids: one table for the whole batch, never indexed by image."""
 
 
-class _StopAfterMidBlock(Exception):
-    """Raised by the hook to skip the UNet's up blocks when only h is wanted."""
+class _StopAfterLayer(Exception):
+    """Raised from a hook to end the pipeline's call once what is wanted is recorded."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    """Where h is read: the denoiser (``unet`` or ``transformer``) and one of its modules."""
+
+    denoiser: Any
+    module: Any
+    name: str
+    channels_last: bool
+    """(batch, tokens, channels) for a transformer; (batch, channels, h, w) for a UNet."""
+
+
+def layer_of(pipeline: Any) -> Layer:
+    """The UNet's mid-block, or the middle block of a diffusion transformer; a pipeline with
+    neither is a ``BackendError`` naming its class and what it lacks."""
+    kind = type(pipeline).__name__
+    unet = getattr(pipeline, "unet", None)
+    if unet is not None:
+        if getattr(unet, "mid_block", None) is None:
+            raise BackendError(
+                f"{kind}'s UNet ({type(unet).__name__}) has no mid_block: h-space probes "
+                "(DiffLens/BGPS) read a UNet's mid-block output, and this one has none. "
+                "Use a pipeline whose UNet has a mid-block, or a committed BGPS lock file.")
+        return Layer(unet, unet.mid_block, LAYER, channels_last=False)
+    transformer = getattr(pipeline, "transformer", None)
+    if transformer is not None:
+        stacks = [(name, getattr(transformer, name)) for name in
+                  ("transformer_blocks", "single_transformer_blocks")
+                  if len(getattr(transformer, name, None) or ()) > 0]
+        blocks = [(f"transformer.{name}.{i}", block) for name, stack in stacks
+                  for i, block in enumerate(stack)]
+        if blocks:
+            name, block = blocks[len(blocks) // 2]
+            return Layer(transformer, block, name, channels_last=True)
+        raise BackendError(
+            f"{kind}'s transformer ({type(transformer).__name__}) has no transformer_blocks: "
+            "h-space probes read the middle block of a diffusion transformer's stack, and this "
+            "one names its blocks otherwise. BGPS cannot search this model; commit a BGPS lock "
+            "file searched on a supported one, or drop the no_bgps_prompt_exceeds check.")
+    raise BackendError(
+        f"{kind} has neither a 'unet' nor a 'transformer': h-space probes (DiffLens/BGPS) read "
+        "the denoiser's middle layer while sampling, and this pipeline exposes no denoiser "
+        "under those names. BGPS supports SD 1.x/2.x, SDXL, SD3, Flux and PixArt pipelines.")
 
 
 @contextmanager
-def capture_mid_block(unet: Any, *, conditional_half: bool, stop: bool = False) -> Iterator[list]:
-    """Record every ``unet.mid_block`` output (a list of tensors, one per UNet call).
+def capture_layer(layer: Any, images: int | None = None, *, stop_at: int | None = None
+                  ) -> Iterator[list]:
+    """Record every output of ``layer`` (one tensor per denoiser call).
 
-    ``conditional_half``: the batch is ``[uncond, cond]`` (classifier-free guidance); keep the
-    second half. ``stop``: end the forward right after the mid-block (the caller catches
-    ``_StopAfterMidBlock``), since nothing after it is needed.
+    ``images``: how many images the call draws; a batch twice that is classifier-free
+    guidance's ``[uncond, cond]``, of which the second half is kept. A tuple output (MMDiT and
+    Flux blocks return ``(encoder_hidden_states, hidden_states)``) keeps its last element, the
+    image tokens. ``stop_at``: end the call (``_StopAfterLayer``) once that many are recorded.
     """
     outputs: list = []
 
     def hook(module, inputs, output):
-        hidden = output[0] if isinstance(output, tuple) else output
-        if conditional_half:
-            hidden = hidden[hidden.shape[0] // 2:]
+        hidden = output[-1] if isinstance(output, tuple) else output
+        if images is not None and hidden.shape[0] == 2 * images:
+            hidden = hidden[images:]
         outputs.append(hidden.detach().float().cpu())
-        if stop:
-            raise _StopAfterMidBlock
+        if stop_at is not None and len(outputs) >= stop_at:
+            raise _StopAfterLayer
 
-    mid_block = getattr(unet, "mid_block", None)
-    if mid_block is None:
-        raise BackendError(
-            f"{type(unet).__name__} has no mid_block: h-space probes (DiffLens/BGPS) need a "
-            "UNet2DConditionModel-style UNet; use a Stable Diffusion-like pipeline."
-        )
-    handle = mid_block.register_forward_hook(hook)
+    handle = layer.register_forward_hook(hook)
     try:
         yield outputs
     finally:
         handle.remove()
 
 
-def pool(hidden: Any, pooling: str) -> np.ndarray:
-    """(batch, channels, h, w) -> (batch, features): flattened, or averaged over h and w."""
+@contextmanager
+def capture_inputs(denoiser: Any, *, stop_at: int | None = None) -> Iterator[list]:
+    """Record every call's inputs of ``denoiser`` as keywords; with ``stop_at``, end the call
+    before the denoiser runs the ``stop_at``-th time (its inputs recorded)."""
+    calls: list = []
+    signature = inspect.signature(type(denoiser).forward)
+
+    def pre_hook(module, args, kwargs):
+        bound = signature.bind(module, *args, **kwargs)
+        calls.append({k: v for k, v in bound.arguments.items() if k != "self"})
+        if stop_at is not None and len(calls) >= stop_at:
+            raise _StopAfterLayer
+
+    handle = denoiser.register_forward_pre_hook(pre_hook, with_kwargs=True)
+    try:
+        yield calls
+    finally:
+        handle.remove()
+
+
+def pool(hidden: Any, pooling: str, *, channels_last: bool = False) -> np.ndarray:
+    """(batch, channels, h, w) or (batch, tokens, channels) -> (batch, features): flattened,
+    or averaged over space (tokens)."""
     if pooling == "flatten":
         return hidden.reshape(hidden.shape[0], -1).numpy()
     if pooling == "mean":
-        return hidden.mean(dim=(2, 3)).numpy()
+        if channels_last:
+            return hidden.mean(dim=tuple(range(1, hidden.dim() - 1))).numpy()
+        return hidden.mean(dim=tuple(range(2, hidden.dim()))).numpy()
     raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
 
 
@@ -89,18 +171,23 @@ def pool(hidden: Any, pooling: str) -> np.ndarray:
 class NeutralLatents:
     """K latents denoised under a neutral prompt up to step ``step_index`` (BGPS' z_k at t).
 
-    ``model_input`` is what the UNet takes at that step (the scheduler's scaled latents).
+    ``inputs`` are the denoiser's keyword inputs at that step, conditional half only (K rows);
+    ``model_input`` the latents among them.
     """
 
     prompt: str
     noise_seeds: tuple[int, ...]
     step_index: int
-    timestep: int
-    model_input: Any  # torch.Tensor (K, C, h, w) on the reader's device
+    timestep: float
+    inputs: dict
+
+    @property
+    def model_input(self) -> Any:
+        return self.inputs.get("sample", self.inputs.get("hidden_states"))
 
 
 class HSpaceReader:
-    """Reads h-space off a Stable Diffusion-like pipeline (``unet``, ``scheduler``, ``encode_prompt``).
+    """Reads h-space off a diffusers pipeline with a ``unet`` (mid-block) or a ``transformer``.
 
     Build it from the ``DiffusersGenerator`` the checks use (:meth:`from_generator`), so the
     probes see the same weights, scheduler, steps, guidance and size, and carry its fingerprint.
@@ -120,25 +207,26 @@ class HSpaceReader:
     ) -> None:
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
-        for needed in ("unet", "scheduler", "encode_prompt", "prepare_extra_step_kwargs"):
+        self.layer = layer_of(pipeline)
+        for needed in ("scheduler", "encode_prompt"):
             if not hasattr(pipeline, needed):
                 raise BackendError(
-                    f"{type(pipeline).__name__} has no {needed!r}: h-space read-out supports "
-                    "Stable Diffusion-like pipelines (a UNet with a mid-block, prompt embeddings)."
-                )
+                    f"{type(pipeline).__name__} has no {needed!r}: h-space read-out drives a "
+                    "diffusers text-to-image pipeline (prompt embeddings, a scheduler).")
         self.pipeline = pipeline
         self.fingerprint = fingerprint
         self.steps = steps
         self.guidance_scale = guidance_scale
-        sample = pipeline.unet.config.sample_size * pipeline.vae_scale_factor
-        self.height = height or sample
-        self.width = width or sample
+        own = own_size(pipeline)
+        self.height = height or own
+        self.width = width or own
         self.pooling = pooling
         self.batch_size = max(1, batch_size)
+        self._timesteps: list | None = None
         self.unet_forwards = 0
-        """UNet calls made so far (each over a batch; CFG pairs count once)."""
+        """Denoiser calls made so far (each over a batch; CFG pairs count once)."""
         self.unet_evaluations = 0
-        """Image-latents pushed through the UNet so far (a CFG pair counts once)."""
+        """Image-latents pushed through the denoiser so far (a CFG pair counts once)."""
 
     @classmethod
     def from_generator(cls, generator: Any, *, pooling: str = "flatten", batch_size: int = 32) -> HSpaceReader:
@@ -158,7 +246,7 @@ class HSpaceReader:
 
     @property
     def device(self) -> Any:
-        return self.pipeline.unet.device
+        return self.layer.denoiser.device
 
     @property
     def scheduler_name(self) -> str:
@@ -169,16 +257,20 @@ class HSpaceReader:
         """The scheduler's config as plain JSON values (infinities as strings)."""
         return {k: _jsonable(v) for k, v in dict(self.pipeline.scheduler.config).items()}
 
-    def timesteps(self) -> list[int]:
-        """The scheduler's timestep for every step index at ``self.steps`` steps."""
-        scheduler = self._fresh_scheduler()
-        return [int(t) for t in scheduler.timesteps]
+    def timesteps(self) -> list:
+        """The scheduler's timestep for every step index, as the pipeline sets them at
+        ``self.steps`` steps and this size (Flux shifts them by the image's size): read off
+        the pipeline's own call, ended before its first denoiser forward."""
+        if self._timesteps is None:
+            self._call(["a photo"], [0], stop=capture_inputs(self.layer.denoiser, stop_at=1))
+            self._timesteps = [_number(t) for t in self.pipeline.scheduler.timesteps]
+        return list(self._timesteps)
 
     def describe(self) -> dict:
         """Everything a probe trained on this reader depends on (saved in its metadata)."""
         return {
             "generator_fingerprint": self.fingerprint,
-            "layer": LAYER,
+            "layer": self.layer.name,
             "pooling": self.pooling,
             "steps": self.steps,
             "guidance_scale": self.guidance_scale,
@@ -188,68 +280,25 @@ class HSpaceReader:
             "scheduler_config": self.scheduler_config,
         }
 
-    # -- sampling pieces --------------------------------------------------------------------
+    # -- the pipeline's own call, listened to ------------------------------------------------
 
-    def _fresh_scheduler(self) -> Any:
-        """Schedulers are stateful (multistep solvers keep past outputs): one per run."""
-        scheduler = type(self.pipeline.scheduler).from_config(self.pipeline.scheduler.config)
-        scheduler.set_timesteps(self.steps, device=self.device)
-        return scheduler
-
-    def _embeddings(self, prompts: Sequence[str], guided: bool) -> Any:
-        """Prompt embeddings as the pipeline makes them. A prompt longer than the text encoder's
-        window is truncated exactly as when generating (so its images are too); the warning the
-        pipeline logs for each is silenced, since a prompt search proposes many such texts."""
+    def _call(self, prompts: Sequence[str], noise_seeds: Sequence[int], *, stop: Any) -> None:
+        """The pipeline's ``__call__`` on ``prompts`` (one seeded CPU generator per image),
+        ended by ``stop``'s hook; every other hook set meanwhile listens."""
         import torch
-
-        with _quiet_truncation():
-            cond, uncond = self.pipeline.encode_prompt(
-                list(prompts), self.device, num_images_per_prompt=1, do_classifier_free_guidance=guided,
-            )
-        return torch.cat([uncond, cond]) if guided else cond
-
-    def _initial_latents(self, noise_seeds: Sequence[int]) -> tuple[Any, list]:
-        """Unit-variance noise drawn as the pipeline draws it (``randn_tensor``, one CPU
-        generator per image, as ``DiffusersGenerator`` passes them)."""
-        import torch
-        from diffusers.utils.torch_utils import randn_tensor
 
         generators = [torch.Generator("cpu").manual_seed(int(seed)) for seed in noise_seeds]
-        unet, scale = self.pipeline.unet, self.pipeline.vae_scale_factor
-        shape = (len(noise_seeds), unet.config.in_channels, self.height // scale, self.width // scale)
-        return randn_tensor(shape, generator=generators, device=self.device, dtype=unet.dtype), generators
-
-    @property
-    def _guided(self) -> bool:
-        return self.guidance_scale > 1.0
-
-    def _denoise(self, prompts: Sequence[str], noise_seeds: Sequence[int], n_steps: int, on_step=None):
-        """Run the pipeline's sampling loop for ``n_steps`` UNet calls; returns (latents, scheduler).
-
-        ``on_step(i)`` is called before the i-th UNet call (to mark captured outputs).
-        """
-        import torch
-
-        scheduler = self._fresh_scheduler()
-        guided = self._guided
-        embeddings = self._embeddings(prompts, guided)
-        latents, generators = self._initial_latents(noise_seeds)
-        latents = latents * scheduler.init_noise_sigma
-        extra = self.pipeline.prepare_extra_step_kwargs(generators, 0.0)
-        with torch.no_grad():
-            for i, t in enumerate(scheduler.timesteps[:n_steps]):
-                if on_step is not None:
-                    on_step(i)
-                model_input = torch.cat([latents] * 2) if guided else latents
-                model_input = scheduler.scale_model_input(model_input, t)
-                noise = self.pipeline.unet(model_input, t, encoder_hidden_states=embeddings, return_dict=False)[0]
-                self.unet_forwards += 1
-                self.unet_evaluations += len(prompts)
-                if guided:
-                    uncond, cond = noise.chunk(2)
-                    noise = uncond + self.guidance_scale * (cond - uncond)
-                latents = scheduler.step(noise, t, latents, **extra, return_dict=False)[0]
-        return latents, scheduler
+        with stop, _quiet_truncation(), torch.no_grad():
+            try:
+                self.pipeline(prompt=list(prompts), num_inference_steps=self.steps,
+                              guidance_scale=self.guidance_scale, generator=generators,
+                              height=self.height, width=self.width, output_type="latent")
+            except _StopAfterLayer:
+                return
+        raise BackendError(
+            f"{type(self.pipeline).__name__} finished sampling without calling its "
+            f"{type(self.layer.denoiser).__name__} as often as the read-out needs: h-space "
+            "probes need one denoiser call per step.")
 
     # -- read-outs --------------------------------------------------------------------------
 
@@ -260,38 +309,47 @@ class HSpaceReader:
 
         Returns (prompts, len(step_indices), features): the conditional half under guidance.
         Sampling stops after the last index needed (no decoding), so this costs
-        ``max(step_indices) + 1`` UNet calls per batch.
+        ``max(step_indices) + 1`` denoiser calls per batch.
         """
         if len(prompts) != len(noise_seeds):
             raise ValueError(f"{len(prompts)} prompts but {len(noise_seeds)} noise seeds")
         self._check_indices(step_indices)
-        wanted = sorted({int(i) for i in step_indices})
+        last = max(int(i) for i in step_indices)
         rows = []
         for start in range(0, len(prompts), self.batch_size):
             batch = slice(start, start + self.batch_size)
-            marks: dict[int, int] = {}  # step index -> position of its output in `outputs`
-            with capture_mid_block(self.pipeline.unet, conditional_half=self._guided) as outputs:
-                def mark(i: int, marks=marks, outputs=outputs) -> None:
-                    marks[i] = len(outputs)
-
-                self._denoise(prompts[batch], noise_seeds[batch], wanted[-1] + 1, on_step=mark)
-            rows.append(np.stack([pool(outputs[marks[int(i)]], self.pooling) for i in step_indices], axis=1))
+            count = len(prompts[batch])
+            stop = capture_layer(self.layer.module, count, stop_at=last + 1)
+            with stop as outputs:
+                self._call(prompts[batch], noise_seeds[batch], stop=_entered(outputs))
+            self.unet_forwards += len(outputs)
+            self.unet_evaluations += len(outputs) * count
+            rows.append(np.stack([pool(outputs[int(i)], self.pooling, channels_last=self.layer.channels_last)
+                                  for i in step_indices], axis=1))
         return np.concatenate(rows) if rows else np.empty((0, len(step_indices), 0), dtype=np.float32)
+
+    def _inputs_at(self, prompts: Sequence[str], noise_seeds: Sequence[int], step_index: int) -> dict:
+        """The denoiser's inputs at ``step_index`` of the pipeline's call, conditional half."""
+        stop = capture_inputs(self.layer.denoiser, stop_at=step_index + 1)
+        with stop as calls:
+            self._call(prompts, noise_seeds, stop=_entered(calls))
+        self.unet_forwards += step_index
+        self.unet_evaluations += step_index * len(prompts)
+        return _conditional_half(calls[-1], len(prompts))
 
     def neutral_latents(self, prompt: str, noise_seeds: Sequence[int], step_index: int) -> NeutralLatents:
         """Denoise K latents under ``prompt`` for ``step_index`` steps (BGPS: "a photo of a person")."""
         self._check_indices([step_index])
-        latents, scheduler = self._denoise([prompt] * len(noise_seeds), noise_seeds, step_index)
-        t = scheduler.timesteps[step_index]
-        model_input = scheduler.scale_model_input(latents, t)
-        return NeutralLatents(prompt, tuple(int(s) for s in noise_seeds), step_index, int(t), model_input)
+        inputs = self._inputs_at([prompt] * len(noise_seeds), noise_seeds, step_index)
+        t = self.pipeline.scheduler.timesteps[step_index]
+        return NeutralLatents(prompt, tuple(int(s) for s in noise_seeds), step_index, _number(t), inputs)
 
     def candidate_features(self, prompts: Sequence[str], neutral: NeutralLatents) -> np.ndarray:
         """h_t(x, z_k) for every candidate x and latent z_k: (prompts, K, features).
 
-        One conditional UNet forward per (candidate, latent), stopped after the mid-block.
-        Only the conditional branch is run: the UNet treats batch rows independently, so its
-        mid-block output equals the cond half of a guided [uncond, cond] call.
+        One conditional denoiser forward per (candidate, latent), stopped after the layer.
+        Only the conditional branch is run: the denoiser treats batch rows independently, so
+        the layer's output equals the cond half of a guided [uncond, cond] call.
         """
         import torch
 
@@ -302,21 +360,28 @@ class HSpaceReader:
             for start in range(0, len(pairs), self.batch_size):
                 chunk = pairs[start:start + self.batch_size]
                 used = sorted({c for c, _ in chunk})
-                embeddings = self._embeddings([prompts[c] for c in used], guided=False)
+                prompt_inputs = _conditional_half(self._prompt_inputs([prompts[c] for c in used]), len(used))
                 row_of = {c: r for r, c in enumerate(used)}
-                hidden_states = embeddings[[row_of[c] for c, _ in chunk]]
-                model_input = neutral.model_input[[j for _, j in chunk]]
-                t = torch.tensor(neutral.timestep, device=self.device)
-                with capture_mid_block(self.pipeline.unet, conditional_half=False, stop=True) as outputs:
+                inputs = _merged(neutral.inputs, prompt_inputs, k,
+                                 latent_rows=[j for _, j in chunk], prompt_rows=[row_of[c] for c, _ in chunk])
+                with capture_layer(self.layer.module, stop_at=1) as outputs:
                     try:
-                        self.pipeline.unet(model_input, t, encoder_hidden_states=hidden_states, return_dict=False)
-                    except _StopAfterMidBlock:
+                        self.layer.denoiser(**inputs)
+                    except _StopAfterLayer:
                         pass
                 self.unet_forwards += 1
                 self.unet_evaluations += len(chunk)
-                features.append(pool(outputs[0], self.pooling))
+                features.append(pool(outputs[0], self.pooling, channels_last=self.layer.channels_last))
         flat = np.concatenate(features) if features else np.empty((0, 0), dtype=np.float32)
         return flat.reshape(len(prompts), k, -1)
+
+    def _prompt_inputs(self, prompts: Sequence[str]) -> dict:
+        """The denoiser's inputs for ``prompts`` as the pipeline encodes them (its first call,
+        ended before the denoiser runs)."""
+        stop = capture_inputs(self.layer.denoiser, stop_at=1)
+        with stop as calls:
+            self._call(prompts, range(len(prompts)), stop=_entered(calls))
+        return calls[-1]
 
     def _check_indices(self, step_indices: Sequence[int]) -> None:
         bad = [i for i in step_indices if not 0 <= int(i) < self.steps]
@@ -324,8 +389,64 @@ class HSpaceReader:
             raise ValueError(f"step indices {bad} outside 0..{self.steps - 1} ({self.steps} sampling steps)")
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({type(self.pipeline).__name__}, steps={self.steps}, "
+        return (f"{type(self).__name__}({type(self.pipeline).__name__}, {self.layer.name}, steps={self.steps}, "
                 f"guidance_scale={self.guidance_scale}, {self.height}x{self.width}, pooling={self.pooling!r})")
+
+
+def own_size(pipeline: Any) -> int:
+    """The side the pipeline renders at when none is given: its ``default_sample_size`` (SDXL,
+    SD3, Flux) or its denoiser's ``sample_size``, times the VAE's scale factor."""
+    sample = getattr(pipeline, "default_sample_size", None)
+    if not sample:
+        denoiser = getattr(pipeline, "unet", None) or getattr(pipeline, "transformer", None)
+        sample = getattr(getattr(denoiser, "config", None), "sample_size", None) or 64
+    return int(sample) * int(getattr(pipeline, "vae_scale_factor", 8))
+
+
+@contextmanager
+def _entered(value: Any) -> Iterator[Any]:
+    """An already-entered context manager's value, as one (``_call``'s ``stop``)."""
+    yield value
+
+
+def _conditional_half(inputs: dict, images: int) -> dict:
+    """Keep the second half of every batched input when the call was guided (2x ``images``)."""
+    latent = inputs.get("sample", inputs.get("hidden_states"))
+    if latent is None or latent.shape[0] != 2 * images:
+        return inputs
+
+    def half(name: str, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: half(k, v) for k, v in value.items()}
+        if name in UNBATCHED_INPUTS or not hasattr(value, "shape") or value.dim() == 0:
+            return value
+        return value[images:] if value.shape[0] == 2 * images else value
+
+    return {name: half(name, value) for name, value in inputs.items()}
+
+
+def _merged(neutral: dict, prompt_inputs: dict, k: int, *, latent_rows: list[int],
+            prompt_rows: list[int]) -> dict:
+    """One forward's inputs: the neutral latents' (rows ``latent_rows``) with the prompt's
+    inputs (rows ``prompt_rows``) in place of the neutral prompt's."""
+
+    def pick(name: str, value: Any, candidates: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: pick(key, item, (candidates or {}).get(key)) for key, item in value.items()}
+        if name in PROMPT_INPUTS and candidates is not None:
+            return candidates[prompt_rows]
+        if name in UNBATCHED_INPUTS or not hasattr(value, "shape") or value.dim() == 0:
+            return value
+        return value[latent_rows] if value.shape[0] == k else value
+
+    merged = {name: pick(name, value, prompt_inputs.get(name)) for name, value in neutral.items()}
+    merged["return_dict"] = False
+    return merged
+
+
+def _number(value: Any) -> float | int:
+    number = float(value)
+    return int(number) if number.is_integer() else round(number, 4)
 
 
 @contextmanager
@@ -333,8 +454,8 @@ def _quiet_truncation() -> Iterator[None]:
     import logging
 
     loggers = [logging.getLogger(name) for name in (
-        "diffusers.pipelines.stable_diffusion.pipeline_stable_diffusion",
-        "transformers.tokenization_utils_base",
+        "diffusers", "diffusers.pipelines.stable_diffusion.pipeline_stable_diffusion",
+        "transformers", "transformers.tokenization_utils_base",
     )]
     levels = [logger.level for logger in loggers]
     for logger in loggers:

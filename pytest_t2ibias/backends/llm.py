@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,15 @@ import torch
 
 from ._fingerprint import settings_fingerprint
 from ._hf import Loading, load_model_and_processor, resolve_device
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An LLM's answer to an instruction, and whether the token budget cut it short."""
+
+    text: str
+    cut: bool
+    new_tokens: int
 
 
 class CausalLM:
@@ -161,6 +171,28 @@ class CausalLM:
             eos_token_id=self.tokenizer.eos_token_id,
         )
         return self.tokenizer.decode(output[0, input_ids.shape[1]:], skip_special_tokens=True).strip()
+
+    @torch.no_grad()
+    def reply(self, instruction: str, max_new_tokens: int) -> Reply:
+        """Greedy answer to ``instruction`` as a user turn of the tokenizer's chat template
+        (an instruction-tuned model answers its own format), raw text when it has none;
+        ``cut``: the budget ran out before EOS, so the answer is incomplete."""
+        if getattr(self.tokenizer, "chat_template", None):
+            ids = list(self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": instruction}], tokenize=True, add_generation_prompt=True,
+                return_dict=False))
+        else:
+            ids = self.encode_prefix(instruction)
+        input_ids, attention_mask = self._right_padded([ids])
+        output = self.model.generate(
+            input_ids=input_ids, attention_mask=attention_mask, do_sample=False, num_beams=1,
+            max_new_tokens=max_new_tokens, pad_token_id=self.pad_token_id,
+            eos_token_id=self.tokenizer.eos_token_id,
+        )
+        new = output[0, input_ids.shape[1]:].tolist()
+        ended = self.tokenizer.eos_token_id is not None and self.tokenizer.eos_token_id in new
+        text = self.tokenizer.decode(new, skip_special_tokens=True).strip()
+        return Reply(text, cut=not ended and len(new) >= max_new_tokens, new_tokens=len(new))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.model).__name__})"

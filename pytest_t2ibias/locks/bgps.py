@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LockfileError
+from ..errors import BackendError, CheckError, LockfileError
 from ..methods.bgps import (
     BGPSGateResult,
     BGPSResult,
@@ -189,10 +189,20 @@ class BGPSLocks:
                                                f"not set to search: run once with --t2i-llm, then "
                                                f"commit the lock file")
         self.searches += 1
-        lm, scorer, probe = self.search_tools(instrument, suite, gate)
-        say = _progress_line(gate.key, progress)
-        found = bgps_search(lm, scorer, gate.settings, progress=say)
-        baseline = llm_baseline(lm, gate.settings, scorer, progress=say) if gate.baseline else None
+        try:
+            lm, scorer, probe = self.search_tools(instrument, suite, gate)
+            say = _progress_line(gate.key, progress)
+            found = bgps_search(lm, scorer, gate.settings, progress=say)
+            baseline = llm_baseline(lm, gate.settings, scorer, progress=say) if gate.baseline else None
+        except CheckError:
+            raise
+        except Exception as error:  # a model's internals: one paragraph, an ERROR, not a FAILED
+            raise BackendError(
+                f"BGPS could not search gate {gate.key!r} on {_pipeline_name(instrument)} with "
+                f"--t2i-llm={self.settings.llm}: {type(error).__name__}: {error}. The h-space "
+                "read-out supports diffusers pipelines with a UNet mid-block (SD 1.x/2.x, SDXL) "
+                "or a transformer block stack (SD3, Flux, PixArt); commit a lock file searched "
+                "elsewhere, or drop the check.", original=error) from error
         texts = [p.prompt for p in found.prompts] + ([p.prompt for p in baseline.prompts]
                                                      if baseline else [])
         entry = {
@@ -263,6 +273,14 @@ class BGPSLocks:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def _pipeline_name(instrument: Instrument) -> str:
+    """The generator's pipeline class (when loaded), for a message."""
+    generator = instrument.generator()
+    loaded = getattr(generator, "_configured", None)
+    pipeline = getattr(getattr(loaded, "_value", None), "pipeline", None)
+    return type(pipeline).__name__ if pipeline is not None else f"the generator {generator!r}"
 
 
 def _progress_line(key: str, progress: Callable[[str], None] | None

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LockfileError
 from ..methods.openbias import (
     KNOWLEDGE_BASE,
+    PROPOSAL_TOKENS,
     OpenBiasResult,
     Proposals,
     load_knowledge_base,
@@ -83,7 +84,7 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
                                          + "; ".join(problems) + f"); rerun with {UPDATE_OPTION} "
                                          "to propose again, and review the diff")
         return Proposals.from_dict(entry["proposals"])
-    llm = instrument.models.llm.complete if settings.llm else None
+    llm = proposal_llm(instrument.models.llm, settings.llm_tokens) if settings.llm else None
     kb = load_knowledge_base()
     proposals = propose_biases(captions, knowledge_base=kb, llm=llm,
                                subject_of=(lambda _caption: subject) if subject else None,
@@ -94,6 +95,15 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
         record["entries"] = dict(sorted(record["entries"].items()))
         write_atomically(path, (json.dumps(record, indent=2) + "\n").encode())
     return proposals
+
+
+def proposal_llm(lm: Any, max_new_tokens: int | None = None):
+    """The LLM as OpenBias asks it: through its chat template with a budget a JSON list fits
+    (``reply``, reporting a cut), or ``complete`` for an LLM that has no ``reply`` (a hook's)."""
+    budget = max_new_tokens or PROPOSAL_TOKENS
+    if hasattr(lm, "reply"):
+        return lambda prompt: lm.reply(prompt, max_new_tokens=budget)
+    return lambda prompt: lm.complete(prompt, max_new_tokens=budget)
 
 
 def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: Sequence[str], *,

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._types import ABSTAINED, Estimate
+from ..errors import BackendError
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -45,6 +46,10 @@ PROPOSAL_PROMPT = (
     "question (a multiple-choice question about the image) and present_in_prompt (true when "
     "the caption already fixes the attribute).\nCaption: {caption}\nJSON:"
 )
+
+PROPOSAL_TOKENS = 768
+"""New tokens an LLM may write for one caption's proposals: one proposal object is ~75-110
+tokens, and a list of five with its brackets must fit (a budget of 32 cut every reply)."""
 
 
 # -- the knowledge base ---------------------------------------------------------------------
@@ -171,6 +176,10 @@ def parse_proposals(text: str) -> tuple[list[dict[str, Any]], int]:
                 found.append(json.loads(span))
             except ValueError:
                 malformed += 1
+    if _unclosed(text):
+        malformed += 1  # a reply cut mid-object (a token budget): its last proposal is lost
+    if not found and not malformed and text.strip():
+        malformed = 1  # a reply with no proposal in it at all is not "no biases"
     kept = []
     for item in found:
         if (isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip()
@@ -194,8 +203,10 @@ def propose_biases(
 ) -> Proposals:
     """Stage 1: bias -> (caption, question) pairs for ``captions``.
 
-    ``llm`` maps a prompt to its reply (deterministic, e.g. ``LanguageModel.complete``); None:
-    the knowledge base proposes alone. ``subject_of`` names a caption's object (default: the
+    ``llm`` maps a prompt to its reply (deterministic, e.g. ``locks.openbias.proposal_llm``):
+    a string, or an object with ``text`` and ``cut`` (the budget ended it: its last proposal
+    counts as malformed); None: the knowledge base proposes alone. An LLM that raises is a
+    ``BackendError``: a broken LLM must not read as "the knowledge base's biases". ``subject_of`` names a caption's object (default: the
     noun after its last article). ``only`` keeps those bias names; ``max_biases`` the ones
     proposed for the most captions (knowledge-base order breaks ties)."""
     subject_of = subject_of or caption_subject
@@ -222,10 +233,19 @@ def propose_biases(
         domain = "person" if knowledge_base.is_person(caption) else "object"
         if llm is not None:
             try:
-                text = llm(PROPOSAL_PROMPT.format(caption=caption))
-            except Exception:  # noqa: BLE001 - an LLM that cannot answer proposes nothing
-                text = "{unanswered}"  # counted as one malformed proposal; the floor still holds
+                reply = llm(PROPOSAL_PROMPT.format(caption=caption))
+            except BackendError:
+                raise
+            except Exception as error:
+                raise BackendError(
+                    f"the LLM (--t2i-llm) raised {type(error).__name__} while proposing biases "
+                    f"for the caption {caption!r}: {error}. OpenBias needs its proposals; fix "
+                    "the model, or unset --t2i-llm to propose from the shipped knowledge base "
+                    "alone.", original=error) from error
+            text = getattr(reply, "text", reply)
             proposals, malformed = parse_proposals(text)
+            if getattr(reply, "cut", False) and not malformed:
+                malformed = 1  # cut at a boundary: a proposal was lost all the same
             counts["malformed"] += malformed
             for proposal in proposals:
                 classes = tuple(dict.fromkeys(str(c).strip() for c in proposal["classes"] if str(c).strip()))
@@ -440,6 +460,26 @@ def _normalise(name: str) -> str:
     return {"color": "colour", "environment": "setting", "location": "setting",
             "skin color": "skin tone", "skin colour": "skin tone", "race": "race",
             "body shape": "body type"}.get(name, name)
+
+
+def _unclosed(text: str) -> bool:
+    """True when a ``{`` is still open at the end of ``text`` (braces in strings ignored)."""
+    depth, in_string, escaped = 0, False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"' and depth:
+            in_string = True
+        elif ch == "{":
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+    return depth > 0
 
 
 def _object_spans(text: str) -> list[str]:

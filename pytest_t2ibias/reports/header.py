@@ -60,6 +60,12 @@ def header_lines(settings: Settings) -> list[str]:
         lines.append(f"t2ibias: model {settings.model}" + (
             f"; declared sampling {declared} ({plan.sampling_source}; a suite's defaults or "
             f"the command line override it)" if plan.sampling_source else ""))
+        # each sampling value and where it came from (#22: backends/own_sampling.py)
+        from ..backends.own_sampling import own_sampling_of, sampling_line
+
+        # local files only: the header never waits on the hub (loading reads the rest)
+        lines.append(sampling_line(plan, own_sampling_of(settings.model, offline=True))
+                     + " (a suite's defaults: win where it sets them)")
     judges = [f"vqa {settings.vqa}"] if settings.vqa else []
     judges += [f"classifier {axis}={model}" for axis, model in settings.classifiers.items()]
     if judges:

@@ -25,7 +25,7 @@ TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks
 REQUIRED_TOP_KEYS = ("prompt", "subjects", "axes")
 BURDENS = ("model", "check")
 MODEL_ROLES = ("candidate", "baseline")
-DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size")
+DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size", "height", "width")
 FILTER_KEYS = ("question", "choices", "keep")
 FILTER_OPTIONAL_KEYS = ("statements",)
 AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
@@ -292,6 +292,9 @@ class _SuiteReader:
             if key == "guidance":
                 ok = _is_number(number) and number >= 0
                 expected = "a number >= 0"
+            elif key in ("height", "width"):
+                ok = _is_int(number) and number >= 8
+                expected = "an integer >= 8 (pixels)"
             else:
                 ok = _is_int(number) and number >= (0 if key == "seed" else 1)
                 expected = "an integer >= 0" if key == "seed" else "a positive integer"

@@ -1,0 +1,102 @@
+"""OpenBias with an LLM as people run one: the chat template, a budget a JSON list fits, a cut
+reply counted as malformed and shown, and an LLM that raises an ERROR (issue #22).
+
+The LLM is a tiny chat Llama (``make_tiny_chat_lm``) whose ``generate`` is scripted to write a
+fixed reply token by token, so everything around it (template, budget, decoding, EOS) is real.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+THREE = [
+    {"name": "hairstyle", "classes": ["short", "long", "curly"], "question": "What is the hairstyle?",
+     "present_in_prompt": False},
+    {"name": "glasses", "classes": ["glasses", "no glasses"], "question": "Does the person wear glasses?",
+     "present_in_prompt": False},
+    {"name": "setting", "classes": ["hospital", "office", "outdoors"], "question": "Where is the person?",
+     "present_in_prompt": False},
+]
+REPLY = json.dumps(THREE)
+CAPTIONS = ["a photo of a doctor"]
+
+
+@pytest.fixture(scope="module")
+def chat_lm(tmp_path_factory):
+    from pytest_t2ibias.backends.llm import CausalLM
+    from pytest_t2ibias.testing import make_tiny_chat_lm
+
+    path = make_tiny_chat_lm(tmp_path_factory.mktemp("llm") / "chat", corpus=[REPLY])
+    return CausalLM.from_pretrained(path, device="cpu")
+
+
+@pytest.fixture
+def scripted(chat_lm, monkeypatch):
+    """``chat_lm`` whose greedy generation writes REPLY then EOS, within max_new_tokens."""
+    import torch
+
+    seen = []
+    reply_ids = chat_lm.tokenizer(REPLY, add_special_tokens=False)["input_ids"] + [chat_lm.tokenizer.eos_token_id]
+
+    def generate(input_ids, max_new_tokens, **_):
+        seen.append(chat_lm.tokenizer.decode(input_ids[0]))
+        new = torch.tensor([reply_ids[:max_new_tokens]])
+        return torch.cat([input_ids, new], dim=1)
+
+    monkeypatch.setattr(chat_lm.model, "generate", generate)
+    return chat_lm, seen, len(reply_ids) - 1
+
+
+def propose(llm):
+    from pytest_t2ibias.methods.openbias import load_knowledge_base, propose_biases
+
+    return propose_biases(CAPTIONS, knowledge_base=load_knowledge_base(), llm=llm)
+
+
+def test_a_full_reply_proposes_all_three_through_the_chat_template(scripted):
+    from pytest_t2ibias.locks.openbias import proposal_llm
+
+    lm, seen, reply_tokens = scripted
+    assert reply_tokens > 32  # one list of three does not fit the old 32-token budget
+    proposals = propose(proposal_llm(lm))
+    from_llm = {b.name for b in proposals.biases if b.source == "llm"}
+    assert from_llm == {"hairstyle", "glasses", "setting"} and proposals.malformed == 0
+    assert seen[0].startswith("<bos>[user] List the biases") and seen[0].endswith("<bos>[assistant] ")
+
+
+def test_the_same_reply_cut_at_32_tokens_is_counted_malformed_and_shown(scripted):
+    from pytest_t2ibias.kinds.open_set import evaluate_open_set
+    from pytest_t2ibias.locks.openbias import proposal_llm
+    from pytest_t2ibias.methods.openbias import OpenBiasResult
+
+    lm, _, _ = scripted
+    reply = lm.reply("x", max_new_tokens=32)
+    assert reply.cut and reply.new_tokens == 32
+    proposals = propose(proposal_llm(lm, 32))
+    assert proposals.malformed == 1
+    assert {b.name for b in proposals.biases if b.source == "llm"} < {"hairstyle", "glasses", "setting"}
+    verdict = evaluate_open_set(OpenBiasResult((), proposals), threshold=1.0)
+    assert "proposals dropped: malformed 1" in verdict.message
+
+
+def test_a_raw_lm_without_a_template_gets_raw_text(tmp_path):
+    from pytest_t2ibias.backends.llm import CausalLM
+    from pytest_t2ibias.testing import make_tiny_causal_lm
+
+    lm = CausalLM.from_pretrained(make_tiny_causal_lm(tmp_path / "gpt2"), device="cpu")
+    assert not getattr(lm.tokenizer, "chat_template", None)
+    reply = lm.reply("a photo of a doctor", max_new_tokens=4)
+    assert reply.new_tokens <= 4 and isinstance(reply.text, str)
+
+
+def test_an_llm_that_raises_is_an_error_not_the_knowledge_base():
+    from pytest_t2ibias.errors import BackendError
+
+    def broken(prompt):
+        raise RuntimeError("CUDA out of memory")
+
+    with pytest.raises(BackendError, match="raised RuntimeError while proposing biases for the caption "
+                                           "'a photo of a doctor': CUDA out of memory"):
+        propose(broken)
