@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._test_call import verdict_sink
+from ._text import shown
 
 if TYPE_CHECKING:
     from ._types import Estimate
@@ -129,7 +130,8 @@ class CheckFailed(AssertionError):
     """Raised by an assertion helper; carries its ``Verdict`` for reports."""
 
     def __init__(self, verdict: Verdict) -> None:
-        super().__init__(verdict.message)
+        # pytest prints this message as is: user text in it is shown, never obeyed
+        super().__init__(shown(verdict.message, keep_newlines=True))
         self.verdict = verdict
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .._session import VERDICTS, session_of
+from .._text import shown
 from ..errors import ClassifierMissing
 from ..kinds import CHECK_KINDS, CheckContext
 from ..plan import Plan
@@ -31,8 +32,10 @@ FAMILY_DECIDED = pytest.StashKey[bool]()
 
 
 def item_name(check: CheckSpec, subject: str, axis: str | None) -> str:
-    """``severity[doctor-gender]``, or ``severity[doctor]`` for kinds without axes."""
-    return f"{check.id}[{subject}-{axis}]" if axis else f"{check.id}[{subject}]"
+    """``severity[doctor-gender]``, or ``severity[doctor]`` for kinds without axes; user text
+    in it shown, never obeyed (node ids reach pytest's headers and every log)."""
+    name = f"{check.id}[{subject}-{axis}]" if axis else f"{check.id}[{subject}]"
+    return shown(name)
 
 
 class CheckItem(pytest.Item):
@@ -139,10 +142,12 @@ class CheckItem(pytest.Item):
         if self.config.getoption("fulltrace", False):
             return super().repr_failure(excinfo, style)
         if isinstance(error, CheckFailed):
-            return f"{self.where()}: {self.title()} failed\n{error.verdict.message}"
+            return shown(f"{self.where()}: {self.title()} failed\n{error.verdict.message}",
+                         keep_newlines=True)
         if _raised_by_plugin(error):
             # Expected trouble (a model that will not load, a backend refusing): one paragraph.
-            return f"{self.where()}: {self.title()} could not run: {type(error).__name__}: {error}"
+            return shown(f"{self.where()}: {self.title()} could not run: "
+                         f"{type(error).__name__}: {error}", keep_newlines=True)
         return super().repr_failure(excinfo, style)
 
     def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
@@ -184,18 +189,18 @@ class CheckItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         """Suite path, the check's 0-based line (pytest's convention), ``suite::id[...]``."""
-        return self.path, self.check.location.line - 1, f"{self.suite.name}::{self.name}"
+        return self.path, self.check.location.line - 1, shown(f"{self.suite.name}::{self.name}")
 
     def where(self) -> str:
         """``path:line`` of the check entry, relative to the rootdir when inside it."""
         path = self.check.location.path
         try:
-            shown = os.path.relpath(path, self.config.rootpath)
+            relative = os.path.relpath(path, self.config.rootpath)
         except ValueError:  # another drive on Windows
-            shown = str(path)
-        if shown.startswith(".."):
-            shown = str(path)
-        return f"{shown}:{self.check.location.line}"
+            relative = str(path)
+        if relative.startswith(".."):
+            relative = str(path)
+        return f"{relative}:{self.check.location.line}"
 
     def title(self) -> str:
         axis = f", axis {self.axis!r}" if self.axis else ""

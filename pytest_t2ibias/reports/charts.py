@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._text import shown
+
 WITHIN, BEYOND, STRADDLES, UNJUDGED = "within", "beyond", "straddles", "unjudged"
 INK = {WITHIN: "#1a7f37", BEYOND: "#c62828", STRADDLES: "#b26a00", UNJUDGED: "#6e7781"}
 BAR, IDEAL, GRID, TEXT, MUTED = "#4c78a8", "#111111", "#d8dee4", "#1f2328", "#57606a"
@@ -21,9 +23,7 @@ FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
 
 def escape(value: Any) -> str:
     """User text as HTML/SVG text: markup escaped, control characters shown as ``\\x1b``."""
-    text = "".join(c if c.isprintable() or c in " \n" else c.encode("unicode_escape").decode()
-                   for c in str(value))
-    return html.escape(text, quote=True)
+    return html.escape(shown(value, keep_newlines=True), quote=True)
 
 
 def finite(x: Any) -> bool:

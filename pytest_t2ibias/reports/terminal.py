@@ -14,6 +14,7 @@ import posixpath
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._text import shown
 from .._types import three_places
 from .rows import ReportRow
 
@@ -32,10 +33,7 @@ def plain_text(value: Any) -> Text:
     escape sequence in a subject could rewrite the terminal) shown as ``\\x1b``."""
     from rich.text import Text
 
-    text = str(value)
-    shown = "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode()
-                    for c in text)
-    return Text(shown)
+    return Text(shown(value))
 
 
 def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Table:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .._text import first_unsafe
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
 from ..kinds._params import MAX_IMAGES_PER_PROMPT
@@ -187,7 +188,7 @@ class _SuiteReader:
                              f"got {_describe(data)}")
         self.unknown_keys(data, (), TOP_KEYS, "at the top of the suite")
         self.missing(data, (), REQUIRED_TOP_KEYS, "at the top of the suite")
-        self.valid_unicode(data, ())
+        self.valid_text(data, ())
         name = suite_name_from_path(self.path)
         if "suite" in data:
             name = self.text(data["suite"], ("suite",), "suite (the suite's name)") or name
@@ -207,21 +208,28 @@ class _SuiteReader:
                      checks=checks, filter=filter_spec, defaults=defaults,
                      location=self.location(()), models=models, burden=burden)
 
-    def valid_unicode(self, value: Any, at: KeyPath) -> None:
-        """Every string (and key) of the suite is text a report can write: a lone surrogate
-        (``"\\ud800"`` in YAML) cannot be encoded, and would fail every item twice."""
+    def valid_text(self, value: Any, at: KeyPath) -> None:
+        """Every string (and key) of the suite is text a report can show: a lone surrogate
+        (``"\\ud800"`` in YAML) cannot be encoded and would fail every item twice; a control
+        character (an ESC, a CR) or a bidirectional override would act on the terminal or
+        the reader rather than be read (line breaks and tabs are text)."""
         if isinstance(value, str):
             bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
             if bad is not None:
                 self.problem(at, f"{_describe(value)} is not valid Unicode (a lone surrogate "
                                  f"{bad.encode('unicode_escape').decode()})")
+                return
+            unsafe = first_unsafe(value.replace("\n", " ").replace("\t", " "))
+            if unsafe is not None:
+                self.problem(at, f"{_describe(value)} holds the control character {unsafe}, "
+                                 "which a terminal would obey; write text only")
         elif isinstance(value, dict):
             for key, item in value.items():
-                self.valid_unicode(key, (*at, key) if isinstance(key, str) else at)
-                self.valid_unicode(item, (*at, key))
+                self.valid_text(key, (*at, key) if isinstance(key, str) else at)
+                self.valid_text(item, (*at, key))
         elif isinstance(value, list):
             for index, item in enumerate(value):
-                self.valid_unicode(item, (*at, index))
+                self.valid_text(item, (*at, index))
 
     def item_count(self, checks: tuple[CheckSpec, ...], subjects: tuple[str, ...]) -> None:
         """Refuse a suite whose checks x subjects x axes exceed ``MAX_ITEMS``, at the check
