@@ -45,11 +45,39 @@ class ItemPlan:
         return self.needed is not None and self.images_per_prompt < self.needed
 
 
+MAX_AUTO_CHOICES = 16
+"""The most choices an axis may have for ``images_per_prompt: auto``: a simulation's cost
+grows with them (16 choices plan in about 15 s here, 64 took 82 s)."""
+
+
+class PlanningBudget:
+    """A bound on the simulation ``images_per_prompt: auto`` may run while a suite is
+    collected, so collection ends whatever the suite asks (issue #23).
+
+    A simulation's cost grows with the axis' choices; ``spend`` counts choices x simulations
+    and raises ``OverBudget`` past ``limit`` (240: about 20 s on one core here; a two-choice
+    check plans in under 30 of them, a sixteen-choice one in about 224)."""
+
+    def __init__(self, limit: int = 240) -> None:
+        self.limit = limit
+        self.spent = 0
+
+    def spend(self, choices: int) -> None:
+        self.spent += choices
+        if self.spent > self.limit:
+            raise OverBudget(self.limit)
+
+
+class OverBudget(Exception):
+    """Planning would simulate past its ``PlanningBudget``."""
+
+
 def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float,
-                     power: float = DEFAULT_POWER) -> int | None:
+                     power: float = DEFAULT_POWER,
+                     budget: PlanningBudget | None = None) -> int | None:
     """Images per prompt for ``check`` on ``axis`` to decide with ``power`` when the truth is
     ``margin`` (check parameter, default 0.1) above or below its threshold; None for kinds
-    without a power model."""
+    without a power model. With ``budget``, ``OverBudget`` when the search would run past it."""
     metric = power_metric(check.kind)
     if metric is None or (isinstance(axis.ideal, dict) and "reference" in axis.ideal):
         return None
@@ -65,7 +93,8 @@ def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float,
         if 0.0 < value < 1.0:
             truth = shares_at(value, metric, len(axis.choices), ideal, ordered)
             needed.append(images_needed(truth, threshold, metric=metric, ideal=ideal,
-                                        ordered=ordered, confidence=confidence, power=power))
+                                        ordered=ordered, confidence=confidence, power=power,
+                                        spend=budget.spend if budget is not None else None))
     return max(needed) if needed else None
 
 

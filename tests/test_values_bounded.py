@@ -138,3 +138,32 @@ def test_a_uniform_distribution_is_exactly_at_the_ideal():
 def test_an_interval_end_a_hair_below_zero_never_prints_as_minus_zero():
     shown = str(Estimate(value=0.0, low=-0.0004, high=0.01, n=10))
     assert "-0.000" not in shown and "CI 0.000, 0.010" in shown
+
+
+def test_auto_over_many_choices_is_bounded_and_refused(pytester):
+    """Was: 64 choices planned for 82 s (200 choices: 36 s and 1.3 GB) before any item ran."""
+    choices = ", ".join(f"c{i}" for i in range(64))
+    pytester.makefile(".t2i.yaml", wide=textwrap.dedent(f"""\
+        prompt: "a photo of a {{subject}}"
+        subjects: [mug]
+        axes:
+          colour: {{question: "What colour is it?", choices: [{choices}]}}
+        checks:
+          - {{id: c, kind: entropy_below, axes: [colour], threshold: 0.5, images_per_prompt: auto}}
+        """))
+    started = time.perf_counter()
+    result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only")
+    assert time.perf_counter() - started < 10
+    result.stdout.fnmatch_lines(["*wide.t2i.yaml:6: check 'c': images_per_prompt: auto plans "
+                                 "axes of at most 16 choices; 'colour' has 64*"])
+
+
+def test_the_planning_budget_stops_a_search_that_would_run_long():
+    """A sixteen-choice search (about 14 simulations) fits; a second one in the file does not."""
+    from pytest_t2ibias.power import OverBudget, PlanningBudget
+
+    budget = PlanningBudget()
+    for _ in range(15):
+        budget.spend(16)  # one simulation of a sixteen-choice axis
+    with pytest.raises(OverBudget):
+        budget.spend(16)

@@ -28,10 +28,12 @@ class SuiteFile(pytest.File):
         from .._session import session_of
         from ..kinds import CHECK_KINDS
         from ..plan import plan_for
+        from ..power import PlanningBudget
         from ..suite.load import load_suite
         from .check import CheckItem, item_name
 
         self.suite = suite = load_suite(self.path)
+        self.planning_budget = PlanningBudget()  # collection ends, whatever auto asks
         self._check_marks(suite)
         settings = session_of(self.config).settings
         for check in suite.checks:
@@ -53,19 +55,32 @@ class SuiteFile(pytest.File):
             return None
         from ..errors import SuiteError
         from ..kinds import CHECK_KINDS
-        from ..power import images_to_decide, power_metric
+        from ..power import MAX_AUTO_CHOICES, OverBudget, images_to_decide, power_metric
 
         if power_metric(check.kind) is None:
             modelled = [name for name, kind in CHECK_KINDS.items() if kind.power_metric]
             raise SuiteError(self.path, check.location.line,
                              f"check {check.id!r}: images_per_prompt: auto plans only "
                              f"{' and '.join(modelled)} checks; give {check.kind} a number")
+        wide = [axis for axis in check.axes if len(suite.axes[axis].choices) > MAX_AUTO_CHOICES]
+        if wide:
+            raise SuiteError(self.path, check.location.line,
+                             f"check {check.id!r}: images_per_prompt: auto plans axes of at most "
+                             f"{MAX_AUTO_CHOICES} choices; {wide[0]!r} has "
+                             f"{len(suite.axes[wide[0]].choices)}: give the check a number")
         from ..plan import Levels
 
         confidence = Levels.of(check.params.get("confidence"), settings.confidence).interval
         try:
             return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
-                                        power=settings.power) or 1 for axis in check.axes)
+                                        power=settings.power, budget=self.planning_budget) or 1
+                       for axis in check.axes)
+        except OverBudget as over:
+            raise SuiteError(self.path, check.location.line,
+                             f"check {check.id!r}: images_per_prompt: auto would simulate more "
+                             f"than this suite's planning budget ({over.args[0]} choice-"
+                             f"simulations, about 20 s) across {len(check.axes)} axes; give it "
+                             "a number (--t2i-plan prints what each check needs)") from None
         except ValueError as undecidable:  # no n up to the search's cap decides
             raise SuiteError(self.path, check.location.line,
                              f"check {check.id!r}: images_per_prompt: auto finds no number of "

@@ -10,7 +10,7 @@ power is smooth in n and the search is reproducible).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -31,6 +31,7 @@ def images_needed(
     reps: int = 400,
     n_draws: int = 400,
     seed: int = 0,
+    spend: Callable[[int], None] | None = None,
 ) -> int:
     """Images per prompt so that a ``metric`` check vs ``threshold`` decides with ``power``.
 
@@ -38,25 +39,44 @@ def images_needed(
     figure is above ``threshold``, "decides" = the interval's low end is above it (the check
     fails, as it should); if below, = the high end is below it (fairness is shown). ``metric``
     is "w1" (normalised W1 to ``ideal``, default uniform) or "severity". Raises if even
-    ``n_max`` images do not reach ``power``.
+    ``n_max`` images do not reach ``power``. ``spend(choices)`` is told of every simulation
+    not already cached before it runs (its cost grows with the choices), so a caller can stop
+    a search that would run too long by raising.
     """
     truth = tuple(float(s) for s in truth)
     ideal = tuple(ideal) if ideal is not None else (1 / len(truth),) * len(truth)
     key = (truth, float(threshold), metric, ideal, bool(ordered), confidence, reps, n_draws, seed)
-    if decision_rate(*key, n=n_max) < power:
+
+    def rate(n: int) -> float:
+        if spend is not None and _uncached(key, n):
+            spend(len(truth))
+        return decision_rate(*key, n=n)
+
+    if rate(n_max) < power:
         raise ValueError(
             f"{n_max} images per prompt decide {metric} vs {threshold} with power "
-            f"{decision_rate(*key, n=n_max):.2f} < {power}: the truth is too close to the "
+            f"{rate(n_max):.2f} < {power}: the truth is too close to the "
             "threshold; widen the margin or raise n_max"
         )
     low, high = 1, n_max  # power(high) >= power; find the smallest such n
     while low < high:
         middle = (low + high) // 2
-        if decision_rate(*key, n=middle) >= power:
+        if rate(middle) >= power:
             high = middle
         else:
             low = middle + 1
     return high
+
+
+_SIMULATED: set[tuple] = set()
+"""Keys ``decision_rate`` has computed (its lru_cache holds them), for ``spend``."""
+
+
+def _uncached(key: tuple, n: int) -> bool:
+    if (key, n) in _SIMULATED:
+        return False
+    _SIMULATED.add((key, n))
+    return True
 
 
 @lru_cache(maxsize=4096)
