@@ -156,9 +156,36 @@ def many_values(text: str, rng: random.Random) -> str:
     return text + "\nsubjects: [" + ", ".join(f"s{i}" for i in range(count)) + "]\n"
 
 
+def cross_product(text: str, rng: random.Random) -> str:
+    """Subjects x axes x checks far past what a suite may make (1,000 x 60 x 100 once
+    asked for 6,000,000 items)."""
+    subjects, axes, checks = rng.choice((10, 200, 1000)), rng.choice((5, 30, 60)), rng.choice((5, 50, 100))
+    names = ", ".join(f"a{i}" for i in range(axes))
+    return (f'prompt: "a photo of a {{subject}}"\n'
+            f"subjects: [{', '.join(f's{i}' for i in range(subjects))}]\naxes:\n"
+            + "".join(f'  a{i}: {{question: "q{i}", choices: [x, y]}}\n' for i in range(axes))
+            + "checks:\n" + "".join(f"  - {{id: c{i}, kind: entropy_below, axes: [{names}], "
+                                     f"threshold: 0.5}}\n" for i in range(checks)))
+
+
+def auto_planning(text: str, rng: random.Random) -> str:
+    """``images_per_prompt: auto`` with a tight margin, many choices or many axes (once a raw
+    traceback, 36 s and 1.3 GB, or a 2.4 GiB allocation)."""
+    choices = rng.choice((2, 5, 16, 17, 64, 200, 2000))
+    axes = rng.choice((1, 3, 12))
+    margin = rng.choice((0.001, 0.01, 0.05, 0.2))
+    names = ", ".join(f"a{i}" for i in range(axes))
+    return (f'prompt: "a photo of a {{subject}}"\nsubjects: [mug]\naxes:\n'
+            + "".join(f'  a{i}: {{question: "q{i}", choices: [{", ".join(f"c{j}" for j in range(choices + i % 2))}]}}\n'
+                      for i in range(axes))
+            + f"checks:\n  - {{id: auto, kind: {rng.choice(('entropy_below', 'w1_below'))}, "
+              f"axes: [{names}], threshold: {rng.choice((0.1, 0.5, 0.9))}, "
+              f"images_per_prompt: auto, margin: {margin}}}\n")
+
+
 MUTATIONS = (alias_bomb, merge_bomb, recursive_alias, control_characters, deep_nesting,
              hostile_template, foreign_tag, byte_flips, truncate, shuffle_lines, insert_tokens,
-             huge_scalar, many_values)
+             huge_scalar, many_values, cross_product, auto_planning)
 
 
 def mutate(text: str, rng: random.Random) -> tuple[str, list[str]]:
@@ -178,11 +205,18 @@ def write_mutant(path: Path, text: str) -> None:
 
 
 def classify(path: Path) -> tuple[str, str]:
-    """Load ``path``: ("clean" | "valid" | "traceback", detail)."""
+    """Load ``path`` and plan it as collection does (``images_per_prompt: auto`` included):
+    ("clean" | "valid" | "traceback", detail)."""
+    from pytest_t2ibias._settings import Settings
+    from pytest_t2ibias.items.file import auto_images
+    from pytest_t2ibias.power import PlanningBudget
     from pytest_t2ibias.suite import SuiteError, load_suite
 
     try:
-        load_suite(path)
+        suite = load_suite(path)
+        settings, budget = Settings.standalone(), PlanningBudget()
+        for check in suite.checks:
+            auto_images(suite, check, settings, budget)
         return "valid", ""
     except SuiteError as exc:
         if str(path) in str(exc) or path.name in str(exc):
@@ -198,7 +232,8 @@ def _worker(connection, memory_limit: int) -> None:
 
     resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
-    import pytest_t2ibias.suite.load  # noqa: F401 - import before timing
+    import pytest_t2ibias.items.file  # noqa: F401 - import before timing
+    import pytest_t2ibias.suite.load  # noqa: F401
 
     while True:
         path = connection.recv()

@@ -15,6 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .._settings import Settings
+    from ..power import PlanningBudget
     from ..spec import CheckSpec, Suite
     from .check import CheckItem
 
@@ -37,7 +38,8 @@ class SuiteFile(pytest.File):
         self._check_marks(suite)
         settings = session_of(self.config).settings
         for check in suite.checks:
-            plan = plan_for(settings, suite, check, n=self._auto_images(suite, check, settings))
+            plan = plan_for(settings, suite, check, n=auto_images(suite, check, settings,
+                                                                 self.planning_budget))
             if not CHECK_KINDS[check.kind].per_subject:
                 yield CheckItem.from_parent(self, name=check.id, suite=suite, check=check,
                                             subject="", axis=None, plan=plan)
@@ -47,44 +49,6 @@ class SuiteFile(pytest.File):
                     yield CheckItem.from_parent(self, name=item_name(check, subject, axis),
                                                 suite=suite, check=check, subject=subject,
                                                 axis=axis, plan=plan)
-
-    def _auto_images(self, suite: Suite, check: CheckSpec, settings: Settings) -> int | None:
-        """``images_per_prompt: auto``: as many as deciding the threshold needs, over the
-        check's axes (``power.images_to_decide``)."""
-        if check.params.get("images_per_prompt") != "auto":
-            return None
-        from ..errors import SuiteError
-        from ..kinds import CHECK_KINDS
-        from ..power import MAX_AUTO_CHOICES, OverBudget, images_to_decide, power_metric
-
-        if power_metric(check.kind) is None:
-            modelled = [name for name, kind in CHECK_KINDS.items() if kind.power_metric]
-            raise SuiteError(self.path, check.location.line,
-                             f"check {check.id!r}: images_per_prompt: auto plans only "
-                             f"{' and '.join(modelled)} checks; give {check.kind} a number")
-        wide = [axis for axis in check.axes if len(suite.axes[axis].choices) > MAX_AUTO_CHOICES]
-        if wide:
-            raise SuiteError(self.path, check.location.line,
-                             f"check {check.id!r}: images_per_prompt: auto plans axes of at most "
-                             f"{MAX_AUTO_CHOICES} choices; {wide[0]!r} has "
-                             f"{len(suite.axes[wide[0]].choices)}: give the check a number")
-        from ..plan import Levels
-
-        confidence = Levels.of(check.params.get("confidence"), settings.confidence).interval
-        try:
-            return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
-                                        power=settings.power, budget=self.planning_budget) or 1
-                       for axis in check.axes)
-        except OverBudget as over:
-            raise SuiteError(self.path, check.location.line,
-                             f"check {check.id!r}: images_per_prompt: auto would simulate more "
-                             f"than this suite's planning budget ({over.args[0]} choice-"
-                             f"simulations, about 20 s) across {len(check.axes)} axes; give it "
-                             "a number (--t2i-plan prints what each check needs)") from None
-        except ValueError as undecidable:  # no n up to the search's cap decides
-            raise SuiteError(self.path, check.location.line,
-                             f"check {check.id!r}: images_per_prompt: auto finds no number of "
-                             f"images that decides it: {undecidable}") from None
 
     def _check_marks(self, suite: Suite) -> None:
         """Unregistered marks under ``--strict-markers`` become suite errors with the check's line."""
@@ -107,3 +71,44 @@ class SuiteFile(pytest.File):
         if isinstance(excinfo.value, SuiteError) and not self.config.getoption("fulltrace", False):
             return excinfo.value.render(relative_to=self.config.rootpath)
         return super().repr_failure(excinfo)
+
+
+def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
+            budget: PlanningBudget) -> int | None:
+    """``images_per_prompt: auto``: as many as deciding the threshold needs, over the
+    check's axes (``power.images_to_decide``), within ``budget``; a ``SuiteError`` at the
+    check's line when it cannot be planned (also what ``validation/fuzz_suites.py`` runs)."""
+    if check.params.get("images_per_prompt") != "auto":
+        return None
+    from ..errors import SuiteError
+    from ..kinds import CHECK_KINDS
+    from ..power import MAX_AUTO_CHOICES, OverBudget, images_to_decide, power_metric
+
+    if power_metric(check.kind) is None:
+        modelled = [name for name, kind in CHECK_KINDS.items() if kind.power_metric]
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: auto plans only "
+                         f"{' and '.join(modelled)} checks; give {check.kind} a number")
+    wide = [axis for axis in check.axes if len(suite.axes[axis].choices) > MAX_AUTO_CHOICES]
+    if wide:
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: auto plans axes of at most "
+                         f"{MAX_AUTO_CHOICES} choices; {wide[0]!r} has "
+                         f"{len(suite.axes[wide[0]].choices)}: give the check a number")
+    from ..plan import Levels
+
+    confidence = Levels.of(check.params.get("confidence"), settings.confidence).interval
+    try:
+        return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
+                                    power=settings.power, budget=budget) or 1
+                   for axis in check.axes)
+    except OverBudget as over:
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: auto would simulate more "
+                         f"than this suite's planning budget ({over.args[0]} choice-"
+                         f"simulations, about 20 s) across {len(check.axes)} axes; give it "
+                         "a number (--t2i-plan prints what each check needs)") from None
+    except ValueError as undecidable:  # no n up to the search's cap decides
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: auto finds no number of "
+                         f"images that decides it: {undecidable}") from None
