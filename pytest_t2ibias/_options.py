@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from ._settings import FAMILY_POLICIES, INI_ONLY, OPTIONS, Option, Settings
+from ._settings import (
+    FAMILY_POLICIES,
+    INI_ONLY,
+    OPTIONS,
+    Option,
+    Settings,
+    parse_model_options,
+)
 
 _BY_NAME = {option.name: option for option in OPTIONS}
 
@@ -122,6 +129,13 @@ def _parse_classifiers(config: pytest.Config, entries: list[str]) -> dict[str, s
     return classifiers
 
 
+def _model_options(config: pytest.Config) -> dict[str, Any]:
+    try:
+        return parse_model_options(get_option(config, "t2i_model_option"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"{exc} (command line or ini key t2i_model_option)") from None
+
+
 def _checked(config: pytest.Config, name: str, *, minimum: float) -> Any:
     """The numeric option ``name``, unset (None) or a finite number >= ``minimum``.
 
@@ -205,6 +219,7 @@ def read_settings(config: pytest.Config) -> Settings:
         images=get_option(config, "t2i_images"),
         vqa=get_option(config, "t2i_vqa"),
         classifiers=_parse_classifiers(config, get_option(config, "t2i_classifier")),
+        model_options=_model_options(config),
         llm=get_option(config, "t2i_llm"),
         eval_llm=get_option(config, "t2i_eval_llm"),
         device=get_option(config, "t2i_device"),

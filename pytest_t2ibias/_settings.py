@@ -7,7 +7,7 @@ with ``Settings.standalone``; everything below the pytest glue reads only ``Sett
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,34 @@ def images_shown(text: str) -> int | None:
     return number
 
 
+MODEL_DTYPES = ("float32", "fp32", "float16", "fp16", "half", "bfloat16", "bf16")
+"""What a ``dtype=`` / ``torch_dtype=`` model option may say (``_hf.resolve_dtype`` reads it)."""
+
+
+def parse_model_options(entries: list[str] | tuple[str, ...],
+                        origin: str = "--t2i-model-option") -> dict[str, Any]:
+    """``KEY=VALUE`` strings as ``from_pretrained`` keywords: null/none -> None (a component
+    left out, e.g. ``text_encoder_3=null``), true/false -> bool, anything else a string;
+    ``dtype``/``torch_dtype`` (one key, ``dtype``) and ``enable_model_cpu_offload`` checked."""
+    options: dict[str, Any] = {}
+    for entry in entries:
+        key, sep, raw = str(entry).partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not key.isidentifier():
+            raise ValueError(f"{origin} expects KEY=VALUE (e.g. text_encoder_3=null, "
+                             f"variant=fp16), got {entry!r}")
+        lowered = raw.lower()
+        value: Any = {"null": None, "none": None, "true": True, "false": False}.get(lowered, raw)
+        if key in ("dtype", "torch_dtype"):
+            if lowered.removeprefix("torch.") not in MODEL_DTYPES:
+                raise ValueError(f"{origin} {key}={raw}: expected one of {', '.join(MODEL_DTYPES)}")
+            key, value = "dtype", lowered.removeprefix("torch.")
+        if key == "enable_model_cpu_offload" and not isinstance(value, bool):
+            raise ValueError(f"{origin} enable_model_cpu_offload={raw}: expected true or false")
+        options[key] = value
+    return options
+
+
 @dataclass(frozen=True)
 class Option:
     name: str
@@ -104,6 +132,10 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("t2i_model", "generator: HF repo id or local diffusers dir (any DiffusionPipeline)", is_path=True),
+    Option("t2i_model_option", "KEY=VALUE for the --t2i-model pipeline's from_pretrained "
+           "(repeatable): a component left out (text_encoder_3=null), variant=fp16, "
+           "dtype=fp16|bf16 (overrides --t2i-dtype), enable_model_cpu_offload=true (after "
+           "loading; needs CUDA)", repeatable=True, metavar="KEY=VALUE"),
     Option("t2i_baseline_model", "second generator for baseline-vs-candidate checks", is_path=True),
     Option("t2i_images", "audit a folder of already-generated images instead of generating", is_path=True),
     Option("t2i_vqa", "VQA model: CLIP-style (zero-shot) or generative (BLIP/LLaVA/...)", is_path=True),
@@ -233,6 +265,9 @@ class Settings:
     height: int | None = None
     """``--t2i-height``: pixels; None: the suite's, the model's declaration, the pipeline's own."""
     width: int | None = None
+    model_options: dict[str, Any] = field(default_factory=dict)
+    """``--t2i-model-option``: keywords for the candidate pipeline's ``from_pretrained``
+    (``parse_model_options``); empty: none, and no change to any cache key."""
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""
@@ -245,6 +280,7 @@ class Settings:
             for option in OPTIONS
         }
         values["classifiers"] = values.pop("classifier")
+        values["model_options"] = parse_model_options(values.pop("model_option"))
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
                       strict_prompts=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},

@@ -192,20 +192,31 @@ def check_source(
 
 @contextmanager
 def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str,
-                   offline: bool = False) -> Iterator[None]:
+                   offline: bool = False, diagnose: Any = None,
+                   given: dict[str, Any] | None = None) -> Iterator[None]:
     """Re-raise any loading failure as a :class:`BackendError` with a hint of what to do;
-    ``offline``: whether --t2i-offline was given (a hint never names an option not used)."""
+    ``offline``: whether --t2i-offline was given (a hint never names an option not used);
+    ``diagnose(path, given)``: what really failed in a local folder, when it can tell (a
+    missing component), which wins over a guess from the library's words."""
     try:
         yield
     except BackendError:
         raise
     except Exception as exc:  # noqa: BLE001 - every library error becomes one readable message
         text = os.fspath(path_or_id)
+        found = None
+        if diagnose is not None and looks_like_path(path_or_id) and Path(text).expanduser().is_dir():
+            try:
+                found = diagnose(path_or_id, dict(given or {}))
+            except Exception:  # noqa: BLE001 - a diagnosis must never hide the error itself
+                found = None
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         # diffusers points at "the stacktrace above", which the report does not print
         detail = detail.replace(" Please check out the root cause in the stacktrace above.", "")
         lowered = str(exc).lower()
-        if "safetensors" in lowered:
+        if found:
+            hint = found
+        elif "safetensors" in lowered:
             hint = "the model has no .safetensors weights: convert them, or pass --t2i-allow-pickle if you trust it"
         elif "offline" in lowered or "local_files_only" in lowered or "cache" in lowered:
             hint = (f"the files of hub id {text} are not in the local Hugging Face cache: "
@@ -216,6 +227,9 @@ def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str,
             hint = "the Hugging Face hub is unreachable: check the network, or pass a local directory"
         elif "401" in lowered or "403" in lowered or "gated" in lowered or "not found" in lowered:
             hint = "check the model id and revision, and HF_TOKEN for gated or private models"
+        elif looks_like_path(path_or_id) and Path(text).expanduser().is_dir():
+            hint = (f"the folder is a saved {kind}; the library's words in parentheses say what "
+                    f"failed")
         else:
             hint = f"check that {origin} names a {kind} saved with save_pretrained"
         raise BackendError(
@@ -262,15 +276,19 @@ def load_pretrained(
     offline: bool = False,
     allow_pickle: bool = False,
     weights: bool = True,
+    diagnose: Any = None,
     **extra: Any,
 ) -> Any:
-    """``loader.from_pretrained`` with our kwargs, wrapped so failures read as BackendErrors."""
+    """``loader.from_pretrained`` with our kwargs (``extra``: more of them, such as the
+    ``--t2i-model-option`` component overrides), wrapped so failures read as BackendErrors;
+    ``diagnose``: see :func:`loading_errors`."""
     share_cores()
     kwargs = pretrained_kwargs(
         loader, revision=revision, dtype=dtype, offline=offline, allow_pickle=allow_pickle,
         weights=weights,
     )
-    with loading_errors(path_or_id, kind=kind, origin=origin, offline=offline), _library_bars_off():
+    with loading_errors(path_or_id, kind=kind, origin=origin, offline=offline, diagnose=diagnose,
+                        given=extra), _library_bars_off():
         return loader.from_pretrained(os.fspath(path_or_id), **kwargs, **extra)
 
 

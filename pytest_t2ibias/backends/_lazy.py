@@ -109,11 +109,26 @@ def _tokenizers_of(model: str, settings: Settings) -> list:
     return pipeline_tokenizers(model, offline=True)  # a folder's own files, never the hub
 
 
-def _load_pipeline(model: str, settings: Settings, origin: str):
+def _load_pipeline(model: str, settings: Settings, origin: str, options: dict[str, Any]):
     from .generator import DiffusersGenerator
 
     return DiffusersGenerator.from_pretrained(
-        model, batch_size=settings.batch_size.generator, origin=origin, **loading_of(settings))
+        model, batch_size=settings.batch_size.generator, origin=origin, model_options=options,
+        **loading_of(settings))
+
+
+def steps_within_schedule(model: str, steps: int | None, scheduler: dict[str, Any]) -> None:
+    """Steps past the scheduler's ``num_train_timesteps`` are an error naming the option and
+    the limit, read from its config (no weights loaded), not diffusers' traceback mid-run."""
+    limit = scheduler.get("num_train_timesteps")
+    if steps and isinstance(limit, int) and steps > limit:
+        from ..errors import BackendError
+
+        raise BackendError(
+            f"--t2i-steps={steps} (or the suite's steps) is more denoising steps than the "
+            f"{limit} timesteps {scheduler.get('_class_name', 'the scheduler')} of {model} was "
+            f"trained on (num_train_timesteps): a schedule cannot take more steps than that. "
+            f"Use --t2i-steps={limit} or fewer.")
 
 
 class LazyDiffusersGenerator:
@@ -122,12 +137,15 @@ class LazyDiffusersGenerator:
     def __init__(self, model: str, settings: Settings, *, origin: str,
                  steps: int | None = None, guidance_scale: float | None = None,
                  height: int | None = None, width: int | None = None,
-                 base: _Once | None = None, tokenizers: _Once | None = None) -> None:
+                 base: _Once | None = None, tokenizers: _Once | None = None,
+                 options: dict[str, Any] | None = None) -> None:
         from .own_sampling import own_sampling_of
 
         self.model = model
         self.settings = settings
         self.origin = origin
+        self.options = dict(options or {})
+        """``--t2i-model-option`` keywords for ``from_pretrained`` (``parse_model_options``)."""
         self.own = own_sampling_of(model, offline=settings.offline)
         """The pipeline's own sampling, read from its files: what a request that sets
         nothing gets (``None`` where unknown: the loaded pipeline's, never a guess)."""
@@ -135,20 +153,23 @@ class LazyDiffusersGenerator:
         self.guidance_scale = self.own.guidance if guidance_scale is None else guidance_scale
         self.height = height
         self.width = width
-        self._base = base or _Once(lambda: _load_pipeline(model, settings, origin))
+        self._base = base or _Once(lambda: _load_pipeline(model, settings, origin, self.options))
         self._configured = _Once(self._configure)
         self._tokenizers = tokenizers or _Once(lambda: _tokenizers_of(model, settings))
+        scheduler = _config_file(model, "scheduler/scheduler_config.json", offline=settings.offline)
+        steps_within_schedule(model, self.steps, scheduler)
+        options = {k: v for k, v in self.options.items() if k != "dtype"}
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint(model),
             "pipeline": _config_file(model, "model_index.json", offline=settings.offline),
-            "scheduler": _config_file(model, "scheduler/scheduler_config.json",
-                                      offline=settings.offline),
+            "scheduler": scheduler,
             "steps": self.steps,
             "guidance_scale": self.guidance_scale,
             "size": [height, width] if height or width else None,
             "own_size": [self.own.height, self.own.width],
             "diffusers": _version("diffusers") if None in (self.steps, self.guidance_scale) else None,
-            "dtype": dtype_name(settings.device, settings.dtype),
+            "dtype": dtype_name(settings.device, self.options.get("dtype", settings.dtype)),
+            **({"options": options} if options else {}),  # set only: old keys stay valid
         })
 
     def _configure(self):
@@ -158,7 +179,8 @@ class LazyDiffusersGenerator:
         return DiffusersGenerator(
             base.pipeline, model_fingerprint=base.model_fingerprint, steps=self.steps,
             guidance_scale=self.guidance_scale, height=self.height, width=self.width,
-            batch_size=base.batch.size or AUTO, device=base.device, dtype=base.dtype)
+            batch_size=base.batch.size or AUTO, device=base.device, dtype=base.dtype,
+            offload=base.offload, options=base.options)
 
     def with_options(self, *, steps: int | None = None, guidance_scale: float | None = None,
                      height: int | None = None, width: int | None = None) -> LazyDiffusersGenerator:
@@ -167,7 +189,7 @@ class LazyDiffusersGenerator:
             self.model, self.settings, origin=self.origin, steps=steps or self.steps,
             guidance_scale=self.guidance_scale if guidance_scale is None else guidance_scale,
             height=height or self.height, width=width or self.width, base=self._base,
-            tokenizers=self._tokenizers)
+            tokenizers=self._tokenizers, options=self.options)
 
     def prompt_problems(self, prompts: list[str]) -> dict[str, str]:
         """Prompts its tokenizers cannot read whole -> why; read from the pipeline's folder
@@ -212,7 +234,8 @@ def lazy_generator(model: str, settings: Settings, *, origin: str):
         from .folder import FolderImages
 
         return FolderImages(model)
-    return LazyDiffusersGenerator(model, settings, origin=origin)
+    options = settings.model_options if origin == "--t2i-model" else {}
+    return LazyDiffusersGenerator(model, settings, origin=origin, options=options)
 
 
 def lazy_answerer(model: str, settings: Settings, *, origin: str) -> LazyAnswerer:

@@ -21,6 +21,52 @@ from ._fingerprint import settings_fingerprint
 from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve_dtype
 
 
+def missing_components(path_or_id: str | os.PathLike, given: dict[str, Any]) -> str | None:
+    """Why a local pipeline folder failed to load, when a part it needs is not there: the
+    components its class requires that ``model_index.json`` lists as absent (saved without
+    them, as SD3 without T5) or whose folder holds no files; None when that is not it."""
+    import inspect
+    import json
+    from pathlib import Path
+
+    folder = Path(os.fspath(path_or_id)).expanduser()
+    try:
+        index = json.loads((folder / "model_index.json").read_text())
+    except (OSError, ValueError):
+        return None
+    import diffusers
+
+    pipeline_class = getattr(diffusers, str(index.get("_class_name")), None)
+    try:
+        parameters = inspect.signature(pipeline_class.__init__).parameters if pipeline_class else {}
+    except (TypeError, ValueError):
+        parameters = {}
+    required = [name for name, p in parameters.items()
+                if name != "self" and p.default is inspect.Parameter.empty
+                and p.kind is p.POSITIONAL_OR_KEYWORD]
+    missing = []
+    for name in required:
+        if name in given:
+            continue
+        entry = index.get(name)
+        listed = isinstance(entry, list) and len(entry) == 2 and entry[1] is not None
+        part = folder / name
+        if not listed:
+            missing.append((name, "listed as absent in model_index.json"))
+        elif not part.is_dir() or not any(part.iterdir()):
+            missing.append((name, f"{entry[1]}, whose folder {name}/ is missing or empty"))
+        elif (part / "config.json").is_file() and not any(
+                f.suffix in (".safetensors", ".bin") for f in part.iterdir()):
+            missing.append((name, f"{entry[1]}, whose folder {name}/ has no weights"))
+    if not missing:
+        return None
+    parts = "; ".join(f"{name} ({why})" for name, why in missing)
+    overrides = " ".join(f"--t2i-model-option {name}=null" for name, _ in missing)
+    return (f"the folder is a saved {index.get('_class_name')}, but parts its class needs are "
+            f"not in it: {parts}. If the pipeline works without them (SD3 without its T5 "
+            f"encoder), load it with {overrides}; otherwise download the missing parts")
+
+
 def call_defaults(pipeline: Any) -> dict[str, Any]:
     """The pipeline's own ``num_inference_steps`` and ``guidance_scale`` (its ``__call__``'s
     defaults): what it samples with when not told."""
@@ -49,12 +95,20 @@ class DiffusersGenerator:
         batch_size: int | str = 8,
         device: str | torch.device = "cpu",
         dtype: str | torch.dtype | None = None,
+        offload: bool = False,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.device = resolve_device(device)
         self.dtype = None if dtype is None else resolve_dtype(dtype, self.device)
-        self.pipeline = pipeline.to(self.device)
-        if self.dtype is not None and getattr(self.pipeline, "dtype", None) != self.dtype:
-            self.pipeline = self.pipeline.to(self.dtype)
+        self.offload = offload
+        if offload:  # diffusers moves each model to the GPU for its forward, then back
+            self.pipeline = pipeline
+            if getattr(pipeline, "_offload_device", None) is None:
+                pipeline.enable_model_cpu_offload(device=self.device)
+        else:
+            self.pipeline = pipeline.to(self.device)
+            if self.dtype is not None and getattr(self.pipeline, "dtype", None) != self.dtype:
+                self.pipeline = self.pipeline.to(self.dtype)
         self.pipeline.set_progress_bar_config(disable=True)
         self.model_fingerprint = model_fingerprint
         own = call_defaults(pipeline)
@@ -73,7 +127,9 @@ class DiffusersGenerator:
             "height": height,
             "width": width,
             "dtype": str(self.dtype or getattr(pipeline, "dtype", None)),
+            **({"options": options} if options else {}),  # set only: old keys stay valid
         })
+        self.options = dict(options or {})
 
     @classmethod
     def from_pretrained(
@@ -86,19 +142,32 @@ class DiffusersGenerator:
         width: int | None = None,
         batch_size: int | str = 8,
         origin: str = "--t2i-model",
+        model_options: dict[str, Any] | None = None,
         **loading: Any,
     ) -> DiffusersGenerator:
-        """Load a local diffusers directory or hub id (``loading``: the ``Loading`` keywords);
+        """Load a local diffusers directory or hub id (``loading``: the ``Loading`` keywords;
+        ``model_options``: ``--t2i-model-option`` keywords for ``from_pretrained``, a
+        ``dtype`` winning over ``loading``'s, ``enable_model_cpu_offload`` applied after);
         failures are ``BackendError``s."""
         from diffusers import DiffusionPipeline
 
-        how = Loading(**loading)
+        from ..errors import BackendError
+
+        extra = dict(model_options or {})
+        offload = bool(extra.pop("enable_model_cpu_offload", False))
+        how = Loading(**{**loading, **({"dtype": extra.pop("dtype")} if "dtype" in extra else {})})
         common = how.source("diffusers pipeline", origin)
         check_source(path_or_id, marker="model_index.json", allow_pickle=how.allow_pickle, **common)
         torch_device = resolve_device(how.device)
+        if offload and torch_device.type != "cuda":
+            raise BackendError(
+                f"--t2i-model-option enable_model_cpu_offload=true: model CPU offload moves each "
+                f"part of the pipeline to a GPU for its forward pass, and this run's device is "
+                f"{torch_device} (--t2i-device); drop the option here, or run on a CUDA device.")
         torch_dtype = resolve_dtype(how.dtype, torch_device)
         pipeline = load_pretrained(DiffusionPipeline, path_or_id, dtype=torch_dtype,
-                                   allow_pickle=how.allow_pickle, **common)
+                                   allow_pickle=how.allow_pickle, diagnose=missing_components,
+                                   **common, **extra)
         return cls(
             pipeline,
             model_fingerprint=fingerprint_model(path_or_id, how.revision),
@@ -109,6 +178,8 @@ class DiffusersGenerator:
             batch_size=batch_size,
             device=torch_device,
             dtype=torch_dtype,
+            offload=offload,
+            options={k: v for k, v in (model_options or {}).items() if k != "dtype"},
         )
 
     def generate(self, requests: list[ImageRequest]) -> list[Image.Image]:

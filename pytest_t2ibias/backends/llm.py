@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..errors import BackendError
 from ._fingerprint import settings_fingerprint
 from ._hf import Loading, load_model_and_processor, resolve_device
 
@@ -86,6 +87,22 @@ class CausalLM:
         too long for the model is the point, so the tokenizer's warning is off."""
         return len(self.encode_prefix(text, verbose=False))
 
+    def _within_context(self, prompt_tokens: int, max_new_tokens: int) -> int:
+        """The new tokens a reply may take: ``max_new_tokens``, less where the model's context
+        ends first (a reply cut there counts as cut); a prompt that fills the context alone is
+        a ``BackendError`` naming the model's class and the numbers (past its position table
+        a model raises an IndexError from inside, or reads garbage)."""
+        context = self.context_length
+        if context is None:
+            return max_new_tokens
+        if prompt_tokens >= context:
+            raise BackendError(
+                f"{type(self.model).__name__} attends over {context} tokens (its config's "
+                f"position table), but this instruction alone takes {prompt_tokens}: it lacks "
+                f"the context the task needs. Use a causal LM with a context longer than "
+                f"{prompt_tokens} tokens (--t2i-llm).")
+        return min(max_new_tokens, context - prompt_tokens)
+
     # -- encoding ---------------------------------------------------------------------
 
     def encode(self, text: str, *, verbose: bool = True) -> list[int]:
@@ -160,7 +177,9 @@ class CausalLM:
     @torch.no_grad()
     def complete(self, prompt: str, max_new_tokens: int = 32) -> str:
         """Greedy continuation of ``prompt`` (the new text only), stopping at EOS."""
-        input_ids, attention_mask = self._right_padded([self.encode_prefix(prompt)])
+        ids = self.encode_prefix(prompt, verbose=False)
+        max_new_tokens = self._within_context(len(ids), max_new_tokens)
+        input_ids, attention_mask = self._right_padded([ids])
         output = self.model.generate(
             input_ids=input_ids,
             attention_mask=attention_mask,
@@ -182,7 +201,8 @@ class CausalLM:
                 [{"role": "user", "content": instruction}], tokenize=True, add_generation_prompt=True,
                 return_dict=False))
         else:
-            ids = self.encode_prefix(instruction)
+            ids = self.encode_prefix(instruction, verbose=False)
+        max_new_tokens = self._within_context(len(ids), max_new_tokens)
         input_ids, attention_mask = self._right_padded([ids])
         output = self.model.generate(
             input_ids=input_ids, attention_mask=attention_mask, do_sample=False, num_beams=1,

@@ -341,6 +341,16 @@ def load_answerer(
     check_source(path_or_id, marker="config.json", allow_pickle=how.allow_pickle, **common)
     config = _read_config(path_or_id, **common)
     options = dict(origin=origin, **loading, **({} if batch_size is None else {"batch_size": batch_size}))
+    architectures = list(getattr(config, "architectures", None) or [])
+    classifier = next((a for a in architectures if a.endswith("ForImageClassification")), None)
+    if classifier is not None:
+        labels = ", ".join(str(v) for v in (getattr(config, "id2label", None) or {}).values())
+        raise BackendError(
+            f"{origin}={os.fspath(path_or_id)}: {classifier} is an image classifier (labels: "
+            f"{labels or 'none'}), not a visual question answering model: it has no text input, "
+            f"so it cannot answer a question nor score a choice outside its labels. Pass it as "
+            f"--t2i-classifier=AXIS={os.fspath(path_or_id)} for an axis whose choices are its "
+            f"labels, and a CLIP, SigLIP, BLIP VQA or LLaVA-style model as {origin}.")
     if config.model_type in CONTRASTIVE_MODEL_TYPES:
         return ClipAnswerer.from_pretrained(path_or_id, template=template, **options)
     if config.model_type in BLIP_MODEL_TYPES:
