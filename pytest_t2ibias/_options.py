@@ -4,7 +4,9 @@ The option table and ``Settings`` live in ``_settings`` (no pytest); this is the
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +154,41 @@ def _checked(config: pytest.Config, name: str, *, minimum: float) -> Any:
     return value
 
 
+def _report_path(config: pytest.Config, name: str, what: str, example: str) -> str | None:
+    """``--t2i-json``/``--t2i-html``: a directory, a path under a file or a place that cannot
+    be written is a usage error now, not a traceback when the run is over."""
+    value = get_option(config, name)
+    if value is None:
+        return None
+    problem = unwritable(Path(value))
+    if problem is not None:
+        raise pytest.UsageError(
+            f"{_BY_NAME[name].cli}={value}: the {what} report cannot be written there: "
+            f"{problem}; give a file path in a writable directory, e.g. "
+            f"{_BY_NAME[name].cli}={example}")
+    return value
+
+
+def unwritable(path: Path) -> str | None:
+    """Why a file cannot be written at ``path`` (as far as can be known before writing),
+    with the OS's words for it; None if nothing is known to stop it."""
+    if path.is_dir():
+        return f"{path} is a directory ({os.strerror(errno.EISDIR)})"
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # the writer will create the rest
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{folder} is not a directory ({os.strerror(errno.ENOTDIR)})"
+    if not os.access(folder, os.W_OK):
+        try:
+            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):  # no statvfs (Windows)
+            read_only = False
+        reason = errno.EROFS if read_only else errno.EACCES
+        return f"{folder} cannot be written ({os.strerror(reason)})"
+    return None
+
+
 def _power(value: float) -> float:
     if not 0.5 <= value < 1:
         raise pytest.UsageError(f"--t2i-power must lie in [0.5, 1), got {value}")
@@ -238,8 +275,8 @@ def read_settings(config: pytest.Config) -> Settings:
         refresh=get_option(config, "t2i_refresh"),
         offline=get_option(config, "t2i_offline"),
         allow_pickle=get_option(config, "t2i_allow_pickle"),
-        json=get_option(config, "t2i_json"),
-        html=get_option(config, "t2i_html"),
+        json=_report_path(config, "t2i_json", "JSON", "report.json"),
+        html=_report_path(config, "t2i_html", "HTML", "report.html"),
         confidence=confidence,
         bootstrap=_checked(config, "t2i_bootstrap", minimum=1),
         burden=burden,

@@ -45,6 +45,8 @@ class T2ISession:
         self._family: Family | None = None
         self.written_reports: list[tuple[str, str]] = []
         """(format, path) of each report written, named at the end of the terminal summary."""
+        self.report_errors: list[str] = []
+        """Why a report could not be written: shown last in the summary, the session failed."""
         from ._test_call import shown_per_prompt  # --t2i-html-images, for every gallery
 
         shown_per_prompt.set(settings.html_images)
@@ -267,18 +269,42 @@ class T2ISession:
         if not (self.settings.json or self.settings.html):
             return
         run = self.run_header()
-        if self.settings.json:
+        settings = self.settings
+        if settings.json:
             from .reports.rows import write_json
 
-            write_json(self.settings.json, rows, self.total_counters, run)
-            self.written_reports.append(("JSON", self.settings.json))
-        if self.settings.html:
+            self._write_report("JSON", "--t2i-json", settings.json, lambda: write_json(
+                settings.json, rows, self.total_counters, run))
+        if settings.html:
             from .reports.html import write_html
 
-            settings = self.settings
-            write_html(settings.html, rows, run=run,
-                       cache_dir=None if settings.no_cache else settings.cache_dir)
-            self.written_reports.append(("HTML", settings.html))
+            self._write_report("HTML", "--t2i-html", settings.html, lambda: write_html(
+                settings.html, rows, run=run,
+                cache_dir=None if settings.no_cache else settings.cache_dir))
+        if self.report_errors and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _write_report(self, what: str, option: str, path: str, write: Callable[[], None]
+                      ) -> None:
+        """Write one report; an OS error (a full or read-only disk) is one paragraph at the
+        end of the summary and a failed session, never a traceback nor an old report left
+        to read as this run's."""
+        try:
+            write()
+        except OSError as exc:
+            from pathlib import Path
+
+            try:
+                Path(path).unlink(missing_ok=True)  # half a report, or the last run's
+            except OSError:
+                pass
+            reason = exc.strerror or str(exc)
+            self.report_errors.append(
+                f"{option}={path}: the {what} report could not be written ({reason}"
+                f"{': ' + str(exc.filename) if exc.filename else ''}); free space there or "
+                f"point {option} at a writable file")
+            return
+        self.written_reports.append((what, path))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -310,6 +336,8 @@ class T2ISession:
         if self.config.get_verbosity() >= 0:  # as pytest names its junit file
             for what, path in self.written_reports:
                 terminalreporter.write_sep("-", f"t2ibias: {what} report written to {path}")
+        for error in self.report_errors:
+            terminalreporter.write_line(f"t2ibias: ERROR {error}", red=True, bold=True)
 
     def _write_summary(self, terminalreporter: Any) -> None:
         if not self.sorted_results():

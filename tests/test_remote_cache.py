@@ -31,17 +31,17 @@ def test_an_entry_written_on_one_machine_is_read_on_another(tmp_path, url):
     first.put_image("ab" + "1" * 62, picture(), REQUEST)
     first.put_answer("cd" + "2" * 62, {"question": "q", "choices": ["a", "b"],
                                        "answerer": "x", "probabilities": [0.25, 0.75]})
-    assert first.remote.pushed == 2
+    assert first.remote.pushed == 3  # the image, its index record and the answer
 
     remote = RemoteCache(url)
     second = Cache(tmp_path / "machine-b", remote=remote)
     image = second.get_image("ab" + "1" * 62)
     assert image is not None and image.getpixel((0, 0)) == (200, 30, 40)
     assert second.get_answer("cd" + "2" * 62)["probabilities"] == [0.25, 0.75]
-    assert remote.fetched == 2
+    assert remote.fetched == 3
     # now local: read again without the store
     assert (tmp_path / "machine-b" / "images" / "ab").exists()
-    assert second.get_image("ab" + "1" * 62) is not None and remote.fetched == 2
+    assert second.get_image("ab" + "1" * 62) is not None and remote.fetched == 3
     assert second.get_image("ef" + "3" * 62) is None  # in neither tier
 
 

@@ -403,13 +403,13 @@ class Thumbnails:
         if self.root is None or not IMAGE_KEY.fullmatch(key):
             return None
         path = self.root / "images" / key[:2] / f"{key}.png"
-        try:
-            from PIL import Image
+        from PIL import Image
 
+        try:
             with Image.open(path) as opened:
                 image = opened.convert("RGB")
-        except (OSError, ValueError, SyntaxError):  # absent, unreadable or not an image
-            return None
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+            return None  # absent, unreadable, not an image or a decompression bomb
         buffer = io.BytesIO()
         if max(image.size) <= THUMB_PX:
             image.save(buffer, "PNG", optimize=True)

@@ -7,7 +7,8 @@ access and modification times: reads update the access time on most mounts only 
 An image or answer is deleted only under its key's claim (``Cache.claim``), so an entry a
 running process is computing or quarantining is never touched: it is skipped and counted.
 Probes (``probes/<axis>-<key>/``, BGPS) are whole directories and have no claims; temp
-files of writes in progress and locks (``locks/``, ``*.lock``) are no entries. Sizes are
+files of writes in progress, locks (``locks/``, ``*.lock``) and the index of image hashes
+(``index/``: a record goes with its image, removed along with it) are no entries. Sizes are
 given twice: the data, and what it takes on disk (blocks, directories and lock files
 included: what ``du`` says), since thousands of small files take far more than their bytes.
 Lock files are removed after use; ``prune`` removes those an older version left behind.
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import filelock
 
-from .cache import Cache, release_removing
+from .cache import Cache, index_path, release_removing
 
 KINDS = ("images", "answers", "probes", "other")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
@@ -91,7 +92,7 @@ def entries(root: Path) -> list[Entry]:
     root = Path(root)
     found: list[Entry] = []
     for top in sorted(root.iterdir()) if root.is_dir() else []:
-        if top.name == "locks":
+        if top.name in ("locks", "index"):  # no entries: claims, and the images' records
             continue
         if top.name == "probes" and top.is_dir():
             found += [_directory(probe) for probe in sorted(top.iterdir()) if probe.is_dir()]
@@ -211,10 +212,14 @@ def _remove(cache: Cache, entry: Entry, dry_run: bool) -> bool:
             if entry.path.is_dir():
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
-                try:
-                    os.unlink(entry.path)
-                except FileNotFoundError:
-                    pass  # another prune was first
+                paths = [entry.path]
+                if entry.kind == "images" and entry.key:
+                    paths.append(index_path(entry.path.parents[2], entry.key))
+                for path in paths:
+                    try:
+                        os.unlink(path)
+                    except FileNotFoundError:
+                        pass  # another prune was first (or an image from before the index)
         return True
     finally:
         if claim is not None:

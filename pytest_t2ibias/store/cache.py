@@ -8,8 +8,17 @@ when the cache is first written. A process computing an entry holds a *claim* on
 (a file lock under ``locks/``, released by the OS if the process dies), so others wait for
 it instead of computing the same image twice.
 
-A corrupt entry (unreadable, wrong-typed, or an image whose pixels no longer match the
-content hash stored in its PNG) is moved aside to ``corrupt/`` (never deleted) and recomputed.
+Every read is verified. An image's key -> content hash is recorded in ``index/ab/<key>.sha256``
+(written before the PNG), so an image altered and re-saved without its ``content_hash`` chunk,
+two swapped entries or a replaced file no longer match; an answer carries its own ``hash`` (of
+its probabilities and of the image, question, choices and judge it answers), and its
+probabilities must be a whole row of numbers in [0, 1] summing to 1 (or all null: an
+abstention). An entry that fails (unreadable, a decompression bomb, wrong-typed, tampered) is
+moved aside to ``corrupt/`` (never deleted), with a ``CacheWarning`` naming it, and recomputed.
+
+Entries written before the index (no record) are served once their PNG chunk (images) or
+their question, choices and judge (answers) check out, and the record is written then, so a
+warm cache stays warm: nothing is recomputed for the migration.
 """
 
 from __future__ import annotations
@@ -46,6 +55,10 @@ STALE_TMP_SECONDS = 600.0
 """A temp file this old was left by a killed writer (a live one renames it within seconds)."""
 CONTENT_HASH_TEXT = "content_hash"
 """PNG text chunk holding ``content_hash`` of the pixels, checked on every read."""
+ANSWER_HASH_FIELD = "hash"
+"""An answer entry's own hash: of every other field (``answer_hash``)."""
+SUM_TOLERANCE = 0.01
+"""How far a row of probabilities may sum from 1 (float16 judges round each to ~1e-3)."""
 
 
 class CacheWarning(UserWarning):
@@ -74,6 +87,12 @@ def answer_key(
     """Image content + extractor fingerprint + question + choices (+ statements)."""
     return _hash("answer", CACHE_VERSION, content_hash, answerer_fingerprint, question,
                  list(choices), list(statements) if statements else None)
+
+
+def answer_hash(record: dict[str, Any]) -> str:
+    """Hash of an answer entry's fields except the hash itself: edit one and it no longer
+    matches."""
+    return _hash("answer-record", {k: v for k, v in record.items() if k != ANSWER_HASH_FIELD})
 
 
 def content_hash(image: Image.Image) -> str:
@@ -129,26 +148,39 @@ class Cache:
 
     # -- images ---------------------------------------------------------------------------
 
-    def get_image(self, key: str) -> Image.Image | None:
+    def get_image(self, key: str, request: ImageRequest | None = None) -> Image.Image | None:
+        """The image stored under ``key``, verified (see the module doc); None if absent or
+        caught (then moved aside). ``request``: also check the PNG says it is this request's."""
+        found = self.get_image_hashed(key, request)
+        return found[0] if found is not None else None
+
+    def get_image_hashed(self, key: str, request: ImageRequest | None = None
+                         ) -> tuple[Image.Image, str] | None:
+        """``get_image`` and the image's ``content_hash`` (computed to verify it anyway)."""
         path = self._path("images", key, ".png") if self.enabled else None
         seen = self._readable(path) if path is not None else None
         if path is None or seen is None:
             return None
         try:
+            _refuse_bomb(path)
             with Image.open(path) as opened:
                 opened.load()
-                stored_hash = getattr(opened, "text", {}).get(CONTENT_HASH_TEXT)
+                text = dict(getattr(opened, "text", {}))
                 image = opened.convert("RGB")
         except FileNotFoundError:  # another process moved it aside meanwhile
             return None
-        except (OSError, ValueError, SyntaxError) as exc:
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
             self._quarantine(key, path, exc, seen)
             return None
-        if stored_hash is not None and content_hash(image) != stored_hash:
-            self._quarantine(key, path, ValueError("pixels do not match the stored content hash"),
-                             seen)
+        actual = content_hash(image)
+        recorded = self._recorded_hash(key)
+        problem = _image_problem(actual, recorded, text, request)
+        if problem is not None:
+            self._quarantine(key, path, ValueError(problem), seen)
             return None
-        return image
+        if recorded is None:  # written before the index: its chunk vouched for it, record it
+            self._record_hash(key, actual)
+        return image, actual
 
     def put_image(self, key: str, image: Image.Image, request: ImageRequest,
                   image_hash: str | None = None) -> None:
@@ -160,30 +192,73 @@ class Cache:
         info.add_text("prompt", request.prompt)
         info.add_text("seed", str(request.seed))
         info.add_text("index", str(request.index))
-        info.add_text(CONTENT_HASH_TEXT, image_hash or content_hash(image))
+        image_hash = image_hash or content_hash(image)
+        info.add_text(CONTENT_HASH_TEXT, image_hash)
         buffer = io.BytesIO()
         image.save(buffer, format="PNG", pnginfo=info)
+        # the record first: a reader that sees the new PNG sees its record too
+        self._write(self._record_path(key), image_hash.encode())
         self._write(self._path("images", key, ".png"), buffer.getvalue())
+
+    def _record_path(self, key: str) -> Path:
+        assert self.root is not None
+        return index_path(self.root, key)
+
+    def _recorded_hash(self, key: str) -> str | None:
+        """The content hash recorded for image ``key`` (here, else in the remote tier)."""
+        path = self._record_path(key)
+        try:
+            return path.read_text().strip()
+        except FileNotFoundError:
+            pass
+        except OSError:  # unreadable: the image cannot match it, and is recomputed
+            return ""
+        if self._fetch(path) is None:
+            return None
+        try:
+            return path.read_text().strip()
+        except OSError:
+            return None
+
+    def _record_hash(self, key: str, image_hash: str) -> None:
+        """Record a legacy entry's verified hash; a read-only cache still serves it."""
+        try:
+            self._write(self._record_path(key), image_hash.encode())
+        except CacheError as exc:
+            log.debug("could not record the hash of %s: %s", key, exc)
 
     # -- answers --------------------------------------------------------------------------
 
-    def get_answer(self, key: str) -> dict[str, Any] | None:
+    def get_answer(self, key: str, expected: dict[str, Any] | None = None
+                   ) -> dict[str, Any] | None:
+        """The answer stored under ``key``, verified: its own hash, ``expected`` (the image's
+        content hash, question, choices, statements and judge the key was made of) and its
+        probabilities (``_check_answer``); None if absent or caught (then moved aside)."""
         path = self._path("answers", key, ".json") if self.enabled else None
         seen = self._readable(path) if path is not None else None
         if path is None or seen is None:
             return None
         try:
             record = json.loads(path.read_text())
-            _check_answer(record)
-            return record
+            _check_answer(record, expected or {})
         except FileNotFoundError:  # another process moved it aside meanwhile
             return None
         except (OSError, ValueError) as exc:
             self._quarantine(key, path, exc, seen)
             return None
+        if ANSWER_HASH_FIELD not in record:  # written before answers had a hash: seal it now
+            record = {**record, **(expected or {})}
+            try:
+                self.put_answer(key, record)
+            except CacheError as exc:  # a read-only cache still serves it
+                log.debug("could not add a hash to %s: %s", path, exc)
+        return record
 
     def put_answer(self, key: str, record: dict[str, Any]) -> None:
+        """Store ``record`` with its ``hash`` (``answer_hash``)."""
         if self.enabled:
+            record = {k: v for k, v in record.items() if k != ANSWER_HASH_FIELD}
+            record[ANSWER_HASH_FIELD] = answer_hash(record)
             self._write(self._path("answers", key, ".json"), json.dumps(record).encode())
 
     def _readable(self, path: Path) -> os.stat_result | None:
@@ -324,6 +399,11 @@ class Cache:
         )
 
 
+def index_path(root: Path, key: str) -> Path:
+    """Where the content hash of image ``key`` is recorded: ``index/ab/<key>.sha256``."""
+    return Path(root) / "index" / key[:2] / f"{key}.sha256"
+
+
 class Claim:
     """The right to compute one entry; ``release()`` once it is written (or given up)."""
 
@@ -345,16 +425,83 @@ def _move_if_unchanged(path: Path, target: Path, seen: os.stat_result) -> None:
         os.replace(path, target)
 
 
-def _check_answer(record: Any) -> None:
-    """A cached answer is ``{"probabilities": [number or null, ...], ...}``; else ValueError."""
+def _refuse_bomb(path: Path) -> None:
+    """Raise ``DecompressionBombError`` for a PNG whose header claims more pixels than PIL
+    allows, before PIL allocates them (PIL itself only warns up to twice its limit)."""
+    limit = Image.MAX_IMAGE_PIXELS
+    with open(path, "rb") as handle:
+        header = handle.read(24)
+    if limit is None or header[:8] != b"\x89PNG\r\n\x1a\n" or header[12:16] != b"IHDR":
+        return
+    width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+    if width * height > limit:
+        raise Image.DecompressionBombError(
+            f"a {width} x {height} image claims {width * height} pixels, over PIL's limit of "
+            f"{limit} (a decompression bomb)")
+
+
+def _image_problem(actual: str, recorded: str | None, text: dict[str, Any],
+                   request: ImageRequest | None) -> str | None:
+    """What is wrong with an image whose pixels hash to ``actual``; None if nothing."""
+    stored = text.get(CONTENT_HASH_TEXT)
+    if stored is not None and stored != actual:
+        return "pixels do not match the stored content hash"
+    if recorded is not None and recorded != actual:
+        return (f"pixels hash to {actual[:12]}, but the index records {recorded[:12] or '?'} "
+                f"for this key: a replaced or swapped image")
+    if recorded is None and stored is None:
+        return "no content hash in the index nor in the PNG: nothing to verify it against"
+    if request is not None:
+        said = {"prompt": request.prompt, "seed": str(request.seed), "index": str(request.index)}
+        for name, value in said.items():
+            if name in text and text[name] != value:
+                return (f"the PNG is the image of {name} {text[name][:60]!r}, not of "
+                        f"{value[:60]!r}: a swapped image")
+    return None
+
+
+def _check_answer(record: Any, expected: dict[str, Any]) -> None:
+    """A cached answer is ``{"probabilities": [...], ...}`` matching its own hash and
+    ``expected``, its probabilities one row (see ``check_probabilities``); else ValueError."""
     if not isinstance(record, dict) or "probabilities" not in record:
         raise ValueError("no 'probabilities' field")
-    probabilities = record["probabilities"]
-    if not isinstance(probabilities, list) or not all(
-            p is None or (isinstance(p, (int, float)) and not isinstance(p, bool)
-                          and math.isfinite(p)) for p in probabilities):
-        raise ValueError(f"'probabilities' must be a list of numbers or nulls, "
-                         f"got {str(probabilities)[:80]}")
+    sealed = ANSWER_HASH_FIELD in record
+    if sealed and record[ANSWER_HASH_FIELD] != answer_hash(record):
+        raise ValueError("the answer does not match its hash: edited since it was written")
+    for field, value in expected.items():
+        if (sealed or field in record) and record.get(field) != value:
+            raise ValueError(f"the entry answers {field} {str(record.get(field))[:80]!r}, not "
+                             f"{str(value)[:80]!r}: a swapped entry")
+    choices = expected.get("choices", record.get("choices"))
+    check_probabilities(record["probabilities"],
+                        len(choices) if isinstance(choices, list) else None)
+
+
+def check_probabilities(probabilities: Any, n_choices: int | None = None) -> None:
+    """One answer row: ``n_choices`` numbers in [0, 1] summing to 1 (within
+    ``SUM_TOLERANCE``), or all null/NaN (the judge could not score the image: an
+    abstention); else ValueError saying what is wrong."""
+    def shown() -> str:
+        return str(probabilities)[:80]
+
+    if not isinstance(probabilities, (list, tuple)) or not all(
+            p is None or (isinstance(p, (int, float)) and not isinstance(p, bool))
+            for p in probabilities):
+        raise ValueError(f"'probabilities' must be a list of numbers or nulls, got {shown()}")
+    if n_choices is not None and len(probabilities) != n_choices:
+        raise ValueError(f"'probabilities' has {len(probabilities)} values for {n_choices} "
+                         f"choices: {shown()}")
+    missing = [p is None or math.isnan(p) for p in probabilities]
+    if all(missing):
+        return  # an abstention
+    if any(missing):
+        raise ValueError(f"'probabilities' {shown()} mixes numbers and nulls (only a whole row "
+                         f"may be null: an abstention)")
+    if not all(math.isfinite(p) and 0.0 <= p <= 1.0 for p in probabilities):
+        raise ValueError(f"'probabilities' {shown()} are not all within [0, 1]")
+    if abs(math.fsum(probabilities) - 1.0) > SUM_TOLERANCE:
+        raise ValueError(f"'probabilities' {shown()} sum to {math.fsum(probabilities):.4g}, "
+                         f"not 1")
 
 
 def write_atomically(path: Path, payload: bytes) -> None:

@@ -19,7 +19,8 @@ import numpy as np
 
 from .._types import ABSTAINED, Answers, GeneratedImage, ImageRequest, ImageSet
 from ..backends._base import Answerer, Generator
-from .cache import Cache, Claim, answer_key, content_hash, image_key
+from ..errors import BackendError
+from .cache import Cache, Claim, answer_key, check_probabilities, content_hash, image_key
 from .degenerate import check_images, check_scores
 from .write_behind import WriteBehind
 
@@ -75,9 +76,9 @@ class RequestLayer:
         keys = [image_key(generator.fingerprint, request) for request in requests]
 
         def from_cache(key: str, request: ImageRequest) -> bool:
-            cached = self.cache.get_image(key)
+            cached = self.cache.get_image_hashed(key, request)
             if cached is not None:
-                self._images[key] = _generated(request, cached, key)
+                self._images[key] = _generated(request, cached[0], key, cached[1])
                 self.counters.images_from_cache += 1
             return cached is not None
 
@@ -126,9 +127,15 @@ class RequestLayer:
             for item in images
         ]
 
+        def answered(item: GeneratedImage) -> dict[str, object]:
+            """What an answer entry answers: the key's parts, checked on every read."""
+            return {"image": item.content_hash, "question": question, "choices": list(choices),
+                    "statements": list(statements) if statements else None,
+                    "answerer": answerer.fingerprint}
+
         def from_cache(key: str, item: GeneratedImage) -> bool:
-            record = self.cache.get_answer(key)
-            if record is None or len(record["probabilities"]) != len(choices):
+            record = self.cache.get_answer(key, answered(item))
+            if record is None:
                 return False
             self._answers[key] = np.asarray(record["probabilities"], dtype=float)
             self.counters.answers_from_cache += 1
@@ -151,14 +158,19 @@ class RequestLayer:
                     f"{len(batch)} images x {len(choices)} choices"
                 )
             check_scores(_model_name(answerer), question, [item for _, item in batch], scores)
-            for (key, _), row in zip(batch, scores):
+            for (key, item), row in zip(batch, scores):
+                probabilities = [None if np.isnan(p) else float(p) for p in row]
+                try:
+                    check_probabilities(probabilities)
+                except ValueError as exc:
+                    raise BackendError(
+                        f"the judge {_model_name(answerer)} answered {question!r} for an image "
+                        f"of {item.prompt!r} with {exc}; an answerer's score() must return "
+                        f"rows of probabilities summing to 1, or a row of NaN to abstain"
+                    ) from None
                 self._answers[key] = row
-                self._behind(self.cache.put_answer, key, {
-                    "question": question,
-                    "choices": list(choices),
-                    "answerer": answerer.fingerprint,
-                    "probabilities": [None if np.isnan(p) else float(p) for p in row],
-                })
+                self._behind(self.cache.put_answer, key,
+                             {**answered(item), "probabilities": probabilities})
             self.counters.answers_scored += len(batch)
 
         self._compute_once(missing, from_cache, score, f"answering {question!r}",
@@ -249,14 +261,15 @@ def _model_name(backend: object) -> str:
     return type(backend).__name__
 
 
-def _generated(request: ImageRequest, picture, key: str) -> GeneratedImage:
+def _generated(request: ImageRequest, picture, key: str,
+               image_hash: str | None = None) -> GeneratedImage:
     return GeneratedImage(
         prompt=request.prompt,
         seed=request.seed,
         index=request.index,
         image=picture,
         key=key,
-        content_hash=content_hash(picture),
+        content_hash=image_hash or content_hash(picture),
     )
 
 

@@ -1,0 +1,273 @@
+"""Every cache read verified (#23): a tampered entry of any kind is caught, moved aside,
+recomputed and never served; a warm cache written before the index stays warm."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pytest_t2ibias.errors import BackendError
+from pytest_t2ibias.store import cache as store
+from pytest_t2ibias.store.cache import Cache, CacheWarning
+from pytest_t2ibias.store.request_layer import RequestLayer
+from tests.test_requests import FixedAnswerer, NoiseColourGenerator, requests
+
+
+def warm(tmp_path, n=2, row=(0.918, 0.082)):
+    """A cache holding ``n`` images of prompt "a" and their answers to "q"; what was served."""
+    layer = RequestLayer(Cache(tmp_path))
+    images = layer.images(NoiseColourGenerator(), requests("a", n))
+    answers = layer.answers(FixedAnswerer([list(row)]), images, "q", ["x", "y"])
+    return images, answers
+
+
+def image_file(tmp_path, item):
+    return tmp_path / "images" / item.key[:2] / f"{item.key}.png"
+
+
+def rerun_images(tmp_path, n=2):
+    """A fresh process's images: (layer, generator, images), catching the warnings."""
+    layer, generator = RequestLayer(Cache(tmp_path)), NoiseColourGenerator()
+    return layer, generator, layer.images(generator, requests("a", n))
+
+
+def pixels(images):
+    return [np.asarray(item.image).tolist() for item in images]
+
+
+def corrupt(tmp_path):
+    return sorted((tmp_path / "corrupt").iterdir()) if (tmp_path / "corrupt").exists() else []
+
+
+# -- images ---------------------------------------------------------------------------------
+
+
+def test_an_image_altered_and_resaved_without_its_chunk_is_caught_and_recomputed(tmp_path):
+    images, _ = warm(tmp_path)
+    path = image_file(tmp_path, images[0])
+    altered = images[0].image.copy()
+    altered.putpixel((0, 0), (255, 255, 255))
+    altered.save(path, format="PNG")  # no text chunks at all: nothing in the PNG to check
+    with pytest.warns(CacheWarning, match=rf"{images[0].key}.*replaced or swapped"):
+        layer, generator, again = rerun_images(tmp_path)
+    assert layer.counters.images_generated == 1 and layer.counters.images_from_cache == 1
+    assert pixels(again) == pixels(images)
+    assert len(corrupt(tmp_path)) == 1 and not corrupt(tmp_path)[0].name.endswith(".sha256")
+    assert rerun_images(tmp_path)[0].counters.images_generated == 0  # the rewrite is good
+
+
+def test_two_swapped_image_entries_are_both_caught_and_recomputed(tmp_path):
+    images, _ = warm(tmp_path)
+    first, second = image_file(tmp_path, images[0]), image_file(tmp_path, images[1])
+    swap = first.with_suffix(".swap")
+    first.rename(swap)
+    second.rename(first)
+    swap.rename(second)
+    with pytest.warns(CacheWarning) as caught:
+        layer, _, again = rerun_images(tmp_path)
+    assert {str(first), str(second)} <= {str(w.message).split(" (")[0].split()[-1]
+                                         for w in caught}
+    assert layer.counters.images_generated == 2 and layer.counters.images_from_cache == 0
+    assert pixels(again) == pixels(images)
+    assert len(corrupt(tmp_path)) == 2
+
+
+def test_an_image_replaced_by_a_plain_magenta_png_is_caught_and_recomputed(tmp_path):
+    images, _ = warm(tmp_path)
+    Image.new("RGB", (4, 4), (255, 0, 255)).save(image_file(tmp_path, images[1]))
+    with pytest.warns(CacheWarning, match=images[1].key):
+        layer, _, again = rerun_images(tmp_path)
+    assert layer.counters.images_generated == 1
+    assert pixels(again) == pixels(images)
+    assert (255, 0, 255) not in [item.image.getpixel((0, 0)) for item in again]
+
+
+def test_a_swapped_entry_written_before_the_index_is_caught_by_its_request(tmp_path):
+    """Without index records both PNGs vouch for their own pixels; their text chunks name
+    the prompt, seed and index they were made for, and those must be the request's."""
+    images, _ = warm(tmp_path)
+    shutil.rmtree(tmp_path / "index")
+    first, second = image_file(tmp_path, images[0]), image_file(tmp_path, images[1])
+    data = first.read_bytes()
+    first.write_bytes(second.read_bytes())
+    second.write_bytes(data)
+    with pytest.warns(CacheWarning, match="swapped image"):
+        layer, _, again = rerun_images(tmp_path)
+    assert layer.counters.images_generated == 2
+    assert pixels(again) == pixels(images)
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A PNG header claiming ``width`` x ``height`` pixels (and no pixel data)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(
+            ">I", zlib.crc32(kind + body))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b"")
+
+
+def test_a_decompression_bomb_is_moved_aside_and_recomputed(tmp_path):
+    images, _ = warm(tmp_path)
+    path = image_file(tmp_path, images[0])
+    bomb = png_claiming(30_000, 30_000)
+    path.write_bytes(bomb)
+    with pytest.warns(CacheWarning, match=rf"{path}.*30000 x 30000.*decompression bomb"):
+        layer, _, again = rerun_images(tmp_path)
+    assert layer.counters.images_generated == 1
+    assert pixels(again) == pixels(images)
+    assert [moved.read_bytes() for moved in corrupt(tmp_path)] == [bomb]
+
+
+def test_an_image_over_a_lowered_pixel_limit_is_moved_aside(tmp_path, monkeypatch):
+    images, _ = warm(tmp_path)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 4)  # the 4 x 4 images are now "bombs"
+    with pytest.warns(CacheWarning, match="decompression bomb"):
+        assert Cache(tmp_path).get_image(images[0].key) is None
+    assert len(corrupt(tmp_path)) == 1
+
+
+# -- answers --------------------------------------------------------------------------------
+
+
+def answer_file(tmp_path):
+    (path,) = (tmp_path / "answers").glob("*/*.json")
+    return path
+
+
+def rerun_answers(tmp_path, row=(0.918, 0.082)):
+    layer = RequestLayer(Cache(tmp_path))
+    images = layer.images(NoiseColourGenerator(), requests("a", 1))
+    answerer = FixedAnswerer([list(row)])
+    return layer, answerer, layer.answers(answerer, images, "q", ["x", "y"])
+
+
+def test_flipped_answer_probabilities_are_caught_and_recomputed(tmp_path):
+    warm(tmp_path, n=1)
+    path = answer_file(tmp_path)
+    record = json.loads(path.read_text())
+    record["probabilities"] = record["probabilities"][::-1]  # 0.918 -> 0.082, still sums to 1
+    path.write_text(json.dumps(record))
+    with pytest.warns(CacheWarning, match=rf"{path.name}.*does not match its hash"):
+        layer, answerer, answers = rerun_answers(tmp_path)
+    assert layer.counters.answers_scored == 1 and answerer.calls == 1
+    assert answers.probabilities.tolist() == [[0.918, 0.082]]
+    assert len(corrupt(tmp_path)) == 1
+
+
+@pytest.mark.parametrize("resealed", [False, True], ids=["plain", "hash-recomputed"])
+def test_probabilities_out_of_range_are_caught_even_with_a_matching_hash(tmp_path, resealed):
+    warm(tmp_path, n=1)
+    path = answer_file(tmp_path)
+    record = json.loads(path.read_text())
+    record["probabilities"] = [-5, 6]  # sums to 1
+    if resealed:
+        record["hash"] = store.answer_hash(record)
+    else:
+        record = {"probabilities": [-5, 6]}
+    path.write_text(json.dumps(record))
+    with pytest.warns(CacheWarning, match=r"\[-5, 6\] are not all within \[0, 1\]"):
+        layer, _, answers = rerun_answers(tmp_path)
+    assert layer.counters.answers_scored == 1
+    assert answers.probabilities.tolist() == [[0.918, 0.082]]
+
+
+@pytest.mark.parametrize("field, value", [("question", "another question"),
+                                          ("choices", ["y", "x"]), ("image", "0" * 64)])
+def test_an_answer_to_another_question_or_image_is_caught_though_sealed(tmp_path, field, value):
+    warm(tmp_path, n=1)
+    path = answer_file(tmp_path)
+    record = {**json.loads(path.read_text()), field: value}
+    record["hash"] = store.answer_hash(record)
+    path.write_text(json.dumps(record))
+    with pytest.warns(CacheWarning, match=f"answers {field}.*swapped entry"):
+        layer, _, answers = rerun_answers(tmp_path)
+    assert layer.counters.answers_scored == 1
+    assert answers.probabilities.tolist() == [[0.918, 0.082]]
+
+
+@pytest.mark.parametrize("row", [[-5, 6], [0.5, 0.9], [np.nan, 1.0]])
+def test_a_judge_answering_no_probabilities_is_an_error_and_nothing_is_cached(tmp_path, row):
+    layer = RequestLayer(Cache(tmp_path))
+    images = layer.images(NoiseColourGenerator(), requests("a", 1))
+    with pytest.raises(BackendError, match=r"FixedAnswerer answered 'q'.*summing to 1"):
+        layer.answers(FixedAnswerer([row]), images, "q", ["x", "y"])
+    assert not (tmp_path / "answers").exists() or not list(
+        (tmp_path / "answers").glob("*/*.json"))
+
+
+def test_a_whole_row_abstention_is_served_from_the_cache(tmp_path):
+    warm(tmp_path, n=1, row=(np.nan, np.nan))
+    layer, answerer, answers = rerun_answers(tmp_path, row=(0.5, 0.5))
+    assert answerer.calls == 0 and np.isnan(answers.probabilities).all()
+
+
+# -- a warm cache written before the index -----------------------------------------------
+
+
+def make_legacy(tmp_path):
+    """What the code before the index left: PNGs with their chunks and no records; answers
+    of question, choices, answerer and probabilities, no hash."""
+    shutil.rmtree(tmp_path / "index")
+    for path in (tmp_path / "answers").glob("*/*.json"):
+        record = json.loads(path.read_text())
+        path.write_text(json.dumps({k: record[k] for k in
+                                    ("question", "choices", "answerer", "probabilities")}))
+
+
+def test_a_warm_legacy_cache_is_served_without_recomputing_anything(tmp_path):
+    images, answers = warm(tmp_path, n=6)
+    make_legacy(tmp_path)
+    for _ in range(2):  # the first read records each entry, the second reads the records
+        layer, generator = RequestLayer(Cache(tmp_path)), NoiseColourGenerator()
+        answerer = FixedAnswerer([[0.1, 0.9]])  # would answer otherwise, were it asked
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            served = layer.images(generator, requests("a", 6))
+            again = layer.answers(answerer, served, "q", ["x", "y"])
+        assert layer.counters.images_generated == 0 and layer.counters.answers_scored == 0
+        assert generator.batches == [] and answerer.calls == 0
+        assert pixels(served) == pixels(images)
+        np.testing.assert_array_equal(again.probabilities, answers.probabilities)
+        assert len(list((tmp_path / "index").glob("*/*.sha256"))) == 6
+        assert all("hash" in json.loads(p.read_text())
+                   for p in (tmp_path / "answers").glob("*/*.json"))
+    assert corrupt(tmp_path) == []
+
+
+def test_a_read_only_legacy_cache_is_still_served(tmp_path, monkeypatch):
+    warm(tmp_path, n=2)
+    make_legacy(tmp_path)
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system", str(tmp_path))
+
+    monkeypatch.setattr("pytest_t2ibias.store.cache.write_atomically", read_only)
+    layer, generator, _ = rerun_images(tmp_path)
+    assert layer.counters.images_from_cache == 2 and generator.batches == []
+    assert not (tmp_path / "index").exists() or not list((tmp_path / "index").rglob("*.sha256"))
+
+
+def test_index_records_are_no_entries_and_go_with_their_image_when_pruned(tmp_path):
+    from pytest_t2ibias.store.admin import cache_stats, prune
+
+    warm(tmp_path, n=3)
+    assert cache_stats(tmp_path).entries == {"images": 3, "answers": 3, "probes": 0, "other": 0}
+    prune(tmp_path, max_size=0)
+    assert list((tmp_path / "images").rglob("*.png")) == []
+    assert list((tmp_path / "index").rglob("*.sha256")) == []
+
+
+def test_the_html_report_shows_no_thumbnail_for_a_bomb_and_does_not_break(tmp_path):
+    from pytest_t2ibias.reports.html import Thumbnails
+
+    images, _ = warm(tmp_path, n=1)
+    image_file(tmp_path, images[0]).write_bytes(png_claiming(30_000, 30_000))
+    assert Thumbnails(tmp_path)(images[0].key) is None
