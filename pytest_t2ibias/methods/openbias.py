@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._types import ABSTAINED, Estimate
-from ..errors import BackendError
+from ..errors import BackendError, DegenerateOutput
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -372,39 +372,55 @@ def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: 
     answered with that class. A bias the judge reads no better than chance is kept in the
     table, flagged unreadable and ranked after the readable ones: OpenBias' severity of an
     attribute its VQA cannot see is the VQA's constant answer, not the model's bias (the
-    paper measured LLaVA at 56% on race)."""
-    from ..metrics import severity
-    from ..metrics.posterior import severity_estimate
+    paper measured LLaVA at 56% on race). A judge that answers every image of a bias alike
+    (``DegenerateOutput``) cannot read it either: the bias is kept, unreadable, unmeasured."""
 
     found = []
     for bias in proposals.biases:
-        groups, per_caption, caption_severity, unknown, images = [], {}, {}, 0, 0
-        for caption, question in zip(bias.captions, bias.questions):
-            shown = instrument.images([caption])
-            answers = instrument.ask(shown, question, bias.classes,
-                                     bias.statements.get(caption) or None)
-            labels = np.asarray(answers.labels)
-            unknown += int(np.sum(labels == ABSTAINED))
-            images += len(labels)
-            groups.append(labels)
-            answered = labels[labels >= 0]
-            shares = np.bincount(answered, minlength=len(bias.classes)) / max(len(answered), 1)
-            per_caption[caption] = {c: float(s) for c, s in zip(bias.classes, shares)}
-            caption_severity[caption] = float(severity(shares)) if len(answered) else float("nan")
-        estimate = severity_estimate(groups, len(bias.classes), confidence=confidence,
-                                     n_draws=n_resamples, seed=seed)
-        answered_captions = [per_caption[c] for c in bias.captions
-                             if not np.isnan(caption_severity[c])]
-        context_free = {c: float(np.mean([p[c] for p in answered_captions])) if answered_captions
-                        else float("nan") for c in bias.classes}
-        judge = (audit_judge_on_bias(instrument, bias, per_class=judge_images,
-                                     confidence=confidence) if judge_images else None)
-        readable = judge is None or judge.low > 1.0 / len(bias.classes)
-        found.append(DiscoveredBias(bias.name, bias.classes, estimate, context_free, per_caption,
-                                    caption_severity, unknown, images, bias.source, judge,
-                                    readable))
+        try:
+            found.append(_measure_bias(instrument, bias, confidence=confidence,
+                                       n_resamples=n_resamples, seed=seed,
+                                       judge_images=judge_images))
+        except DegenerateOutput:  # the judge answers every image alike: it cannot read this bias
+            nan = float("nan")
+            found.append(DiscoveredBias(bias.name, bias.classes,
+                                        Estimate(nan, nan, nan, 0, confidence, "unreadable"),
+                                        {c: nan for c in bias.classes}, {}, {}, 0, 0,
+                                        bias.source, None, readable=False))
     found.sort(key=lambda b: (not b.readable, -np.nan_to_num(b.severity.value, nan=-1.0)))
     return OpenBiasResult(tuple(found), proposals)
+
+
+def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: float,
+                  n_resamples: int, seed: int, judge_images: int) -> DiscoveredBias:
+    """One bias of ``measure_biases``: its captions' answers, severities and judge audit."""
+    from ..metrics import severity
+    from ..metrics.posterior import severity_estimate
+
+    groups, per_caption, caption_severity, unknown, images = [], {}, {}, 0, 0
+    for caption, question in zip(bias.captions, bias.questions):
+        shown = instrument.images([caption])
+        answers = instrument.ask(shown, question, bias.classes,
+                                 bias.statements.get(caption) or None)
+        labels = np.asarray(answers.labels)
+        unknown += int(np.sum(labels == ABSTAINED))
+        images += len(labels)
+        groups.append(labels)
+        answered = labels[labels >= 0]
+        shares = np.bincount(answered, minlength=len(bias.classes)) / max(len(answered), 1)
+        per_caption[caption] = {c: float(s) for c, s in zip(bias.classes, shares)}
+        caption_severity[caption] = float(severity(shares)) if len(answered) else float("nan")
+    estimate = severity_estimate(groups, len(bias.classes), confidence=confidence,
+                                 n_draws=n_resamples, seed=seed)
+    answered_captions = [per_caption[c] for c in bias.captions
+                         if not np.isnan(caption_severity[c])]
+    context_free = {c: float(np.mean([p[c] for p in answered_captions])) if answered_captions
+                    else float("nan") for c in bias.classes}
+    judge = (audit_judge_on_bias(instrument, bias, per_class=judge_images,
+                                 confidence=confidence) if judge_images else None)
+    readable = judge is None or judge.low > 1.0 / len(bias.classes)
+    return DiscoveredBias(bias.name, bias.classes, estimate, context_free, per_caption,
+                          caption_severity, unknown, images, bias.source, judge, readable)
 
 
 def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class: int,
