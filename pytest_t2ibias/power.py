@@ -45,9 +45,9 @@ class ItemPlan:
         return self.needed is not None and self.images_per_prompt < self.needed
 
 
-MAX_AUTO_CHOICES = 16
+MAX_AUTO_CHOICES = 10
 """The most choices an axis may have for ``images_per_prompt: auto``: a simulation's cost
-grows with them (16 choices plan in about 15 s here, 64 took 82 s)."""
+grows with them (16 choices planned in about 15 s here, 64 took 82 s)."""
 
 
 class PlanningBudget:
@@ -55,10 +55,11 @@ class PlanningBudget:
     collected, so collection ends whatever the suite asks (issue #23).
 
     A simulation's cost grows with the axis' choices; ``spend`` counts choices x simulations
-    and raises ``OverBudget`` past ``limit`` (240: about 20 s on one core here; a two-choice
-    check plans in under 30 of them, a sixteen-choice one in about 224)."""
+    and raises ``OverBudget`` past ``limit`` (160: about 11 s on an idle core here, 40 s
+    with three other jobs on the machine; a two-choice check plans in under 30 of them, a
+    ten-choice one in about 140)."""
 
-    def __init__(self, limit: int = 240) -> None:
+    def __init__(self, limit: int = 160) -> None:
         self.limit = limit
         self.spent = 0
 

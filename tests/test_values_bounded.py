@@ -155,15 +155,15 @@ def test_auto_over_many_choices_is_bounded_and_refused(pytester):
     result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only")
     assert time.perf_counter() - started < 10
     result.stdout.fnmatch_lines(["*wide.t2i.yaml:6: check 'c': images_per_prompt: auto plans "
-                                 "axes of at most 16 choices; 'colour' has 64*"])
+                                 "axes of at most 10 choices; 'colour' has 64*"])
 
 
 def test_the_planning_budget_stops_a_search_that_would_run_long():
-    """A sixteen-choice search (about 14 simulations) fits; a second one in the file does not."""
+    """A ten-choice search (about 14 simulations) fits; a second one in the file does not."""
     from pytest_t2ibias.power import OverBudget, PlanningBudget
 
     budget = PlanningBudget()
-    for _ in range(15):
-        budget.spend(16)  # one simulation of a sixteen-choice axis
+    for _ in range(16):
+        budget.spend(10)  # one simulation of a ten-choice axis
     with pytest.raises(OverBudget):
-        budget.spend(16)
+        budget.spend(10)

@@ -106,7 +106,7 @@ def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
         raise SuiteError(suite.path, check.location.line,
                          f"check {check.id!r}: images_per_prompt: auto would simulate more "
                          f"than this suite's planning budget ({over.args[0]} choice-"
-                         f"simulations, about 20 s) across {len(check.axes)} axes; give it "
+                         f"simulations, about 11 s) across {len(check.axes)} axes; give it "
                          "a number (--t2i-plan prints what each check needs)") from None
     except ValueError as undecidable:  # no n up to the search's cap decides
         raise SuiteError(suite.path, check.location.line,
