@@ -22,14 +22,7 @@ from . import (
     open_set,
     w1_below,
 )
-from ._base import (
-    CHECK_KINDS,
-    CheckContext,
-    CheckKind,
-    Param,
-    PlannedItem,
-    register_check,
-)
+from ._base import CHECK_KINDS, CheckContext, CheckKind, Param, PlannedItem, register_check
 from ._params import COMMON_PARAMS, NUMBER
 
 __all__ = [

@@ -8,26 +8,11 @@ verdict is the method's own (``InterMitResult.verdict``), with the IS matrix it 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..verdict import (
-    Verdict,
-)
+from ..verdict import Verdict
 from ._base import CheckContext, CheckKind, Param
 from ._papers import BIASCONNECT
-from ._params import (
-    COMMON_PARAMS,
-    NUMBER,
-    check_at_least_one,
-    check_priority,
-    check_unit_interval,
-)
-from ._verdicts import (
-    with_matrix,
-)
-
-if TYPE_CHECKING:
-    pass
+from ._params import COMMON_PARAMS, NUMBER, check_at_least_one, check_priority, check_unit_interval
+from ._verdicts import with_matrix
 
 PARAMS = (Param("priority", (dict,), doc="axis -> weight over the axes to mitigate "
                                          "(B*, normalised; default: every axis equally)",

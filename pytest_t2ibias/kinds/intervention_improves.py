@@ -9,30 +9,12 @@ lowers it by at least ``min_improvement``; a control phrase that moves it is a w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..verdict import (
-    DEFAULT_BURDEN,
-    Verdict,
-    decide,
-    passes,
-    worst,
-)
+from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, Param
-from ._params import (
-    AXIS_LIST,
-    COMMON_PARAMS,
-    NUMBER,
-    check_text_list,
-    check_unit_interval,
-)
-from ._verdicts import (
-    gate_note,
-    verb_for,
-)
-
-if TYPE_CHECKING:
-    pass
+from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_text_list, check_unit_interval
+from ._verdicts import gate_note, verb_for
 
 PARAMS = (Param("axes", AXIS_LIST, required=True, doc="two-valued axes to judge, one item each"),
           Param("interventions", AXIS_LIST, required=True, check=check_text_list,

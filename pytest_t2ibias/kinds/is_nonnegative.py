@@ -15,32 +15,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..metrics import ISMatrix
-from ..verdict import (
-    DEFAULT_BURDEN,
-    FAIL,
-    INCONCLUSIVE,
-    PASS,
-    Verdict,
-    decide,
-    passes,
-    worst,
-)
+from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, Param, PlannedItem
 from ._needs import axis_and_affected
 from ._papers import BIASCONNECT
-from ._params import (
-    AXIS_LIST,
-    COMMON_PARAMS,
-    NUMBER,
-    check_unit_interval,
-)
-from ._verdicts import (
-    gate_note,
-    is_entries,
-    known_axes,
-    same_level,
-    with_matrix,
-)
+from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
+from ._verdicts import gate_note, is_entries, known_axes, same_level, with_matrix
 
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite

@@ -9,31 +9,13 @@ per-value accuracy, the confusion matrix, and SocialCounterfactuals' retrieval M
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..verdict import (
-    DEFAULT_BURDEN,
-    Verdict,
-    decide,
-    passes,
-    worst,
-)
+from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, Param
 from ._papers import SOCIALCF
-from ._params import (
-    AXIS_LIST,
-    COMMON_PARAMS,
-    NUMBER,
-    check_at_least_one,
-    check_unit_interval,
-)
-from ._verdicts import (
-    gate_note,
-    verb_for,
-)
-
-if TYPE_CHECKING:
-    pass
+from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_at_least_one, check_unit_interval
+from ._verdicts import gate_note, verb_for
 
 PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to audit"),
           Param("folder", (str,), required=True,

@@ -10,28 +10,16 @@ never drawn has skew -inf and is reported as unbounded, not as 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._types import Answers
 from ..errors import CheckError
-from ..verdict import (
-    DEFAULT_BURDEN,
-    Verdict,
-    decide,
-    passes,
-)
+from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes
 from ._base import CheckContext, CheckKind, Param
 from ._needs import one_prompt, subject_prompt, the_axis
 from ._papers import SOCIALCF
-from ._params import (
-    AXIS_LIST,
-    COMMON_PARAMS,
-    NUMBER,
-    check_non_negative,
-    check_shares,
-)
+from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_non_negative, check_shares
 from ._verdicts import (
     DEFAULT_RESAMPLES,
     gallery_of,
@@ -40,9 +28,6 @@ from ._verdicts import (
     subject_attributes,
     verb_for,
 )
-
-if TYPE_CHECKING:
-    pass
 
 PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
           Param("threshold", NUMBER, required=True, check=check_non_negative,

@@ -9,19 +9,11 @@ frozen in ``<suite>.t2i.bgps.lock.json`` (``locks.bgps``), so a rerun needs no s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ..verdict import (
-    DEFAULT_BURDEN,
-    FAIL,
-    PASS,
-    Verdict,
-    decide,
-    passes,
-    worst,
-)
+from ..verdict import DEFAULT_BURDEN, FAIL, PASS, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, Param
 from ._params import (
     COMMON_PARAMS,
@@ -32,13 +24,7 @@ from ._params import (
     check_target_in_suite,
     check_unit_interval,
 )
-from ._verdicts import (
-    DEFAULT_CONFIDENCE,
-    gate_note,
-)
-
-if TYPE_CHECKING:
-    pass
+from ._verdicts import DEFAULT_CONFIDENCE, gate_note
 
 PARAMS = (Param("target", (dict,), required=True, check=check_target,
                 check_with_axes=check_target_in_suite,

@@ -13,30 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..verdict import (
-    DEFAULT_BURDEN,
-    FAIL,
-    INCONCLUSIVE,
-    PASS,
-    Verdict,
-    decide,
-    passes,
-    worst,
-)
+from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, Param, PlannedItem
 from ._needs import axis_and_affected
 from ._papers import BIASCONNECT
-from ._params import (
-    AXIS_LIST,
-    COMMON_PARAMS,
-    NUMBER,
-    check_unit_interval,
-)
-from ._verdicts import (
-    as_estimate,
-    gate_note,
-    same_level,
-)
+from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
+from ._verdicts import as_estimate, gate_note, same_level
 
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite

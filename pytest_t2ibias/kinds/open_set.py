@@ -9,19 +9,10 @@ bias is more severe than ``threshold``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._types import Estimate
-from ..verdict import (
-    DEFAULT_BURDEN,
-    FAIL,
-    INCONCLUSIVE,
-    PASS,
-    Verdict,
-    decide,
-    passes,
-    worst,
-)
+from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, Param
 from ._papers import OPENBIAS
 from ._params import (
@@ -32,13 +23,7 @@ from ._params import (
     check_text_list,
     check_unit_interval,
 )
-from ._verdicts import (
-    DEFAULT_CONFIDENCE,
-    gate_note,
-)
-
-if TYPE_CHECKING:
-    pass
+from ._verdicts import DEFAULT_CONFIDENCE, gate_note
 
 PARAMS = (Param("captions", AXIS_LIST, check=check_text_list,
                 doc="captions to propose biases for ({subject} filled in; default: the "

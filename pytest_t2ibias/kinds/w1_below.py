@@ -10,7 +10,7 @@ interval is a Dirichlet posterior's, test-inverted to reach 0 at the ideal.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -18,21 +18,11 @@ from .._types import Answers
 from ..metrics import distribution_of, ideal_shares
 from ..metrics.distributions import Distribution
 from ..metrics.posterior import w1_estimate
-from ..verdict import (
-    DEFAULT_BURDEN,
-    Verdict,
-    decide,
-    passes,
-)
+from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes
 from ._base import CheckContext, CheckKind, Param
 from ._needs import one_prompt, subject_prompt, the_axis
 from ._papers import BIASCONNECT
-from ._params import (
-    AXIS_LIST,
-    COMMON_PARAMS,
-    NUMBER,
-    check_unit_interval,
-)
+from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
 from ._verdicts import (
     DEFAULT_RESAMPLES,
     describe_counts,
@@ -43,9 +33,6 @@ from ._verdicts import (
     subject_attributes,
     verb_for,
 )
-
-if TYPE_CHECKING:
-    pass
 
 PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
           Param("threshold", NUMBER, required=True, check=check_unit_interval,
