@@ -23,9 +23,15 @@ def one_prompt(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
     return 1
 
 
+def affected(check: CheckSpec, suite: Suite, axis: AxisSpec) -> list[str]:
+    """The axes a check's ``on:`` names, by default every axis but ``axis`` (the mitigated or
+    fixed one)."""
+    return check.params.get("on") or [a for a in suite.axes if a != axis.name]
+
+
 def axis_and_affected(item: PlannedItem) -> list[AxisSpec]:
-    """The item's axis and the axes its ``on:`` names (default: every other axis)."""
+    """The item's axis and the axes it reads the effect on (``affected``)."""
     if item.axis is None:
         return []
-    on = item.check.params.get("on") or [a for a in item.suite.axes if a != item.axis.name]
-    return [item.suite.axes[y] for y in dict.fromkeys([item.axis.name, *on])]
+    names = [item.axis.name, *affected(item.check, item.suite, item.axis)]
+    return [item.suite.axes[y] for y in dict.fromkeys(names)]

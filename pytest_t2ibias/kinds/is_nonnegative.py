@@ -17,7 +17,7 @@ import numpy as np
 from ..metrics import ISMatrix
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, Param, PlannedItem
-from ._needs import axis_and_affected
+from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
 from ._verdicts import gate_note, is_entries, known_axes, same_level, with_matrix
@@ -106,7 +106,7 @@ def run(ctx: CheckContext) -> Verdict:
     from ..methods.biasconnect import intersectional_sensitivity_for
 
     params = ctx.check.params
-    on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
+    on = affected(ctx.check, ctx.suite, ctx.axis)
     matrix = intersectional_sensitivity_for(
         ctx.instrument, ctx.counterfactual_suite(), ctx.subject, mitigate=[ctx.axis.name],
         axes=list(dict.fromkeys([ctx.axis.name, *on])),

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, Param, PlannedItem
-from ._needs import axis_and_affected
+from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
 from ._verdicts import as_estimate, gate_note, same_level
@@ -107,7 +107,7 @@ def run(ctx: CheckContext) -> Verdict:
     from ..methods.gate import mitigation_effect_for
 
     params = ctx.check.params
-    on = params.get("on") or [a for a in ctx.suite.axes if a != ctx.axis.name]
+    on = affected(ctx.check, ctx.suite, ctx.axis)
     effect = mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
                                    axes=list(dict.fromkeys([ctx.axis.name, *on])),
                                    confidence=ctx.interval_confidence,

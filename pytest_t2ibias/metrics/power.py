@@ -40,17 +40,19 @@ def images_needed(
     fails, as it should); if below, = the high end is below it (fairness is shown). ``metric``
     is "w1" (normalised W1 to ``ideal``, default uniform) or "severity". Raises if even
     ``n_max`` images do not reach ``power``. ``spend(choices)`` is told of every simulation
-    not already cached before it runs (its cost grows with the choices), so a caller can stop
-    a search that would run too long by raising.
+    the search ran (a cached one is free; the cost grows with the choices), so a caller can
+    stop a search that runs too long by raising.
     """
     truth = tuple(float(s) for s in truth)
     ideal = tuple(ideal) if ideal is not None else (1 / len(truth),) * len(truth)
     key = (truth, float(threshold), metric, ideal, bool(ordered), confidence, reps, n_draws, seed)
 
     def rate(n: int) -> float:
-        if spend is not None and _uncached(key, n):
+        simulated = decision_rate.cache_info().misses
+        value = decision_rate(*key, n=n)
+        if spend is not None and decision_rate.cache_info().misses > simulated:
             spend(len(truth))
-        return decision_rate(*key, n=n)
+        return value
 
     if rate(n_max) < power:
         raise ValueError(
@@ -66,17 +68,6 @@ def images_needed(
         else:
             low = middle + 1
     return high
-
-
-_SIMULATED: set[tuple] = set()
-"""Keys ``decision_rate`` has computed (its lru_cache holds them), for ``spend``."""
-
-
-def _uncached(key: tuple, n: int) -> bool:
-    if (key, n) in _SIMULATED:
-        return False
-    _SIMULATED.add((key, n))
-    return True
 
 
 @lru_cache(maxsize=4096)
