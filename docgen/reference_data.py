@@ -344,15 +344,34 @@ PART = {
 
 # -- ``models:`` (``load.MODEL_ROLES``) ----------------------------------------------------------
 
+MODEL_OPTIONS = {"type": "object", "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+                 "additionalProperties": {"type": ["string", "number", "boolean", "null"]}}
+"""A model's loading options, ``--t2i-model-option``'s keys (the loader checks dtype and
+enable_model_cpu_offload)."""
+MODEL_ENTRY = {"anyOf": [TEXT, {"type": "object", "properties": {"model": TEXT,
+                                                                 "options": MODEL_OPTIONS},
+                                "required": ["model"], "additionalProperties": False}]}
+"""A role's model: a path or hub id, or ``{model, options}``."""
+LOADING = ("Either the model (a path relative to the suite file, or a hub id) or "
+           "`{model: ..., options: {KEY: VALUE}}`: `options` are its `from_pretrained` keywords, "
+           "as `--t2i-model-option` takes them (`variant: fp16`, `dtype: bf16`, "
+           "`text_encoder_3: null` for SD3 saved without T5, `enable_model_cpu_offload: true`); "
+           "they apply to this model only, and the command line's options win key by key.")
+
 MODELS = {
     "candidate": KeyDoc(
-        "string (path or hub id)", "The model under test.",
-        "models: {candidate: my-org/sd-finetune}", TEXT, default="`--t2i-model`"),
+        "string (path or hub id), or mapping", "The model under test. " + LOADING,
+        "models:\n"
+        "  candidate:\n"
+        "    model: stabilityai/stable-diffusion-3-medium-diffusers\n"
+        "    options: {text_encoder_3: null, tokenizer_3: null, dtype: fp16}",
+        MODEL_ENTRY, default="`--t2i-model`"),
     "baseline": KeyDoc(
-        "string (path or hub id)", "The model a candidate is compared with (`no_regression`: "
-        "the model before the fine-tune).",
+        "string (path or hub id), or mapping", "The model a candidate is compared with "
+        "(`no_regression`: the model before the fine-tune). " + LOADING.replace(
+            "--t2i-model-option", "--t2i-baseline-model-option"),
         "models: {baseline: stabilityai/stable-diffusion-2-1, candidate: my-org/sd-finetune}",
-        TEXT, default="`--t2i-baseline-model`"),
+        MODEL_ENTRY, default="`--t2i-baseline-model`"),
 }
 
 # -- keys every check has (``load.CHECK_KEYS``) and the common parameters ------------------------

@@ -13,8 +13,8 @@ def _builtins(config: pytest.Config) -> BuiltinBackends:
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_t2ibias_make_generator(config: pytest.Config, model: str, role: str):
-    return _builtins(config).generator(model, role)
+def pytest_t2ibias_make_generator(config: pytest.Config, model: str, role: str, options: dict):
+    return _builtins(config).generator(model, role, options)
 
 
 @pytest.hookimpl(trylast=True)

@@ -131,11 +131,12 @@ def _parse_classifiers(config: pytest.Config, entries: list[str]) -> dict[str, s
     return classifiers
 
 
-def _model_options(config: pytest.Config) -> dict[str, Any]:
+def _model_options(config: pytest.Config, name: str = "t2i_model_option") -> dict[str, Any]:
     try:
-        return parse_model_options(get_option(config, "t2i_model_option"))
+        return parse_model_options(get_option(config, name),
+                                   origin="--" + name.replace("_", "-"))
     except ValueError as exc:
-        raise pytest.UsageError(f"{exc} (command line or ini key t2i_model_option)") from None
+        raise pytest.UsageError(f"{exc} (command line or ini key {name})") from None
 
 
 def _checked(config: pytest.Config, name: str, *, minimum: float) -> Any:
@@ -257,6 +258,7 @@ def read_settings(config: pytest.Config) -> Settings:
         vqa=get_option(config, "t2i_vqa"),
         classifiers=_parse_classifiers(config, get_option(config, "t2i_classifier")),
         model_options=_model_options(config),
+        baseline_model_options=_model_options(config, "t2i_baseline_model_option"),
         llm=get_option(config, "t2i_llm"),
         eval_llm=get_option(config, "t2i_eval_llm"),
         device=get_option(config, "t2i_device"),

@@ -329,6 +329,17 @@ class T2ISession:
 
         return header_lines(self.settings)
 
+    def pytest_report_collectionfinish(self, config: pytest.Config,
+                                       items: list[pytest.Item]) -> list[str]:
+        """A line for each suite whose ``models:``/``defaults:`` differ from the header's."""
+        suites = {id(suite): suite for item in items
+                  if (suite := getattr(item, "suite", None)) is not None}
+        if not suites:
+            return []
+        from .reports.header import suite_lines
+
+        return suite_lines(self.settings, list(suites.values()))
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None:
             return

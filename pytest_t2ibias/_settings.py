@@ -137,6 +137,8 @@ OPTIONS: tuple[Option, ...] = (
            "dtype=fp16|bf16 (overrides --t2i-dtype), enable_model_cpu_offload=true (after "
            "loading; needs CUDA)", repeatable=True, metavar="KEY=VALUE"),
     Option("t2i_baseline_model", "second generator for baseline-vs-candidate checks", is_path=True),
+    Option("t2i_baseline_model_option", "KEY=VALUE for the baseline pipeline's from_pretrained "
+           "(repeatable; as --t2i-model-option)", repeatable=True, metavar="KEY=VALUE"),
     Option("t2i_images", "audit a folder of already-generated images instead of generating", is_path=True),
     Option("t2i_vqa", "VQA model: CLIP-style (zero-shot) or generative (BLIP/LLaVA/...)", is_path=True),
     Option("t2i_classifier", "AXIS=ID|PATH image-classification model for one axis (repeatable)",
@@ -268,6 +270,8 @@ class Settings:
     model_options: dict[str, Any] = field(default_factory=dict)
     """``--t2i-model-option``: keywords for the candidate pipeline's ``from_pretrained``
     (``parse_model_options``); empty: none, and no change to any cache key."""
+    baseline_model_options: dict[str, Any] = field(default_factory=dict)
+    """``--t2i-baseline-model-option``: the same, for the baseline pipeline."""
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""
@@ -281,6 +285,8 @@ class Settings:
         }
         values["classifiers"] = values.pop("classifier")
         values["model_options"] = parse_model_options(values.pop("model_option"))
+        values["baseline_model_options"] = parse_model_options(
+            values.pop("baseline_model_option"), origin="--t2i-baseline-model-option")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
                       strict_prompts=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},

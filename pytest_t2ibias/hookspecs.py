@@ -12,8 +12,10 @@ hookspec = pluggy.HookspecMarker("pytest")
 
 
 @hookspec(firstresult=True)
-def pytest_t2ibias_make_generator(config, model: str, role: str):
-    """Return a ``Generator`` for ``model`` (``role`` is "candidate" or "baseline")."""
+def pytest_t2ibias_make_generator(config, model: str, role: str, options: dict):
+    """Return a ``Generator`` for ``model`` (``role`` is "candidate" or "baseline";
+    ``options``: its loading keywords, from ``--t2i-model-option`` or the suite's
+    ``models.<role>.options``, ``{}`` when none; an implementation may leave it out)."""
 
 
 @hookspec(firstresult=True)

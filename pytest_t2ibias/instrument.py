@@ -77,7 +77,7 @@ class Models:
     def __init__(self, settings: Settings, provider: Any) -> None:
         self.settings = settings
         self.provider = provider
-        self._generators: dict[tuple[str, str], Generator] = {}
+        self._generators: dict[tuple[str, str, str], Generator] = {}
         self._classifiers: dict[str, Answerer] = {}
         self._vqa: Answerer | None = None
         self._llm: LanguageModel | None = None
@@ -98,18 +98,23 @@ class Models:
             self._failed[(kind, model)] = error
             raise
 
-    def generator(self, role: str, model: str | None) -> Generator:
-        """One generator per (role, model), so suites naming different ``models:`` share a
-        process."""
+    def generator(self, role: str, model: str | None,
+                  options: dict[str, Any] | None = None) -> Generator:
+        """One generator per (role, model, loading options), so suites naming different
+        ``models:`` share a process."""
         if not model:
             option = "--t2i-model (or --t2i-images)" if role == "candidate" else "--t2i-baseline-model"
             raise MissingModel(f"this check generates images but {option} is not set "
                                f"(command line, ini key {option.split()[0][2:].replace('-', '_')}, "
                                f"or the suite's models.{role})")
-        if (role, model) not in self._generators:
-            self._generators[(role, model)] = self._make(
-                "generator", model, lambda: self.provider.generator(model, role))
-        return self._generators[(role, model)]
+        options = dict(options or {})
+        key = (role, model, repr(sorted(options.items())))
+        if key not in self._generators:
+            # a provider that predates loading options takes (model, role): asked so when none
+            make = ((lambda: self.provider.generator(model, role, options)) if options
+                    else (lambda: self.provider.generator(model, role)))
+            self._generators[key] = self._make("generator", model, make)
+        return self._generators[key]
 
     @property
     def vqa(self) -> Answerer:
@@ -164,7 +169,7 @@ class Models:
         models and judges); none on a warm run that found every result cached."""
         settings = self.settings
         made: list[tuple[str, str | None, Any]] = [
-            ("generator:" + role, model, backend) for (role, model), backend in self._generators.items()]
+            ("generator:" + role, model, backend) for (role, model, _), backend in self._generators.items()]
         made += [("vqa", settings.vqa, self._vqa)] if self._vqa else []
         made += [(f"classifier:{axis}", settings.classifiers.get(axis), backend)
                  for axis, backend in self._classifiers.items()]
@@ -220,7 +225,7 @@ class Instrument:
         """The ``role``'s generator under the plan's steps, guidance and size (not loaded yet:
         a lazy backend loads on its first uncached image, or ``.loaded()``)."""
         plan = self.plan
-        generator = self.models.generator(role, plan.model(role))
+        generator = self.models.generator(role, plan.model(role), plan.options(role))
         size = {"height": plan.height, "width": plan.width} if plan.height or plan.width else {}
         if (plan.steps or plan.guidance is not None or size) and hasattr(generator, "with_options"):
             generator = generator.with_options(steps=plan.steps, guidance_scale=plan.guidance, **size)

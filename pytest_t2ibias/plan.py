@@ -4,7 +4,9 @@ many images, seed, steps, guidance, burden.
 Every precedence rule lives here and nowhere else:
 
 - models: command line > the suite's ``models:`` > ini (``--t2i-images`` stands in for the
-  candidate model: a folder audit);
+  candidate model: a folder audit); their loading options: ``--t2i-model-option`` (or
+  ``--t2i-baseline-model-option``), key by key, over the suite's ``models.<role>.options``,
+  which apply only to the suite's own model;
 - images per prompt: ``--t2i-images-per-prompt`` > the check's ``images_per_prompt`` > the
   caller's ``n`` (Python tests) > the suite's ``defaults`` > 16;
 - seed, steps, guidance, height, width: command line > the caller's value > the suite's
@@ -93,6 +95,8 @@ class Plan:
     sources: dict[str, str] = field(default_factory=dict)
     """Where each set sampling value came from (``--t2i-steps``, ``suite defaults``, the
     declaration's file, ``the caller``); a value not set is the pipeline's own."""
+    loading: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Role -> the ``from_pretrained`` keywords its pipeline loads with (none: empty)."""
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -105,6 +109,11 @@ class Plan:
         if role not in ROLES:
             raise ValueError(f"unknown generator role {role!r}; roles: {', '.join(ROLES)}")
         return self.candidate if role == "candidate" else self.baseline
+
+    def options(self, role: str) -> dict[str, Any]:
+        """The loading options of ``role``'s model (``parse_model_options``'s keywords)."""
+        self.model(role)  # the same unknown-role error
+        return dict(self.loading.get(role, {}))
 
 
 def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | None = None,
@@ -139,6 +148,8 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         sources={name: where for name, (value, where) in sampling.items() if value is not None},
         levels=Levels.of(_number(check.params.get("confidence")) if check is not None else None,
                          settings.confidence),
+        loading={role: options for role in ROLES
+                 if (options := _loading(settings, suite, role, candidate))},
     )
 
 
@@ -192,6 +203,19 @@ def _model(settings: Settings, suite: Suite | None, role: str) -> str | None:
         configured = settings.baseline_model
     suite_model = (suite.models or {}).get(role) if suite is not None else None
     return suite_model if suite_model and not given_on_cli else configured
+
+
+def _loading(settings: Settings, suite: Suite | None, role: str,
+             candidate: str | None) -> dict[str, Any]:
+    """``role``'s loading options: the suite's, when its model is the one used, then the
+    command line's key by key; none for a folder audit (nothing loads)."""
+    if role == "candidate" and settings.images and candidate == settings.images:
+        return {}
+    model = candidate if role == "candidate" else _model(settings, suite, role)
+    suite_model = (suite.models or {}).get(role) if suite is not None else None
+    own = suite.model_options.get(role, {}) if suite is not None and model == suite_model else {}
+    given = settings.model_options if role == "candidate" else settings.baseline_model_options
+    return {**own, **given}
 
 
 def _chosen(chain: dict[str, Any], *, zero_is_set: bool) -> tuple[Any, str]:

@@ -106,6 +106,9 @@ class Suite:
     models: dict[str, str] = field(default_factory=dict)
     """``models:`` role ("candidate", "baseline") -> model id or path (resolved against the
     suite file). Precedence: command line > suite ``models:`` > ini."""
+    model_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """``models.<role>.options``: loading keywords for that role's ``from_pretrained``, used
+    with the suite's model only (``--t2i-model-option`` wins key by key)."""
     burden: str | None = None
     """``burden:`` who must prove its case when an interval straddles a limit (``model`` or
     ``check``); None: the command line's or the default (``verdict.DEFAULT_BURDEN``)."""

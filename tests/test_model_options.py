@@ -79,17 +79,68 @@ def test_options_enter_the_cache_key_only_when_set(model_zoo, monkeypatch):
     original = _lazy.settings_fingerprint
     monkeypatch.setattr(_lazy, "settings_fingerprint", lambda d: keys.append(d) or original(d))
     model = str(model_zoo["sd3-no-t5"])
-    plain = _lazy.lazy_generator(model, Settings.standalone(device="cpu"), origin="--t2i-model")
-    overridden = _lazy.lazy_generator(
-        model, Settings.standalone(device="cpu", model_options=WITHOUT_T5), origin="--t2i-model")
-    half = _lazy.lazy_generator(
-        model, Settings.standalone(device="cpu", model_options={"dtype": "fp16"}), origin="--t2i-model")
+    settings = Settings.standalone(device="cpu")
+    plain = _lazy.lazy_generator(model, settings, origin="--t2i-model")
+    overridden = _lazy.lazy_generator(model, settings, origin="--t2i-model", options=WITHOUT_T5)
+    half = _lazy.lazy_generator(model, settings, origin="--t2i-model", options={"dtype": "fp16"})
     assert "options" not in keys[0] and keys[1]["options"] == WITHOUT_T5
     assert "options" not in keys[2] and keys[2]["dtype"] == "torch.float16"
     assert len({plain.fingerprint, overridden.fingerprint, half.fingerprint}) == 3
-    baseline = _lazy.lazy_generator(  # the options are --t2i-model's, not the baseline's
-        model, Settings.standalone(device="cpu", model_options=WITHOUT_T5), origin="--t2i-baseline-model")
-    assert baseline.fingerprint == plain.fingerprint
+
+
+def _suite(models: dict, tmp_path):
+    from pytest_t2ibias.spec import Suite
+
+    return Suite(name="s", path=tmp_path / "s.t2i.yaml", prompt="a {subject}", subjects=("x",),
+                 axes={}, checks=(), models={role: m["model"] for role, m in models.items()},
+                 model_options={role: m["options"] for role, m in models.items() if "options" in m})
+
+
+def test_each_role_loads_with_its_own_options_and_the_command_line_wins_key_by_key(tmp_path):
+    from pytest_t2ibias.plan import plan_for
+
+    suite = _suite({"candidate": {"model": "org/sd3", "options": {"variant": "fp16", "dtype": "bf16"}},
+                    "baseline": {"model": "org/base", "options": WITHOUT_T5}}, tmp_path)
+    plan = plan_for(Settings.standalone(), suite)
+    assert plan.options("candidate") == {"variant": "fp16", "dtype": "bf16"}
+    assert plan.options("baseline") == WITHOUT_T5
+
+    given = Settings.standalone(model_options={"dtype": "fp16"},
+                                baseline_model_options={"variant": "fp16"})
+    plan = plan_for(given, suite)
+    assert plan.options("candidate") == {"variant": "fp16", "dtype": "fp16"}
+    assert plan.options("baseline") == {**WITHOUT_T5, "variant": "fp16"}
+
+    # the suite's options belong to the suite's model: a model from the command line loads
+    # with the command line's options only
+    other = Settings.standalone(model="org/other", models_from_command_line=frozenset({"model"}))
+    plan = plan_for(other, suite)
+    assert plan.candidate == "org/other" and plan.options("candidate") == {}
+    assert plan.options("baseline") == WITHOUT_T5
+    assert plan_for(Settings.standalone(), None).loading == {}
+
+
+def test_models_loaded_under_other_options_are_other_generators():
+    from pytest_t2ibias.instrument import Models
+
+    made = []
+
+    class Made:
+        fingerprint = "made"
+
+        def generate(self, requests):
+            return []
+
+    class Provider:
+        def generator(self, model, role, options=None):
+            made.append((model, role, options))
+            return Made()
+
+    models = Models(Settings.standalone(), Provider())
+    models.generator("baseline", "m", WITHOUT_T5)
+    models.generator("baseline", "m", dict(reversed(list(WITHOUT_T5.items()))))
+    models.generator("baseline", "m")
+    assert made == [("m", "baseline", WITHOUT_T5), ("m", "baseline", None)]
 
 
 SUITE = """\
@@ -143,3 +194,54 @@ def test_steps_past_the_schedule_are_an_error_naming_the_option_and_the_limit(pr
                                   "DDIMScheduler of * was trained on (num_train_timesteps)*"
                                   "Use --t2i-steps=1000 or fewer.*")])
     result.stdout.no_fnmatch_line("*Traceback*")
+
+
+SUITE_WITH_OPTIONS = """\
+suite: tiny
+defaults: {images_per_prompt: 2, seed: 0, steps: 2}
+prompt: "a photo of a {subject}"
+subjects: [doctor]
+models:
+  candidate:
+    model: MODEL
+    options: {text_encoder_3: null, tokenizer_3: null}
+axes:
+  gender:
+    question: "What is the gender (male, female) of the person?"
+    choices: [male, female]
+checks:
+  - {id: balance, kind: entropy_below, axes: [gender], threshold: 1.0}
+"""
+
+
+def test_a_suites_models_entry_carries_its_loading_options(project, model_zoo):
+    project.makefile(".t2i.yaml", tiny=SUITE_WITH_OPTIONS.replace("MODEL", str(model_zoo["sd3-no-t5"])))
+    result = project.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    # the header is written before any suite is read: the suite's own models and defaults
+    # are named after collection, each value with where it came from
+    result.stdout.fnmatch_lines([
+        "collected 1 item",
+        ("t2ibias: suite tiny (tiny.t2i.yaml): candidate *sd3-no-t5 (loaded with "
+         "text_encoder_3=None, tokenizer_3=None); sampling steps 2 (suite defaults), guidance 7.0 "
+         "(StableDiffusion3Pipeline.__call__ default), height 16 (--t2i-height), width 16 "
+         "(--t2i-width)")])
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("{model: m, options: {dtype: fp8}}", "6: models.candidate.options dtype=fp8: expected one of"),
+    ("{model: m, options: [variant]}", "6: models.candidate.options must be a mapping, got a list"),
+    ("{model: m, options: {variant: [a]}}", "6: models.candidate.options.variant must be a single value"),
+    ("{model: m, variant: fp16}", "6: unknown key 'variant' in models.candidate"),
+    ("{options: {variant: fp16}}", "6: missing required key 'model' in models.candidate"),
+])
+def test_a_bad_models_entry_is_named_with_its_line(tmp_path, entry, message):
+    from pytest_t2ibias.errors import SuiteError
+    from pytest_t2ibias.suite import load_suite
+
+    text = SUITE.replace("subjects: [doctor]\n", f"subjects: [doctor]\nmodels:\n  candidate: {entry}\n")
+    path = tmp_path / "bad.t2i.yaml"
+    path.write_text(text)
+    with pytest.raises(SuiteError) as refused:
+        load_suite(path)
+    assert f"bad.t2i.yaml:{message}" in str(refused.value)

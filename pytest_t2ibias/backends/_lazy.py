@@ -229,12 +229,13 @@ class LazyAnswerer:
         return self._backend().score(images, question, choices, statements)
 
 
-def lazy_generator(model: str, settings: Settings, *, origin: str):
+def lazy_generator(model: str, settings: Settings, *, origin: str,
+                   options: dict[str, Any] | None = None):
+    """``options``: the plan's loading keywords for this model (``Plan.options``)."""
     if origin == "--t2i-images":
         from .folder import FolderImages
 
         return FolderImages(model)
-    options = settings.model_options if origin == "--t2i-model" else {}
     return LazyDiffusersGenerator(model, settings, origin=origin, options=options)
 
 

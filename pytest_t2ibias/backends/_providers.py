@@ -17,13 +17,13 @@ class BuiltinBackends:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def generator(self, model: str, role: str) -> Any:
+    def generator(self, model: str, role: str, options: dict[str, Any] | None = None) -> Any:
         from ._lazy import lazy_generator
 
         audit = role == "candidate" and self.settings.images == model
         origin = "--t2i-images" if audit else (
             "--t2i-model" if role == "candidate" else "--t2i-baseline-model")
-        return lazy_generator(model, self.settings, origin=origin)
+        return lazy_generator(model, self.settings, origin=origin, options=options)
 
     def vqa(self, model: str) -> Any:
         from ._lazy import lazy_answerer
@@ -49,8 +49,9 @@ class HookBackends:
         self.config = config
         self.hook = config.pluginmanager.hook
 
-    def generator(self, model: str, role: str) -> Any:
-        return self.hook.pytest_t2ibias_make_generator(config=self.config, model=model, role=role)
+    def generator(self, model: str, role: str, options: dict[str, Any] | None = None) -> Any:
+        return self.hook.pytest_t2ibias_make_generator(config=self.config, model=model, role=role,
+                                                       options=dict(options or {}))
 
     def vqa(self, model: str) -> Any:
         return self.hook.pytest_t2ibias_make_vqa(config=self.config, model=model)

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
     from .._settings import Settings
     from ..family import Family
+    from ..spec import Suite
 
 
 def run_header(settings: Settings, family: Family, backends: list[dict[str, str]],
@@ -32,6 +33,8 @@ def run_header(settings: Settings, family: Family, backends: list[dict[str, str]
                          key=lambda b: (b["role"], b["model"])),
         "settings": {
             "model": settings.images or settings.model, "baseline_model": settings.baseline_model,
+            "model_options": dict(settings.model_options),
+            "baseline_model_options": dict(settings.baseline_model_options),
             "audit": bool(settings.images), "vqa": settings.vqa,
             "classifiers": dict(settings.classifiers), "llm": settings.llm,
             "device": settings.device, "dtype": settings.dtype,
@@ -57,7 +60,7 @@ def header_lines(settings: Settings) -> list[str]:
 
         plan = plan_for(settings)
         declared = ", ".join(f"{k} {v}" for k, v in plan.sampling.items() if v is not None)
-        lines.append(f"t2ibias: model {settings.model}" + (
+        lines.append(f"t2ibias: model {settings.model}" + _options_text(plan.options("candidate")) + (
             f"; declared sampling {declared} ({plan.sampling_source}; a suite's defaults or "
             f"the command line override it)" if plan.sampling_source else ""))
         # each sampling value and where it came from (#22: backends/own_sampling.py)
@@ -66,11 +69,45 @@ def header_lines(settings: Settings) -> list[str]:
         # local files only: the header never waits on the hub (loading reads the rest)
         lines.append(sampling_line(plan, own_sampling_of(settings.model, offline=True))
                      + " (a suite's defaults: win where it sets them)")
+    if settings.baseline_model:
+        lines.append(f"t2ibias: baseline model {settings.baseline_model}"
+                     + _options_text(settings.baseline_model_options))
     judges = [f"vqa {settings.vqa}"] if settings.vqa else []
     judges += [f"classifier {axis}={model}" for axis, model in settings.classifiers.items()]
     if judges:
         lines.append("t2ibias: judges " + "; ".join(judges))
     return lines
+
+
+def suite_lines(settings: Settings, suites: list[Suite]) -> list[str]:
+    """After collection: each suite whose ``models:`` or ``defaults:`` change the models or
+    sampling the header named, with every value and where it came from (the header is
+    written before any suite is read)."""
+    from ..backends.own_sampling import own_sampling_of, sampling_line
+    from ..plan import ROLES, plan_for
+
+    session = plan_for(settings)
+    lines = []
+    for suite in suites:
+        plan = plan_for(settings, suite)
+        if settings.images or all(
+                (plan.model(role), plan.options(role)) == (session.model(role), session.options(role))
+                for role in ROLES) and plan.sampling == session.sampling:
+            continue
+        models = "; ".join(f"{role} {plan.model(role)}{_options_text(plan.options(role))}"
+                           for role in ROLES if plan.model(role))
+        sampling = (sampling_line(plan, own_sampling_of(plan.candidate, offline=True))
+                    .removeprefix("t2ibias: ") if plan.candidate else "")
+        lines.append(f"t2ibias: suite {suite.name} ({suite.path.name}): "
+                     + "; ".join(part for part in (models, sampling) if part))
+    return lines
+
+
+def _options_text(options: dict[str, Any]) -> str:
+    """`` (loaded with variant=fp16, text_encoder_3=None)``; empty for none."""
+    if not options:
+        return ""
+    return " (loaded with " + ", ".join(f"{k}={v}" for k, v in options.items()) + ")"
 
 
 def _plugin_version() -> str | None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .._settings import parse_model_options
 from .._text import first_unsafe
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
@@ -26,6 +27,8 @@ TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks
 REQUIRED_TOP_KEYS = ("prompt", "subjects", "axes")
 BURDENS = ("model", "check")
 MODEL_ROLES = ("candidate", "baseline")
+MODEL_ENTRY_KEYS = ("model", "options")
+"""A ``models:`` role as a mapping: the model and its loading options."""
 DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size", "height", "width")
 FILTER_KEYS = ("question", "choices", "keep")
 FILTER_OPTIONAL_KEYS = ("statements",)
@@ -200,13 +203,14 @@ class _SuiteReader:
         self.declared_axes = axes
         checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
         self.item_count(checks, subjects)
-        models = self.models(data["models"]) if "models" in data else {}
+        models, model_options = self.models(data["models"]) if "models" in data else ({}, {})
         burden = self.burden(data["burden"], ("burden",)) if "burden" in data else None
         if self.problems:
             raise SuiteError.combine(self.problems)
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
-                     location=self.location(()), models=models, burden=burden)
+                     location=self.location(()), models=models, model_options=model_options,
+                     burden=burden)
 
     def valid_text(self, value: Any, at: KeyPath) -> None:
         """Every string (and key) of the suite is text a report can show: a lone surrogate
@@ -255,8 +259,10 @@ class _SuiteReader:
             return None
         return value
 
-    def models(self, value: Any) -> dict[str, str]:
-        """``models: {candidate: PATH, baseline: PATH}``: paths relative to the suite file.
+    def models(self, value: Any) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+        """``models: {candidate: PATH, baseline: PATH}``: paths relative to the suite file;
+        a role may instead be ``{model: PATH, options: {KEY: VALUE}}``, its loading options
+        (``--t2i-model-option``'s keys: ``variant``, ``dtype``, ``text_encoder_3: null``...).
 
         A value whose first component exists next to the suite (``fixtures/toy-sd``) or that
         starts like a path (``./``, ``../``, ``/``, ``~``) must exist; anything else is taken
@@ -265,27 +271,64 @@ class _SuiteReader:
         at = ("models",)
         mapping = self.mapping(value, at, "models (role -> model)")
         if mapping is None:
-            return {}
+            return {}, {}
         self.unknown_keys(mapping, at, MODEL_ROLES, "in models")
         models: dict[str, str] = {}
+        options: dict[str, dict[str, Any]] = {}
         for role in MODEL_ROLES:
             if role not in mapping:
                 continue
-            raw = self.text(mapping[role], (*at, role), f"models.{role}")
-            if raw is None:
+            where, entry = (*at, role), mapping[role]
+            if isinstance(entry, dict):
+                self.unknown_keys(entry, where, MODEL_ENTRY_KEYS, f"in models.{role}")
+                self.missing(entry, where, ("model",), f"in models.{role}")
+                if "options" in entry:
+                    options[role] = self.model_options(entry["options"], (*where, "options"),
+                                                       f"models.{role}.options")
+                where, entry = (*where, "model"), entry.get("model")
+                if entry is None:
+                    continue
+            model = self.model_path(entry, where, f"models.{role}")
+            if model is not None:
+                models[role] = model
+        return models, options
+
+    def model_path(self, value: Any, at: KeyPath, label: str) -> str | None:
+        raw = self.text(value, at, label)
+        if raw is None:
+            return None
+        given = Path(raw).expanduser()
+        resolved = given if given.is_absolute() else (self.path.parent / given)
+        looks_like_path = (raw.startswith((".", "/", "~")) or given.is_absolute()
+                           or (self.path.parent / given.parts[0]).exists())
+        if resolved.exists():
+            return str(resolved.resolve())
+        if looks_like_path:
+            self.problem(at, f"{label} {raw!r} does not exist (looked for "
+                             f"{resolved.resolve()}; relative to the suite file)")
+            return None
+        return raw
+
+    def model_options(self, value: Any, at: KeyPath, label: str) -> dict[str, Any]:
+        """A model's loading options: ``{KEY: VALUE}`` read as ``--t2i-model-option KEY=VALUE``
+        (null: a component left out; dtype and enable_model_cpu_offload checked)."""
+        mapping = self.mapping(value, at, label)
+        if mapping is None:
+            return {}
+        entries = []
+        for key, option in mapping.items():
+            if isinstance(option, (dict, list)):
+                self.problem((*at, key), f"{label}.{key} must be a single value (a string, "
+                                         f"number, true/false or null), got {type(option).__name__}")
                 continue
-            given = Path(raw).expanduser()
-            resolved = given if given.is_absolute() else (self.path.parent / given)
-            looks_like_path = (raw.startswith((".", "/", "~")) or given.is_absolute()
-                               or (self.path.parent / given.parts[0]).exists())
-            if resolved.exists():
-                models[role] = str(resolved.resolve())
-            elif looks_like_path:
-                self.problem((*at, role), f"models.{role} {raw!r} does not exist (looked for "
-                                          f"{resolved.resolve()}; relative to the suite file)")
-            else:
-                models[role] = raw
-        return models
+            text = "null" if option is None else str(option).lower() if isinstance(option, bool) \
+                else str(option)
+            entries.append(f"{key}={text}")
+        try:
+            return parse_model_options(entries, origin=label)
+        except ValueError as error:
+            self.problem(at, str(error))
+            return {}
 
     def defaults(self, value: Any) -> dict[str, Any]:
         at = ("defaults",)
