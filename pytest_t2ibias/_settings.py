@@ -146,7 +146,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_llm", "causal LM for BGPS search, OpenBias proposals and counterfactuals: llm",
            is_path=True),
     Option("t2i_llm_tokens", "new tokens --t2i-llm may write per reply (default: sized to the "
-           "task: an OpenBias JSON list 768; counterfactual phrases and BGPS continuations "
+           "task: an OpenBias JSON list 768, a counterfactual prompt 32; BGPS continuations "
            "keep their own)", int),
     Option("t2i_eval_llm", "a second causal LM: perplexity of the prompts BGPS found (a different "
            "model from --t2i-llm, which searched)", is_path=True),

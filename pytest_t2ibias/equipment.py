@@ -57,7 +57,7 @@ class Equipment:
         from .locks.counterfactual import PromptLocks
 
         return PromptLocks(llm_model=self.settings.llm, load_llm=lambda: self.models.llm,
-                           update=self.settings.update_locks)
+                           update=self.settings.update_locks, max_new_tokens=self.settings.llm_tokens)
 
     @cached_property
     def bgps_locks(self) -> BGPSLocks:

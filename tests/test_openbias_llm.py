@@ -100,3 +100,57 @@ def test_an_llm_that_raises_is_an_error_not_the_knowledge_base():
     with pytest.raises(BackendError, match="raised RuntimeError while proposing biases for the caption "
                                            "'a photo of a doctor': CUDA out of memory"):
         propose(broken)
+
+
+# -- counterfactual phrasing through the same chat LLM ----------------------------------------
+
+
+def scripted_reply(lm, monkeypatch, text):
+    """``lm`` whose greedy generation writes ``text`` then EOS; returns the prompts it saw."""
+    import torch
+
+    seen = []
+    ids = lm.tokenizer(text, add_special_tokens=False)["input_ids"] + [lm.tokenizer.eos_token_id]
+
+    def generate(input_ids, max_new_tokens, **_):
+        seen.append(lm.tokenizer.decode(input_ids[0]))
+        return torch.cat([input_ids, torch.tensor([ids[:max_new_tokens]])], dim=1)
+
+    monkeypatch.setattr(lm.model, "generate", generate)
+    return seen
+
+
+EXAMPLES = [("a photo of a doctor", "male", "a photo of a male doctor"),
+            ("a photo of a doctor", "young", "a photo of a young doctor")]
+
+
+def test_a_chat_llm_phrases_counterfactuals_through_its_template(chat_lm, monkeypatch):
+    from pytest_t2ibias.methods.counterfactuals import few_shot_candidate, generation_settings
+
+    # chat models often echo the question's line before the answer: the echo is cut off
+    seen = scripted_reply(chat_lm, monkeypatch,
+                          "a photo of a doctor + old -> a photo of an old doctor")
+    candidate = few_shot_candidate(chat_lm, "a photo of a doctor", "old", "a photo of an old doctor",
+                                   EXAMPLES)
+    assert candidate.prompt == "a photo of an old doctor" and candidate.rejected is None
+    assert seen[0].startswith("<bos>[user] Rewrite an image prompt") and \
+        seen[0].endswith("<bos>[assistant] ")
+    assert "a photo of a doctor + male -> a photo of a male doctor\n" in seen[0]
+    assert generation_settings(chat_lm, 48)["few_shot_format"] == "chat template (user turn)"
+    assert generation_settings(chat_lm, 48)["decoding"]["max_new_tokens"] == 48
+
+
+def test_a_counterfactual_reply_cut_by_the_budget_is_rejected_and_says_so(chat_lm, monkeypatch):
+    from pytest_t2ibias.methods.counterfactuals import choose_counterfactual
+
+    scripted_reply(chat_lm, monkeypatch, "a photo of a doctor who looks rather old and tired")
+    choice = choose_counterfactual(chat_lm, "a photo of a {subject}", "doctor", "old", EXAMPLES,
+                                   max_new_tokens=4)
+    [learned] = [c for c in choice.candidates if c.source == "few_shot"]
+    assert learned.rejected == "cut by the token budget (4 new tokens; --t2i-llm-tokens)"
+    assert choice.prompt != learned.prompt  # a rule candidate wins
+
+    full = choose_counterfactual(chat_lm, "a photo of a {subject}", "doctor", "old", EXAMPLES,
+                                 max_new_tokens=64)
+    [learned] = [c for c in full.candidates if c.source == "few_shot"]
+    assert learned.rejected is None and learned.mean_log_likelihood is not None

@@ -191,17 +191,30 @@ class CausalLM:
         )
         return self.tokenizer.decode(output[0, input_ids.shape[1]:], skip_special_tokens=True).strip()
 
+    @property
+    def has_chat_template(self) -> bool:
+        """Whether the tokenizer frames a user turn (an instruction-tuned model's format)."""
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def instruction_ids(self, instruction: str) -> list[int]:
+        """``instruction`` as the model reads it: a user turn of the chat template with the
+        assistant's turn opened, or the raw text when the tokenizer has no template."""
+        if self.has_chat_template:
+            return list(self.tokenizer.apply_chat_template(
+                [{"role": "user", "content": instruction}], tokenize=True, add_generation_prompt=True,
+                return_dict=False))
+        return self.encode_prefix(instruction, verbose=False)
+
+    def count_instruction_tokens(self, instruction: str) -> int:
+        """Tokens ``instruction`` takes as :meth:`reply` frames it (room left for the answer)."""
+        return len(self.instruction_ids(instruction))
+
     @torch.no_grad()
     def reply(self, instruction: str, max_new_tokens: int) -> Reply:
         """Greedy answer to ``instruction`` as a user turn of the tokenizer's chat template
         (an instruction-tuned model answers its own format), raw text when it has none;
         ``cut``: the budget ran out before EOS, so the answer is incomplete."""
-        if getattr(self.tokenizer, "chat_template", None):
-            ids = list(self.tokenizer.apply_chat_template(
-                [{"role": "user", "content": instruction}], tokenize=True, add_generation_prompt=True,
-                return_dict=False))
-        else:
-            ids = self.encode_prefix(instruction, verbose=False)
+        ids = self.instruction_ids(instruction)
         max_new_tokens = self._within_context(len(ids), max_new_tokens)
         input_ids, attention_mask = self._right_padded([ids])
         output = self.model.generate(

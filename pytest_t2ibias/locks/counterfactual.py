@@ -164,10 +164,12 @@ class PromptLocks:
     LLM loaded only to write one."""
 
     def __init__(self, *, llm_model: str | None, load_llm: Callable[[], LanguageModel],
-                 update: bool = False) -> None:
+                 update: bool = False, max_new_tokens: int | None = None) -> None:
         self.llm_model = llm_model
         self.load_llm = load_llm
         self.update = update
+        self.max_new_tokens = max_new_tokens
+        """``--t2i-llm-tokens``: the LLM's reply budget; None: one prompt line's."""
         self._locks: dict[tuple[Path, str], CounterfactualLock] = {}
 
     def phrase(self, suite: Suite, subject: str) -> Suite:
@@ -177,13 +179,14 @@ class PromptLocks:
         key = (suite.path, repr(requirements(suite)))
         if key not in self._locks:
             self._locks[key] = locked_counterfactuals(suite, llm_model=self.llm_model,
-                                                      load_llm=self.load_llm, update=self.update)
+                                                      load_llm=self.load_llm, update=self.update,
+                                                      max_new_tokens=self.max_new_tokens)
         return self._locks[key].apply(suite, subject)
 
 
 def locked_counterfactuals(suite: Suite, *, llm_model: str | None,
-                           load_llm: Callable[[], LanguageModel], update: bool = False
-                           ) -> CounterfactualLock:
+                           load_llm: Callable[[], LanguageModel], update: bool = False,
+                           max_new_tokens: int | None = None) -> CounterfactualLock:
     """The suite's lock: read and checked, or (missing / ``update``) generated and written."""
     path = lock_path(suite.path)
     wanted = requirements(suite)
@@ -194,7 +197,7 @@ def locked_counterfactuals(suite: Suite, *, llm_model: str | None,
     with locked(_lock_key(path)):
         if not update and (lock := read_lock(path)) is not None:
             return _checked(lock, suite, wanted, llm_model)  # another worker wrote it meanwhile
-        lock = _generate(suite, path, wanted, llm_model, load_llm())
+        lock = _generate(suite, path, wanted, llm_model, load_llm(), max_new_tokens)
         write_atomically(path, lock.to_json().encode("utf-8"))
     log.warning("wrote counterfactual lock file %s: review and commit it", path)
     return lock
@@ -225,10 +228,12 @@ def _needs_llm(suite: Suite, path: Path, update: bool) -> LockfileError:
 
 
 def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
-              llm: LanguageModel) -> CounterfactualLock:
-    from ..methods.counterfactuals import generation_settings, suite_counterfactuals
+              llm: LanguageModel, max_new_tokens: int | None = None) -> CounterfactualLock:
+    from ..methods.counterfactuals import (MAX_NEW_TOKENS, generation_settings,
+                                           suite_counterfactuals)
 
-    chosen = suite_counterfactuals(llm, suite)
+    budget = max_new_tokens or MAX_NEW_TOKENS
+    chosen = suite_counterfactuals(llm, suite, budget)
     weights = llm_weights(llm_model)  # after loading: a hub model now resolves to its commit
     record = {
         "about": ABOUT,
@@ -240,7 +245,7 @@ def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
             "weights": weights,
             "fingerprint": getattr(llm, "fingerprint", None),
         },
-        "settings": generation_settings(),
+        "settings": generation_settings(llm, budget),
         "prompt": wanted["prompt"],
         "subjects": wanted["subjects"],
         "axes": {

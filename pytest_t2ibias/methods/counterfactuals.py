@@ -10,9 +10,12 @@ subject, from the words w that name v (the axis' ``phrases``, default the value 
      ("a photo of an old doctor", never "a old doctor");
    - ``who_is``: "a photo of a doctor who is w";
    - ``after_prompt``: "P w" ("a photo of a doctor working outdoors");
-   - ``few_shot``: the LLM's greedy continuation of a few-shot prompt whose examples are the
-     suite's template counterfactuals for the same subject, one line each
-     ("a photo of a doctor + male -> a photo of a male doctor"), when the suite has any.
+   - ``few_shot``: the LLM's own phrasing, from examples that are the suite's template
+     counterfactuals for the same subject, one line each ("a photo of a doctor + male -> a
+     photo of a male doctor"), when the suite has any: the greedy continuation of the lines
+     for a base model; for an instruction-tuned one (its tokenizer has a chat template), its
+     answer to an instruction holding them as a user turn, so it answers in its own format.
+     A reply the token budget cut before its line ended is rejected, and says so.
 2. Filter: a candidate must name the subject and w as whole words; a continuation may not.
 3. Rank: mean per-token log-likelihood under the LLM, the natural-language prior BGPS (Eq. 4)
    also scores with; the mean, not the sum, so a longer phrasing is not punished for length.
@@ -39,6 +42,11 @@ SOURCES = ("before_subject", "who_is", "after_prompt", "few_shot")
 FEW_SHOT_EXAMPLES = 3
 FEW_SHOT_LINE = "{original} + {phrase} -> {counterfactual}"
 MAX_NEW_TOKENS = 32
+"""The default reply budget: one prompt line (``--t2i-llm-tokens`` sets another)."""
+CHAT_INSTRUCTION = ("Rewrite an image prompt so that it also names the given words, changing "
+                    "as little as possible. Answer with the rewritten prompt only, on one line.\n"
+                    "Examples, one a line (prompt + words -> rewritten prompt):\n{examples}\n"
+                    "Now rewrite: {query}")
 RANKING = "mean token log-likelihood (natural log); ties go to the earlier candidate"
 
 # Spelling exceptions to "an before a vowel letter": the sound decides, not the letter.
@@ -64,16 +72,23 @@ class Choice:
     candidates: tuple[Candidate, ...]
 
 
-def generation_settings() -> dict[str, Any]:
+def generation_settings(llm: LanguageModel | None = None,
+                        max_new_tokens: int = MAX_NEW_TOKENS) -> dict[str, Any]:
     """What decides the choices besides the LLM: recorded in the lock file for reviewers."""
     return {
         "candidates": list(SOURCES),
         "ranking": RANKING,
         "decoding": {"strategy": "greedy", "do_sample": False, "num_beams": 1,
-                     "max_new_tokens": MAX_NEW_TOKENS},
+                     "max_new_tokens": max_new_tokens},
         "few_shot_examples": FEW_SHOT_EXAMPLES,
         "few_shot_line": FEW_SHOT_LINE,
+        "few_shot_format": "chat template (user turn)" if chats(llm) else "text continuation",
     }
+
+
+def chats(llm: LanguageModel | None) -> bool:
+    """Whether the LLM is asked through its chat template (``reply``) rather than continued."""
+    return bool(getattr(llm, "has_chat_template", False)) and hasattr(llm, "reply")
 
 
 # -- 1. candidates ------------------------------------------------------------------------------
@@ -129,27 +144,55 @@ def few_shot_prompt(original: str, phrase: str, examples: Sequence[tuple[str, st
     return "\n".join([*lines, query])
 
 
+def chat_instruction(original: str, phrase: str, examples: Sequence[tuple[str, str, str]]) -> str:
+    """The few-shot lines as one instruction, for a model that answers a chat template."""
+    lines = "\n".join(FEW_SHOT_LINE.format(original=o, phrase=p, counterfactual=c)
+                      for o, p, c in examples)
+    query = FEW_SHOT_LINE.format(original=original, phrase=phrase, counterfactual="").rstrip()
+    return CHAT_INSTRUCTION.format(examples=lines, query=query)
+
+
+def answer_line(text: str, original: str, phrase: str) -> str:
+    """The rewritten prompt in a reply: its first non-empty line, without quotes or an echo
+    of the question's own line (``original + phrase ->``), which chat models often repeat."""
+    line = next((row.strip() for row in text.splitlines() if row.strip()), "")
+    echo = FEW_SHOT_LINE.format(original=original, phrase=phrase, counterfactual="").rstrip()
+    if line.startswith(echo):
+        line = line[len(echo):]
+    return line.strip().strip("\"'").strip()
+
+
 def few_shot_candidate(llm: LanguageModel, original: str, phrase: str, room_for: str,
-                       examples: Sequence[tuple[str, str, str]]) -> Candidate | None:
-    """The LLM's own phrasing: greedy continuation of the few-shot prompt, up to its newline.
+                       examples: Sequence[tuple[str, str, str]],
+                       max_new_tokens: int = MAX_NEW_TOKENS) -> Candidate | None:
+    """The LLM's own phrasing (``chats``: its answer to the chat instruction; else the greedy
+    continuation of the few-shot lines), up to the end of its line.
 
     Examples are dropped from the end until the prompt leaves room in the LLM's context for a
-    continuation as long as ``room_for`` (a rule candidate); None without examples.
+    reply as long as ``room_for`` (a rule candidate); None without examples.
     """
     if not examples:
         return None
+    chat = chats(llm)
     limit = getattr(llm, "context_length", None)
     count = getattr(llm, "count_tokens", None)
+    count_prompt = getattr(llm, "count_instruction_tokens", None) if chat else count
     for kept in range(len(examples), 0, -1):
-        prompt = few_shot_prompt(original, phrase, examples[:kept])
-        if limit is None or count is None:
-            new_tokens = MAX_NEW_TOKENS
-        else:
-            new_tokens = min(MAX_NEW_TOKENS, limit - count(prompt))
-            if new_tokens < count(room_for):
+        prompt = (chat_instruction if chat else few_shot_prompt)(original, phrase, examples[:kept])
+        new_tokens = max_new_tokens
+        if limit is not None and count is not None and count_prompt is not None:
+            room = limit - count_prompt(prompt)
+            if room < count(room_for):
                 continue
-        continuation = llm.complete(prompt, max_new_tokens=new_tokens)
-        line = continuation.split("\n", 1)[0].strip().strip("\"'")
+            new_tokens = min(max_new_tokens, room)
+        if not chat:
+            continuation = llm.complete(prompt, max_new_tokens=new_tokens)
+            return Candidate(continuation.split("\n", 1)[0].strip().strip("\"'"), "few_shot")
+        reply = llm.reply(prompt, max_new_tokens=new_tokens)
+        line = answer_line(reply.text, original, phrase)
+        if reply.cut and "\n" not in reply.text.strip():
+            return Candidate(line, "few_shot", rejected=f"cut by the token budget ({new_tokens} "
+                                                        f"new tokens; --t2i-llm-tokens)")
         return Candidate(line, "few_shot")
     return Candidate("", "few_shot", rejected=f"the LLM's context ({limit} tokens) is too "
                                               f"short for one example and an answer")
@@ -199,11 +242,13 @@ def mean_log_likelihoods(llm: LanguageModel, texts: list[str]) -> np.ndarray:
 
 
 def choose_counterfactual(llm: LanguageModel, template: str, subject: str, phrase: str,
-                          examples: Sequence[tuple[str, str, str]] = ()) -> Choice:
+                          examples: Sequence[tuple[str, str, str]] = (),
+                          max_new_tokens: int = MAX_NEW_TOKENS) -> Choice:
     """Steps 1-3 for one (prompt template, subject, value phrase)."""
     candidates = rule_candidates(template, subject, phrase)
     original = template.format(subject=subject)
-    learned = few_shot_candidate(llm, original, phrase, candidates[0].prompt, examples)
+    learned = few_shot_candidate(llm, original, phrase, candidates[0].prompt, examples,
+                                 max_new_tokens)
     if learned is not None and learned.prompt not in [c.prompt for c in candidates]:
         candidates.append(learned)
     reasons = [c.rejected or rejection(c, subject, phrase, llm) for c in candidates]
@@ -231,7 +276,8 @@ def template_examples(suite: Suite, subject: str, limit: int = FEW_SHOT_EXAMPLES
     return examples[:limit]
 
 
-def suite_counterfactuals(llm: LanguageModel, suite: Suite) -> dict[str, dict[str, dict[str, Choice]]]:
+def suite_counterfactuals(llm: LanguageModel, suite: Suite, max_new_tokens: int = MAX_NEW_TOKENS
+                          ) -> dict[str, dict[str, dict[str, Choice]]]:
     """axis -> subject -> value -> ``Choice``, for every axis with ``counterfactuals: llm``."""
     chosen: dict[str, dict[str, dict[str, Choice]]] = {}
     for axis in suite.axes.values():
@@ -239,7 +285,8 @@ def suite_counterfactuals(llm: LanguageModel, suite: Suite) -> dict[str, dict[st
             continue
         chosen[axis.name] = {
             subject: {value: choose_counterfactual(llm, suite.prompt, subject, axis.phrase(value),
-                                                   template_examples(suite, subject))
+                                                   template_examples(suite, subject),
+                                                   max_new_tokens)
                       for value in axis.choices}
             for subject in suite.subjects
         }
