@@ -245,3 +245,24 @@ def test_a_bad_models_entry_is_named_with_its_line(tmp_path, entry, message):
     with pytest.raises(SuiteError) as refused:
         load_suite(path)
     assert f"bad.t2i.yaml:{message}" in str(refused.value)
+
+
+def test_offload_hands_the_pipeline_to_diffusers_instead_of_moving_it(model_zoo, monkeypatch):
+    """What can be checked without a GPU: with offload the pipeline is not moved to the
+    device (diffusers moves each part for its forward pass), offload is enabled once, with
+    this run's device, and the fingerprint says it."""
+    from diffusers import DiffusionPipeline
+
+    from pytest_t2ibias.backends.generator import DiffusersGenerator
+
+    pipeline = DiffusionPipeline.from_pretrained(model_zoo["sd"])
+    calls = []
+    monkeypatch.setattr(pipeline, "enable_model_cpu_offload",
+                        lambda device=None: calls.append(str(device)), raising=False)
+    monkeypatch.setattr(pipeline, "to", lambda *a, **k: pytest.fail("an offloaded pipeline was moved"))
+    offloaded = DiffusersGenerator(pipeline, model_fingerprint="m", device="cpu", offload=True,
+                                   options={"enable_model_cpu_offload": True})
+    assert calls == ["cpu"] and offloaded.pipeline is pipeline
+    monkeypatch.undo()
+    plain = DiffusersGenerator(pipeline, model_fingerprint="m", device="cpu")
+    assert plain.fingerprint != offloaded.fingerprint
