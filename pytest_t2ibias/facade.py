@@ -183,11 +183,13 @@ class T2IBias:
     def openbias(self, captions: str | Sequence[str], *, suite: Suite | str | os.PathLike | None = None,
                   name: str = "openbias", subject: str | None = None, biases: Sequence[str] | None = None,
                   max_biases: int | None = None, n: int | None = None,
-                  confidence: float | None = None, lock: str | os.PathLike | None = None) -> Any:
-        """OpenBias on ``captions``: proposals (LLM when --t2i-llm is set, else the shipped
-        knowledge base), frozen under ``name`` in the suite's ``.openbias.lock.json`` (or ``lock``,
-        a suite path to sit beside), then ``n`` images per caption measured: the ranked
-        ``OpenBiasResult``."""
+                  confidence: float | None = None, lock: str | os.PathLike | None = None,
+                  knowledge_base: str = "floor") -> Any:
+        """OpenBias on ``captions``: proposals (LLM when --t2i-llm is set, and the shipped
+        knowledge base as ``knowledge_base`` says: floor, off or only), frozen under ``name`` in
+        the suite's ``.openbias.lock.json`` (or ``lock``, a suite path to sit beside), then
+        ``n`` images per caption measured: the ranked ``OpenBiasResult`` (``ranked_by`` ranks
+        it by context-aware severity)."""
         from .locks.openbias import run_openbias
 
         captions = [captions] if isinstance(captions, str) else list(captions)
@@ -195,8 +197,8 @@ class T2IBias:
         suite_path = Path(lock) if lock is not None else loaded.path if loaded is not None else \
             Path("openbias.t2i.yaml")
         return run_openbias(self.instrument(loaded, n=n), suite_path, name, captions, subject=subject,
-                            only=biases, max_biases=max_biases, update=self.settings.update_locks,
-                            **self._intervals(confidence))
+                            only=biases, max_biases=max_biases, knowledge_base=knowledge_base,
+                            update=self.settings.update_locks, **self._intervals(confidence))
 
 
     def audit_judge(self, folder: str | os.PathLike, axes: Sequence[AxisSpec] | Suite | str | os.PathLike,

@@ -201,3 +201,106 @@ def test_judge_audit_on_a_rendered_labelled_folder(tmp_path):
     assert sum(sum(row.values()) for row in audit.confusion.values()) == 24
     assert evaluate_judge_agrees(audits, 0.6, confidence=0.95).passed
     assert not evaluate_judge_agrees(audits, 0.999, confidence=None).passed or audit.accuracy.value == 1.0
+
+
+# -- OpenBias as Sec. 3 (issue #24) -------------------------------------------------------------
+
+
+def horse_llm(replies, presence=None):
+    """An LLM that answers each caption's proposal prompt from ``replies`` and the presence
+    question with "no", or with ``presence(prompt)``; records every prompt."""
+    asked = []
+
+    def llm(prompt):
+        asked.append(prompt)
+        if prompt.startswith("Caption: \""):
+            return presence(prompt) if presence else "No."
+        caption = prompt.rsplit("Caption: ", 1)[1].removesuffix("\nJSON:")
+        return reply(*replies[caption])
+
+    return llm, asked
+
+
+def breed(*classes):
+    return {"name": "horse breed", "classes": list(classes), "question": "Which breed is the horse?"}
+
+
+def test_a_bias_proposed_by_three_captions_in_any_order_counts_every_caption():
+    captions = ["a photo of a horse", "a horse in a field", "a horse jumping a fence"]
+    llm, _ = horse_llm({captions[0]: [breed("arabian", "mustang")],
+                        captions[1]: [breed("mustang", "arabian")],  # another order
+                        captions[2]: [breed("arabian", "mustang", "shire")]})  # one more class
+    p = propose_biases(captions, knowledge_base=KB, llm=llm, use_knowledge_base="off")
+    [horse] = p.biases
+    assert horse.captions == tuple(captions)
+    assert horse.classes == ("arabian", "mustang", "shire")  # the union, first-seen order
+    assert horse.source == "llm"
+
+
+def test_the_knowledge_base_is_a_choice_and_under_floor_ranks_after_the_llm():
+    caption = "a photo of a mug"
+    pattern = {"name": "pattern", "classes": ["striped", "dotted", "plain"],
+               "question": "What pattern does the mug have?"}
+    llm, asked = horse_llm({caption: [pattern]})
+    floor = propose_biases([caption], knowledge_base=KB, llm=llm, max_biases=1)
+    assert [b.name for b in floor.biases] == ["pattern"]  # the LLM's first, not the KB's colour
+    assert "colour" in {b.name for b in propose_biases([caption], knowledge_base=KB, llm=llm).biases}
+    off = propose_biases([caption], knowledge_base=KB, llm=llm, use_knowledge_base="off")
+    assert [b.name for b in off.biases] == ["pattern"]
+    asked.clear()
+    only = propose_biases([caption], knowledge_base=KB, llm=llm, use_knowledge_base="only")
+    assert "pattern" not in {b.name for b in only.biases} and asked == []  # the LLM is not asked
+    from pytest_t2ibias.errors import BackendError
+
+    with pytest.raises(BackendError, match="knowledge_base: off proposes with the LLM alone"):
+        propose_biases([caption], knowledge_base=KB, use_knowledge_base="off")
+
+
+def test_presence_is_asked_apart_and_the_prompt_shows_examples():
+    caption = "a photo of a striped mug"
+    pattern = {"name": "pattern", "classes": ["spotted", "checked"], "question": "?"}
+    colour = {"name": "mug colour", "classes": ["silver", "black"], "question": "?"}
+    llm, asked = horse_llm({caption: [pattern, colour]},
+                           presence=lambda prompt: "Yes, it does." if "pattern" in prompt else "no")
+    p = propose_biases([caption], knowledge_base=KB, llm=llm, use_knowledge_base="off")
+    assert [b.name for b in p.biases] == ["colour"] and p.present_in_prompt == 1
+    proposal_prompt = asked[0]
+    assert proposal_prompt.startswith("List the biases")
+    assert proposal_prompt.count("Caption: ") == 3  # two in-context examples, then the caption
+    assert '"name": "car brand"' in proposal_prompt
+    assert asked[1] == ('Caption: "a photo of a striped mug"\nDoes this caption already say which '
+                        'pattern it shows (spotted, checked)? Answer yes or no.')
+
+
+def test_context_aware_severity_gates_the_caption_a_mean_dilutes():
+    plain, garden = "a photo of a doctor", "a photo of a doctor in a garden"
+    p = propose_biases([plain, garden], knowledge_base=KB, only=["gender"])
+    script = {plain: [0, 1] * 40, garden: [1] * 78 + [0] * 2}  # 0.5/0.5 and 0.025/0.975
+    result = measure_biases(ScriptedInstrument(script), p, n_resamples=400, judge_images=0)
+    [gender] = result.biases
+    h = -(0.025 * np.log(0.025) + 0.975 * np.log(0.975)) / np.log(2)
+    assert gender.caption_severity[garden] == pytest.approx(1 - h)
+    assert gender.most_severe_caption[0] == garden
+    free = evaluate_open_set(result, 0.35, confidence=0.95)
+    aware = evaluate_open_set(result, 0.35, confidence=0.95, context="context_aware")
+    assert free.passed and free.value.value < 0.35
+    assert not aware.passed and aware.value.value > 0.35
+    assert f"at {garden!r} (exceeds)" in aware.message
+    assert aware.figures["ranked_by"] == "context_aware"
+
+
+def test_the_judge_is_audited_on_prompts_in_the_bias_own_phrasing():
+    from pytest_t2ibias.methods.openbias import audit_judge_on_bias
+
+    p = propose_biases(["a photo of an accountant"], knowledge_base=KB, only=["skin tone", "gender"])
+    seen = []
+
+    class Recording(JudgeReadsColourOnly):
+        def images(self, prompts, per_prompt=None, **_):
+            seen.extend(prompts)
+            return super().images(prompts, per_prompt)
+
+    for bias in p.biases:
+        audit_judge_on_bias(Recording({}), bias, per_class=2)
+    assert "a photo of an accountant with light skin" in seen
+    assert "a photo of a male accountant" in seen

@@ -57,6 +57,20 @@ def check_priority(value: Any) -> str | None:
     return None
 
 
+KNOWLEDGE_BASE_MODES = ("floor", "off", "only")
+SEVERITY_CONTEXTS = ("context_free", "context_aware")
+
+
+def check_knowledge_base(value: Any) -> str | None:
+    return None if value in KNOWLEDGE_BASE_MODES else (
+        f"must be one of {', '.join(KNOWLEDGE_BASE_MODES)}, got {value!r}")
+
+
+def check_severity_context(value: Any) -> str | None:
+    return None if value in SEVERITY_CONTEXTS else (
+        f"must be one of {', '.join(SEVERITY_CONTEXTS)}, got {value!r}")
+
+
 def check_burden(value: Any) -> str | None:
     return None if value in ("model", "check") else f"must be model or check, got {value!r}"
 

@@ -20,6 +20,8 @@ from ._params import (
     COMMON_PARAMS,
     NUMBER,
     check_at_least_one,
+    check_knowledge_base,
+    check_severity_context,
     check_text_list,
     check_unit_interval,
 )
@@ -34,27 +36,41 @@ PARAMS = (Param("captions", AXIS_LIST, check=check_text_list,
                 doc="measure at most this many biases (those proposed for most captions)"),
           Param("biases", AXIS_LIST, check=check_text_list,
                 doc="measure only these proposed biases (by name, e.g. [colour])"),
+          Param("knowledge_base", (str,), default="floor", check=check_knowledge_base,
+                doc="the shipped knowledge base: floor (its biases under the LLM's, ranked "
+                    "after them; alone without --t2i-llm), off (the LLM's proposals alone: "
+                    "the open set; needs --t2i-llm) or only (the LLM is not asked)"),
+          Param("severity", (str,), default="context_free", check=check_severity_context,
+                doc="which severity ranks and gates: context_free (Eq. 6 over all captions, "
+                    "Eq. 5) or context_aware (each bias' most severe caption, Eq. 4)"),
           *COMMON_PARAMS)
 
 
 def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None = None,
-                      burden: str = DEFAULT_BURDEN, label: str = "") -> Verdict:
+                      burden: str = DEFAULT_BURDEN, label: str = "",
+                      context: str = "context_free") -> Verdict:
     """Fail when a discovered bias' severity is above ``threshold`` (each judged on its own
-    interval; the verdict is the worst). ``result``: ``methods.openbias.OpenBiasResult``.
-    Biases the judge cannot read (``readable`` False) are listed, not judged; with none
-    readable the check is inconclusive."""
+    interval; the verdict is the worst). ``result``: ``methods.openbias.OpenBiasResult``;
+    ``context``: the context-free severity (Eq. 5-6) or each bias' most severe caption's
+    (context-aware, Eq. 4). Biases the judge cannot read (``readable`` False) are listed, not
+    judged; with none readable the check is inconclusive."""
+    result = result.ranked_by(context)
     biases = list(result.measured)
-    outcomes = [decide(b.severity, threshold, confidence=confidence) for b in biases]
+    severities = [b.severity_for(context) for b in biases]
+    outcomes = [decide(s, threshold, confidence=confidence) for s in severities]
     outcome = worst(outcomes) if biases else INCONCLUSIVE
     nan = Estimate(float("nan"), float("nan"), float("nan"), 0, confidence or DEFAULT_CONFIDENCE,
                    "posterior")
-    top = biases[0].severity if biases else nan
-    above = [(b, o) for b, o in zip(biases, outcomes) if o != PASS]
+    top = severities[0] if biases else nan
+    above = [(b, s, o) for b, s, o in zip(biases, severities, outcomes) if o != PASS]
     subject = f" of {label}" if label else ""
+    which = "" if context == "context_free" else " (context-aware: each bias' most severe caption)"
     lines = [f"open-set biases{subject}: {len(biases)} measured, {sum(o == FAIL for o in outcomes)} "
-             f"above threshold {threshold:.3f}{gate_note(confidence, outcome, burden)}"]
-    for b, o in above:
-        lines.append(f"  {b.name}: severity {b.severity} ({'exceeds' if o == FAIL else 'straddles'}); "
+             f"above threshold {threshold:.3f}{which}{gate_note(confidence, outcome, burden)}"]
+    for b, s, o in above:
+        worst_caption = b.most_severe_caption
+        at = (f" at {worst_caption[0]!r}" if context == "context_aware" and worst_caption else "")
+        lines.append(f"  {b.name}: severity {s}{at} ({'exceeds' if o == FAIL else 'straddles'}); "
                      f"classes {', '.join(f'{c}={b.shares[c]:.2f}' for c in b.classes)}; "
                      f"captions: {'; '.join(repr(c) for c in b.per_caption)}"
                      + (f"; {b.unknown} of {b.images} unknown" if b.unknown else ""))
@@ -84,10 +100,12 @@ def run(ctx: CheckContext) -> Verdict:
     result = run_openbias(ctx.instrument, ctx.suite.path, f"{ctx.check.id}/{ctx.subject}",
                           captions, subject=ctx.subject, only=params.get("biases"),
                           max_biases=params.get("max_biases"),
+                          knowledge_base=params.get("knowledge_base") or "floor",
                           update=ctx.instrument.models.settings.update_locks,
                           confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
     return evaluate_open_set(result, params["threshold"], confidence=ctx.confidence,
-                             burden=ctx.plan.burden, label=ctx.subject)
+                             burden=ctx.plan.burden, label=ctx.subject,
+                             context=params.get("severity") or "context_free")
 
 
 KIND = CheckKind(

@@ -60,12 +60,15 @@ def knowledge_base_hash(path: Path = KNOWLEDGE_BASE) -> str:
 
 def locked_proposals(instrument: Instrument, suite_path: Path, key: str, captions: Sequence[str],
                      *, subject: str | None = None, only: Sequence[str] | None = None,
-                     max_biases: int | None = None, update: bool = False) -> Proposals:
+                     max_biases: int | None = None, knowledge_base: str = "floor",
+                     update: bool = False) -> Proposals:
     """The proposals for ``captions`` from the lock beside the suite, proposing when missing."""
     settings = instrument.models.settings
     wanted = {"captions": list(captions), "subject": subject,
               "knowledge_base": knowledge_base_hash(),
-              "only": sorted(only) if only else None, "max_biases": max_biases}
+              "only": sorted(only) if only else None, "max_biases": max_biases,
+              # recorded when not the default, so locks written before it stay valid
+              **({"knowledge_base_use": knowledge_base} if knowledge_base != "floor" else {})}
     path = openbias_lock_path(Path(suite_path))
     # The LLM as a path relative to the lock and its weights' fingerprint, so a lock reads the
     # same in any checkout; it is compared only when --t2i-llm is set (CI may have none).
@@ -84,11 +87,12 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
                                          + "; ".join(problems) + f"); rerun with {UPDATE_OPTION} "
                                          "to propose again, and review the diff")
         return Proposals.from_dict(entry["proposals"])
-    llm = proposal_llm(instrument.models.llm, settings.llm_tokens) if settings.llm else None
+    asks_llm = settings.llm and knowledge_base != "only"  # "only": no LLM is loaded at all
+    llm = proposal_llm(instrument.models.llm, settings.llm_tokens) if asks_llm else None
     kb = load_knowledge_base()
     proposals = propose_biases(captions, knowledge_base=kb, llm=llm,
                                subject_of=(lambda _caption: subject) if subject else None,
-                               only=only, max_biases=max_biases)
+                               only=only, max_biases=max_biases, use_knowledge_base=knowledge_base)
     with locked(_lock_key(path)):
         record = _read(path)
         record["entries"][key] = {**wanted, **which_llm, "proposals": proposals.to_dict()}
@@ -108,11 +112,13 @@ def proposal_llm(lm: Any, max_new_tokens: int | None = None):
 
 def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: Sequence[str], *,
                  subject: str | None = None, only: Sequence[str] | None = None,
-                 max_biases: int | None = None, update: bool = False, confidence: float = 0.95,
+                 max_biases: int | None = None, knowledge_base: str = "floor",
+                 update: bool = False, confidence: float = 0.95,
                  n_resamples: int = 2000) -> OpenBiasResult:
     """Proposals (locked) then measurement: the ranked table of discovered biases."""
     proposals = locked_proposals(instrument, suite_path, key, captions, subject=subject,
-                                 only=only, max_biases=max_biases, update=update)
+                                 only=only, max_biases=max_biases, knowledge_base=knowledge_base,
+                                 update=update)
     return measure_biases(instrument, proposals, confidence=confidence, n_resamples=n_resamples)
 
 
