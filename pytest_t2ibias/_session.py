@@ -195,6 +195,12 @@ class T2ISession:
                                  for check in _planned([item])])  # unread words (#27)
         reporter.write(render_plan(plans, self.settings.power, self._table_width(reporter),
                                    color=reporter.hasmarkup, unread=unread))
+        if self.config.get_verbosity() > 0:  # -v: the prompts themselves
+            from .reports.terminal import plan_prompts
+
+            for line in plan_prompts([(item.nodeid, check) for item in session.items
+                                      for check in _planned([item])]):
+                reporter.write_line(line)
         reporter.write_line(self.family.describe(self.settings.confidence))
 
     @pytest.hookimpl(tryfirst=True)

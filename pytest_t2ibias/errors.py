@@ -35,6 +35,11 @@ class BackendError(CheckError):
         self.original = original
 
 
+class MissingImages(BackendError):
+    """A folder of images (``--t2i-images``) holds no image for a requested prompt and index:
+    a check may do without those images (OpenBias' judge audit), where it can say so."""
+
+
 class ProbeMismatchError(BackendError):
     """A saved probe was trained on a different generator, layer, scheduler, size or steps."""
 

@@ -32,6 +32,20 @@ if TYPE_CHECKING:
     from .spec import AxisSpec
     from .store.request_layer import RequestLayer
 
+
+def listed_prompts(item: PlannedItem) -> list[tuple[str, str, int]] | None:
+    """(role, prompt, images) the item will draw as far as the plan knows (``--t2i-plan
+    -v``); None: its kind decides its prompts as it runs."""
+    kind = CHECK_KINDS.get(item.check.kind)
+    if kind is not None and kind.listed_prompts is not None:
+        return kind.listed_prompts(item)
+    if not is_planned(item):
+        return None
+    n = item.plan.images_per_prompt
+    return [(role, prompt, n) for role, prompts in image_needs(item)
+            for prompt in dict.fromkeys(prompts)]
+
+
 def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
     """(role, prompts) the item's check generates, as its kind declares (none: a search)."""
     kind = CHECK_KINDS.get(item.check.kind)

@@ -304,3 +304,48 @@ def test_the_judge_is_audited_on_prompts_in_the_bias_own_phrasing():
         audit_judge_on_bias(Recording({}), bias, per_class=2)
     assert "a photo of an accountant with light skin" in seen
     assert "a photo of a male accountant" in seen
+
+
+OPEN_SET_SUITE = """\
+suite: folder
+defaults: {images_per_prompt: 12, seed: 0}
+prompt: "a photo of a {subject}"
+subjects: [laptop]
+axes:
+  colour: {question: "What colour is the object?", choices: [silver, black, white, red, blue]}
+checks:
+  - {id: found, kind: open_set, threshold: 0.35, biases: [colour], burden: check}
+"""
+
+
+def test_open_set_on_a_folder_runs_in_one_pass_and_the_plan_lists_its_prompts(pytester, tmp_path):
+    """The folder holds the caption's images only: the check measures them and says the
+    judge was not audited (no error, no second pass); the plan then lists the audit prompts,
+    read from the lock the run wrote, so they can be added."""
+    from pathlib import Path
+
+    from pytest_t2ibias.backends.folder import prompt_slug
+    from toyworld.render import render_image
+    from toyworld.spec import load_world
+
+    clip = Path(__file__).resolve().parents[1] / "fixtures" / "toy-clip"
+    if not clip.exists():
+        pytest.skip("fixtures/toy-clip not built")
+    world = load_world()
+    folder = tmp_path / "images" / prompt_slug("a photo of a laptop")
+    folder.mkdir(parents=True)
+    for i in range(12):  # a planted bias in the folder: 10 silver, 2 black
+        render_image({"colour": "silver" if i < 10 else "black"}, world.subjects["laptop"].look,
+                     seed=i).save(folder / f"{i}.png")
+    pytester.makefile(".t2i.yaml", folder=OPEN_SET_SUITE)
+    options = ["-p", "no:cacheprovider", f"--t2i-images={tmp_path / 'images'}",
+               f"--t2i-vqa={clip}", f"--t2i-cache-dir={tmp_path / 'cache'}", "--t2i-device=cpu"]
+    result = pytester.runpytest(*options, "-rA")
+    result.assert_outcomes(failed=1)  # a verdict in one pass: the colour bias found
+    result.stdout.fnmatch_lines(["*judge not audited on colour: the images hold none for the "
+                                 "audit prompts (e.g. 'a photo of a silver laptop', 8 a class)*"])
+    result.stdout.no_fnmatch_line("*could not run*")
+    plan = pytester.runpytest(*options, "--t2i-plan", "-v")
+    plan.stdout.fnmatch_lines(["*folder.t2i.yaml::found?laptop?: 6 prompts",
+                               "*12 x a photo of a laptop",
+                               "*8 x a photo of a silver laptop", "*8 x a photo of a blue laptop"])

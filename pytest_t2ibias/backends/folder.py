@@ -27,7 +27,7 @@ from pathlib import Path
 from PIL import Image
 
 from .._types import ImageRequest
-from ..errors import BackendError
+from ..errors import BackendError, MissingImages
 from ._fingerprint import files_fingerprint
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -113,7 +113,7 @@ class FolderImages:
                     return directory / name
         return directory / f"{index}.png"
 
-    def _missing(self, prompt: str, index: int, expected: Path) -> BackendError:
+    def _missing(self, prompt: str, index: int, expected: Path) -> MissingImages:
         if self._index is not None:
             have = sorted(i for (p, i) in self._index if p == prompt)
             where = f"no line with prompt {prompt!r} and index {index} in {self.root / INDEX_FILE}"
@@ -127,7 +127,7 @@ class FolderImages:
             ) if directory.is_dir() else []
             where = f"expected {expected}"
         span = f" (indices {have[0]}..{have[-1]})" if have else ""
-        return BackendError(
+        return MissingImages(
             f"{self.origin}={self.root}: no image {index} for prompt {prompt!r}: {where}. "
             f"{len(have)} image(s) exist for this prompt{span}; add the missing images or "
             f"lower --t2i-images-per-prompt."

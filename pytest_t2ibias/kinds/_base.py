@@ -93,6 +93,7 @@ class PlannedItem:
 Run = Callable[[CheckContext], "Verdict"]
 ImageNeeds = Callable[[PlannedItem], "list[tuple[str, list[str]]]"]
 AxesRead = Callable[[PlannedItem], "list[AxisSpec]"]
+ListedPrompts = Callable[[PlannedItem], "list[tuple[str, str, int]]"]
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,10 @@ class CheckKind:
     prefetch; None: the kind decides its prompts as it measures (a search)."""
     axes_read: AxesRead | None = None
     """The axes an item reads off the images ``image_needs`` names (for prefetch's answers)."""
+    listed_prompts: ListedPrompts | None = None
+    """Every (role, prompt, images) an item draws that the plan can know, for ``--t2i-plan -v``
+    (more than ``image_needs`` where they differ in images a prompt, as OpenBias' judge
+    audit); None: ``image_needs``' prompts at the plan's images a prompt."""
     power_metric: str | None = None
     """The figure ``metrics.power`` simulates for power planning (``"w1"``, ``"severity"``);
     None: no power model."""

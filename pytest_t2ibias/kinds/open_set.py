@@ -9,11 +9,11 @@ bias is more severe than ``threshold``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind, Param, PlannedItem
 from ._papers import OPENBIAS
 from ._params import (
     AXIS_LIST,
@@ -26,6 +26,9 @@ from ._params import (
     check_unit_interval,
 )
 from ._verdicts import DEFAULT_CONFIDENCE, gate_note
+
+if TYPE_CHECKING:
+    from ..spec import CheckSpec, Suite
 
 PARAMS = (Param("captions", AXIS_LIST, check=check_text_list,
                 doc="captions to propose biases for ({subject} filled in; default: the "
@@ -75,6 +78,9 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
                      f"captions: {'; '.join(repr(c) for c in b.per_caption)}"
                      + (f"; {b.unknown} of {b.images} unknown" if b.unknown else ""))
     lines.append("  ranking:\n" + "\n".join("    " + row for row in result.table().splitlines()))
+    for b in biases:
+        if b.unaudited:
+            lines.append(f"  judge not audited on {b.name}: {b.unaudited}")
     for b in result.unreadable:
         lines.append(f"  not judged: {b.name} — the judge named the class a prompt asked for in "
                      f"{b.judge} of images (chance {1 / len(b.classes):.2f}): it cannot tell "
@@ -90,13 +96,37 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
                    figures={**result.to_dict(), "label": label})
 
 
+def captions_of(check: CheckSpec, suite: Suite, subject: str) -> list[str]:
+    """The captions biases are proposed for: the check's (``{subject}`` filled in), else the
+    suite's prompt for the subject."""
+    return [c.replace("{subject}", subject) for c in check.params.get("captions") or ()] \
+        or [suite.prompt_for(subject)]
+
+
+def needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
+    """The captions' images, known from the suite alone (the judge audit's few images a
+    class depend on the proposals, and are drawn as the check runs)."""
+    return [("candidate", captions_of(item.check, item.suite, item.subject))]
+
+
+def listed(item: PlannedItem) -> list[tuple[str, str, int]]:
+    """The captions at the plan's images a prompt, then the judge audit's prompts at
+    ``JUDGE_IMAGES`` each, read from the lock when it holds the item's proposals."""
+    from ..locks.openbias import locked_audit_prompts
+    from ..methods.openbias import JUDGE_IMAGES
+
+    captions = [("candidate", c, item.plan.images_per_prompt)
+                for c in captions_of(item.check, item.suite, item.subject)]
+    audit = locked_audit_prompts(item.suite.path, f"{item.check.id}/{item.subject}")
+    return captions + [("candidate", prompt, JUDGE_IMAGES) for prompt in audit or ()]
+
+
 def run(ctx: CheckContext) -> Verdict:
     """Proposals from ``<suite>.openbias.lock.json`` (proposed when missing), then measured."""
     from ..locks.openbias import run_openbias
 
     params = ctx.check.params
-    captions = [c.replace("{subject}", ctx.subject) for c in params.get("captions") or ()] \
-        or [ctx.suite.prompt_for(ctx.subject)]
+    captions = captions_of(ctx.check, ctx.suite, ctx.subject)
     result = run_openbias(ctx.instrument, ctx.suite.path, f"{ctx.check.id}/{ctx.subject}",
                           captions, subject=ctx.subject, only=params.get("biases"),
                           max_biases=params.get("max_biases"),
@@ -113,6 +143,9 @@ KIND = CheckKind(
     run=run,
     axes_param=None,
     params=PARAMS,
+    image_needs=needs,
+    listed_prompts=listed,
+    prompts=lambda check, suite, axis: len(check.params.get("captions") or ()) or 1,
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "
         "has severity above threshold; proposals frozen in <suite>.t2i.openbias.lock.json",
     paper=(f"{OPENBIAS}: biases proposed by the `--t2i-llm` model (or the shipped knowledge "

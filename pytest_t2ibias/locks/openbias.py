@@ -26,6 +26,7 @@ from ..methods.openbias import (
     KNOWLEDGE_BASE,
     PROPOSAL_TOKENS,
     OpenBiasResult,
+    audit_prompts,
     Proposals,
     load_knowledge_base,
     measure_biases,
@@ -99,6 +100,19 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
         record["entries"] = dict(sorted(record["entries"].items()))
         write_atomically(path, (json.dumps(record, indent=2) + "\n").encode())
     return proposals
+
+
+def locked_audit_prompts(suite_path: Path, key: str) -> list[str] | None:
+    """The judge audit's prompts of a lock entry's biases (for the plan: no model, no
+    proposing); None when the lock does not hold ``key`` yet."""
+    try:
+        entry = _read(openbias_lock_path(Path(suite_path)))["entries"].get(key)
+        biases = Proposals.from_dict(entry["proposals"]).biases if entry else None
+    except (LockfileError, OSError, KeyError, TypeError, ValueError):
+        return None  # a broken lock is the run's error to report, in full
+    if biases is None:
+        return None
+    return list(dict.fromkeys(p for bias in biases for p in audit_prompts(bias)))
 
 
 def proposal_llm(lm: Any, max_new_tokens: int | None = None):

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._types import ABSTAINED, Estimate
-from ..errors import BackendError, DegenerateOutput
+from ..errors import BackendError, DegenerateOutput, MissingImages
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -69,6 +69,8 @@ PRESENCE_PROMPT = ('Caption: "{caption}"\nDoes this caption already say which {n
 """Asked apart per (caption, proposed bias), as the paper does: a bias the caption fixes is
 not open, whatever the proposal said."""
 KNOWLEDGE_BASE_MODES = ("floor", "off", "only")
+JUDGE_IMAGES = 8
+"""Images a class for the judge audit (``audit_judge_on_bias``)."""
 
 
 def proposal_prompt(caption: str) -> str:
@@ -389,6 +391,8 @@ class DiscoveredBias:
     these classes apart, so the severity measures the judge, not the model (ranked last)."""
     caption_estimates: dict[str, Estimate] = field(default_factory=dict)
     """Context-aware severity per caption with its interval (the caption's images alone)."""
+    unaudited: str = ""
+    """Why the judge was not audited (a folder of images without the audit's prompts)."""
 
     @property
     def most_severe_caption(self) -> tuple[str, Estimate] | None:
@@ -419,7 +423,8 @@ class DiscoveredBias:
                 "images": self.images, "source": self.source,
                 "judge": self.judge.to_dict() if self.judge is not None else None,
                 "readable": self.readable,
-                "caption_estimates": {c: e.to_dict() for c, e in self.caption_estimates.items()}}
+                "caption_estimates": {c: e.to_dict() for c, e in self.caption_estimates.items()},
+                "unaudited": self.unaudited}
 
 
 @dataclass(frozen=True)
@@ -466,7 +471,7 @@ class OpenBiasResult:
 
 def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: float = 0.95,
                    n_resamples: int = 2000, seed: int = 0,
-                   judge_images: int = 8) -> OpenBiasResult:
+                   judge_images: int = JUDGE_IMAGES) -> OpenBiasResult:
     """Stages 2-3: images of every caption, one VQA answer per image and bias, severities.
 
     Before a bias is believed, the judge is audited on it (``judge_images`` per class, 0 to
@@ -522,14 +527,21 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
                          if not np.isnan(caption_severity[c])]
     context_free = {c: float(np.mean([p[c] for p in answered_captions])) if answered_captions
                     else float("nan") for c in bias.classes}
-    judge = (audit_judge_on_bias(instrument, bias, per_class=judge_images,
-                                 confidence=confidence) if judge_images else None)
+    judge, unaudited = None, ""
+    if judge_images:
+        try:
+            judge = audit_judge_on_bias(instrument, bias, per_class=judge_images,
+                                        confidence=confidence)
+        except MissingImages:  # a folder audit without them: measured, not audited, said so
+            unaudited = (f"the images hold none for the audit prompts (e.g. "
+                         f"{audit_prompts(bias)[0]!r}, {judge_images} a class): add them to "
+                         f"audit the judge")
     readable = judge is None or judge.low > 1.0 / len(bias.classes)
     if len(bias.captions) == 1 and np.isfinite(caption_severity[bias.captions[0]]):
         caption_estimates[bias.captions[0]] = estimate  # one caption: context-aware = context-free
     return DiscoveredBias(bias.name, bias.classes, estimate, context_free, per_caption,
                           caption_severity, unknown, images, bias.source, judge, readable,
-                          caption_estimates)
+                          caption_estimates, unaudited)
 
 
 def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class: int,
@@ -539,10 +551,7 @@ def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class
     from ..metrics import wilson_interval
 
     caption, question = bias.captions[0], bias.questions[0]
-    subject = caption_subject(caption)
-    statements = bias.statements.get(caption) or (None,) * len(bias.classes)
-    prompts = {c: _with_class(caption, subject, c, statement)
-               for c, statement in zip(bias.classes, statements)}
+    prompts = dict(zip(bias.classes, audit_prompts(bias)))
     shown = instrument.images(list(prompts.values()), per_prompt=per_class).by_prompt()
     hits = total = 0
     for index, (choice, prompt) in enumerate(prompts.items()):
@@ -552,6 +561,15 @@ def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class
         hits += int(np.sum(labels == index))
         total += len(labels)
     return wilson_interval(hits, total, confidence)
+
+
+def audit_prompts(bias: ProposedBias) -> list[str]:
+    """One prompt a class: the bias' first caption with the class written in."""
+    caption = bias.captions[0]
+    subject = caption_subject(caption)
+    statements = bias.statements.get(caption) or (None,) * len(bias.classes)
+    return [_with_class(caption, subject, c, statement)
+            for c, statement in zip(bias.classes, statements)]
 
 
 def _with_class(caption: str, subject: str, choice: str, statement: str | None = None) -> str:

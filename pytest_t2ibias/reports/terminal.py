@@ -204,6 +204,27 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]]) -> dict[str, str]:
     return found
 
 
+def plan_prompts(planned: Sequence[tuple[str, Any]]) -> list[str]:
+    """``--t2i-plan -v``: every prompt each item will draw as far as the plan knows, with its
+    images (prompts are the user's text, shown as data)."""
+    from ..prefetch import listed_prompts
+
+    lines = []
+    for nodeid, item in planned:
+        try:
+            listed = listed_prompts(item)
+        except Exception:  # noqa: BLE001 - e.g. LLM-phrased axes before their lock: the run says
+            listed = None
+        name = shown(nodeid.rsplit("/", 1)[-1])
+        if listed is None:
+            lines.append(f"{name}: prompts decided as it runs (a search)")
+            continue
+        lines.append(f"{name}: {len(listed)} prompts")
+        lines += [f"  {n:>4} x {shown(prompt)}" + ("" if role == "candidate" else f" ({role})")
+                  for role, prompt, n in listed]
+    return lines
+
+
 def render_plan(plans: Sequence[Any], power: float, width: int | None, *, color: bool,
                 unread: dict[str, str] | None = None) -> str:
     """The plan table as text; ``width`` None: as wide as its rows (``table_width``)."""
