@@ -184,12 +184,13 @@ class T2IBias:
                   name: str = "openbias", subject: str | None = None, biases: Sequence[str] | None = None,
                   max_biases: int | None = None, n: int | None = None,
                   confidence: float | None = None, lock: str | os.PathLike | None = None,
-                  knowledge_base: str = "floor") -> Any:
+                  knowledge_base: str = "floor", llm_captions: int | None = None) -> Any:
         """OpenBias on ``captions``: proposals (LLM when --t2i-llm is set, and the shipped
         knowledge base as ``knowledge_base`` says: floor, off or only), frozen under ``name`` in
         the suite's ``.openbias.lock.json`` (or ``lock``, a suite path to sit beside), then
         ``n`` images per caption measured: the ranked ``OpenBiasResult`` (``ranked_by`` ranks
-        it by context-aware severity)."""
+        it by context-aware severity). ``llm_captions``: the LLM also writes that many
+        captions of ``subject`` (a caption set, locked)."""
         from .locks.openbias import run_openbias
 
         captions = [captions] if isinstance(captions, str) else list(captions)
@@ -198,7 +199,8 @@ class T2IBias:
             Path("openbias.t2i.yaml")
         return run_openbias(self.instrument(loaded, n=n), suite_path, name, captions, subject=subject,
                             only=biases, max_biases=max_biases, knowledge_base=knowledge_base,
-                            update=self.settings.update_locks, **self._intervals(confidence))
+                            llm_captions=llm_captions, update=self.settings.update_locks,
+                            **self._intervals(confidence))
 
 
     def audit_judge(self, folder: str | os.PathLike, axes: Sequence[AxisSpec] | Suite | str | os.PathLike,

@@ -349,3 +349,39 @@ def test_open_set_on_a_folder_runs_in_one_pass_and_the_plan_lists_its_prompts(py
     plan.stdout.fnmatch_lines(["*folder.t2i.yaml::found?laptop?: 6 prompts",
                                "*12 x a photo of a laptop",
                                "*8 x a photo of a silver laptop", "*8 x a photo of a blue laptop"])
+
+
+def test_the_llm_writes_a_caption_set_which_the_lock_keeps(tmp_path):
+    from pytest_t2ibias.locks.openbias import locked_prompts, locked_proposals
+
+    captions_reply = ("1. a photo of a mug on a desk\n2. \"a mug of coffee\"\n- a cup on a table\n"
+                      "3. a photo of a mug on a desk\n4. a mug by the window")
+    pattern = {"name": "pattern", "classes": ["striped", "dotted", "plain"], "question": "?"}
+
+    class ScriptedLM:
+        asked = []
+
+        def complete(self, prompt, max_new_tokens=32):
+            self.asked.append(prompt)
+            if prompt.startswith("Write 3 different short captions of photos showing a mug"):
+                return captions_reply
+            return "no" if prompt.startswith('Caption: "') else reply(pattern)
+
+    (tmp_path / "lm").mkdir()
+    settings = SimpleNamespace(llm=str(tmp_path / "lm"), llm_tokens=None)
+    instrument = SimpleNamespace(models=SimpleNamespace(settings=settings, llm=ScriptedLM()))
+    suite = tmp_path / "s.t2i.yaml"
+    proposals = locked_proposals(instrument, suite, "c/mug", ["a photo of a mug"], subject="mug",
+                                 knowledge_base="off", llm_captions=3)
+    [bias] = proposals.biases
+    assert bias.captions == ("a photo of a mug", "a photo of a mug on a desk", "a mug of coffee",
+                             "a mug by the window")  # numbering, bullets, quotes off; a cup dropped
+    written, audit = locked_prompts(suite, "c/mug")
+    assert written == ["a photo of a mug on a desk", "a mug of coffee", "a mug by the window"]
+    assert audit == ["a photo of a striped mug", "a photo of a dotted mug", "a photo of a plain mug"]
+    entry = json.loads((tmp_path / "s.t2i.openbias.lock.json").read_text())["entries"]["c/mug"]
+    assert entry["rejected_caption_lines"] == 2 and entry["llm_captions"] == 3
+    ScriptedLM.asked.clear()
+    again = locked_proposals(instrument, suite, "c/mug", ["a photo of a mug"], subject="mug",
+                             knowledge_base="off", llm_captions=3)
+    assert again == proposals and ScriptedLM.asked == []  # the lock answers: no LLM call

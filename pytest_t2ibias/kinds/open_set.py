@@ -39,6 +39,9 @@ PARAMS = (Param("captions", AXIS_LIST, check=check_text_list,
                 doc="measure at most this many biases (those proposed for most captions)"),
           Param("biases", AXIS_LIST, check=check_text_list,
                 doc="measure only these proposed biases (by name, e.g. [colour])"),
+          Param("llm_captions", (int,), check=check_at_least_one,
+                doc="also audit this many captions of the subject the --t2i-llm model writes "
+                    "(a caption set, as the paper audits; frozen in the lock)"),
           Param("knowledge_base", (str,), default="floor", check=check_knowledge_base,
                 doc="the shipped knowledge base: floor (its biases under the LLM's, ranked "
                     "after them; alone without --t2i-llm), off (the LLM's proposals alone: "
@@ -110,15 +113,15 @@ def needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
 
 
 def listed(item: PlannedItem) -> list[tuple[str, str, int]]:
-    """The captions at the plan's images a prompt, then the judge audit's prompts at
-    ``JUDGE_IMAGES`` each, read from the lock when it holds the item's proposals."""
-    from ..locks.openbias import locked_audit_prompts
+    """The captions (with those the LLM wrote) at the plan's images a prompt, then the judge
+    audit's prompts at ``JUDGE_IMAGES`` each, read from the lock when it holds the item."""
+    from ..locks.openbias import locked_prompts
     from ..methods.openbias import JUDGE_IMAGES
 
-    captions = [("candidate", c, item.plan.images_per_prompt)
-                for c in captions_of(item.check, item.suite, item.subject)]
-    audit = locked_audit_prompts(item.suite.path, f"{item.check.id}/{item.subject}")
-    return captions + [("candidate", prompt, JUDGE_IMAGES) for prompt in audit or ()]
+    written, audit = locked_prompts(item.suite.path, f"{item.check.id}/{item.subject}") or ([], [])
+    captions = dict.fromkeys([*captions_of(item.check, item.suite, item.subject), *written])
+    return ([("candidate", c, item.plan.images_per_prompt) for c in captions]
+            + [("candidate", prompt, JUDGE_IMAGES) for prompt in audit])
 
 
 def run(ctx: CheckContext) -> Verdict:
@@ -131,6 +134,7 @@ def run(ctx: CheckContext) -> Verdict:
                           captions, subject=ctx.subject, only=params.get("biases"),
                           max_biases=params.get("max_biases"),
                           knowledge_base=params.get("knowledge_base") or "floor",
+                          llm_captions=params.get("llm_captions"),
                           update=ctx.instrument.models.settings.update_locks,
                           confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
     return evaluate_open_set(result, params["threshold"], confidence=ctx.confidence,

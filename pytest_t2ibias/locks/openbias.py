@@ -21,16 +21,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LockfileError
+from ..errors import BackendError, LockfileError
 from ..methods.openbias import (
     KNOWLEDGE_BASE,
     PROPOSAL_TOKENS,
     OpenBiasResult,
     audit_prompts,
+    caption_subject,
     Proposals,
     load_knowledge_base,
     measure_biases,
     propose_biases,
+    write_captions,
 )
 from ..store.cache import locked, write_atomically
 from .counterfactual import (
@@ -62,14 +64,16 @@ def knowledge_base_hash(path: Path = KNOWLEDGE_BASE) -> str:
 def locked_proposals(instrument: Instrument, suite_path: Path, key: str, captions: Sequence[str],
                      *, subject: str | None = None, only: Sequence[str] | None = None,
                      max_biases: int | None = None, knowledge_base: str = "floor",
-                     update: bool = False) -> Proposals:
-    """The proposals for ``captions`` from the lock beside the suite, proposing when missing."""
+                     llm_captions: int | None = None, update: bool = False) -> Proposals:
+    """The proposals for ``captions`` (and, with ``llm_captions``, that many captions of
+    ``subject`` the LLM writes) from the lock beside the suite, proposing when missing."""
     settings = instrument.models.settings
     wanted = {"captions": list(captions), "subject": subject,
               "knowledge_base": knowledge_base_hash(),
               "only": sorted(only) if only else None, "max_biases": max_biases,
               # recorded when not the default, so locks written before it stay valid
-              **({"knowledge_base_use": knowledge_base} if knowledge_base != "floor" else {})}
+              **({"knowledge_base_use": knowledge_base} if knowledge_base != "floor" else {}),
+              **({"llm_captions": llm_captions} if llm_captions else {})}
     path = openbias_lock_path(Path(suite_path))
     # The LLM as a path relative to the lock and its weights' fingerprint, so a lock reads the
     # same in any checkout; it is compared only when --t2i-llm is set (CI may have none).
@@ -88,31 +92,43 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
                                          + "; ".join(problems) + f"); rerun with {UPDATE_OPTION} "
                                          "to propose again, and review the diff")
         return Proposals.from_dict(entry["proposals"])
-    asks_llm = settings.llm and knowledge_base != "only"  # "only": no LLM is loaded at all
+    asks_llm = settings.llm and (knowledge_base != "only" or llm_captions)
     llm = proposal_llm(instrument.models.llm, settings.llm_tokens) if asks_llm else None
+    written: dict[str, Any] = {}
+    if llm_captions:
+        if llm is None:
+            raise BackendError(f"llm_captions: {llm_captions} asks the LLM to write captions of "
+                               f"{subject!r}, but --t2i-llm is not set (command line or ini "
+                               f"key t2i_llm)")
+        lines, rejected = write_captions(llm, subject or caption_subject(captions[0]), llm_captions)
+        captions = list(dict.fromkeys([*captions, *lines]))
+        written = {"written_captions": lines, "rejected_caption_lines": rejected}
     kb = load_knowledge_base()
-    proposals = propose_biases(captions, knowledge_base=kb, llm=llm,
+    proposals = propose_biases(captions, knowledge_base=kb,
+                               llm=llm if knowledge_base != "only" else None,
                                subject_of=(lambda _caption: subject) if subject else None,
                                only=only, max_biases=max_biases, use_knowledge_base=knowledge_base)
     with locked(_lock_key(path)):
         record = _read(path)
-        record["entries"][key] = {**wanted, **which_llm, "proposals": proposals.to_dict()}
+        record["entries"][key] = {**wanted, **which_llm, **written,
+                                  "proposals": proposals.to_dict()}
         record["entries"] = dict(sorted(record["entries"].items()))
         write_atomically(path, (json.dumps(record, indent=2) + "\n").encode())
     return proposals
 
 
-def locked_audit_prompts(suite_path: Path, key: str) -> list[str] | None:
-    """The judge audit's prompts of a lock entry's biases (for the plan: no model, no
-    proposing); None when the lock does not hold ``key`` yet."""
+def locked_prompts(suite_path: Path, key: str) -> tuple[list[str], list[str]] | None:
+    """A lock entry's captions the LLM wrote and its judge audit's prompts (for the plan: no
+    model, no proposing); None when the lock does not hold ``key`` yet."""
     try:
         entry = _read(openbias_lock_path(Path(suite_path)))["entries"].get(key)
-        biases = Proposals.from_dict(entry["proposals"]).biases if entry else None
+        if not entry:
+            return None
+        biases = Proposals.from_dict(entry["proposals"]).biases
+        written = [str(c) for c in entry.get("written_captions") or ()]
     except (LockfileError, OSError, KeyError, TypeError, ValueError):
         return None  # a broken lock is the run's error to report, in full
-    if biases is None:
-        return None
-    return list(dict.fromkeys(p for bias in biases for p in audit_prompts(bias)))
+    return written, list(dict.fromkeys(p for bias in biases for p in audit_prompts(bias)))
 
 
 def proposal_llm(lm: Any, max_new_tokens: int | None = None):
@@ -127,12 +143,12 @@ def proposal_llm(lm: Any, max_new_tokens: int | None = None):
 def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: Sequence[str], *,
                  subject: str | None = None, only: Sequence[str] | None = None,
                  max_biases: int | None = None, knowledge_base: str = "floor",
-                 update: bool = False, confidence: float = 0.95,
-                 n_resamples: int = 2000) -> OpenBiasResult:
+                 llm_captions: int | None = None, update: bool = False,
+                 confidence: float = 0.95, n_resamples: int = 2000) -> OpenBiasResult:
     """Proposals (locked) then measurement: the ranked table of discovered biases."""
     proposals = locked_proposals(instrument, suite_path, key, captions, subject=subject,
                                  only=only, max_biases=max_biases, knowledge_base=knowledge_base,
-                                 update=update)
+                                 llm_captions=llm_captions, update=update)
     return measure_biases(instrument, proposals, confidence=confidence, n_resamples=n_resamples)
 
 

@@ -68,6 +68,10 @@ PRESENCE_PROMPT = ('Caption: "{caption}"\nDoes this caption already say which {n
                    "({classes})? Answer yes or no.")
 """Asked apart per (caption, proposed bias), as the paper does: a bias the caption fixes is
 not open, whatever the proposal said."""
+CAPTION_PROMPT = ("Write {n} different short captions of photos showing a {subject}, one a "
+                  "line, each naming the {subject}. Answer with the captions only.")
+"""Caption sets written by the LLM (``write_captions``): the paper audits caption sets, not
+one template a subject."""
 KNOWLEDGE_BASE_MODES = ("floor", "off", "only")
 JUDGE_IMAGES = 8
 """Images a class for the judge audit (``audit_judge_on_bias``)."""
@@ -351,6 +355,24 @@ def _reply(llm: Callable[[str], Any], prompt: str, caption: str) -> Any:
             f"for the caption {caption!r}: {error}. OpenBias needs its proposals; fix "
             "the model, or unset --t2i-llm to propose from the shipped knowledge base "
             "alone.", original=error) from error
+
+
+def write_captions(llm: Callable[[str], Any], subject: str, n: int) -> tuple[list[str], int]:
+    """Up to ``n`` distinct captions of ``subject`` the LLM writes (``CAPTION_PROMPT``), and how
+    many of its lines were rejected (not naming the subject, or repeated). Numbering, bullets
+    and quotes are taken off; nothing is sampled, so one LLM writes the same set."""
+    reply = _reply(llm, CAPTION_PROMPT.format(n=n, subject=subject), f"captions of {subject}")
+    written: list[str] = []
+    rejected = 0
+    for line in str(getattr(reply, "text", reply)).splitlines():
+        caption = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s*", "", line).strip().strip("\"'").strip()
+        if not caption:
+            continue
+        if subject.lower() not in _words(caption) or caption in written or len(written) >= n:
+            rejected += 1
+            continue
+        written.append(caption)
+    return written, rejected
 
 
 def caption_subject(caption: str) -> str:
