@@ -278,17 +278,21 @@ class _SuiteReader:
         for role in MODEL_ROLES:
             if role not in mapping:
                 continue
-            where, entry = (*at, role), mapping[role]
+            where, entry, label = (*at, role), mapping[role], f"models.{role}"
             if isinstance(entry, dict):
-                self.unknown_keys(entry, where, MODEL_ENTRY_KEYS, f"in models.{role}")
-                self.missing(entry, where, ("model",), f"in models.{role}")
+                self.unknown_keys(entry, where, MODEL_ENTRY_KEYS, f"in {label}")
+                self.missing(entry, where, ("model",), f"in {label}")
                 if "options" in entry:
                     options[role] = self.model_options(entry["options"], (*where, "options"),
-                                                       f"models.{role}.options")
-                where, entry = (*where, "model"), entry.get("model")
+                                                       f"{label}.options")
+                where, entry, label = (*where, "model"), entry.get("model"), f"{label}.model"
                 if entry is None:
                     continue
-            model = self.model_path(entry, where, f"models.{role}")
+            elif not isinstance(entry, str):
+                self.problem(where, f"{label} must be a model (a path or hub id) or "
+                                    f"{{model: ..., options: {{...}}}}, got {_describe(entry)}")
+                continue
+            model = self.model_path(entry, where, label)
             if model is not None:
                 models[role] = model
         return models, options
