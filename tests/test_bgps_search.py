@@ -15,6 +15,7 @@ from pytest_t2ibias.methods.bgps import (
     join_prompt,
     llm_baseline,
     names_attribute,
+    probe_term,
 )
 
 VOCAB = ["<eos>", "<bos>", "nurse", "doctor", "with", "intense", "focus", "in", "a", "garden", "male", "smiling"]
@@ -98,6 +99,48 @@ def test_finds_the_known_best_prompt():
     assert best.score == pytest.approx(expected_lm + 10.0 * math.log(0.9))  # Eq. 4
     assert result.unet_forwards == 10 * result.candidates_scored
     assert result.candidates_scored == len(set(probe.seen)) == len(probe.seen)  # each text scored once
+
+
+class LatentProbe:
+    """Per-latent p(male) for K = 2 latents: "intense" pushes hard on one latent only
+    ([0.99, 0.01], mean 0.5), "with a [garden]" steadily ([0.3, 0.3]), anything else [0.2, 0.2]."""
+
+    unet_forwards = 0
+
+    def per_latent(self, prompts):
+        return np.array([[0.99, 0.01] if "intense" in p else [0.3, 0.3] if "with a" in p else [0.2, 0.2]
+                         for p in prompts])
+
+    def __call__(self, prompts):
+        return self.per_latent(prompts).mean(axis=1)
+
+
+def test_probe_term_is_the_mean_of_logs_by_default_and_the_log_of_the_mean_on_request():
+    spiky, steady = [0.99, 0.01], [0.3, 0.3]
+    # The issue's numbers at λ = 10: −23.1 (mean of logs) against −6.9 (log of the mean).
+    assert 10 * probe_term(np.array([spiky]))[0] == pytest.approx(-23.08, abs=0.01)
+    assert 10 * probe_term(np.array([spiky]), "log_mean")[0] == pytest.approx(-6.93, abs=0.01)
+    assert 10 * probe_term(np.array([steady]))[0] == pytest.approx(10 * math.log(0.3))
+    # A probability rounded to 0 is floored, not -inf.
+    assert math.isfinite(probe_term(np.array([[0.0, 1.0]]))[0])
+    with pytest.raises(ValueError, match="probe_term"):
+        probe_term(np.array([steady]), "median")
+    with pytest.raises(ValueError, match="probe_term"):
+        SearchSettings(target="male", probe_term="mean")
+
+
+def test_mean_of_logs_reorders_beams_against_a_probe_that_is_sure_on_one_latent_only():
+    """Same LM likelihood for "with intense focus" and "with a garden": the log of the mean
+    prefers the spiky prompt (−6.9 > −12.0), the mean of logs the steady one (−12.0 > −23.1)."""
+    paper = bgps_search(ScriptedLM(), LatentProbe(), GREEDY)
+    printed = bgps_search(ScriptedLM(), LatentProbe(), replace(GREEDY, probe_term="log_mean"))
+    assert paper.prompts[0].prompt == f"{PREFIX} nurse with a garden"
+    assert printed.prompts[0].prompt == f"{PREFIX} nurse with intense focus"
+    assert paper.prompts[0].probe_term == pytest.approx(math.log(0.3))
+    assert printed.prompts[0].probe_term == pytest.approx(math.log(0.5))
+    assert printed.prompts[0].probe_probability == pytest.approx(0.5)  # the mean, either way
+    expected = lm_log_likelihood(["nurse", "with", "a", "garden", "<eos>"]) + 10 * math.log(0.3)
+    assert paper.prompts[0].score == pytest.approx(expected)
 
 
 def test_lambda_zero_is_the_llm_alone():

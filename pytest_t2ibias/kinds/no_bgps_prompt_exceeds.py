@@ -26,6 +26,12 @@ from ._params import (
 )
 from ._verdicts import DEFAULT_CONFIDENCE, gate_note
 
+def check_probe_term(value: Any) -> str | None:
+    from ..methods.bgps import PROBE_TERMS
+
+    return None if value in PROBE_TERMS else f"must be one of {', '.join(PROBE_TERMS)}, got {value!r}"
+
+
 PARAMS = (Param("target", (dict,), required=True, check=check_target,
                 check_with_axes=check_target_in_suite,
                 doc="{axis: NAME, value: CHOICE}: the attribute value the search pushes towards"),
@@ -33,6 +39,10 @@ PARAMS = (Param("target", (dict,), required=True, check=check_target,
                 doc="largest allowed target share of any found prompt's images"),
           Param("lambda", NUMBER, default=10.0, check=check_non_negative,
                 doc="λ of Eq. 4: weight of the probe term (0: the LLM alone)"),
+          Param("probe_term", (str,), default="mean_log", check=check_probe_term,
+                doc="mean_log: the mean over the K latents of the probe's log probability "
+                    "(the paper's App. A and code); log_mean: the log of the mean probability "
+                    "(Eq. 4 as printed)"),
           Param("beam", (int,), default=5, check=check_at_least_one, doc="beam size B"),
           Param("expansion", (int,), default=5, check=check_at_least_one, doc="expansion E"),
           Param("max_new_tokens", (int,), default=10, check=check_at_least_one,

@@ -111,6 +111,7 @@ def gate_from_params(key: str, suite: Suite, params: dict[str, Any], *,
         prompts=params.get("prompts") or 5,
         seed=params.get("seed") or 0,
         forbidden_names=forbidden_names_for(axis),
+        probe_term=params.get("probe_term") or "mean_log",
     )
     baseline = params.get("baseline")
     return BGPSGate(key=key, axis=axis, target=target["value"], settings=settings,
@@ -314,6 +315,8 @@ def _differences(entry: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
     found = []
     for key, label in names.items():
         ours, theirs = wanted.get(key), entry.get(key)
+        if key == "settings" and isinstance(theirs, dict) and "probe_term" not in theirs:
+            theirs = {**theirs, "probe_term": "log_mean"}  # lock_version 1 searched with Eq. 4's log of the mean
         if key == "llm" and ours is None:
             continue  # no --t2i-llm: the lock stands for it
         if ours == theirs:

@@ -3,7 +3,15 @@ text-to-image model renders with one attribute value (e.g. male) far more often 
 
 §3.2, the objective. For a prompt x, an attribute a and K noise latents z_1..z_K,
 
-    score(x) = log p_LLM(x) + λ · log( (1/K) Σ_k p_clf(a | h_t(x, z_k)) )           (Eq. 4)
+    score(x) = log p_LLM(x) + λ · (1/K) Σ_k log p_clf(a | h_t(x, z_k))     (App. A, the code)
+    score(x) = log p_LLM(x) + λ · log( (1/K) Σ_k p_clf(a | h_t(x, z_k)) )  (Eq. 4 as printed)
+
+The paper's appendix (and its code) averages the classifier's *log* probabilities over the K
+latents; Eq. 4 as printed takes the log of the mean probability. The search uses the first
+(``probe_term="mean_log"``, the default); the second is ``probe_term="log_mean"``. They differ
+when the latents disagree: p = [0.99, 0.01] at λ = 10 scores −23.1 under the mean of logs and
+−6.9 under the log of the mean, so the mean of logs prefers a prompt that pushes the target
+on every latent over one that pushes it hard on a few.
 
 p_LLM keeps x natural and neutral (the LLM continues a model prompt such as "a photo of a person
 working as a"); p_clf is a linear probe on the UNet's h-space at step t, after the K latents
@@ -63,13 +71,45 @@ class TokenLanguageModel(Protocol):
 
 
 class ProbeScorer(Protocol):
-    """(1/K) Σ_k p_clf(target | h_t(x, z_k)) for each prompt x: Eq. 4 inside the log.
+    """p_clf(target | h_t(x, z_k)) for each prompt x and latent k: ``per_latent(prompts)`` gives
+    (prompts, K). A scorer without ``per_latent`` gives one probability per prompt when
+    called, taken as K = 1 (both probe terms then agree).
 
     Optional ``unet_forwards`` (an int that grows) lets the result report the search's cost.
     """
 
     def __call__(self, prompts: Sequence[str]) -> np.ndarray:
         ...
+
+
+PROBE_TERMS = ("mean_log", "log_mean")
+"""How the K latents' probabilities enter the score: the appendix's mean of log probabilities,
+or Eq. 4's log of the mean probability."""
+
+SMALLEST_PROBABILITY = 1e-30
+"""Floor under a probe probability before its log: a probe's float32 softmax can round a
+probability to 0, and one latent at log 0 = −inf would decide the mean of logs alone."""
+
+
+def probe_term(per_latent: np.ndarray, how: str = "mean_log") -> np.ndarray:
+    """The term λ multiplies, for each prompt, from its (prompts, K) probe probabilities:
+    ``mean_log`` (1/K) Σ_k log p_k (App. A) or ``log_mean`` log (1/K) Σ_k p_k (Eq. 4)."""
+    p = np.clip(np.asarray(per_latent, dtype=np.float64), SMALLEST_PROBABILITY, 1.0)
+    if p.ndim == 1:
+        p = p[:, None]
+    if how == "mean_log":
+        return np.log(p).mean(axis=1)
+    if how == "log_mean":
+        return np.log(p.mean(axis=1))
+    raise ValueError(f"probe_term must be one of {', '.join(PROBE_TERMS)}, got {how!r}")
+
+
+def per_latent_probabilities(scorer: ProbeScorer, prompts: Sequence[str]) -> np.ndarray:
+    """(prompts, K) probabilities from ``scorer.per_latent``, or (prompts, 1) from a scorer
+    that gives one per prompt."""
+    if hasattr(scorer, "per_latent"):
+        return np.atleast_2d(np.asarray(scorer.per_latent(list(prompts)), dtype=np.float64))
+    return np.asarray(scorer(list(prompts)), dtype=np.float64).reshape(len(prompts), 1)
 
 
 @dataclass(frozen=True)
@@ -92,6 +132,12 @@ class SearchSettings:
     """Searches to run, one prompt each (duplicates merged)."""
     seed: int = 0
     forbidden_names: tuple[str, ...] = ()
+    probe_term: str = "mean_log"
+    """``mean_log`` (App. A: mean over latents of log p_clf) or ``log_mean`` (Eq. 4 as printed)."""
+
+    def __post_init__(self) -> None:
+        if self.probe_term not in PROBE_TERMS:
+            raise ValueError(f"probe_term must be one of {', '.join(PROBE_TERMS)}, got {self.probe_term!r}")
 
 
 @dataclass(frozen=True)
@@ -108,6 +154,8 @@ class FoundPrompt:
     tokens: int
     finished: bool
     runs: tuple[int, ...]
+    probe_term: float = math.nan
+    """The term λ multiplies (``SearchSettings.probe_term``); NaN when no probe scored it."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +238,7 @@ class _Beam:
     lm_log_likelihood: float
     score: float = 0.0
     probability: float = math.nan
+    term: float = math.nan
     text: str = ""
     finished: bool = False
 
@@ -210,28 +259,33 @@ class _Search:
         self.forbidden = _names_pattern(tuple(settings.forbidden_names)) if settings.forbidden_names else None
         self.context = list(lm.encode_prefix(settings.model_prompt))
         self.banned = list(getattr(lm, "banned_token_ids", ()))
-        self.memo: dict[str, float] = {}
+        self.memo: dict[str, tuple[float, float]] = {}
         self.dropped = 0
 
-    def probe(self, texts: Sequence[str]) -> np.ndarray:
-        """p_clf for each text, each distinct text scored once."""
+    def probe(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """For each text the mean probe probability and the probe term, each distinct text
+        scored once."""
         new = [t for t in dict.fromkeys(texts) if t not in self.memo]
         if new:
-            for text, p in zip(new, np.asarray(self.scorer(new), dtype=np.float64)):
-                self.memo[text] = float(p)
-        return np.array([self.memo[t] for t in texts])
+            per_latent = per_latent_probabilities(self.scorer, new)
+            terms = probe_term(per_latent, self.settings.probe_term)
+            for text, p, term in zip(new, per_latent.mean(axis=1), terms):
+                self.memo[text] = (float(p), float(term))
+        pairs = np.array([self.memo[t] for t in texts], dtype=np.float64).reshape(len(texts), 2)
+        return pairs[:, 0], pairs[:, 1]
 
     def score(self, beams: list[_Beam]) -> None:
-        """(texts already set) Eq. 4: log p_LLM(x) + λ · log mean_k p_clf(a | h_t(x, z_k))."""
+        """(texts already set) log p_LLM(x) + λ · the probe term (mean of logs, or Eq. 4's
+        log of the mean)."""
         lam = self.settings.lam
         if lam == 0 or self.scorer is None:
             for beam in beams:
                 beam.score = beam.lm_log_likelihood
             return
-        probabilities = self.probe([b.text for b in beams])
-        for beam, p in zip(beams, probabilities):
-            beam.probability = p
-            beam.score = beam.lm_log_likelihood + lam * math.log(max(p, 1e-300))
+        probabilities, terms = self.probe([b.text for b in beams])
+        for beam, p, term in zip(beams, probabilities, terms):
+            beam.probability, beam.term = float(p), float(term)
+            beam.score = beam.lm_log_likelihood + lam * float(term)
 
     def expand(self, live: list[_Beam], step: int, rng: np.random.Generator) -> list[_Beam]:
         """Candidates: the first token sampled from the full distribution, later E per beam
@@ -314,11 +368,13 @@ def bgps_search(
             tokens=len(beam.tokens),
             finished=beam.finished,
             runs=runs,
+            probe_term=beam.term,
         )
     found = sorted(best.values(), key=lambda p: -p.score)
     if scorer is not None and settings.lam == 0 and found:
-        probabilities = search.probe([p.prompt for p in found])
-        found = [FoundPrompt(**{**asdict(p), "probe_probability": float(q)}) for p, q in zip(found, probabilities)]
+        probabilities, terms = search.probe([p.prompt for p in found])
+        found = [FoundPrompt(**{**asdict(p), "probe_probability": float(q), "probe_term": float(t)})
+                 for p, q, t in zip(found, probabilities, terms)]
     forwards_after = getattr(scorer, "unet_forwards", None)
     return BGPSResult(
         prompts=tuple(found),
