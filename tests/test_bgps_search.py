@@ -143,6 +143,50 @@ def test_mean_of_logs_reorders_beams_against_a_probe_that_is_sure_on_one_latent_
     assert paper.prompts[0].score == pytest.approx(expected)
 
 
+class PhraseLM(ScriptedLM):
+    """"nurse" then "in a garden": the LLM is sure of "a" after "in" and "garden" after "a"."""
+
+    BIGRAMS = {"start": {"nurse": 1.0}, "nurse": {"<eos>": 0.45, "in": 0.35, "smiling": 0.2},
+               "in": {"a": 1.0}, "a": {"garden": 1.0}, "garden": {"<eos>": 1.0}, "smiling": {"<eos>": 1.0}}
+
+    def next_token_logprobs(self, sequences):
+        rows = []
+        for sequence in sequences:
+            last = "start" if sequence[-1] == ID["<bos>"] else VOCAB[sequence[-1]]
+            p = np.full(len(VOCAB), 1e-4)
+            for word, q in self.BIGRAMS.get(last, {"<eos>": 1.0}).items():
+                p[ID[word]] = q
+            rows.append(np.log(p / p.sum()))
+        return np.array(rows)
+
+
+class GardenProbe:
+    """p(female) 0.9 once the prompt says "garden", 0.2 before: "in" and "in a" carry nothing."""
+
+    def __call__(self, prompts):
+        return np.array([0.9 if "garden" in p else 0.2 for p in prompts])
+
+
+def test_near_certain_tokens_complete_a_candidate_before_the_probe_scores_it():
+    """Beam size 1: scored as it stands, "nurse in" (probe 0.2, like "nurse") loses to
+    "nurse" + EOS and the garden is never reached; completed with the tokens the LLM is sure
+    of, the candidate is "nurse in a garden" and the probe sees it."""
+    settings = replace(GREEDY, target="female", beam_size=1, expansion=3, forbidden_names=())
+    as_printed = bgps_search(PhraseLM(), GardenProbe(), replace(settings, complete_above=None))
+    assert as_printed.texts == [f"{PREFIX} nurse"]
+    completed = bgps_search(PhraseLM(), GardenProbe(), settings)
+    best = completed.prompts[0]
+    assert best.prompt == f"{PREFIX} nurse in a garden" and best.finished and best.tokens == 4
+    lm = PhraseLM()
+    ids = [ID["<bos>"]] + [ID[w] for w in ("nurse", "in", "a", "garden", "<eos>")]
+    expected = sum(lm.next_token_logprobs([ids[:i]])[0, ids[i]] for i in range(1, len(ids)))
+    assert best.lm_log_likelihood == pytest.approx(expected)  # the completed tokens are paid for
+    assert best.score == pytest.approx(expected + 10 * math.log(0.9))
+    # Completion stops at max_new_tokens: the beam is returned at its length, unfinished.
+    short = bgps_search(PhraseLM(), GardenProbe(), replace(settings, max_new_tokens=3)).prompts[0]
+    assert short.tokens <= 3
+
+
 def test_lambda_zero_is_the_llm_alone():
     baseline = llm_baseline(ScriptedLM(), GREEDY)
     assert baseline.lam == 0.0

@@ -134,10 +134,16 @@ class SearchSettings:
     forbidden_names: tuple[str, ...] = ()
     probe_term: str = "mean_log"
     """``mean_log`` (App. A: mean over latents of log p_clf) or ``log_mean`` (Eq. 4 as printed)."""
+    complete_above: float | None = 0.9
+    """Before a candidate is scored, append the tokens the LLM is this sure of (p ≥ it), so the
+    probe reads "in a sunlit garden" rather than the uninformative "in a"; None: score every
+    prefix as it stands (the paper). A departure from the paper: see ``_Search.complete``."""
 
     def __post_init__(self) -> None:
         if self.probe_term not in PROBE_TERMS:
             raise ValueError(f"probe_term must be one of {', '.join(PROBE_TERMS)}, got {self.probe_term!r}")
+        if self.complete_above is not None and not 0.5 < self.complete_above <= 1.0:
+            raise ValueError(f"complete_above must be in (0.5, 1] or None, got {self.complete_above!r}")
 
 
 @dataclass(frozen=True)
@@ -308,6 +314,42 @@ class _Search:
                 finished = token == self.lm.eos_token_id
                 tokens = beam.tokens if finished else beam.tokens + (token,)
                 candidates.append(_Beam(tokens, beam.lm_log_likelihood + float(row[token]), finished=finished))
+        return self.complete(candidates)
+
+    def complete(self, candidates: list[_Beam]) -> list[_Beam]:
+        """Extend each live candidate with the tokens the LLM is near-certain of (p ≥
+        ``complete_above``), EOS included, up to ``max_new_tokens``.
+
+        Why: the probe scores prefixes, and a phrase whose first words carry no signal ("in
+        a" before "sunlit garden") costs LM likelihood with no probe gain, so beam search
+        prunes it one step before the word that would have lifted it. The LLM would append
+        the near-certain tokens anyway on the next step (their log p is ~0, the score's LM
+        term barely moves); scoring them now lets the probe see the phrase. The found
+        prompt's LM log-likelihood includes them, so the score stays Eq. 4 of that prompt.
+        """
+        s = self.settings
+        if s.complete_above is None:
+            return candidates
+        threshold = math.log(s.complete_above)
+        live = [c for c in candidates if not c.finished and len(c.tokens) < s.max_new_tokens]
+        while live:
+            logprobs = self.lm.next_token_logprobs([self.context + list(c.tokens) for c in live])
+            logprobs[:, self.banned] = -np.inf
+            extended = []
+            for candidate, row in zip(live, logprobs):
+                if len(candidate.tokens) < s.min_new_tokens and self.lm.eos_token_id is not None:
+                    row[self.lm.eos_token_id] = -np.inf
+                token = int(np.argmax(row))
+                if row[token] < threshold:
+                    continue
+                candidate.lm_log_likelihood += float(row[token])
+                if token == self.lm.eos_token_id:
+                    candidate.finished = True
+                else:
+                    candidate.tokens += (token,)
+                    if len(candidate.tokens) < s.max_new_tokens:
+                        extended.append(candidate)
+            live = extended
         return candidates
 
     def run(self, run: int, found: int) -> _Beam | None:
@@ -324,8 +366,9 @@ class _Search:
             # Score B·E continuations, keep the top B; those ending in EOS are finished.
             kept.sort(key=lambda b: -b.score)
             top = kept[:s.beam_size]
-            finished += [b for b in top if b.finished]
-            live = [b for b in top if not b.finished]
+            # Finished: ended in EOS, or (grown by ``complete``) already at max_new_tokens.
+            finished += [b for b in top if b.finished or len(b.tokens) >= s.max_new_tokens]
+            live = [b for b in top if not b.finished and len(b.tokens) < s.max_new_tokens]
             if self.progress is not None:
                 pool = finished + live
                 best = max(pool, key=lambda b: b.score) if pool else None
