@@ -143,18 +143,19 @@ def test_mean_of_logs_reorders_beams_against_a_probe_that_is_sure_on_one_latent_
     assert paper.prompts[0].score == pytest.approx(expected)
 
 
+PHRASE_BIGRAMS = {"start": {"nurse": 1.0}, "nurse": {"<eos>": 0.45, "in": 0.35, "smiling": 0.2},
+                  "in": {"a": 1.0}, "a": {"garden": 1.0}, "garden": {"<eos>": 1.0}, "smiling": {"<eos>": 1.0}}
+
+
 class PhraseLM(ScriptedLM):
     """"nurse" then "in a garden": the LLM is sure of "a" after "in" and "garden" after "a"."""
-
-    BIGRAMS = {"start": {"nurse": 1.0}, "nurse": {"<eos>": 0.45, "in": 0.35, "smiling": 0.2},
-               "in": {"a": 1.0}, "a": {"garden": 1.0}, "garden": {"<eos>": 1.0}, "smiling": {"<eos>": 1.0}}
 
     def next_token_logprobs(self, sequences):
         rows = []
         for sequence in sequences:
             last = "start" if sequence[-1] == ID["<bos>"] else VOCAB[sequence[-1]]
             p = np.full(len(VOCAB), 1e-4)
-            for word, q in self.BIGRAMS.get(last, {"<eos>": 1.0}).items():
+            for word, q in PHRASE_BIGRAMS.get(last, {"<eos>": 1.0}).items():
                 p[ID[word]] = q
             rows.append(np.log(p / p.sum()))
         return np.array(rows)

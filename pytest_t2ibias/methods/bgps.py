@@ -438,6 +438,51 @@ def llm_baseline(lm: TokenLanguageModel, settings: SearchSettings, scorer: Probe
 # -- evaluation (seeds/001 §4.1 "Evaluation Metrics") ------------------------------------------
 
 
+def _two_stage_means(counts: Sequence[tuple[int, int]], replicates: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap replicates of the mean per-prompt share: resample the prompts, then each
+    chosen prompt's images (binomially at its observed share). Both stages vary in the
+    paper's protocol (which prompts the search found; which images a prompt drew), and with
+    5 prompts the first stage alone gives an interval narrower than one prompt's own."""
+    hits = np.array([k for k, n in counts], dtype=np.int64)
+    sizes = np.array([n for k, n in counts], dtype=np.int64)
+    chosen = rng.integers(len(counts), size=(replicates, len(counts)))
+    drawn = rng.binomial(sizes[chosen], hits[chosen] / sizes[chosen])
+    return (drawn / sizes[chosen]).mean(axis=1)
+
+
+def mean_target_share(counts: Sequence[tuple[int, int]], *, confidence: float = 0.95,
+                      n_resamples: int = 2000, seed: int = 0) -> Estimate:
+    """The paper's figure (§4.1): the mean over prompts of each prompt's target share, from
+    ``(target images, answered images)`` per prompt, with a two-stage bootstrap interval
+    (prompts, then images). ``n`` counts prompts; prompts with no answered image are left out."""
+    counts = [(int(k), int(n)) for k, n in counts if n > 0]
+    if not counts:
+        return Estimate(math.nan, 0.0, 1.0, 0, confidence, "two-stage bootstrap")
+    value = float(np.mean([k / n for k, n in counts]))
+    means = _two_stage_means(counts, n_resamples, np.random.default_rng(seed))
+    tail = (1 - confidence) / 2
+    return Estimate(value, float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail)),
+                    len(counts), confidence, "two-stage bootstrap")
+
+
+def mean_share_difference(counts: Sequence[tuple[int, int]], reference: Sequence[tuple[int, int]], *,
+                          confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> Estimate:
+    """Mean target share of ``counts``' prompts minus that of ``reference``'s (BGPS against
+    the λ = 0 baseline, or against curated prompts: §4.1, Tables 1-2), each resampled in two
+    stages, independently. ``n`` counts the prompts of both."""
+    counts = [(int(k), int(n)) for k, n in counts if n > 0]
+    reference = [(int(k), int(n)) for k, n in reference if n > 0]
+    if not counts or not reference:
+        return Estimate(math.nan, -1.0, 1.0, len(counts) + len(reference), confidence, "two-stage bootstrap")
+    rng = np.random.default_rng(seed)
+    value = float(np.mean([k / n for k, n in counts]) - np.mean([k / n for k, n in reference]))
+    differences = _two_stage_means(counts, n_resamples, rng) - _two_stage_means(reference, n_resamples, rng)
+    tail = (1 - confidence) / 2
+    return Estimate(value, float(np.quantile(differences, tail)), float(np.quantile(differences, 1 - tail)),
+                    len(counts) + len(reference), confidence, "two-stage bootstrap")
+
+
 @dataclass(frozen=True)
 class PromptShare:
     """Target share among one prompt's generated images, with its Wilson interval."""
@@ -484,19 +529,10 @@ def evaluate_prompts(
         PromptShare(p, wilson_interval(int(k), int(n), confidence), names_attribute(p, forbidden_names))
         for p, (k, n) in zip(prompts, counts)
     )
-    shares = np.array([k / n for k, n in counts if n > 0], dtype=np.float64)
-    if len(shares):
-        rng = np.random.default_rng(seed)
-        means = shares[rng.integers(len(shares), size=(n_resamples, len(shares)))].mean(axis=1)
-        tail = (1 - confidence) / 2
-        mean_share = Estimate(float(shares.mean()), float(np.quantile(means, tail)),
-                              float(np.quantile(means, 1 - tail)), len(shares), confidence, "bootstrap")
-    else:
-        mean_share = Estimate(math.nan, 0.0, 1.0, 0, confidence, "bootstrap")
     total_k, total_n = sum(k for k, _ in counts), sum(n for _, n in counts)
     return BGPSEvaluation(
         per_prompt=per_prompt,
-        mean_share=mean_share,
+        mean_share=mean_target_share(counts, confidence=confidence, n_resamples=n_resamples, seed=seed),
         pooled_share=wilson_interval(int(total_k), int(total_n), confidence),
         perplexity=tuple(float(x) for x in perplexity(list(prompts))) if perplexity and prompts else None,
         naming_share=float(np.mean([p.names_attribute for p in per_prompt])) if per_prompt else math.nan,
@@ -557,10 +593,60 @@ class BGPSGateResult:
     dropped_naming: int = 0
     source: str = ""
     """Where the prompts came from: a lock file's path, or "search"."""
+    curated: tuple[MeasuredPrompt, ...] = ()
+    """User-given curated prompts (the paper's "Manually curated" row), measured the same way."""
 
     @property
     def texts(self) -> list[str]:
         return [p.prompt for p in self.prompts]
+
+    def group(self, which: str) -> tuple[MeasuredPrompt, ...]:
+        """``found`` (BGPS' prompts), ``baseline`` (λ = 0) or ``curated``."""
+        groups = {"found": self.prompts, "baseline": self.baseline, "curated": self.curated}
+        if which not in groups:
+            raise ValueError(f"group must be one of {', '.join(groups)}, got {which!r}")
+        return groups[which]
+
+    def mean_share(self, which: str = "found", confidence: float = 0.95) -> Estimate:
+        """§4.1's figure: the mean over a group's prompts of each prompt's target share, with a
+        two-stage bootstrap interval (prompts, then images)."""
+        return mean_target_share(_counts(self.group(which)), confidence=confidence)
+
+    def mean_lift(self, over: str = "baseline", confidence: float = 0.95) -> Estimate | None:
+        """Mean target share of the found prompts minus that of the ``baseline`` (λ = 0) or
+        ``curated`` prompts (Tables 1-2 side by side); None when that group is empty."""
+        reference = self.group(over)
+        if not self.prompts or not reference:
+            return None
+        return mean_share_difference(_counts(self.prompts), _counts(reference), confidence=confidence)
+
+    def naming_share(self, which: str = "found") -> float:
+        """Gendered% (Tables 1-2): the share of a group's prompts that name the axis (its
+        values, their phrases or synonyms); the search drops these, so found prompts show 0."""
+        group = self.group(which)
+        return float(np.mean([p.names_attribute for p in group])) if group else math.nan
+
+    def mean_perplexity(self, which: str = "found") -> float:
+        """Mean perplexity of a group's prompts under the evaluation LM; NaN when none."""
+        values = [p.perplexity for p in self.group(which) if math.isfinite(p.perplexity)]
+        return float(np.mean(values)) if values else math.nan
+
+    def paper_table(self, confidence: float = 0.95) -> dict[str, dict]:
+        """The paper's evaluation (Tables 1-2) as rows: per group, its prompts, mean target
+        share with interval, Gendered% and perplexity; and the found prompts' lift over the
+        λ = 0 baseline and the curated prompts."""
+        rows: dict[str, dict] = {}
+        for which in ("found", "baseline", "curated"):
+            if self.group(which):
+                rows[which] = {"prompts": len(self.group(which)),
+                               "mean_share": self.mean_share(which, confidence).to_dict(),
+                               "naming_share": self.naming_share(which),
+                               "mean_perplexity": self.mean_perplexity(which)}
+        for over in ("baseline", "curated"):
+            lift = self.mean_lift(over, confidence)
+            if lift is not None:
+                rows[f"lift_over_{over}"] = lift.to_dict()
+        return rows
 
     def lift(self, over: str = "neutral", confidence: float = 0.95) -> Estimate | None:
         """How much more often the found prompts (pooled) draw the target than the neutral
@@ -584,6 +670,7 @@ class BGPSGateResult:
         return {"axis": self.axis, "target": self.target,
                 "prompts": [p.to_dict() for p in self.prompts],
                 "baseline": [p.to_dict() for p in self.baseline],
+                "curated": [p.to_dict() for p in self.curated],
                 "neutral": self.neutral.to_dict() if self.neutral else None,
                 "settings": asdict(self.settings), "searched": self.searched,
                 "search_wall_s": self.search_wall_s, "wall_s": self.wall_s,
@@ -598,6 +685,8 @@ class BGPSGateResult:
         lines += [line(p) for p in self.prompts]
         if self.baseline:
             lines += ["λ=0 baseline (the LLM alone):"] + [line(p) for p in self.baseline]
+        if self.curated:
+            lines += ["curated prompts:"] + [line(p) for p in self.curated]
         if self.neutral:
             lines += ["neutral prompt:", line(self.neutral)]
         return "\n".join(lines)
@@ -652,6 +741,7 @@ def bgps_gate(
     *,
     baseline: BGPSResult | None = None,
     neutral_prompt: str | None = None,
+    curated_prompts: Sequence[str] = (),
     filter=None,
     perplexity: Callable[[list[str]], Sequence[float]] | None = None,
     confidence: float = 0.95,
@@ -664,9 +754,10 @@ def bgps_gate(
     may instead pass prompts read back from a lock file (``searched=False``)."""
     started = time.perf_counter()
     names = found.settings.forbidden_names
-    measure = dict(filter=filter, perplexity=perplexity, forbidden_names=names, confidence=confidence)
+    measure = {"filter": filter, "perplexity": perplexity, "forbidden_names": names, "confidence": confidence}
     prompts = measure_prompts(instrument, axis, target, found.prompts, **measure)
     base = measure_prompts(instrument, axis, target, baseline.prompts, **measure) if baseline else ()
+    curated = measure_prompts(instrument, axis, target, list(curated_prompts), **measure)
     neutral = measure_prompts(instrument, axis, target, [neutral_prompt], **measure)[0] \
         if neutral_prompt else None
     search_s = found.wall_s + (baseline.wall_s if baseline else 0.0) if searched else 0.0
@@ -677,7 +768,7 @@ def bgps_gate(
         settings=found.settings, searched=searched, search_wall_s=round(search_s, 3),
         wall_s=round(search_s + time.perf_counter() - started, 3),
         unet_forwards=forwards if searched else 0, candidates_scored=found.candidates_scored,
-        dropped_naming=found.dropped_naming, source=source)
+        dropped_naming=found.dropped_naming, source=source, curated=curated)
 
 
 def forbidden_names_for(axis, extra: Collection[str] = ()) -> tuple[str, ...]:
@@ -686,6 +777,11 @@ def forbidden_names_for(axis, extra: Collection[str] = ()) -> tuple[str, ...]:
     words = [*axis.choices, *axis.phrases.values(), *getattr(axis, "names", ()),
              *NAMES_OF.get(axis.name, ()), *extra]
     return tuple(dict.fromkeys(w for w in words if w))
+
+
+def _counts(prompts: Sequence[MeasuredPrompt]) -> list[tuple[int, int]]:
+    """(target images, answered images) of each prompt."""
+    return [(round(p.share.value * p.share.n), p.share.n) for p in prompts if p.share.n > 0]
 
 
 def _pooled(prompts: Sequence[MeasuredPrompt]) -> tuple[int, int]:
