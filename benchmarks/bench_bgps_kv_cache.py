@@ -5,8 +5,9 @@
 Each search is the kind's default shape (beam 5, expansion 5, 10 new tokens, 5 searches) with
 a probe that costs nothing (a hash of the text), so the time is the LLM's alone. Three LLMs:
 fixtures/toy-lm without an instruction (the context is the 9-token model prompt), the same
-with BGPS' App. C instruction before it (the context an instructed LLM continues), and a
-random Llama built from a config (4 layers, hidden 256) with the instruction. With and
+with a short instruction before it (toy-lm has 32 positions: 21 context tokens + 10 new; App.
+C's instruction does not fit), and a random Llama built from a config (4 layers, hidden 256,
+128 positions) with App. C's instruction (43 context tokens). With and
 without the cache are run in interleaved pairs; a time is the median, a ratio the median of
 the pairs' ratios. The prompts found must be identical both ways (checked every run).
 """
@@ -30,6 +31,7 @@ from pytest_t2ibias.locks.bgps import INSTRUCTION
 from pytest_t2ibias.methods.bgps import SearchSettings, bgps_search
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SHORT_INSTRUCTION = "Please generate a prompt that generates a photo of a person."
 
 
 def free_probe(prompts):
@@ -73,7 +75,7 @@ def main() -> None:
         llama = CausalLM.from_pretrained(random_llama(Path(tmp) / "llama"), device="cpu", dtype="float32",
                                          offline=True)
         cases = {"toy-lm (GPT-2, 2 layers), no instruction": (toy, ""),
-                 "toy-lm (GPT-2, 2 layers), App. C instruction": (toy, INSTRUCTION),
+                 "toy-lm (GPT-2, 2 layers), short instruction": (toy, SHORT_INSTRUCTION),
                  "random Llama (4 layers, hidden 256), App. C instruction": (llama, INSTRUCTION)}
         report = {"settings": {"beam": 5, "expansion": 5, "max_new_tokens": 10, "prompts": 5,
                                "repeat": args.repeat}, "cases": {}}

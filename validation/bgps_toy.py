@@ -68,6 +68,7 @@ def main() -> None:
     parser.add_argument("--probe-term", default="mean_log", choices=["mean_log", "log_mean"])
     parser.add_argument("--complete-above", type=float, default=0.9,
                         help="complete candidates with tokens the LM is this sure of (0: off)")
+    parser.add_argument("--model-prompt", default="a photo of a person working as a")
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--expansion", type=int, default=5)
     parser.add_argument("--latents", type=int, default=10)
@@ -126,6 +127,7 @@ def main() -> None:
         for seed in args.seeds:
             settings = SearchSettings(target=target, lam=args.lam, beam_size=args.beam, expansion=args.expansion,
                                       sampling_factor=3, max_new_tokens=10, prompts=args.prompts, seed=seed,
+                                      model_prompt=args.model_prompt,
                                       forbidden_names=tuple(forbidden), probe_term=args.probe_term,
                                       complete_above=args.complete_above or None)
             for name, run in (("bgps", bgps_search), ("llm_only", None)):

@@ -23,6 +23,15 @@ for variety each beam's top E·F continuations are drawn down to E by sampling w
 temperature, and the first token is sampled from the full distribution. Beams ending in EOS
 move to a finished list; at ``max_new_tokens`` the live beams join them and the best is kept.
 One search returns one prompt; ``prompts=N`` runs N searches from seeds (seed, run).
+Departing from the paper, a candidate is first completed with the tokens the LLM is near-
+certain of (``complete_above``), so the probe scores "in a sunlit garden", not "in a" (see
+``_Search.complete`` and docs/STATISTICS.md).
+
+§4.1, the evaluation: each found prompt's images are generated and classified; the paper
+reports the mean target share over the found prompts with its CI against the LLM alone
+(λ = 0) and a curated prompt set, the share of prompts naming the attribute (Gendered%) and
+perplexity under a different LM (``mean_target_share``, ``mean_share_difference``,
+``BGPSGateResult.paper_table``).
 
 The instruments are injected: a :class:`TokenLanguageModel` (``backends.token_lm.BeamSearchLM``
 wraps a ``CausalLM``) and a :class:`ProbeScorer` (``backends.probe.HSpaceProbeScorer``, or a
