@@ -172,6 +172,28 @@ def test_a_bad_target_is_a_suite_error_with_file_and_line(tmp_path, target, expe
     assert f"{path}:10" in str(error.value)
 
 
+def test_new_params_reach_the_gate_and_a_bad_value_is_a_suite_error(tmp_path):
+    entry = ("threshold: 0.8, beam: 3, expansion: 3, prompts: 3, max_new_tokens: 4,\n"
+             "     probe_term: log_mean, complete_above: 1, statistic: mean,\n"
+             "     curated_prompts: ['a photo of a nurse', 'a photo of a doctor']}")
+    path = write_suite(tmp_path, SUITE.replace(
+        "threshold: 0.8, beam: 3, expansion: 3, prompts: 3, max_new_tokens: 4}", entry))
+    suite = load_suite(path)
+    check = suite.checks[0]
+    gate = gate_from_params(check.id, suite, check.params)
+    assert gate.settings.probe_term == "log_mean" and gate.settings.complete_above is None  # 1: off
+    assert gate.curated_prompts == ("a photo of a nurse", "a photo of a doctor")
+    assert "curated_prompts" not in json.dumps(gate.identity())  # measured, not searched
+    default = gate_from_params(check.id, load_suite(write_suite(tmp_path)), load_suite(write_suite(tmp_path)).checks[0].params)
+    assert default.settings.probe_term == "mean_log" and default.settings.complete_above == 0.9
+    for bad, expected in (("statistic: median", "one of worst, mean"), ("probe_term: mean", "mean_log, log_mean"),
+                          ("complete_above: 0.3", "(0.5, 1]")):
+        path = write_suite(tmp_path, SUITE.replace("threshold: 0.8,", f"threshold: 0.8, {bad},"))
+        with pytest.raises(SuiteError) as error:
+            load_suite(path)
+        assert expected in str(error.value), str(error.value)
+
+
 def test_axis_names_must_be_a_list_of_strings(tmp_path):
     path = write_suite(tmp_path, SUITE.replace("names: [smiling]", "names: smiling"))
     with pytest.raises(SuiteError, match=r"hidden.t2i.yaml:8: .*names must be a list"):

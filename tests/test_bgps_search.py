@@ -13,6 +13,7 @@ from pytest_t2ibias.methods.bgps import (
     bgps_search,
     evaluate_prompts,
     join_prompt,
+    lambda_sweep,
     llm_baseline,
     names_attribute,
     probe_term,
@@ -186,6 +187,15 @@ def test_near_certain_tokens_complete_a_candidate_before_the_probe_scores_it():
     # Completion stops at max_new_tokens: the beam is returned at its length, unfinished.
     short = bgps_search(PhraseLM(), GardenProbe(), replace(settings, max_new_tokens=3)).prompts[0]
     assert short.tokens <= 3
+
+
+def test_lambda_sweep_trades_lm_likelihood_for_the_probe():
+    sweep = lambda_sweep(ScriptedLM(), ScriptedProbe(), GREEDY, [0, 1, 10])
+    assert list(sweep) == [0.0, 1.0, 10.0]
+    assert sweep[0.0].texts == [f"{PREFIX} nurse"] and sweep[10.0].texts == [f"{PREFIX} nurse with intense focus"]
+    best = [sweep[lam].prompts[0] for lam in sweep]
+    assert [b.probe_probability for b in best[1:]] == sorted(b.probe_probability for b in best[1:])
+    assert best[0].lm_log_likelihood >= best[-1].lm_log_likelihood
 
 
 def test_lambda_zero_is_the_llm_alone():

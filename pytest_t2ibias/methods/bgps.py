@@ -444,6 +444,14 @@ def llm_baseline(lm: TokenLanguageModel, settings: SearchSettings, scorer: Probe
     return bgps_search(lm, scorer, replace(settings, lam=0.0), **kwargs)
 
 
+def lambda_sweep(lm: TokenLanguageModel, scorer: ProbeScorer | None, settings: SearchSettings,
+                 lams: Sequence[float], **kwargs) -> dict[float, BGPSResult]:
+    """The same searches (seeds, beams) at each λ: App. D's trade-off between naturalness (LM
+    likelihood, perplexity) and bias; λ = 0 is the LLM alone. The probe's memo is not shared
+    across λ, so each entry's cost is its own."""
+    return {float(lam): bgps_search(lm, scorer, replace(settings, lam=float(lam)), **kwargs) for lam in lams}
+
+
 # -- evaluation (seeds/001 §4.1 "Evaluation Metrics") ------------------------------------------
 
 
