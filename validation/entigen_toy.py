@@ -55,8 +55,8 @@ def main() -> None:
     for subject in args.subjects:
         prompt = f"a photo of a {subject}"
         original[subject] = labels(prompt)
-        for phrase in intervened:
-            intervened[phrase][subject] = labels(f"{prompt} {phrase.replace('{subject}', subject)}")
+        for phrase, by_subject in intervened.items():
+            by_subject[subject] = labels(f"{prompt} {phrase.replace('{subject}', subject)}")
         per_subject[subject] = intervention_effects(
             original[subject], {p: intervened[p][subject] for p in intervened}, choices=choices,
             controls=[CONTROL], original_prompt=prompt, axis="gender", n_resamples=1000)
