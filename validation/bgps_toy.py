@@ -51,7 +51,9 @@ from pytest_t2ibias.methods.bgps import (
 from toyworld.spec import load_world
 
 TARGETS = {"male": ("gender", "with intense focus"), "female": ("gender", "in a sunlit garden"),
-           "old": ("age", "on a quiet afternoon")}
+           "old": ("age", "on a quiet afternoon"),
+           # No planted trigger: what the search finds is the model's (or the template's) own.
+           "middle-aged": ("age", None), "young": ("age", None)}
 
 
 def main() -> None:
@@ -59,7 +61,7 @@ def main() -> None:
     parser.add_argument("--fixtures", type=Path, default=Path("fixtures"))
     parser.add_argument("--cache", type=Path, default=Path(".t2ibias_cache"))
     parser.add_argument("--lm", default="toy-lm")
-    parser.add_argument("--targets", nargs="+", default=list(TARGETS))
+    parser.add_argument("--targets", nargs="+", default=["male", "female", "old"], choices=list(TARGETS))
     parser.add_argument("--step-index", type=int, default=5, help="h_t read at this of the 20 DPM steps")
     parser.add_argument("--probe-steps", type=int, nargs="+", default=[2, 5, 8, 10, 14])
     parser.add_argument("--lam", type=float, default=10.0)
@@ -141,7 +143,7 @@ def main() -> None:
                                               forbidden_names=forbidden)
                 eval_s = time.perf_counter() - t0
                 pooled[name] += [count_target(p) for p in result.texts]
-                with_trigger = sum(trigger in p for p in result.texts)
+                with_trigger = sum(trigger in p for p in result.texts) if trigger else 0
                 label = f"BGPS λ={args.lam:g}" if run else "LLM only (λ=0)"
                 print(f"\n== target {target} ({axis}), seed {seed}, {label}: {len(result.prompts)} distinct prompts "
                       f"from {args.prompts} searches; search {search_s:.1f}s, {result.unet_forwards} UNet "

@@ -373,7 +373,12 @@ class _Search:
             self.dropped += len(candidates) - len(kept)
             self.score(kept)
             # Score B·E continuations, keep the top B; those ending in EOS are finished.
+            # Completion lets two parents of different lengths reach the same tokens: keep one.
             kept.sort(key=lambda b: -b.score)
+            best_first: dict[tuple, _Beam] = {}
+            for beam in kept:
+                best_first.setdefault((beam.tokens, beam.finished), beam)
+            kept = list(best_first.values())
             top = kept[:s.beam_size]
             # Finished: ended in EOS, or (grown by ``complete``) already at max_new_tokens.
             finished += [b for b in top if b.finished or len(b.tokens) >= s.max_new_tokens]
