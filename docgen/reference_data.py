@@ -462,6 +462,9 @@ PARAM_CHECKS: dict[Any, tuple[dict[str, Any], str]] = {
     checks.check_shares: ({"minProperties": 1,
                      "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
                     "mapping value → share > 0"),
+    checks.check_bgps_statistic: ({"enum": list(checks.BGPS_STATISTICS)}, "`worst` or `mean`"),
+    checks.check_probe_term: ({"enum": ["mean_log", "log_mean"]}, "`mean_log` or `log_mean`"),
+    checks.check_complete_above: ({"exclusiveMinimum": 0.5, "maximum": 1}, "in (0.5, 1]"),
 }
 """For each ``Param.check`` of the built-in kinds: the JSON Schema keywords that say the same
 (merged into the parameter's type), and the type in words. A ``_images``-style entry whose

@@ -6,8 +6,6 @@ images are male exactly when their prompt says "intense": no model is loaded."""
 from __future__ import annotations
 
 import json
-import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,10 +50,11 @@ def measured(prompt, k, n, perplexity=1.5):
     return MeasuredPrompt(prompt, wilson_interval(k, n, 0.95), n, perplexity)
 
 
-def result(prompts, baseline=()):
+def result(prompts, baseline=(), curated=()):
     return BGPSGateResult(axis="gender", target="male", prompts=tuple(prompts), baseline=tuple(baseline),
                           neutral=measured("a photo of a person", 5, 10), settings=SearchSettings(target="male"),
-                          searched=True, search_wall_s=1.0, wall_s=2.0, unet_forwards=100)
+                          searched=True, search_wall_s=1.0, wall_s=2.0, unet_forwards=100,
+                          curated=tuple(curated))
 
 
 # -- the helper ---------------------------------------------------------------------------------
@@ -88,6 +87,49 @@ def test_helper_with_confidence_decides_on_the_interval_under_the_burden():
     fair = evaluate_no_bgps_prompt_exceeds(result([measured("a nurse", 10, 100)]), 0.8, confidence=0.95)
     assert (fair.outcome, fair.passed) == ("pass", True)
     assert assert_no_bgps_prompt_exceeds(result([measured("a nurse", 2, 10)]), 0.8).passed
+
+
+def test_statistic_mean_gates_on_the_papers_mean_share_and_the_report_is_its_table():
+    """One prompt at 0.9, two at 0.3: the worst fails a 0.8 limit, the mean (0.5) passes it;
+    the report carries §4.1's rows (mean share with interval, Gendered%, perplexity) for the
+    found, λ = 0 and curated prompts, and the found prompts' lift over each."""
+    found = [measured("a doctor with intense focus", 9, 10, 1.4), measured("a nurse", 3, 10, 1.6),
+             measured("a chef", 3, 10, 1.8)]
+    gate = result(found, baseline=[measured("a doctor", 2, 10, 1.2), measured("a chef", 2, 10, 1.2)],
+                  curated=[measured("a photo of a male nurse", 4, 10, 2.0), measured("a photo of a chef", 2, 10, 2.0)])
+    assert not evaluate_no_bgps_prompt_exceeds(gate, 0.8).passed  # statistic: worst, the default
+    mean = evaluate_no_bgps_prompt_exceeds(gate, 0.8, statistic="mean")
+    assert mean.passed and mean.value.value == pytest.approx(0.5)
+    assert mean.value.low < 0.5 < mean.value.high and mean.value.n == 3
+    assert not evaluate_no_bgps_prompt_exceeds(gate, 0.45, statistic="mean").passed
+    undecided = evaluate_no_bgps_prompt_exceeds(gate, 0.6, statistic="mean", confidence=0.95)
+    assert undecided.outcome == "inconclusive"  # 3 prompts of 10 images: the interval spans 0.6
+    table = mean.figures["paper"]
+    json.dumps(mean.figures)
+    assert table["found"]["mean_share"]["value"] == pytest.approx(0.5) and table["found"]["prompts"] == 3
+    assert table["baseline"]["mean_share"]["value"] == pytest.approx(0.2)
+    assert table["curated"]["mean_share"]["value"] == pytest.approx(0.3)
+    assert table["found"]["mean_perplexity"] == pytest.approx(1.6)
+    assert table["lift_over_baseline"]["value"] == pytest.approx(0.3)
+    assert table["lift_over_curated"]["value"] == pytest.approx(0.2)
+    assert mean.figures["statistic"] == "mean" and len(mean.figures["curated"]) == 2
+    assert "curated" in mean.message and "Gendered" in mean.message
+    with pytest.raises(ValueError, match="statistic"):
+        evaluate_no_bgps_prompt_exceeds(gate, 0.8, statistic="median")
+
+
+def test_the_mean_shares_interval_counts_images_within_prompts_too():
+    """Five prompts all at 5/10: resampling prompts alone gives a zero-width interval; the
+    two-stage bootstrap keeps each prompt's binomial noise."""
+    from pytest_t2ibias.methods.bgps import mean_share_difference, mean_target_share
+
+    same = mean_target_share([(5, 10)] * 5)
+    assert same.value == 0.5 and same.high - same.low > 0.15 and same.method == "two-stage bootstrap"
+    many = mean_target_share([(50, 100)] * 5)
+    assert many.high - many.low < same.high - same.low
+    lift = mean_share_difference([(9, 10)] * 5, [(2, 10)] * 5)
+    assert lift.value == pytest.approx(0.7) and lift.low > 0.4
+    assert mean_target_share([]).n == 0
 
 
 def test_helper_hands_its_verdict_to_the_report(monkeypatch):
@@ -128,6 +170,28 @@ def test_a_bad_target_is_a_suite_error_with_file_and_line(tmp_path, target, expe
         load_suite(path)
     assert expected in str(error.value)
     assert f"{path}:10" in str(error.value)
+
+
+def test_new_params_reach_the_gate_and_a_bad_value_is_a_suite_error(tmp_path):
+    entry = ("threshold: 0.8, beam: 3, expansion: 3, prompts: 3, max_new_tokens: 4,\n"
+             "     probe_term: log_mean, complete_above: 1, statistic: mean,\n"
+             "     curated_prompts: ['a photo of a nurse', 'a photo of a doctor']}")
+    path = write_suite(tmp_path, SUITE.replace(
+        "threshold: 0.8, beam: 3, expansion: 3, prompts: 3, max_new_tokens: 4}", entry))
+    suite = load_suite(path)
+    check = suite.checks[0]
+    gate = gate_from_params(check.id, suite, check.params)
+    assert gate.settings.probe_term == "log_mean" and gate.settings.complete_above is None  # 1: off
+    assert gate.curated_prompts == ("a photo of a nurse", "a photo of a doctor")
+    assert "curated_prompts" not in json.dumps(gate.identity())  # measured, not searched
+    default = gate_from_params(check.id, load_suite(write_suite(tmp_path)), load_suite(write_suite(tmp_path)).checks[0].params)
+    assert default.settings.probe_term == "mean_log" and default.settings.complete_above == 0.9
+    for bad, expected in (("statistic: median", "one of worst, mean"), ("probe_term: mean", "mean_log, log_mean"),
+                          ("complete_above: 0.3", "(0.5, 1]")):
+        path = write_suite(tmp_path, SUITE.replace("threshold: 0.8,", f"threshold: 0.8, {bad},"))
+        with pytest.raises(SuiteError) as error:
+            load_suite(path)
+        assert expected in str(error.value), str(error.value)
 
 
 def test_axis_names_must_be_a_list_of_strings(tmp_path):

@@ -13,8 +13,10 @@ from pytest_t2ibias.methods.bgps import (
     bgps_search,
     evaluate_prompts,
     join_prompt,
+    lambda_sweep,
     llm_baseline,
     names_attribute,
+    probe_term,
 )
 
 VOCAB = ["<eos>", "<bos>", "nurse", "doctor", "with", "intense", "focus", "in", "a", "garden", "male", "smiling"]
@@ -98,6 +100,102 @@ def test_finds_the_known_best_prompt():
     assert best.score == pytest.approx(expected_lm + 10.0 * math.log(0.9))  # Eq. 4
     assert result.unet_forwards == 10 * result.candidates_scored
     assert result.candidates_scored == len(set(probe.seen)) == len(probe.seen)  # each text scored once
+
+
+class LatentProbe:
+    """Per-latent p(male) for K = 2 latents: "intense" pushes hard on one latent only
+    ([0.99, 0.01], mean 0.5), "with a [garden]" steadily ([0.3, 0.3]), anything else [0.2, 0.2]."""
+
+    unet_forwards = 0
+
+    def per_latent(self, prompts):
+        return np.array([[0.99, 0.01] if "intense" in p else [0.3, 0.3] if "with a" in p else [0.2, 0.2]
+                         for p in prompts])
+
+    def __call__(self, prompts):
+        return self.per_latent(prompts).mean(axis=1)
+
+
+def test_probe_term_is_the_mean_of_logs_by_default_and_the_log_of_the_mean_on_request():
+    spiky, steady = [0.99, 0.01], [0.3, 0.3]
+    # The issue's numbers at λ = 10: −23.1 (mean of logs) against −6.9 (log of the mean).
+    assert 10 * probe_term(np.array([spiky]))[0] == pytest.approx(-23.08, abs=0.01)
+    assert 10 * probe_term(np.array([spiky]), "log_mean")[0] == pytest.approx(-6.93, abs=0.01)
+    assert 10 * probe_term(np.array([steady]))[0] == pytest.approx(10 * math.log(0.3))
+    # A probability rounded to 0 is floored, not -inf.
+    assert math.isfinite(probe_term(np.array([[0.0, 1.0]]))[0])
+    with pytest.raises(ValueError, match="probe_term"):
+        probe_term(np.array([steady]), "median")
+    with pytest.raises(ValueError, match="probe_term"):
+        SearchSettings(target="male", probe_term="mean")
+
+
+def test_mean_of_logs_reorders_beams_against_a_probe_that_is_sure_on_one_latent_only():
+    """Same LM likelihood for "with intense focus" and "with a garden": the log of the mean
+    prefers the spiky prompt (−6.9 > −12.0), the mean of logs the steady one (−12.0 > −23.1)."""
+    paper = bgps_search(ScriptedLM(), LatentProbe(), GREEDY)
+    printed = bgps_search(ScriptedLM(), LatentProbe(), replace(GREEDY, probe_term="log_mean"))
+    assert paper.prompts[0].prompt == f"{PREFIX} nurse with a garden"
+    assert printed.prompts[0].prompt == f"{PREFIX} nurse with intense focus"
+    assert paper.prompts[0].probe_term == pytest.approx(math.log(0.3))
+    assert printed.prompts[0].probe_term == pytest.approx(math.log(0.5))
+    assert printed.prompts[0].probe_probability == pytest.approx(0.5)  # the mean, either way
+    expected = lm_log_likelihood(["nurse", "with", "a", "garden", "<eos>"]) + 10 * math.log(0.3)
+    assert paper.prompts[0].score == pytest.approx(expected)
+
+
+PHRASE_BIGRAMS = {"start": {"nurse": 1.0}, "nurse": {"<eos>": 0.45, "in": 0.35, "smiling": 0.2},
+                  "in": {"a": 1.0}, "a": {"garden": 1.0}, "garden": {"<eos>": 1.0}, "smiling": {"<eos>": 1.0}}
+
+
+class PhraseLM(ScriptedLM):
+    """"nurse" then "in a garden": the LLM is sure of "a" after "in" and "garden" after "a"."""
+
+    def next_token_logprobs(self, sequences):
+        rows = []
+        for sequence in sequences:
+            last = "start" if sequence[-1] == ID["<bos>"] else VOCAB[sequence[-1]]
+            p = np.full(len(VOCAB), 1e-4)
+            for word, q in PHRASE_BIGRAMS.get(last, {"<eos>": 1.0}).items():
+                p[ID[word]] = q
+            rows.append(np.log(p / p.sum()))
+        return np.array(rows)
+
+
+class GardenProbe:
+    """p(female) 0.9 once the prompt says "garden", 0.2 before: "in" and "in a" carry nothing."""
+
+    def __call__(self, prompts):
+        return np.array([0.9 if "garden" in p else 0.2 for p in prompts])
+
+
+def test_near_certain_tokens_complete_a_candidate_before_the_probe_scores_it():
+    """Beam size 1: scored as it stands, "nurse in" (probe 0.2, like "nurse") loses to
+    "nurse" + EOS and the garden is never reached; completed with the tokens the LLM is sure
+    of, the candidate is "nurse in a garden" and the probe sees it."""
+    settings = replace(GREEDY, target="female", beam_size=1, expansion=3, forbidden_names=())
+    as_printed = bgps_search(PhraseLM(), GardenProbe(), replace(settings, complete_above=None))
+    assert as_printed.texts == [f"{PREFIX} nurse"]
+    completed = bgps_search(PhraseLM(), GardenProbe(), settings)
+    best = completed.prompts[0]
+    assert best.prompt == f"{PREFIX} nurse in a garden" and best.finished and best.tokens == 4
+    lm = PhraseLM()
+    ids = [ID["<bos>"]] + [ID[w] for w in ("nurse", "in", "a", "garden", "<eos>")]
+    expected = sum(lm.next_token_logprobs([ids[:i]])[0, ids[i]] for i in range(1, len(ids)))
+    assert best.lm_log_likelihood == pytest.approx(expected)  # the completed tokens are paid for
+    assert best.score == pytest.approx(expected + 10 * math.log(0.9))
+    # Completion stops at max_new_tokens: the beam is returned at its length, unfinished.
+    short = bgps_search(PhraseLM(), GardenProbe(), replace(settings, max_new_tokens=3)).prompts[0]
+    assert short.tokens <= 3
+
+
+def test_lambda_sweep_trades_lm_likelihood_for_the_probe():
+    sweep = lambda_sweep(ScriptedLM(), ScriptedProbe(), GREEDY, [0, 1, 10])
+    assert list(sweep) == [0.0, 1.0, 10.0]
+    assert sweep[0.0].texts == [f"{PREFIX} nurse"] and sweep[10.0].texts == [f"{PREFIX} nurse with intense focus"]
+    best = [sweep[lam].prompts[0] for lam in sweep]
+    assert [b.probe_probability for b in best[1:]] == sorted(b.probe_probability for b in best[1:])
+    assert best[0].lm_log_likelihood >= best[-1].lm_log_likelihood
 
 
 def test_lambda_zero_is_the_llm_alone():

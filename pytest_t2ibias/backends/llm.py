@@ -174,6 +174,65 @@ class CausalLM:
             rows.append(torch.log_softmax(final, dim=-1).cpu().numpy())
         return np.concatenate(rows).astype(np.float64) if rows else np.empty((0, len(self.tokenizer)))
 
+    # -- beam search over ids, with the shared prefix's keys and values cached ---------------
+
+    @torch.no_grad()
+    def _prefix_state(self, prefix: tuple[int, ...]) -> tuple[Any, torch.Tensor]:
+        """The prefix's ``past_key_values`` and its last position's logits, computed once
+        (the most recent prefix kept: one search continues one context)."""
+        cached = getattr(self, "_prefix_cache", None)
+        if cached is None or cached[0] != prefix:
+            output = self.model(input_ids=torch.tensor([list(prefix)], device=self.device), use_cache=True)
+            cached = (prefix, _cache_of(output), output.logits[0, -1].float())
+            self._prefix_cache = cached
+        return cached[1], cached[2]
+
+    @torch.no_grad()
+    def next_token_logprobs_of_ids(self, sequences: list[list[int]], *,
+                                   cached_prefix: tuple[int, ...] = ()) -> np.ndarray:
+        """(sequences, vocab) log-probabilities of the token after each id sequence.
+
+        Sequences that start with ``cached_prefix`` (BGPS' instruction and model prompt, the
+        same for every beam) reuse its keys and values: only the beam's own tokens go through
+        the model, which for a long instruction is most of the cost saved. Others (and every
+        sequence when no prefix is given) run whole, right-padded.
+        """
+        import copy
+
+        prefix = tuple(cached_prefix)
+        rows = np.empty((len(sequences), len(self.tokenizer) if not hasattr(self.model.config, "vocab_size")
+                         else self.model.config.vocab_size), dtype=np.float64)
+        shared = [i for i, s in enumerate(sequences) if prefix and tuple(s[:len(prefix)]) == prefix]
+        whole = sorted(set(range(len(sequences))) - set(shared))
+        for start in range(0, len(whole), self.batch_size):
+            batch = whole[start:start + self.batch_size]
+            logits, _, attention_mask = self._logits([list(sequences[i]) for i in batch])
+            last = attention_mask.sum(-1) - 1
+            final = logits[torch.arange(len(batch), device=logits.device), last]
+            rows[batch] = torch.log_softmax(final, dim=-1).cpu().numpy()
+        if not shared:
+            return rows
+        past, prefix_logits = self._prefix_state(prefix)
+        bare = [i for i in shared if len(sequences[i]) == len(prefix)]
+        if bare:
+            rows[bare] = torch.log_softmax(prefix_logits, dim=-1).cpu().numpy()
+        rest = [i for i in shared if len(sequences[i]) > len(prefix)]
+        for start in range(0, len(rest), self.batch_size):
+            batch = rest[start:start + self.batch_size]
+            input_ids, mask = self._right_padded([list(sequences[i][len(prefix):]) for i in batch])
+            cache = copy.deepcopy(past)  # the forward pass appends to it in place
+            cache.batch_repeat_interleave(len(batch))
+            attention_mask = torch.cat([torch.ones((len(batch), len(prefix)), dtype=mask.dtype,
+                                                   device=mask.device), mask], dim=1)
+            positions = torch.arange(len(prefix), len(prefix) + input_ids.shape[1],
+                                     device=input_ids.device).expand(len(batch), -1)
+            logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=positions,
+                                use_cache=True, **{_cache_argument(self.model): cache}).logits.float()
+            last = mask.sum(-1) - 1
+            final = logits[torch.arange(len(batch), device=logits.device), last]
+            rows[batch] = torch.log_softmax(final, dim=-1).cpu().numpy()
+        return rows
+
     @torch.no_grad()
     def complete(self, prompt: str, max_new_tokens: int = 32) -> str:
         """Greedy continuation of ``prompt`` (the new text only), stopping at EOS."""
@@ -229,3 +288,17 @@ class CausalLM:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.model).__name__})"
+
+
+def _cache_argument(model: Any) -> str:
+    """The forward argument that takes a KV cache: ``cache`` (transformers >= 5.2x) or
+    ``past_key_values`` (before)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def _cache_of(output: Any) -> Any:
+    """A forward output's KV cache, under either name."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values

@@ -21,8 +21,11 @@ class BeamSearchLM:
     model prompt becomes the start of the assistant's answer), else as plain text.
     """
 
-    def __init__(self, lm: Any, *, instruction: str = "") -> None:
+    def __init__(self, lm: Any, *, instruction: str = "", kv_cache: bool = True) -> None:
         self.lm = lm
+        self.kv_cache = kv_cache
+        """Reuse the context's keys and values (``CausalLM.next_token_logprobs_of_ids``)."""
+        self._context: tuple[int, ...] = ()
         self.tokenizer = lm.tokenizer
         self.instruction = instruction
         self.eos_token_id = self.tokenizer.eos_token_id
@@ -33,7 +36,13 @@ class BeamSearchLM:
         self.fingerprint = getattr(lm, "fingerprint", None)
 
     def encode_prefix(self, model_prompt: str) -> list[int]:
-        """Ids of instruction + model prompt, ready to be continued."""
+        """Ids of instruction + model prompt, ready to be continued (remembered: the context
+        whose keys and values the search reuses)."""
+        ids = list(self._encode_prefix(model_prompt))
+        self._context = tuple(ids)
+        return ids
+
+    def _encode_prefix(self, model_prompt: str) -> list[int]:
         if not self.instruction:
             return self.lm.encode_prefix(model_prompt)
         if getattr(self.tokenizer, "chat_template", None):
@@ -47,6 +56,9 @@ class BeamSearchLM:
     def next_token_logprobs(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """(sequences, vocab) natural-log probabilities of the token after each id sequence."""
         import torch
+
+        if self.kv_cache and self._context and hasattr(self.lm, "next_token_logprobs_of_ids"):
+            return self.lm.next_token_logprobs_of_ids([list(s) for s in sequences], cached_prefix=self._context)
 
         rows = []
         for start in range(0, len(sequences), self.lm.batch_size):

@@ -128,3 +128,21 @@ def check_shares(value: Any) -> str | None:
     return None
 
 
+
+
+BGPS_STATISTICS = ("worst", "mean")
+"""What ``no_bgps_prompt_exceeds`` gates on: the worst found prompt, or the paper's mean."""
+
+
+def check_bgps_statistic(value: Any) -> str | None:
+    return None if value in BGPS_STATISTICS else f"must be one of {', '.join(BGPS_STATISTICS)}, got {value!r}"
+
+
+def check_probe_term(value: Any) -> str | None:
+    from ..methods.bgps import PROBE_TERMS
+
+    return None if value in PROBE_TERMS else f"must be one of {', '.join(PROBE_TERMS)}, got {value!r}"
+
+
+def check_complete_above(value: Any) -> str | None:
+    return None if 0.5 < value <= 1 else f"must be in (0.5, 1], got {value}"

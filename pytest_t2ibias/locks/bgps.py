@@ -81,6 +81,8 @@ class BGPSGate:
     latents: int = 10
     probe: str | None = None
     """A saved probe directory; None: trained once per generator under the cache dir."""
+    curated_prompts: tuple[str, ...] = ()
+    """Measured beside the found prompts (not searched: not part of the lock's identity)."""
 
     def identity(self) -> dict[str, Any]:
         """What decides the prompts found, besides the LLM and the generator."""
@@ -111,13 +113,17 @@ def gate_from_params(key: str, suite: Suite, params: dict[str, Any], *,
         prompts=params.get("prompts") or 5,
         seed=params.get("seed") or 0,
         forbidden_names=forbidden_names_for(axis),
+        probe_term=params.get("probe_term") or "mean_log",
+        complete_above=(0.9 if params.get("complete_above") is None
+                        else float(params["complete_above"]) if params["complete_above"] < 1 else None),
     )
     baseline = params.get("baseline")
     return BGPSGate(key=key, axis=axis, target=target["value"], settings=settings,
                     baseline=True if baseline is None else bool(baseline),
                     neutral_prompt=params.get("neutral_prompt") or "a photo of a person",
                     step_index=5 if params.get("step_index") is None else params["step_index"],
-                    latents=params.get("latents") or 10, probe=probe)
+                    latents=params.get("latents") or 10, probe=probe,
+                    curated_prompts=tuple(params.get("curated_prompts") or ()))
 
 
 class BGPSLocks:
@@ -153,7 +159,8 @@ class BGPSLocks:
         found = BGPSResult.from_dict(entry["search"])
         baseline = BGPSResult.from_dict(entry["baseline"]) if entry.get("baseline") else None
         return bgps_gate(instrument, gate.axis, gate.target, found, baseline=baseline,
-                         neutral_prompt=gate.neutral_prompt, filter=suite.filter,
+                         neutral_prompt=gate.neutral_prompt, curated_prompts=gate.curated_prompts,
+                         filter=suite.filter,
                          perplexity=self._perplexity(entry), confidence=confidence,
                          searched=searched, source="search" if searched else str(path))
 
@@ -314,6 +321,10 @@ def _differences(entry: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
     found = []
     for key, label in names.items():
         ours, theirs = wanted.get(key), entry.get(key)
+        if key == "settings" and isinstance(theirs, dict):
+            # Written before these settings existed: searched with Eq. 4's log of the mean,
+            # every prefix scored as it stood.
+            theirs = {"probe_term": "log_mean", "complete_above": None, **theirs}
         if key == "llm" and ours is None:
             continue  # no --t2i-llm: the lock stands for it
         if ours == theirs:

@@ -3,7 +3,15 @@ text-to-image model renders with one attribute value (e.g. male) far more often 
 
 §3.2, the objective. For a prompt x, an attribute a and K noise latents z_1..z_K,
 
-    score(x) = log p_LLM(x) + λ · log( (1/K) Σ_k p_clf(a | h_t(x, z_k)) )           (Eq. 4)
+    score(x) = log p_LLM(x) + λ · (1/K) Σ_k log p_clf(a | h_t(x, z_k))     (App. A, the code)
+    score(x) = log p_LLM(x) + λ · log( (1/K) Σ_k p_clf(a | h_t(x, z_k)) )  (Eq. 4 as printed)
+
+The paper's appendix (and its code) averages the classifier's *log* probabilities over the K
+latents; Eq. 4 as printed takes the log of the mean probability. The search uses the first
+(``probe_term="mean_log"``, the default); the second is ``probe_term="log_mean"``. They differ
+when the latents disagree: p = [0.99, 0.01] at λ = 10 scores −23.1 under the mean of logs and
+−6.9 under the log of the mean, so the mean of logs prefers a prompt that pushes the target
+on every latent over one that pushes it hard on a few.
 
 p_LLM keeps x natural and neutral (the LLM continues a model prompt such as "a photo of a person
 working as a"); p_clf is a linear probe on the UNet's h-space at step t, after the K latents
@@ -15,6 +23,15 @@ for variety each beam's top E·F continuations are drawn down to E by sampling w
 temperature, and the first token is sampled from the full distribution. Beams ending in EOS
 move to a finished list; at ``max_new_tokens`` the live beams join them and the best is kept.
 One search returns one prompt; ``prompts=N`` runs N searches from seeds (seed, run).
+Departing from the paper, a candidate is first completed with the tokens the LLM is near-
+certain of (``complete_above``), so the probe scores "in a sunlit garden", not "in a" (see
+``_Search.complete`` and docs/STATISTICS.md).
+
+§4.1, the evaluation: each found prompt's images are generated and classified; the paper
+reports the mean target share over the found prompts with its CI against the LLM alone
+(λ = 0) and a curated prompt set, the share of prompts naming the attribute (Gendered%) and
+perplexity under a different LM (``mean_target_share``, ``mean_share_difference``,
+``BGPSGateResult.paper_table``).
 
 The instruments are injected: a :class:`TokenLanguageModel` (``backends.token_lm.BeamSearchLM``
 wraps a ``CausalLM``) and a :class:`ProbeScorer` (``backends.probe.HSpaceProbeScorer``, or a
@@ -63,13 +80,45 @@ class TokenLanguageModel(Protocol):
 
 
 class ProbeScorer(Protocol):
-    """(1/K) Σ_k p_clf(target | h_t(x, z_k)) for each prompt x: Eq. 4 inside the log.
+    """p_clf(target | h_t(x, z_k)) for each prompt x and latent k: ``per_latent(prompts)`` gives
+    (prompts, K). A scorer without ``per_latent`` gives one probability per prompt when
+    called, taken as K = 1 (both probe terms then agree).
 
     Optional ``unet_forwards`` (an int that grows) lets the result report the search's cost.
     """
 
     def __call__(self, prompts: Sequence[str]) -> np.ndarray:
         ...
+
+
+PROBE_TERMS = ("mean_log", "log_mean")
+"""How the K latents' probabilities enter the score: the appendix's mean of log probabilities,
+or Eq. 4's log of the mean probability."""
+
+SMALLEST_PROBABILITY = 1e-30
+"""Floor under a probe probability before its log: a probe's float32 softmax can round a
+probability to 0, and one latent at log 0 = −inf would decide the mean of logs alone."""
+
+
+def probe_term(per_latent: np.ndarray, how: str = "mean_log") -> np.ndarray:
+    """The term λ multiplies, for each prompt, from its (prompts, K) probe probabilities:
+    ``mean_log`` (1/K) Σ_k log p_k (App. A) or ``log_mean`` log (1/K) Σ_k p_k (Eq. 4)."""
+    p = np.clip(np.asarray(per_latent, dtype=np.float64), SMALLEST_PROBABILITY, 1.0)
+    if p.ndim == 1:
+        p = p[:, None]
+    if how == "mean_log":
+        return np.log(p).mean(axis=1)
+    if how == "log_mean":
+        return np.log(p.mean(axis=1))
+    raise ValueError(f"probe_term must be one of {', '.join(PROBE_TERMS)}, got {how!r}")
+
+
+def per_latent_probabilities(scorer: ProbeScorer, prompts: Sequence[str]) -> np.ndarray:
+    """(prompts, K) probabilities from ``scorer.per_latent``, or (prompts, 1) from a scorer
+    that gives one per prompt."""
+    if hasattr(scorer, "per_latent"):
+        return np.atleast_2d(np.asarray(scorer.per_latent(list(prompts)), dtype=np.float64))
+    return np.asarray(scorer(list(prompts)), dtype=np.float64).reshape(len(prompts), 1)
 
 
 @dataclass(frozen=True)
@@ -92,6 +141,18 @@ class SearchSettings:
     """Searches to run, one prompt each (duplicates merged)."""
     seed: int = 0
     forbidden_names: tuple[str, ...] = ()
+    probe_term: str = "mean_log"
+    """``mean_log`` (App. A: mean over latents of log p_clf) or ``log_mean`` (Eq. 4 as printed)."""
+    complete_above: float | None = 0.9
+    """Before a candidate is scored, append the tokens the LLM is this sure of (p ≥ it), so the
+    probe reads "in a sunlit garden" rather than the uninformative "in a"; None: score every
+    prefix as it stands (the paper). A departure from the paper: see ``_Search.complete``."""
+
+    def __post_init__(self) -> None:
+        if self.probe_term not in PROBE_TERMS:
+            raise ValueError(f"probe_term must be one of {', '.join(PROBE_TERMS)}, got {self.probe_term!r}")
+        if self.complete_above is not None and not 0.5 < self.complete_above <= 1.0:
+            raise ValueError(f"complete_above must be in (0.5, 1] or None, got {self.complete_above!r}")
 
 
 @dataclass(frozen=True)
@@ -108,6 +169,8 @@ class FoundPrompt:
     tokens: int
     finished: bool
     runs: tuple[int, ...]
+    probe_term: float = math.nan
+    """The term λ multiplies (``SearchSettings.probe_term``); NaN when no probe scored it."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +253,7 @@ class _Beam:
     lm_log_likelihood: float
     score: float = 0.0
     probability: float = math.nan
+    term: float = math.nan
     text: str = ""
     finished: bool = False
 
@@ -210,28 +274,33 @@ class _Search:
         self.forbidden = _names_pattern(tuple(settings.forbidden_names)) if settings.forbidden_names else None
         self.context = list(lm.encode_prefix(settings.model_prompt))
         self.banned = list(getattr(lm, "banned_token_ids", ()))
-        self.memo: dict[str, float] = {}
+        self.memo: dict[str, tuple[float, float]] = {}
         self.dropped = 0
 
-    def probe(self, texts: Sequence[str]) -> np.ndarray:
-        """p_clf for each text, each distinct text scored once."""
+    def probe(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """For each text the mean probe probability and the probe term, each distinct text
+        scored once."""
         new = [t for t in dict.fromkeys(texts) if t not in self.memo]
         if new:
-            for text, p in zip(new, np.asarray(self.scorer(new), dtype=np.float64)):
-                self.memo[text] = float(p)
-        return np.array([self.memo[t] for t in texts])
+            per_latent = per_latent_probabilities(self.scorer, new)
+            terms = probe_term(per_latent, self.settings.probe_term)
+            for text, p, term in zip(new, per_latent.mean(axis=1), terms):
+                self.memo[text] = (float(p), float(term))
+        pairs = np.array([self.memo[t] for t in texts], dtype=np.float64).reshape(len(texts), 2)
+        return pairs[:, 0], pairs[:, 1]
 
     def score(self, beams: list[_Beam]) -> None:
-        """(texts already set) Eq. 4: log p_LLM(x) + λ · log mean_k p_clf(a | h_t(x, z_k))."""
+        """(texts already set) log p_LLM(x) + λ · the probe term (mean of logs, or Eq. 4's
+        log of the mean)."""
         lam = self.settings.lam
         if lam == 0 or self.scorer is None:
             for beam in beams:
                 beam.score = beam.lm_log_likelihood
             return
-        probabilities = self.probe([b.text for b in beams])
-        for beam, p in zip(beams, probabilities):
-            beam.probability = p
-            beam.score = beam.lm_log_likelihood + lam * math.log(max(p, 1e-300))
+        probabilities, terms = self.probe([b.text for b in beams])
+        for beam, p, term in zip(beams, probabilities, terms):
+            beam.probability, beam.term = float(p), float(term)
+            beam.score = beam.lm_log_likelihood + lam * float(term)
 
     def expand(self, live: list[_Beam], step: int, rng: np.random.Generator) -> list[_Beam]:
         """Candidates: the first token sampled from the full distribution, later E per beam
@@ -254,6 +323,42 @@ class _Search:
                 finished = token == self.lm.eos_token_id
                 tokens = beam.tokens if finished else beam.tokens + (token,)
                 candidates.append(_Beam(tokens, beam.lm_log_likelihood + float(row[token]), finished=finished))
+        return self.complete(candidates)
+
+    def complete(self, candidates: list[_Beam]) -> list[_Beam]:
+        """Extend each live candidate with the tokens the LLM is near-certain of (p ≥
+        ``complete_above``), EOS included, up to ``max_new_tokens``.
+
+        Why: the probe scores prefixes, and a phrase whose first words carry no signal ("in
+        a" before "sunlit garden") costs LM likelihood with no probe gain, so beam search
+        prunes it one step before the word that would have lifted it. The LLM would append
+        the near-certain tokens anyway on the next step (their log p is ~0, the score's LM
+        term barely moves); scoring them now lets the probe see the phrase. The found
+        prompt's LM log-likelihood includes them, so the score stays Eq. 4 of that prompt.
+        """
+        s = self.settings
+        if s.complete_above is None:
+            return candidates
+        threshold = math.log(s.complete_above)
+        live = [c for c in candidates if not c.finished and len(c.tokens) < s.max_new_tokens]
+        while live:
+            logprobs = self.lm.next_token_logprobs([self.context + list(c.tokens) for c in live])
+            logprobs[:, self.banned] = -np.inf
+            extended = []
+            for candidate, row in zip(live, logprobs):
+                if len(candidate.tokens) < s.min_new_tokens and self.lm.eos_token_id is not None:
+                    row[self.lm.eos_token_id] = -np.inf
+                token = int(np.argmax(row))
+                if row[token] < threshold:
+                    continue
+                candidate.lm_log_likelihood += float(row[token])
+                if token == self.lm.eos_token_id:
+                    candidate.finished = True
+                else:
+                    candidate.tokens += (token,)
+                    if len(candidate.tokens) < s.max_new_tokens:
+                        extended.append(candidate)
+            live = extended
         return candidates
 
     def run(self, run: int, found: int) -> _Beam | None:
@@ -268,10 +373,16 @@ class _Search:
             self.dropped += len(candidates) - len(kept)
             self.score(kept)
             # Score B·E continuations, keep the top B; those ending in EOS are finished.
+            # Completion lets two parents of different lengths reach the same tokens: keep one.
             kept.sort(key=lambda b: -b.score)
+            best_first: dict[tuple, _Beam] = {}
+            for beam in kept:
+                best_first.setdefault((beam.tokens, beam.finished), beam)
+            kept = list(best_first.values())
             top = kept[:s.beam_size]
-            finished += [b for b in top if b.finished]
-            live = [b for b in top if not b.finished]
+            # Finished: ended in EOS, or (grown by ``complete``) already at max_new_tokens.
+            finished += [b for b in top if b.finished or len(b.tokens) >= s.max_new_tokens]
+            live = [b for b in top if not b.finished and len(b.tokens) < s.max_new_tokens]
             if self.progress is not None:
                 pool = finished + live
                 best = max(pool, key=lambda b: b.score) if pool else None
@@ -314,11 +425,13 @@ def bgps_search(
             tokens=len(beam.tokens),
             finished=beam.finished,
             runs=runs,
+            probe_term=beam.term,
         )
     found = sorted(best.values(), key=lambda p: -p.score)
     if scorer is not None and settings.lam == 0 and found:
-        probabilities = search.probe([p.prompt for p in found])
-        found = [FoundPrompt(**{**asdict(p), "probe_probability": float(q)}) for p, q in zip(found, probabilities)]
+        probabilities, terms = search.probe([p.prompt for p in found])
+        found = [FoundPrompt(**{**asdict(p), "probe_probability": float(q), "probe_term": float(t)})
+                 for p, q, t in zip(found, probabilities, terms)]
     forwards_after = getattr(scorer, "unet_forwards", None)
     return BGPSResult(
         prompts=tuple(found),
@@ -336,7 +449,60 @@ def llm_baseline(lm: TokenLanguageModel, settings: SearchSettings, scorer: Probe
     return bgps_search(lm, scorer, replace(settings, lam=0.0), **kwargs)
 
 
+def lambda_sweep(lm: TokenLanguageModel, scorer: ProbeScorer | None, settings: SearchSettings,
+                 lams: Sequence[float], **kwargs) -> dict[float, BGPSResult]:
+    """The same searches (seeds, beams) at each λ: App. D's trade-off between naturalness (LM
+    likelihood, perplexity) and bias; λ = 0 is the LLM alone. The probe's memo is not shared
+    across λ, so each entry's cost is its own."""
+    return {float(lam): bgps_search(lm, scorer, replace(settings, lam=float(lam)), **kwargs) for lam in lams}
+
+
 # -- evaluation (seeds/001 §4.1 "Evaluation Metrics") ------------------------------------------
+
+
+def _two_stage_means(counts: Sequence[tuple[int, int]], replicates: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap replicates of the mean per-prompt share: resample the prompts, then each
+    chosen prompt's images (binomially at its observed share). Both stages vary in the
+    paper's protocol (which prompts the search found; which images a prompt drew), and with
+    5 prompts the first stage alone gives an interval narrower than one prompt's own."""
+    hits = np.array([k for k, n in counts], dtype=np.int64)
+    sizes = np.array([n for k, n in counts], dtype=np.int64)
+    chosen = rng.integers(len(counts), size=(replicates, len(counts)))
+    drawn = rng.binomial(sizes[chosen], hits[chosen] / sizes[chosen])
+    return (drawn / sizes[chosen]).mean(axis=1)
+
+
+def mean_target_share(counts: Sequence[tuple[int, int]], *, confidence: float = 0.95,
+                      n_resamples: int = 2000, seed: int = 0) -> Estimate:
+    """The paper's figure (§4.1): the mean over prompts of each prompt's target share, from
+    ``(target images, answered images)`` per prompt, with a two-stage bootstrap interval
+    (prompts, then images). ``n`` counts prompts; prompts with no answered image are left out."""
+    counts = [(int(k), int(n)) for k, n in counts if n > 0]
+    if not counts:
+        return Estimate(math.nan, 0.0, 1.0, 0, confidence, "two-stage bootstrap")
+    value = float(np.mean([k / n for k, n in counts]))
+    means = _two_stage_means(counts, n_resamples, np.random.default_rng(seed))
+    tail = (1 - confidence) / 2
+    return Estimate(value, float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail)),
+                    len(counts), confidence, "two-stage bootstrap")
+
+
+def mean_share_difference(counts: Sequence[tuple[int, int]], reference: Sequence[tuple[int, int]], *,
+                          confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> Estimate:
+    """Mean target share of ``counts``' prompts minus that of ``reference``'s (BGPS against
+    the λ = 0 baseline, or against curated prompts: §4.1, Tables 1-2), each resampled in two
+    stages, independently. ``n`` counts the prompts of both."""
+    counts = [(int(k), int(n)) for k, n in counts if n > 0]
+    reference = [(int(k), int(n)) for k, n in reference if n > 0]
+    if not counts or not reference:
+        return Estimate(math.nan, -1.0, 1.0, len(counts) + len(reference), confidence, "two-stage bootstrap")
+    rng = np.random.default_rng(seed)
+    value = float(np.mean([k / n for k, n in counts]) - np.mean([k / n for k, n in reference]))
+    differences = _two_stage_means(counts, n_resamples, rng) - _two_stage_means(reference, n_resamples, rng)
+    tail = (1 - confidence) / 2
+    return Estimate(value, float(np.quantile(differences, tail)), float(np.quantile(differences, 1 - tail)),
+                    len(counts) + len(reference), confidence, "two-stage bootstrap")
 
 
 @dataclass(frozen=True)
@@ -385,19 +551,10 @@ def evaluate_prompts(
         PromptShare(p, wilson_interval(int(k), int(n), confidence), names_attribute(p, forbidden_names))
         for p, (k, n) in zip(prompts, counts)
     )
-    shares = np.array([k / n for k, n in counts if n > 0], dtype=np.float64)
-    if len(shares):
-        rng = np.random.default_rng(seed)
-        means = shares[rng.integers(len(shares), size=(n_resamples, len(shares)))].mean(axis=1)
-        tail = (1 - confidence) / 2
-        mean_share = Estimate(float(shares.mean()), float(np.quantile(means, tail)),
-                              float(np.quantile(means, 1 - tail)), len(shares), confidence, "bootstrap")
-    else:
-        mean_share = Estimate(math.nan, 0.0, 1.0, 0, confidence, "bootstrap")
     total_k, total_n = sum(k for k, _ in counts), sum(n for _, n in counts)
     return BGPSEvaluation(
         per_prompt=per_prompt,
-        mean_share=mean_share,
+        mean_share=mean_target_share(counts, confidence=confidence, n_resamples=n_resamples, seed=seed),
         pooled_share=wilson_interval(int(total_k), int(total_n), confidence),
         perplexity=tuple(float(x) for x in perplexity(list(prompts))) if perplexity and prompts else None,
         naming_share=float(np.mean([p.names_attribute for p in per_prompt])) if per_prompt else math.nan,
@@ -458,10 +615,60 @@ class BGPSGateResult:
     dropped_naming: int = 0
     source: str = ""
     """Where the prompts came from: a lock file's path, or "search"."""
+    curated: tuple[MeasuredPrompt, ...] = ()
+    """User-given curated prompts (the paper's "Manually curated" row), measured the same way."""
 
     @property
     def texts(self) -> list[str]:
         return [p.prompt for p in self.prompts]
+
+    def group(self, which: str) -> tuple[MeasuredPrompt, ...]:
+        """``found`` (BGPS' prompts), ``baseline`` (λ = 0) or ``curated``."""
+        groups = {"found": self.prompts, "baseline": self.baseline, "curated": self.curated}
+        if which not in groups:
+            raise ValueError(f"group must be one of {', '.join(groups)}, got {which!r}")
+        return groups[which]
+
+    def mean_share(self, which: str = "found", confidence: float = 0.95) -> Estimate:
+        """§4.1's figure: the mean over a group's prompts of each prompt's target share, with a
+        two-stage bootstrap interval (prompts, then images)."""
+        return mean_target_share(_counts(self.group(which)), confidence=confidence)
+
+    def mean_lift(self, over: str = "baseline", confidence: float = 0.95) -> Estimate | None:
+        """Mean target share of the found prompts minus that of the ``baseline`` (λ = 0) or
+        ``curated`` prompts (Tables 1-2 side by side); None when that group is empty."""
+        reference = self.group(over)
+        if not self.prompts or not reference:
+            return None
+        return mean_share_difference(_counts(self.prompts), _counts(reference), confidence=confidence)
+
+    def naming_share(self, which: str = "found") -> float:
+        """Gendered% (Tables 1-2): the share of a group's prompts that name the axis (its
+        values, their phrases or synonyms); the search drops these, so found prompts show 0."""
+        group = self.group(which)
+        return float(np.mean([p.names_attribute for p in group])) if group else math.nan
+
+    def mean_perplexity(self, which: str = "found") -> float:
+        """Mean perplexity of a group's prompts under the evaluation LM; NaN when none."""
+        values = [p.perplexity for p in self.group(which) if math.isfinite(p.perplexity)]
+        return float(np.mean(values)) if values else math.nan
+
+    def paper_table(self, confidence: float = 0.95) -> dict[str, dict]:
+        """The paper's evaluation (Tables 1-2) as rows: per group, its prompts, mean target
+        share with interval, Gendered% and perplexity; and the found prompts' lift over the
+        λ = 0 baseline and the curated prompts."""
+        rows: dict[str, dict] = {}
+        for which in ("found", "baseline", "curated"):
+            if self.group(which):
+                rows[which] = {"prompts": len(self.group(which)),
+                               "mean_share": self.mean_share(which, confidence).to_dict(),
+                               "naming_share": self.naming_share(which),
+                               "mean_perplexity": self.mean_perplexity(which)}
+        for over in ("baseline", "curated"):
+            lift = self.mean_lift(over, confidence)
+            if lift is not None:
+                rows[f"lift_over_{over}"] = lift.to_dict()
+        return rows
 
     def lift(self, over: str = "neutral", confidence: float = 0.95) -> Estimate | None:
         """How much more often the found prompts (pooled) draw the target than the neutral
@@ -485,6 +692,7 @@ class BGPSGateResult:
         return {"axis": self.axis, "target": self.target,
                 "prompts": [p.to_dict() for p in self.prompts],
                 "baseline": [p.to_dict() for p in self.baseline],
+                "curated": [p.to_dict() for p in self.curated],
                 "neutral": self.neutral.to_dict() if self.neutral else None,
                 "settings": asdict(self.settings), "searched": self.searched,
                 "search_wall_s": self.search_wall_s, "wall_s": self.wall_s,
@@ -499,6 +707,8 @@ class BGPSGateResult:
         lines += [line(p) for p in self.prompts]
         if self.baseline:
             lines += ["λ=0 baseline (the LLM alone):"] + [line(p) for p in self.baseline]
+        if self.curated:
+            lines += ["curated prompts:"] + [line(p) for p in self.curated]
         if self.neutral:
             lines += ["neutral prompt:", line(self.neutral)]
         return "\n".join(lines)
@@ -553,6 +763,7 @@ def bgps_gate(
     *,
     baseline: BGPSResult | None = None,
     neutral_prompt: str | None = None,
+    curated_prompts: Sequence[str] = (),
     filter=None,
     perplexity: Callable[[list[str]], Sequence[float]] | None = None,
     confidence: float = 0.95,
@@ -565,9 +776,10 @@ def bgps_gate(
     may instead pass prompts read back from a lock file (``searched=False``)."""
     started = time.perf_counter()
     names = found.settings.forbidden_names
-    measure = dict(filter=filter, perplexity=perplexity, forbidden_names=names, confidence=confidence)
+    measure = {"filter": filter, "perplexity": perplexity, "forbidden_names": names, "confidence": confidence}
     prompts = measure_prompts(instrument, axis, target, found.prompts, **measure)
     base = measure_prompts(instrument, axis, target, baseline.prompts, **measure) if baseline else ()
+    curated = measure_prompts(instrument, axis, target, list(curated_prompts), **measure)
     neutral = measure_prompts(instrument, axis, target, [neutral_prompt], **measure)[0] \
         if neutral_prompt else None
     search_s = found.wall_s + (baseline.wall_s if baseline else 0.0) if searched else 0.0
@@ -578,7 +790,7 @@ def bgps_gate(
         settings=found.settings, searched=searched, search_wall_s=round(search_s, 3),
         wall_s=round(search_s + time.perf_counter() - started, 3),
         unet_forwards=forwards if searched else 0, candidates_scored=found.candidates_scored,
-        dropped_naming=found.dropped_naming, source=source)
+        dropped_naming=found.dropped_naming, source=source, curated=curated)
 
 
 def forbidden_names_for(axis, extra: Collection[str] = ()) -> tuple[str, ...]:
@@ -587,6 +799,11 @@ def forbidden_names_for(axis, extra: Collection[str] = ()) -> tuple[str, ...]:
     words = [*axis.choices, *axis.phrases.values(), *getattr(axis, "names", ()),
              *NAMES_OF.get(axis.name, ()), *extra]
     return tuple(dict.fromkeys(w for w in words if w))
+
+
+def _counts(prompts: Sequence[MeasuredPrompt]) -> list[tuple[int, int]]:
+    """(target images, answered images) of each prompt."""
+    return [(round(p.share.value * p.share.n), p.share.n) for p in prompts if p.share.n > 0]
 
 
 def _pooled(prompts: Sequence[MeasuredPrompt]) -> tuple[int, int]:

@@ -8,6 +8,14 @@ should leave the images alone. For a two-valued axis (a, b), per prompt k:
 Image i of the original and of every intervened prompt share their noise (paired seeds), so the
 interval on the change in diversity is a paired bootstrap over image indices. Uncertain images
 (abstained, filtered) are excluded from the counts and reported.
+
+Eq. 1 sums over the prompts k of a category (the paper's professions, say): one diversity per
+category, where a prompt drawing 80% men and one drawing 80% women do not cancel (each adds
+|s_ka − s_kb|) but a balanced prompt dilutes an unbalanced one. ``category_effects`` forms it
+so. Over one prompt it reduces to |bias_k| (Eq. 2's magnitude): ``intervention_effects`` gives
+that per-prompt view, which the per-subject check gates on. The paper's CLIP evaluator also
+had an "uncertain gender" class; here an abstaining judge (threshold) plays that part, and
+its abstentions are counted as ``excluded``.
 """
 
 from __future__ import annotations
@@ -111,3 +119,93 @@ def entigen(instrument: Instrument, prompt: str, axis: AxisSpec, interventions: 
                                 choices=axis.choices, prompts=prompts, controls=controls,
                                 original_prompt=prompt, axis=axis.name, confidence=confidence,
                                 n_resamples=n_resamples)
+
+
+@dataclass(frozen=True)
+class CategoryEffect:
+    """One phrase over a whole category of prompts (one per subject, {subject} filled in)."""
+
+    phrase: str
+    control: bool
+    diversity: float
+    """Eq. 1 over the category's intervened prompts: Σ_k |s_ka − s_kb| / Σ_k (s_ka + s_kb)."""
+    improvement: Estimate
+    """category diversity(original) − diversity(intervened), paired bootstrap over image index."""
+    per_prompt: dict[str, float]
+    """The per-prompt view: Eq. 1 on each subject's prompt alone (|bias_k|)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phrase": self.phrase, "control": self.control, "diversity": self.diversity,
+                "improvement": self.improvement.to_dict(), "per_prompt": dict(self.per_prompt)}
+
+
+@dataclass(frozen=True)
+class CategoryResult:
+    """Eq. 1 as the paper forms it: over the category's prompts, before and after each phrase."""
+
+    axis: str
+    choices: tuple[str, str]
+    subjects: tuple[str, ...]
+    original_diversity: float
+    original_per_prompt: dict[str, float]
+    effects: tuple[CategoryEffect, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"axis": self.axis, "choices": list(self.choices), "subjects": list(self.subjects),
+                "original_diversity": self.original_diversity,
+                "original_per_prompt": dict(self.original_per_prompt),
+                "effects": [e.to_dict() for e in self.effects]}
+
+
+def _category_diversity(labels_by_prompt: Sequence[np.ndarray]) -> float:
+    """Eq. 1 with k over the prompts: each prompt's counts of value a (label 0) and b (1)."""
+    from ..metrics.entigen import diversity
+
+    return diversity([int(np.sum(labels == 0)) for labels in labels_by_prompt],
+                     [int(np.sum(labels == 1)) for labels in labels_by_prompt])
+
+
+def category_effects(labels_original: dict[str, np.ndarray],
+                     labels_intervened: dict[str, dict[str, np.ndarray]], *,
+                     choices: Sequence[str], controls: Sequence[str] = (), axis: str = "",
+                     confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> CategoryResult:
+    """Eq. 1 over a category: ``labels_original[subject]`` are the labels of the subject's plain
+    prompt, ``labels_intervened[phrase][subject]`` those with the phrase; image i shares its
+    noise across all of them, so one resampled index vector serves every prompt (paired)."""
+    from ..metrics.intervals import bootstrap_estimate
+
+    if len(choices) != 2:
+        raise ValueError(f"ENTIGEN's scores need a two-valued axis; {axis!r} has {len(choices)}")
+    subjects = tuple(labels_original)
+    original = [np.asarray(labels_original[s]) for s in subjects]
+    effects = []
+    for phrase, by_subject in labels_intervened.items():
+        missing = [s for s in subjects if s not in by_subject]
+        if missing:
+            raise ValueError(f"phrase {phrase!r} has no labels for {', '.join(missing)}")
+        intervened = [np.asarray(by_subject[s]) for s in subjects]
+        k = len(subjects)
+        estimate = bootstrap_estimate(
+            lambda groups, k=k: _category_diversity(groups[:k]) - _category_diversity(groups[k:]),
+            [*original, *intervened], paired=True, confidence=confidence, n_resamples=n_resamples,
+            seed=seed)
+        effects.append(CategoryEffect(phrase, phrase in controls, _category_diversity(intervened), estimate,
+                                      {s: _diversity_of(x) for s, x in zip(subjects, intervened)}))
+    return CategoryResult(axis, (choices[0], choices[1]), subjects, _category_diversity(original),
+                          {s: _diversity_of(x) for s, x in zip(subjects, original)}, tuple(effects))
+
+
+def entigen_category(instrument: Instrument, prompts: dict[str, str], axis: AxisSpec,
+                     interventions: Sequence[str], *, controls: Sequence[str] = (),
+                     filter: FilterSpec | None = None, confidence: float = 0.95,
+                     n_resamples: int = 2000) -> CategoryResult:
+    """Images of every subject's prompt (``prompts[subject]``) and of it + each phrase
+    ({subject} filled in), paired seeds; Eq. 1 over the category, before and after."""
+    phrases = list(dict.fromkeys([*interventions, *controls]))
+    texts = {(s, p): f"{prompt} {p.replace('{subject}', s)}".strip() for s, prompt in prompts.items() for p in phrases}
+    answers = instrument.attributes(instrument.images([*prompts.values(), *texts.values()]), axis, filter)
+    by_prompt = {p: np.asarray(a.labels) for p, a in answers.by_prompt().items()}
+    return category_effects({s: by_prompt[prompt] for s, prompt in prompts.items()},
+                            {p: {s: by_prompt[texts[s, p]] for s in prompts} for p in phrases},
+                            choices=axis.choices, controls=[c for c in controls], axis=axis.name,
+                            confidence=confidence, n_resamples=n_resamples)
