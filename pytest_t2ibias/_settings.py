@@ -189,6 +189,12 @@ OPTIONS: tuple[Option, ...] = (
            "needs (power planning), then stop: no model is loaded", flag=True),
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
            default=0.9),
+    Option("t2i_adaptive", "draw the images of every gated w1_below, entropy_below, "
+           "max_skew_below and is_nonnegative check in rounds (16 per prompt, then doubling) "
+           "and stop once its anytime-valid interval is decided (docs/STATISTICS.md); the cap "
+           "is --t2i-adaptive-max, else the check's images_per_prompt", flag=True),
+    Option("t2i_adaptive_max", "the most images per prompt an adaptive check draws (with "
+           "--t2i-adaptive; default: each check's images_per_prompt)", int),
     Option("t2i_family", "none|bonferroni|holm|bh: control of wrong verdicts across the run's "
            "gated checks (bonferroni: each at 1 - (1 - confidence)/m; holm: step-down, the same "
            "guarantee, more decisive; bh: false discovery rate)", default="none"),
@@ -258,6 +264,10 @@ class Settings:
     """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
     html_images: int | None = 8
     """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""
+    adaptive: bool = False
+    """``--t2i-adaptive``: checks that support it sample in rounds and stop once decided."""
+    adaptive_max: int | None = None
+    """``--t2i-adaptive-max``: the cap of an adaptive check; None: its images_per_prompt."""
     strict_prompts: bool = False
     """``--t2i-strict-prompts``: unread words in a prompt are an error, not inconclusive."""
     llm_tokens: int | None = None
@@ -282,7 +292,7 @@ class Settings:
         values["classifiers"] = values.pop("classifier")
         values["model_options"] = parse_model_options(values.pop("model_option"))
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
-                      strict_prompts=False,
+                      strict_prompts=False, adaptive=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},
                       autosave=False, compare_fail=(), storage=Path(".t2ibias/runs"))
         unknown = set(overrides) - set(cls.__dataclass_fields__)
