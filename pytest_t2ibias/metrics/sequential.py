@@ -78,30 +78,48 @@ def betting_share_interval(outcomes: np.ndarray, confidence: float = 0.95,
     never rejected, widened by one grid step so the grid cannot make it anti-conservative.
     """
     x = np.asarray(outcomes, dtype=float).ravel()
+    return betting_share_sequence(x, confidence, at=(x.size,), grid=grid)[0]
+
+
+def betting_share_sequence(outcomes: np.ndarray, confidence: float = 0.95, *,
+                           at: tuple[int, ...], grid: int = _GRID) -> list[Estimate]:
+    """``betting_share_interval`` after the first n outcomes, for every n in ``at``, in one
+    pass over the sequence."""
+    x = np.asarray(outcomes, dtype=float).ravel()
     if x.size and not np.all((x == 0) | (x == 1)):
         raise ValueError("outcomes must be 0 or 1")
-    n = int(x.size)
-    if n == 0:
-        return Estimate(float("nan"), 0.0, 1.0, 0, confidence, "betting CS")
+    if any(not 0 <= n <= x.size for n in at):
+        raise ValueError(f"looks {at} must lie in [0, {x.size}]")
     alpha = 1 - confidence
     m = np.linspace(0.0, 1.0, grid)
-    t = np.arange(1, n + 1)
-    mean_hat = (0.5 + np.cumsum(x)) / (t + 1)  # mu_hat_t, includes X_t
-    var_hat = (0.25 + np.cumsum((x - mean_hat) ** 2)) / (t + 1)
-    var_before = np.concatenate([[0.25], var_hat[:-1]])  # sigma_hat^2_{t-1}: predictable
-    bet = np.sqrt(2 * math.log(2 / alpha) / (var_before * t * np.log1p(t)))
-    with np.errstate(divide="ignore"):
-        up = np.minimum(bet[:, None], _BET_CAP / m[None, :])
-        down = np.minimum(bet[:, None], _BET_CAP / (1 - m[None, :]))
-    step = x[:, None] - m[None, :]
-    log_up = np.cumsum(np.log1p(up * step), axis=0)
-    log_down = np.cumsum(np.log1p(-down * step), axis=0)
-    capital = np.logaddexp(log_up, log_down) + math.log(0.5)
-    rejected = np.maximum.accumulate(capital >= math.log(1 / alpha), axis=0)[-1]
-    kept = np.flatnonzero(~rejected)
     spacing = 1 / (grid - 1)
-    if kept.size == 0:  # cannot happen for a valid sequence; say nothing rather than lie
-        return Estimate(float(x.mean()), 0.0, 1.0, n, confidence, "betting CS")
-    low = max(0.0, m[kept[0]] - spacing)
-    high = min(1.0, m[kept[-1]] + spacing)
-    return Estimate(float(x.mean()), float(low), float(high), n, confidence, "betting CS")
+    n = int(x.size)
+    if n:
+        t = np.arange(1, n + 1)
+        mean_hat = (0.5 + np.cumsum(x)) / (t + 1)  # mu_hat_t, includes X_t
+        var_hat = (0.25 + np.cumsum((x - mean_hat) ** 2)) / (t + 1)
+        var_before = np.concatenate([[0.25], var_hat[:-1]])  # sigma_hat^2_{t-1}: predictable
+        bet = np.sqrt(2 * math.log(2 / alpha) / (var_before * t * np.log1p(t)))
+        with np.errstate(divide="ignore"):
+            up = np.minimum(bet[:, None], _BET_CAP / m[None, :])
+            down = np.minimum(bet[:, None], _BET_CAP / (1 - m[None, :]))
+        step = x[:, None] - m[None, :]
+        log_up = np.cumsum(np.log1p(up * step), axis=0)
+        log_down = np.cumsum(np.log1p(-down * step), axis=0)
+        capital = np.logaddexp(log_up, log_down) + math.log(0.5)
+        rejected = np.maximum.accumulate(capital >= math.log(1 / alpha), axis=0)
+    estimates = []
+    for look in at:
+        if look == 0:
+            estimates.append(Estimate(float("nan"), 0.0, 1.0, 0, confidence, "betting CS"))
+            continue
+        kept = np.flatnonzero(~rejected[look - 1])
+        value = float(x[:look].mean())
+        if kept.size == 0:  # cannot happen for a valid sequence; say nothing rather than lie
+            estimates.append(Estimate(value, 0.0, 1.0, look, confidence, "betting CS"))
+            continue
+        low = max(0.0, m[kept[0]] - spacing)
+        high = min(1.0, m[kept[-1]] + spacing)
+        estimates.append(Estimate(value, float(low), float(high), look, confidence,
+                                  "betting CS"))
+    return estimates
