@@ -290,7 +290,7 @@ def read_settings(config: pytest.Config) -> Settings:
         html_images=get_option(config, "t2i_html_images"),
         strict_prompts=bool(get_option(config, "t2i_strict_prompts")),
         adaptive=bool(get_option(config, "t2i_adaptive")),
-        adaptive_max=_checked(config, "t2i_adaptive_max", minimum=1),
+        adaptive_max=get_option(config, "t2i_adaptive_max"),
         models_from_command_line=frozenset(
             name.removeprefix("t2i_") for name in ("t2i_images", "t2i_model", "t2i_baseline_model")
             if config.getoption(name, None)),

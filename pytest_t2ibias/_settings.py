@@ -86,6 +86,20 @@ def images_shown(text: str) -> int | None:
     return number
 
 
+def adaptive_cap(text: str) -> int | float:
+    """``--t2i-adaptive-max``: images per prompt (``600``), or a multiple of each check's own
+    images_per_prompt (``2x``: twice it)."""
+    raw = str(text).strip().lower()
+    try:
+        value = float(raw[:-1]) if raw.endswith("x") else int(raw)
+    except ValueError:
+        value = 0
+    if not value > 0 or (isinstance(value, float) and value > 100):
+        raise ValueError(f"expected images per prompt (600) or a multiple of each check's "
+                         f"own (2x), got {text!r}")
+    return value
+
+
 MODEL_DTYPES = ("float32", "fp32", "float16", "fp16", "half", "bfloat16", "bf16")
 """What a ``dtype=`` / ``torch_dtype=`` model option may say (``_hf.resolve_dtype`` reads it)."""
 
@@ -194,7 +208,8 @@ OPTIONS: tuple[Option, ...] = (
            "and stop once its anytime-valid interval is decided (docs/STATISTICS.md); the cap "
            "is --t2i-adaptive-max, else the check's images_per_prompt", flag=True),
     Option("t2i_adaptive_max", "the most images per prompt an adaptive check draws (with "
-           "--t2i-adaptive; default: each check's images_per_prompt)", int),
+           "--t2i-adaptive): N, or Nx, N times the check's images_per_prompt (default: 1x)",
+           adaptive_cap, metavar="N|Nx"),
     Option("t2i_family", "none|bonferroni|holm|bh: control of wrong verdicts across the run's "
            "gated checks (bonferroni: each at 1 - (1 - confidence)/m; holm: step-down, the same "
            "guarantee, more decisive; bh: false discovery rate)", default="none"),
@@ -266,8 +281,9 @@ class Settings:
     """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""
     adaptive: bool = False
     """``--t2i-adaptive``: checks that support it sample in rounds and stop once decided."""
-    adaptive_max: int | None = None
-    """``--t2i-adaptive-max``: the cap of an adaptive check; None: its images_per_prompt."""
+    adaptive_max: int | float | None = None
+    """``--t2i-adaptive-max``: the cap of an adaptive check, images per prompt (int) or a
+    multiple of its images_per_prompt (float, from ``2x``); None: its images_per_prompt."""
     strict_prompts: bool = False
     """``--t2i-strict-prompts``: unread words in a prompt are an error, not inconclusive."""
     llm_tokens: int | None = None

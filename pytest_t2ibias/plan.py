@@ -27,6 +27,7 @@ loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,7 +175,10 @@ def _looks(settings: Settings, own_cap: int | None, fixed_n: int) -> tuple[int, 
     from .metrics.sequential import doubling_looks
 
     if settings.adaptive:
-        return doubling_looks(settings.adaptive_max or own_cap or fixed_n)
+        cap = settings.adaptive_max or own_cap or fixed_n
+        if isinstance(cap, float):  # --t2i-adaptive-max=2x: a multiple of the check's own n
+            cap = math.ceil(cap * (own_cap or fixed_n))
+        return doubling_looks(cap)
     if own_cap is not None and not settings.images_per_prompt:
         return doubling_looks(own_cap)
     return ()

@@ -108,6 +108,18 @@ def test_a_check_asks_for_rounds_with_max_and_the_command_line_can_fix_n(tmp_pat
     assert plan_for(everywhere, suite, severity, adaptive=False).looks == ()  # kind says no
     capped = Settings.standalone(adaptive=True, adaptive_max=600)
     assert plan_for(capped, suite, severity, adaptive=True).looks[-1] == 600
+    twice = Settings.standalone(adaptive=True, adaptive_max=2.0)
+    assert plan_for(twice, suite, severity, adaptive=True).looks == (16, 32, 64, 96)
+
+
+def test_the_cap_is_images_or_a_multiple_of_the_checks_own():
+    from pytest_t2ibias._settings import adaptive_cap
+
+    assert adaptive_cap("600") == 600 and adaptive_cap("2x") == 2.0
+    assert adaptive_cap("1.5X") == 1.5
+    for bad in ("0", "x", "-2x", "lots"):
+        with pytest.raises(ValueError, match="multiple"):
+            adaptive_cap(bad)
 
 
 def test_max_is_refused_where_it_cannot_stop(pytester):
