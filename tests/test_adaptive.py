@@ -249,3 +249,38 @@ def test_adaptive_rounds_stop_once_decided_and_a_warm_rerun_agrees(pytester):
     rerun.assert_outcomes(passed=1, failed=2)
     assert json.loads((pytester.path / "drawn.json").read_text()) == []  # all from the cache
     assert _verdicts(pytester) == verdicts
+
+
+# -- power planning ---------------------------------------------------------------------------
+
+
+def test_expected_images_of_the_stopping_rule():
+    from pytest_t2ibias.metrics.power import expected_images
+
+    looks = (16, 32, 64, 128)
+    clear = expected_images((0.95, 0.05), 0.35, "w1", (0.5, 0.5), False, 0.95, looks)
+    assert clear[1] == 1.0 and 16 <= clear[0] < 24  # beyond the limit by the first or second look
+    balanced, decided = expected_images((0.5, 0.5), 0.35, "w1", (0.5, 0.5), False, 0.95, looks)
+    assert 16 < balanced < 128 and decided > 0.8
+    on_the_limit, decided = expected_images((0.6, 0.4), 0.2, "w1", (0.5, 0.5), False, 0.95, looks)
+    assert on_the_limit > balanced and decided < 0.5
+
+
+def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp_path):
+    from pytest_t2ibias.power import never_passes, plan_item
+
+    suite = _suite(tmp_path, SUITE + """\
+  - {id: zero, kind: w1_below, axes: [gender], threshold: 0.0, confidence: 0.95}
+""")
+    balance, severity, ungated, zero = suite.checks
+    settings = Settings.standalone()
+    plan = plan_for(settings, suite, balance, adaptive=True)
+    item = plan_item("balance", balance, suite, suite.axes["gender"], plan, confidence=0.95,
+                     power=0.9)
+    assert "adaptive: expected" in item.note and "at most 256 (looks 16, 32, 64, 128, 256" in item.note
+    assert never_passes(balance) == "" and never_passes(ungated) == ""
+    assert "never passes" in never_passes(zero)
+    spill = _suite(tmp_path, SUITE.replace(
+        "checks:\n", "checks:\n  - {id: spill, kind: is_nonnegative, mitigate: [gender], "
+        "on: [gender], tolerance: 0, confidence: 0.95}\n")).checks[0]
+    assert "tolerance 0 is the no-effect value" in never_passes(spill)
