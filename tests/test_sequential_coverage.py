@@ -41,7 +41,7 @@ def test_spent_intervals_hold_the_truth_at_every_look_and_naive_ones_do_not():
 def test_betting_and_spent_jeffreys_rows_for_a_share():
     jeffreys, betting = sequential.share_rows([0.6, 0.4], "near-threshold", REPS, seed=3, cap=128)
     assert jeffreys.ever_excluded <= 0.05 + SLACK and betting.ever_excluded <= 0.05 + SLACK
-    assert jeffreys.per_look_confidence == 1 - 0.05 / 4
+    assert jeffreys.per_look_confidence == 1 - 0.05 / (2 * 4)
     # a threshold 0.1 from the truth: decided early, rightly
     (_, fine, biased) = jeffreys.decisions
     assert fine.wrong == 0 and biased.wrong <= SLACK

@@ -10,8 +10,13 @@ sampling"):
   image is drawn: ``FIRST_LOOK`` images per prompt, then doubling, then the cap
   (``doubling_looks``). Each look computes the kind's own fixed-n interval (W1, severity,
   MaxSkew, IS: ``metrics.posterior``, ``metrics.intersectional``) at level
-  1 - (1 - confidence) / K (``per_look_confidence``), K the number of looks. By the union
-  (Bonferroni) bound, P(any look excludes the truth) <= K · (1 - confidence) / K. It maps to
+  1 - (1 - confidence) / (2K) (``per_look_confidence``), K the number of looks. By the union
+  (Bonferroni) bound, P(any look excludes the truth) <= K · (1 - confidence) / K if each
+  look's interval held its level exactly; the factor 2 (``LOOK_CALIBRATION``) is measured,
+  not derived: near the ideal the posterior intervals of W1 and severity hold about 98% to
+  99% where 99.3% is asked at 16 to 32 images (their low end a little high, as at 95%:
+  docs/STATISTICS.md), and with K alone the worst cell of the grid excluded the truth at
+  some look in 6.3% of sequences (severity, 3 classes, 0.45/0.3/0.25), 3.9% with 2K. It maps to
   every figure exactly as the fixed-n intervals do, needs no new statistics per figure, and
   costs a factor of log(cap / 16) in alpha, not a factor of the cap. It is valid for looks
   at those rounds only, which is all a round-based sampler ever makes.
@@ -50,15 +55,22 @@ def doubling_looks(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
     return tuple(looks)
 
 
-def per_look_confidence(confidence: float, looks: int) -> float:
+LOOK_CALIBRATION = 2
+"""Alpha is spent over this many times the looks: the measured margin the posterior
+intervals need at the high per-look levels (module doc; docs/coverage.md's last section)."""
+
+
+def per_look_confidence(confidence: float, looks: int,
+                        calibration: float = LOOK_CALIBRATION) -> float:
     """The level each of ``looks`` pre-set looks computes its interval at so that the chance
-    any of them excludes the truth is at most 1 - ``confidence`` (Bonferroni over the looks:
-    alpha spent evenly)."""
+    any of them excludes the truth is at most 1 - ``confidence``: Bonferroni over the looks
+    (alpha spent evenly), over ``calibration`` times as many (1: the bound alone, for an
+    interval that holds its level exactly)."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
     if looks < 1:
         raise ValueError(f"need at least one look, got {looks}")
-    return 1 - (1 - confidence) / looks
+    return 1 - (1 - confidence) / (calibration * looks)
 
 
 _GRID = 2001
