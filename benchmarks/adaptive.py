@@ -13,7 +13,10 @@ session). Every check's verdict (pass, fail, inconclusive) is compared.
         --out benchmarks/adaptive_2x.json        # caps at twice each check's fixed n
 
 Writes benchmarks/adaptive.json: images_fixed, images_adaptive, images_ratio (adaptive /
-fixed), verdicts_changed (every check whose outcome differs), and per check its n in both.
+fixed), verdicts_changed (every check whose outcome differs), per check its n in both, and
+the same for a run of only the checks whose kinds can stop early (``adaptive_kinds_only``:
+in the whole run a prompt's images are the most any check reads of it, and the kinds that
+keep their fixed n, intermit's search above all, read the same prompts).
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+ADAPTIVE_KINDS = ("w1_below", "entropy_below", "max_skew_below", "is_nonnegative",
+                  "no_regression")
+"""The kinds that can sample adaptively (``CheckKind.adaptive``), as ``-k`` words."""
 
 
 def run_suites(cache: Path, report: Path, *extra: str) -> tuple[dict, float]:
@@ -88,6 +94,12 @@ def main() -> None:
         extra = ["--t2i-adaptive"] + ([f"--t2i-adaptive-max={args.adaptive_max}"]
                                       if args.adaptive_max else [])
         adaptive, adaptive_seconds = run_suites(cache, Path(scratch) / "adaptive.json", *extra)
+        # the checks that can sample adaptively, alone: their images are not hidden by a
+        # fixed-n check that reads the same prompt (an intermit search, an intervention)
+        only = ["-k", " or ".join(ADAPTIVE_KINDS)]
+        subset_fixed, _ = run_suites(cache, Path(scratch) / "subset_fixed.json", *only)
+        subset_adaptive, _ = run_suites(cache, Path(scratch) / "subset_adaptive.json",
+                                        *only, *extra)
     images_fixed, images_adaptive = images_read(fixed), images_read(adaptive)
     compared = compare(fixed, adaptive)
     adaptive_checks = [c for c in compared["checks"] if c["stopped_at"] is not None]
@@ -103,6 +115,13 @@ def main() -> None:
         "adaptive_checks_images": {  # the images those checks read on their own (their n)
             "fixed": sum(c["n_fixed"] for c in adaptive_checks),
             "adaptive": sum(c["n_adaptive"] for c in adaptive_checks)},
+        "adaptive_kinds_only": {  # a run of only the checks of kinds that can stop early
+            "selection": only[1],
+            "images_fixed": images_read(subset_fixed),
+            "images_adaptive": images_read(subset_adaptive),
+            "images_ratio": round(images_read(subset_adaptive) / images_read(subset_fixed), 4)
+            if images_read(subset_fixed) else None,
+            "verdicts_changed": compare(subset_fixed, subset_adaptive)["verdicts_changed"]},
         "work_fixed": fixed.get("work"),
         "work_adaptive": adaptive.get("work"),
         "seconds": {"fixed": round(fixed_seconds, 1), "adaptive": round(adaptive_seconds, 1)},
