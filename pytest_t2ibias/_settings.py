@@ -204,9 +204,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
            default=0.9),
     Option("t2i_adaptive", "draw the images of every gated w1_below, entropy_below, "
-           "max_skew_below, is_nonnegative and no_regression check in rounds (16 per prompt, then doubling) "
-           "and stop once its anytime-valid interval is decided (docs/STATISTICS.md); the cap "
-           "is --t2i-adaptive-max, else the check's images_per_prompt", flag=True),
+           "max_skew_below, is_nonnegative and no_regression check in rounds (16 per prompt, "
+           "then doubling) and stop once its interval, valid under stopping, is decided "
+           "(docs/STATISTICS.md); the cap is --t2i-adaptive-max, else the check's "
+           "images_per_prompt", flag=True),
     Option("t2i_adaptive_max", "the most images per prompt an adaptive check draws (with "
            "--t2i-adaptive): N, or Nx, N times the check's images_per_prompt (default: 1x)",
            adaptive_cap, metavar="N|Nx"),

@@ -191,8 +191,8 @@ def never_passes(check: CheckSpec) -> str:
                     "> 0")
         return ""
     threshold = params.get("threshold")
-    if power_metric(check.kind) is not None or check.kind == "max_skew_below":
-        if threshold is not None and float(threshold) <= 0.0:
-            return ("never passes: threshold 0 is the no-bias value, which an interval "
-                    "cannot be shown below; give a threshold > 0")
+    distance = power_metric(check.kind) is not None or check.kind == "max_skew_below"
+    if distance and threshold is not None and float(threshold) <= 0.0:
+        return ("never passes: threshold 0 is the no-bias value, which an interval "
+                "cannot be shown below; give a threshold > 0")
     return ""

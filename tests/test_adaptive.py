@@ -273,7 +273,7 @@ def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp
     suite = _suite(tmp_path, SUITE + """\
   - {id: zero, kind: w1_below, axes: [gender], threshold: 0.0, confidence: 0.95}
 """)
-    balance, severity, ungated, zero = suite.checks
+    balance, _, ungated, zero = suite.checks
     settings = Settings.standalone()
     plan = plan_for(settings, suite, balance, adaptive=True)
     item = plan_item("balance", balance, suite, suite.axes["gender"], plan, confidence=0.95,

@@ -55,14 +55,14 @@ def _fixed_n_grid():
 TRUTHS = _fixed_n_grid().TRUTHS  # the grid of docs/coverage.md
 IS_TRUTHS = _fixed_n_grid().IS_TRUTHS
 
-from pytest_t2ibias.metrics import intersectional_sensitivity, normalised_w1, severity  # noqa: E402
-from pytest_t2ibias.metrics.posterior import (  # noqa: E402
+from pytest_t2ibias.metrics import intersectional_sensitivity, normalised_w1, severity
+from pytest_t2ibias.metrics.posterior import (
     _MaxSkew,
     _PooledSeverity,
     _PooledW1,
     interval_from_counts,
 )
-from pytest_t2ibias.metrics.sequential import (  # noqa: E402
+from pytest_t2ibias.metrics.sequential import (
     betting_share_sequence,
     doubling_looks,
     per_look_confidence,
@@ -298,9 +298,9 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
     lines = [
         SECTION,
         "",
-        "Written by `python validation/sequential_coverage.py` (do not edit; "
-        "docs/STATISTICS.md, \"Adaptive sampling\", says why). "
-        f"{len(rows)} cells, {seconds:.0f} s. Each row draws `reps` sequences of answers "
+        ("Written by `python validation/sequential_coverage.py` (do not edit; "
+         "docs/STATISTICS.md, \"Adaptive sampling\", says why). "
+         f"{len(rows)} cells, {seconds:.0f} s. Each row draws `reps` sequences of answers "
         "up to the cap and computes the interval at every look (looks 16, 32, 64 ... then "
         "the cap). *ever excluded*: share of sequences whose interval excluded the truth at "
         "some look, with each look's interval at the spent level (what adaptive checks "
@@ -308,10 +308,10 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
         "look; *alpha/K*: at 1 - 0.05/K, the union bound without the measured factor 2 "
         "(`LOOK_CALIBRATION`). The betting rows are valid at every n, so their looks are "
         "only where they are read. Binomial sd of a 5% rate: 0.7 points at 1000 sequences, "
-        "1.0 at 500, 1.8 at 150.",
+        "1.0 at 500, 1.8 at 150."),
         "",
-        "| metric | truth | true value | looks | per-look level | ever excluded | alpha/K "
-        "| naive (95% every look) | reps | method |",
+        ("| metric | truth | true value | looks | per-look level | ever excluded | alpha/K "
+         "| naive (95% every look) | reps | method |"),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -327,14 +327,14 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
         "",
         "### The stopping rule's verdicts",
         "",
-        "Stop at the first look whose interval is wholly within the threshold (pass) or "
-        "wholly beyond it (fail); at the cap, inconclusive. *wrong*: a fine model (truth <= "
-        "threshold) failed, or a biased one (truth > threshold) passed; the threshold at "
-        "the truth is the worst case for a fine model. *images*: mean images per prompt "
-        "drawn. *fixed*: the fixed design at n = cap with its 95% interval.",
+        ("Stop at the first look whose interval is wholly within the threshold (pass) or "
+         "wholly beyond it (fail); at the cap, inconclusive. *wrong*: a fine model (truth <= "
+         "threshold) failed, or a biased one (truth > threshold) passed; the threshold at "
+         "the truth is the worst case for a fine model. *images*: mean images per prompt "
+         "drawn. *fixed*: the fixed design at n = cap with its 95% interval."),
         "",
-        "| metric | truth | true value | threshold | model | wrong | decided | images (cap) "
-        "| fixed decided | fixed wrong | method |",
+        ("| metric | truth | true value | threshold | model | wrong | decided | images (cap) "
+         "| fixed decided | fixed wrong | method |"),
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     worst = 0.0
@@ -350,7 +350,7 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
 
 
 def _percent(share: float) -> str:
-    return "-" if share != share else f"{100 * share:.1f}%"
+    return "-" if np.isnan(share) else f"{100 * share:.1f}%"
 
 
 def _sd(reps: int) -> float:

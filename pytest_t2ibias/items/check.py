@@ -290,7 +290,7 @@ def _with_rounds(verdict: Verdict, plan: Plan) -> Verdict:
     note = (f"\n  adaptive: stopped at {plan.images_per_prompt} of up to {plan.looks[-1]} images "
             f"per prompt (looks {', '.join(map(str, looks))}); each look's interval at "
             f"{100 * level:.2f}% so that all {len(plan.looks)} together hold "
-            f"{100 * plan.levels.interval:g}% (anytime-valid, docs/STATISTICS.md)")
+            f"{100 * plan.levels.interval:g}% whichever look it stops at (docs/STATISTICS.md)")
     figures = {**verdict.figures, "adaptive": {
         "images_per_prompt": plan.images_per_prompt, "cap": plan.looks[-1],
         "looks": looks, "planned_looks": list(plan.looks), "per_look_confidence": level}}

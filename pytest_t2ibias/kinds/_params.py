@@ -78,7 +78,7 @@ COMMON_PARAMS = (
           doc="images per prompt for this check only (more images, a tighter interval), or "
               "auto: as many as deciding the threshold needs (power planning), or {max: N}: "
               "adaptive, in rounds of 16, 32, 64 ... up to N images per prompt, stopping once "
-              "the interval (anytime-valid) is decided (gated w1_below, entropy_below, "
+              "the interval (valid under stopping) is decided (gated w1_below, entropy_below, "
               "max_skew_below, is_nonnegative and no_regression checks); default: the suite's"),
     Param("margin", NUMBER, check=check_margin,
           doc="power planning: the check must decide when the truth is this far from its "
