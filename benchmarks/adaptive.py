@@ -13,7 +13,9 @@ session). Every check's verdict (pass, fail, inconclusive) is compared.
         --out benchmarks/adaptive_2x.json        # caps at twice each check's fixed n
 
 Writes benchmarks/adaptive.json: images_fixed, images_adaptive, images_ratio (adaptive /
-fixed), verdicts_changed (every check whose outcome differs), per check its n in both, and
+fixed), verdicts_changed (every check whose interval's outcome differs: pass, fail,
+inconclusive), statuses_changed (pytest's word differs, after the burden and xfail
+marks), per check its n in both, and
 the same for a run of only the checks whose kinds can stop early (``adaptive_kinds_only``:
 in the whole run a prompt's images are the most any check reads of it, and the kinds that
 keep their fixed n, intermit's search above all, read the same prompts).
@@ -58,7 +60,7 @@ def compare(fixed: dict, adaptive: dict) -> dict:
     checks whose outcome changed."""
     before = {row["nodeid"]: row for row in fixed["checks"]}
     after = {row["nodeid"]: row for row in adaptive["checks"]}
-    checks, changed = [], []
+    checks, changed, statuses = [], [], []
     for nodeid, row in before.items():
         other = after.get(nodeid)
         if other is None:
@@ -69,13 +71,16 @@ def compare(fixed: dict, adaptive: dict) -> dict:
                        "adaptive": other["outcome"], "n_fixed": row["n"], "n_adaptive": other["n"],
                        "stopped_at": stopped["images_per_prompt"] if stopped else None,
                        "cap": stopped["cap"] if stopped else None})
+        if row["status"] != other["status"]:  # pytest's word, after burden and xfail marks
+            statuses.append({"nodeid": nodeid, "fixed": row["status"],
+                             "adaptive": other["status"]})
         if row["outcome"] != other["outcome"]:
             changed.append({"nodeid": nodeid, "fixed": row["outcome"],
                             "adaptive": other["outcome"],
                             "fixed_interval": [row["low"], row["high"]],
                             "adaptive_interval": [other["low"], other["high"]],
                             "threshold": row["threshold"]})
-    return {"checks": checks, "verdicts_changed": changed}
+    return {"checks": checks, "verdicts_changed": changed, "statuses_changed": statuses}
 
 
 def main() -> None:
@@ -110,6 +115,7 @@ def main() -> None:
         "images_adaptive": images_adaptive,
         "images_ratio": round(images_adaptive / images_fixed, 4) if images_fixed else None,
         "verdicts_changed": compared["verdicts_changed"],
+        "statuses_changed": compared["statuses_changed"],
         "checks_compared": len(compared["checks"]),
         "adaptive_checks": len(adaptive_checks),
         "adaptive_checks_images": {  # the images those checks read on their own (their n)
