@@ -291,6 +291,8 @@ def read_settings(config: pytest.Config) -> Settings:
         table_width=_checked(config, "t2i_table_width", minimum=40),
         html_images=get_option(config, "t2i_html_images"),
         strict_prompts=bool(get_option(config, "t2i_strict_prompts")),
+        adaptive=bool(get_option(config, "t2i_adaptive")),
+        adaptive_max=get_option(config, "t2i_adaptive_max"),
         models_from_command_line=frozenset(
             name.removeprefix("t2i_") for name in ("t2i_images", "t2i_model", "t2i_baseline_model")
             if config.getoption(name, None)),

@@ -86,6 +86,20 @@ def images_shown(text: str) -> int | None:
     return number
 
 
+def adaptive_cap(text: str) -> int | float:
+    """``--t2i-adaptive-max``: images per prompt (``600``), or a multiple of each check's own
+    images_per_prompt (``2x``: twice it)."""
+    raw = str(text).strip().lower()
+    try:
+        value = float(raw[:-1]) if raw.endswith("x") else int(raw)
+    except ValueError:
+        value = 0
+    if not value > 0 or (isinstance(value, float) and value > 100):
+        raise ValueError(f"expected images per prompt (600) or a multiple of each check's "
+                         f"own (2x), got {text!r}")
+    return value
+
+
 MODEL_DTYPES = ("float32", "fp32", "float16", "fp16", "half", "bfloat16", "bf16")
 """What a ``dtype=`` / ``torch_dtype=`` model option may say (``_hf.resolve_dtype`` reads it)."""
 
@@ -191,6 +205,14 @@ OPTIONS: tuple[Option, ...] = (
            "needs (power planning), then stop: no model is loaded", flag=True),
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
            default=0.9),
+    Option("t2i_adaptive", "draw the images of every gated w1_below, entropy_below, "
+           "max_skew_below, is_nonnegative and no_regression check in rounds (16 per prompt, "
+           "then doubling) and stop once its interval, valid under stopping, is decided "
+           "(docs/STATISTICS.md); the cap is --t2i-adaptive-max, else the check's "
+           "images_per_prompt", flag=True),
+    Option("t2i_adaptive_max", "the most images per prompt an adaptive check draws (with "
+           "--t2i-adaptive): N, or Nx, N times the check's images_per_prompt (default: 1x)",
+           adaptive_cap, metavar="N|Nx"),
     Option("t2i_family", "none|bonferroni|holm|bh: control of wrong verdicts across the run's "
            "gated checks (bonferroni: each at 1 - (1 - confidence)/m; holm: step-down, the same "
            "guarantee, more decisive; bh: false discovery rate)", default="none"),
@@ -260,6 +282,11 @@ class Settings:
     """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
     html_images: int | None = 8
     """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""
+    adaptive: bool = False
+    """``--t2i-adaptive``: checks that support it sample in rounds and stop once decided."""
+    adaptive_max: int | float | None = None
+    """``--t2i-adaptive-max``: the cap of an adaptive check, images per prompt (int) or a
+    multiple of its images_per_prompt (float, from ``2x``); None: its images_per_prompt."""
     strict_prompts: bool = False
     """``--t2i-strict-prompts``: unread words in a prompt are an error, not inconclusive."""
     llm_tokens: int | None = None
@@ -288,7 +315,7 @@ class Settings:
         values["baseline_model_options"] = parse_model_options(
             values.pop("baseline_model_option"), origin="--t2i-baseline-model-option")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
-                      strict_prompts=False,
+                      strict_prompts=False, adaptive=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},
                       autosave=False, compare_fail=(), storage=Path(".t2ibias/runs"))
         unknown = set(overrides) - set(cls.__dataclass_fields__)

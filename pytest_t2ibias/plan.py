@@ -8,7 +8,10 @@ Every precedence rule lives here and nowhere else:
   ``--t2i-baseline-model-option``), key by key, over the suite's ``models.<role>.options``,
   which apply only to the suite's own model;
 - images per prompt: ``--t2i-images-per-prompt`` > the check's ``images_per_prompt`` > the
-  caller's ``n`` (Python tests) > the suite's ``defaults`` > 16;
+  caller's ``n`` (Python tests) > the suite's ``defaults`` > 16; adaptive (issue #26, only
+  for a gated check of a kind that supports it): the check's ``images_per_prompt: {max: N}``
+  unless ``--t2i-images-per-prompt`` fixes n, else ``--t2i-adaptive`` with the cap
+  ``--t2i-adaptive-max`` > the fixed n above (``Plan.looks``);
 - seed, steps, guidance, height, width: command line > the caller's value > the suite's
   ``defaults`` > the sampling the candidate model declares (``declared_sampling``) > the seed
   0 and the pipeline's own (None here: the generator reads it off the pipeline class,
@@ -26,6 +29,7 @@ loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,6 +76,15 @@ class Levels:
         own), its intervals computed at that level too."""
         return Levels(level, level if level is not None else self.interval)
 
+    def spent_over(self, looks: int) -> Levels:
+        """These levels for a check that looks ``looks`` times and stops once decided: each
+        look gates on, and computes, its interval at 1 - (1 - level)/looks, so the chance that
+        any look's interval excludes the truth is at most 1 - level (metrics.sequential)."""
+        from .metrics.sequential import per_look_confidence
+
+        return Levels(None if self.gate is None else per_look_confidence(self.gate, looks),
+                      per_look_confidence(self.interval, looks))
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -97,6 +110,14 @@ class Plan:
     declaration's file, ``the caller``); a value not set is the pipeline's own."""
     loading: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Role -> the ``from_pretrained`` keywords its pipeline loads with (none: empty)."""
+    looks: tuple[int, ...] = ()
+    """Adaptive sampling (issue #26): the images per prompt at which the check looks and
+    stops once decided (``metrics.sequential.doubling_looks``; the last is the cap and
+    ``images_per_prompt``); empty: a fixed n."""
+
+    @property
+    def adaptive(self) -> bool:
+        return bool(self.looks)
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -118,11 +139,13 @@ class Plan:
 
 def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | None = None,
              *, n: int | None = None, seed: int | None = None, steps: int | None = None,
-             guidance: float | None = None) -> Plan:
-    """The ``Plan`` for ``check`` of ``suite`` (both optional) under ``settings``."""
+             guidance: float | None = None, adaptive: bool = False) -> Plan:
+    """The ``Plan`` for ``check`` of ``suite`` (both optional) under ``settings``;
+    ``adaptive``: the check's kind can sample in rounds (``CheckKind.adaptive``)."""
     defaults = suite.defaults if suite is not None else {}
     check_n = check.params.get("images_per_prompt") if check is not None else None
-    if check_n == "auto":  # the collector plans it and passes it as ``n``
+    own_cap = check_n.get("max") if isinstance(check_n, dict) else None
+    if check_n == "auto" or own_cap is not None:  # auto: the collector passes it as ``n``
         check_n = None
     candidate = _model(settings, suite, "candidate")
     declared, source = ({}, "") if settings.images else declared_sampling(candidate)
@@ -131,11 +154,15 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
                                "suite defaults": defaults.get(name), source: declared.get(name)},
                               zero_is_set=name == "guidance")
                 for name in SAMPLING}
+    levels = Levels.of(_number(check.params.get("confidence")) if check is not None else None,
+                       settings.confidence)
+    fixed_n = _first(settings.images_per_prompt, check_n, n, defaults.get("images_per_prompt"),
+                     DEFAULT_IMAGES_PER_PROMPT)
+    looks = _looks(settings, own_cap, fixed_n) if adaptive and levels.gate is not None else ()
     return Plan(
         candidate=candidate,
         baseline=_model(settings, suite, "baseline"),
-        images_per_prompt=_first(settings.images_per_prompt, check_n, n,
-                                 defaults.get("images_per_prompt"), DEFAULT_IMAGES_PER_PROMPT),
+        images_per_prompt=looks[-1] if looks else fixed_n,
         seed=_first_set(settings.seed, seed, defaults.get("seed"), DEFAULT_SEED),
         steps=sampling["steps"][0],
         guidance=sampling["guidance"][0],
@@ -146,11 +173,26 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         scheduler=declared.get("scheduler"),
         sampling_source=source,
         sources={name: where for name, (value, where) in sampling.items() if value is not None},
-        levels=Levels.of(_number(check.params.get("confidence")) if check is not None else None,
-                         settings.confidence),
+        levels=levels,
+        looks=looks,
         loading={role: options for role in ROLES
                  if (options := _loading(settings, suite, role, candidate))},
     )
+
+
+def _looks(settings: Settings, own_cap: int | None, fixed_n: int) -> tuple[int, ...]:
+    """The looks of an adaptive check: its own ``{max: N}`` unless the command line fixes n,
+    else ``--t2i-adaptive`` up to ``--t2i-adaptive-max`` or the check's fixed n."""
+    from .metrics.sequential import doubling_looks
+
+    if settings.adaptive:
+        cap = settings.adaptive_max or own_cap or fixed_n
+        if isinstance(cap, float):  # --t2i-adaptive-max=2x: a multiple of the check's own n
+            cap = math.ceil(cap * (own_cap or fixed_n))
+        return doubling_looks(cap)
+    if own_cap is not None and not settings.images_per_prompt:
+        return doubling_looks(own_cap)
+    return ()
 
 
 def _number(value: Any) -> float | None:

@@ -140,4 +140,59 @@ def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None
     if needed is not None and plan.images_per_prompt < needed:
         note = (f"cannot decide its threshold: {needed} images a prompt give power {power:.0%} "
                 f"at +/-{float(check.params.get('margin') or DEFAULT_MARGIN):g}")
+    if plan.adaptive:  # issue #26
+        note = "; ".join(filter(None, [adaptive_note(check, axis, plan, prompts_of(
+            check, suite, axis), confidence=confidence), note]))
+    never = never_passes(check)
+    if never:
+        note = "; ".join(filter(None, [note, never]))
     return ItemPlan(nodeid, plan.images_per_prompt, prompts_of(check, suite, axis), needed, note)
+
+
+def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: int | None,
+                  *, confidence: float) -> str:
+    """An adaptive item's images: expected (simulated at the truth ``margin`` either side of
+    its threshold, the larger) and at most (its cap), for ``--t2i-plan``."""
+    cap = plan.looks[-1] * (prompts or 1)
+    looks = ", ".join(map(str, plan.looks))
+    metric = power_metric(check.kind)
+    expected = ""
+    if metric is not None and axis is not None and not (
+            isinstance(axis.ideal, dict) and "reference" in axis.ideal):
+        from .metrics import ideal_shares
+        from .metrics.power import expected_images
+
+        threshold = float(check.params["threshold"])
+        margin = float(check.params.get("margin") or DEFAULT_MARGIN)
+        ideal = (ideal_shares(axis.ideal, axis.choices) if metric == "w1"
+                 else np.full(len(axis.choices), 1 / len(axis.choices)))
+        ordered = axis.ordered if metric == "w1" else False
+        means = [expected_images(shares_at(value, metric, len(axis.choices),
+                                           ideal if metric == "w1" else None, ordered),
+                                 threshold, metric, tuple(float(s) for s in ideal), ordered,
+                                 confidence, plan.looks)[0]
+                 for value in (threshold - margin, threshold + margin) if 0.0 < value < 1.0]
+        if means:
+            expected = f"expected {max(means) * (prompts or 1):.0f} images, "
+    return f"adaptive: {expected}at most {cap} (looks {looks} a prompt)"
+
+
+def never_passes(check: CheckSpec) -> str:
+    """A warning when the check's limit is the no-bias value itself: a model with no bias at
+    all cannot be shown within it (an equivalence needs a margin), so under ``burden:
+    model`` it can only fail or be inconclusive."""
+    params = check.params
+    if params.get("confidence") is None:
+        return ""
+    if "tolerance" in params or check.kind in ("is_nonnegative", "no_regression"):
+        if float(params.get("tolerance") or 0.0) == 0.0:
+            return ("never passes for a model without any effect: tolerance 0 is the no-effect "
+                    "value (IS = 0), which an interval cannot be shown above; give a tolerance "
+                    "> 0")
+        return ""
+    threshold = params.get("threshold")
+    distance = power_metric(check.kind) is not None or check.kind == "max_skew_below"
+    if distance and threshold is not None and float(threshold) <= 0.0:
+        return ("never passes: threshold 0 is the no-bias value, which an interval "
+                "cannot be shown below; give a threshold > 0")
+    return ""

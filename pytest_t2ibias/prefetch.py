@@ -150,3 +150,40 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
 def _tell(on_error, item: PlannedItem, error: BaseException) -> None:
     if on_error is not None:
         on_error(item, error)
+
+
+def adaptive_rounds(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Instrument],
+                    decided: Callable[[int, Plan], bool], *,
+                    fixed: Sequence[PlannedItem] = (),
+                    on_error: Callable[[PlannedItem, BaseException], None] | None = None
+                    ) -> dict[int, int]:
+    """Adaptive sampling across checks (issue #26): round r plans look r of every adaptive
+    item not yet decided (``Plan.looks``: 16, 32, 64 ... images per prompt up to its cap) in
+    one ``prefetch``, the first round together with the ``fixed`` items' full n; then
+    ``decided(i, plan)`` judges item i at that look (its own run's statistics, at its
+    per-look level) and a decided item stops. Image i of a prompt is the same image whatever
+    the round (its noise depends on the seed and i only), so a look reads the images of the
+    earlier ones plus the new ones, and a warm rerun stops at the same look.
+
+    Returns, per index into ``items``, the images per prompt it stopped at (its cap when no
+    look decided it). An item whose judging raises stops at that look; its own run reports
+    the error."""
+    stopped: dict[int, int] = {}
+    pending = dict(enumerate(items))
+    round_ = 0
+    while pending:
+        at = {i: replace(item, plan=replace(item.plan, images_per_prompt=item.plan.looks[round_]))
+              for i, item in pending.items()}
+        prefetch([*(fixed if round_ == 0 else ()), *at.values()], instrument_for,
+                 on_error=on_error)
+        for i, item in at.items():
+            last = round_ == len(item.plan.looks) - 1
+            try:
+                done = last or decided(i, item.plan)
+            except Exception:  # noqa: BLE001 - the item's own run reports it
+                done = True
+            if done:
+                stopped[i] = item.plan.images_per_prompt
+                del pending[i]
+        round_ += 1
+    return stopped

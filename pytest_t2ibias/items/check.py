@@ -8,6 +8,7 @@ loads, and the items only touch the models when they run.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,8 @@ class CheckItem(pytest.Item):
         self.plan = plan
         """How this check samples, resolved at collection (``plan.plan_for``)."""
         self.verdict: Verdict | None = None
+        self.stopped_at: int | None = None
+        """Adaptive sampling: the images per prompt its rounds stopped at (None: not run)."""
         self.report_subject, self.report_axis = subject, axis or ""
         self.add_marker(ITEM_MARKER)
         for mark in check.marks:
@@ -65,10 +68,14 @@ class CheckItem(pytest.Item):
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         session = session_of(self.config)
         _plan_session_once(self)
+        if self.plan.adaptive and self.stopped_at is None:  # the session plan did not run it
+            _sample_adaptively(self.config, [self])
         _decide_family_once(self)
         sightings = Sightings()
         verdict = self.evaluate(session.family.confidence(self.plan.levels.gate, self.nodeid),
                                 sightings)
+        if self.plan.adaptive:
+            verdict = _with_rounds(verdict, self.plan)
         # issue #27: words the generator never read make no verdict (figures.unread_prompts);
         # only the suite's own prompts decide that (a planned kind's), not a search's finds
         from ..prefetch import is_planned
@@ -88,18 +95,25 @@ class CheckItem(pytest.Item):
         if not shown.passed:
             raise CheckFailed(shown)
 
-    def evaluate(self, gate: float | None, sightings: Sightings | None = None) -> Verdict:
+    def evaluate(self, gate: float | None, sightings: Sightings | None = None,
+                 plan: Plan | None = None) -> Verdict:
         """The check's verdict gating at ``gate`` (None: on the point value); ``sightings``
-        notes the answers its judges gave, for the report's image grid."""
+        notes the answers its judges gave, for the report's image grid; ``plan``: another
+        look of an adaptive check (default: the item's). An adaptive plan computes its
+        intervals at the level spent over its looks (``Levels.spent_over``)."""
         session = session_of(self.config)
+        plan = plan or self.plan
+        levels = plan.levels.gated_at(gate)
+        if plan.adaptive:
+            levels = levels.spent_over(len(plan.looks))
         context = CheckContext(
             check=self.check,
             suite=self.suite,
             subject=self.subject,
             axis=self.suite.axes[self.axis] if self.axis else None,
-            plan=self.plan,
-            instrument=session.instrument(self.plan, sightings),
-            levels=self.plan.levels.gated_at(gate),
+            plan=plan,
+            instrument=session.instrument(plan, sightings),
+            levels=levels,
             n_resamples=session.settings.bootstrap,
             phrase=session.locks.phrase,
             progress=session.progress_writer(),
@@ -223,9 +237,64 @@ def _plan_session_once(first: CheckItem) -> None:
     worker = getattr(config, "workerinput", None) is not None
     if session.settings.no_cache and worker:
         return
-    from ..prefetch import prefetch
+    items = [item for item in first.session.items
+             if isinstance(item, CheckItem) and item.as_planned() is not None]
+    adaptive = [item for item in items if item.plan.adaptive]
+    fixed = [item.as_planned() for item in items if not item.plan.adaptive]
+    if adaptive:
+        _sample_adaptively(config, adaptive, fixed=fixed)
+    else:
+        from ..prefetch import prefetch
 
-    prefetch(planned_checks(first.session.items), session.instrument)
+        prefetch(fixed, session.instrument)
+
+
+def _sample_adaptively(config: pytest.Config, items: list[CheckItem],
+                       fixed: list[Any] = ()) -> None:
+    """Draw the adaptive items' images in rounds batched across them (and the ``fixed``
+    items' in the first round), judging each at every look until decided
+    (``prefetch.adaptive_rounds``); each item then runs at the images it stopped at."""
+    from ..kinds import PlannedItem
+    from ..prefetch import adaptive_rounds
+
+    session = session_of(config)
+
+    def decided(index: int, plan: Plan) -> bool:
+        item = items[index]
+        token = verdict_sink.set(None)  # a look's verdict is nobody's report
+        try:
+            item._require_classifiers()
+            verdict = item.evaluate(session.family.confidence(plan.levels.gate, item.nodeid),
+                                    plan=plan)
+        finally:
+            verdict_sink.reset(token)
+        return verdict.outcome in (PASS, FAIL)
+
+    planned = [PlannedItem(item.suite, item.check, item.subject,
+                           item.suite.axes[item.axis] if item.axis else None, item.plan)
+               for item in items]
+    stopped = adaptive_rounds(planned, session.instrument, decided, fixed=fixed)
+    for index, item in enumerate(items):
+        item.stopped_at = stopped.get(index, item.plan.images_per_prompt)
+        item.plan = replace(item.plan, images_per_prompt=item.stopped_at)
+
+
+def _with_rounds(verdict: Verdict, plan: Plan) -> Verdict:
+    """An adaptive check's verdict saying where its rounds stopped and at which level each
+    look's interval was computed."""
+    from ..metrics.sequential import per_look_confidence
+
+    looks = [n for n in plan.looks if n <= plan.images_per_prompt]
+    level = getattr(verdict.value, "confidence", None) or per_look_confidence(
+        plan.levels.interval, len(plan.looks))
+    note = (f"\n  adaptive: stopped at {plan.images_per_prompt} of up to {plan.looks[-1]} images "
+            f"per prompt (looks {', '.join(map(str, looks))}); each look's interval at "
+            f"{100 * level:.2f}% so that all {len(plan.looks)} together hold "
+            f"{100 * plan.levels.interval:g}% whichever look it stops at (docs/STATISTICS.md)")
+    figures = {**verdict.figures, "adaptive": {
+        "images_per_prompt": plan.images_per_prompt, "cap": plan.looks[-1],
+        "looks": looks, "planned_looks": list(plan.looks), "per_look_confidence": level}}
+    return replace(verdict, message=verdict.message + note, figures=figures)
 
 
 def _decide_family_once(first: CheckItem) -> None:
@@ -261,8 +330,11 @@ def _decide_family_once(first: CheckItem) -> None:
 
 
 def planned_checks(items: list[pytest.Item]) -> list[Any]:
-    """The selected check items that will run, as the plan (``prefetch``) sees them."""
-    return [planned for item in items
+    """The selected check items that will run, as the plan (``prefetch``) sees them; an
+    adaptive one at its first look (its later looks depend on what that one shows)."""
+    return [replace(planned, plan=replace(planned.plan, images_per_prompt=planned.plan.looks[0]))
+            if planned.plan.adaptive else planned
+            for item in items
             if isinstance(item, CheckItem) and (planned := item.as_planned()) is not None]
 
 

@@ -38,8 +38,10 @@ class SuiteFile(pytest.File):
         self._check_marks(suite)
         settings = session_of(self.config).settings
         for check in suite.checks:
+            adaptive = adaptive_allowed(suite, check)
             plan = plan_for(settings, suite, check, n=auto_images(suite, check, settings,
-                                                                 self.planning_budget))
+                                                                 self.planning_budget),
+                            adaptive=adaptive)
             if not CHECK_KINDS[check.kind].per_subject:
                 yield CheckItem.from_parent(self, name=check.id, suite=suite, check=check,
                                             subject="", axis=None, plan=plan)
@@ -71,6 +73,30 @@ class SuiteFile(pytest.File):
         if isinstance(excinfo.value, SuiteError) and not self.config.getoption("fulltrace", False):
             return excinfo.value.render(relative_to=self.config.rootpath)
         return super().repr_failure(excinfo)
+
+
+def adaptive_allowed(suite: Suite, check: CheckSpec) -> bool:
+    """Whether ``check`` may sample in rounds (issue #26): its kind supports it
+    (``CheckKind.adaptive``) and it gates on an interval. A check that asks for it with
+    ``images_per_prompt: {max: N}`` and cannot is a ``SuiteError`` at its line;
+    ``--t2i-adaptive`` leaves such checks at their fixed n."""
+    from ..errors import SuiteError
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS[check.kind]
+    asked = isinstance(check.params.get("images_per_prompt"), dict)
+    if asked and not kind.adaptive:
+        supported = ", ".join(name for name, k in CHECK_KINDS.items() if k.adaptive)
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: {{max: ...}} (adaptive "
+                         f"sampling) is supported by {supported}, not {check.kind}; give it "
+                         "a number")
+    if asked and check.params.get("confidence") is None:
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: {{max: ...}} (adaptive "
+                         "sampling) stops when the interval is decided, so the check needs "
+                         "confidence: (e.g. 0.95)")
+    return kind.adaptive and check.params.get("confidence") is not None
 
 
 def auto_images(suite: Suite, check: CheckSpec, settings: Settings,

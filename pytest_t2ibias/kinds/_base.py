@@ -126,6 +126,11 @@ class CheckKind:
     None: no power model."""
     prompts: Callable[[CheckSpec, Suite, AxisSpec | None], int | None] | None = None
     """How many prompts one item generates (power planning's cost); None: unknown up front."""
+    adaptive: bool = False
+    """Whether a gated check of this kind may draw its images in rounds and stop once its
+    interval is decided (``images_per_prompt: {max: N}``, ``--t2i-adaptive``; issue #26):
+    its run reads its images through the plan's ``images_per_prompt`` and its interval at
+    the context's ``interval_confidence``, so a look is the kind's own fixed-n run."""
     figure: str = ""
     """What the kind's single figure is called on a chart (the HTML report); default: name."""
     paper: str = ""

@@ -35,6 +35,14 @@ MAX_IMAGES_PER_PROMPT = 100_000
 
 
 def check_images(value: Any) -> str | None:
+    if isinstance(value, dict):
+        cap = value.get("max")
+        if set(value) != {"max"} or not isinstance(cap, int) or isinstance(cap, bool):
+            return ("must be a number, auto, or {max: N} (adaptive: rounds of 16, 32, ... "
+                    f"images per prompt up to N), got {value!r}")
+        if not 1 <= cap <= MAX_IMAGES_PER_PROMPT:
+            return f"max must lie in [1, {MAX_IMAGES_PER_PROMPT:,}], got {cap:,}"
+        return None
     if isinstance(value, str):
         return None if value == "auto" else f"must be a number or auto, got {value!r}"
     if value > MAX_IMAGES_PER_PROMPT:
@@ -80,10 +88,12 @@ COMMON_PARAMS = (
           doc="gate on the interval at this level (and compute it at this level)"),
     Param("burden", (str,), check=check_burden,
           doc="model: an interval across the limit fails (default); check: it passes"),
-    Param("images_per_prompt", (int, str), check=check_images,
+    Param("images_per_prompt", (int, str, dict), check=check_images,
           doc="images per prompt for this check only (more images, a tighter interval), or "
-              "auto: as many as deciding the threshold needs (power planning); default: the "
-              "suite's"),
+              "auto: as many as deciding the threshold needs (power planning), or {max: N}: "
+              "adaptive, in rounds of 16, 32, 64 ... up to N images per prompt, stopping once "
+              "the interval (valid under stopping) is decided (gated w1_below, entropy_below, "
+              "max_skew_below, is_nonnegative and no_regression checks); default: the suite's"),
     Param("margin", NUMBER, check=check_margin,
           doc="power planning: the check must decide when the truth is this far from its "
               "threshold (default 0.1)"),

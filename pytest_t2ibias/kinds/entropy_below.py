@@ -95,6 +95,7 @@ def run(ctx: CheckContext) -> Verdict:
 KIND = CheckKind(
     name="entropy_below",
     run=run,
+    adaptive=True,
     params=PARAMS,
     image_needs=subject_prompt,
     axes_read=the_axis,

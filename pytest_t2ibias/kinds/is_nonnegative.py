@@ -140,6 +140,7 @@ def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None
 KIND = CheckKind(
     name="is_nonnegative",
     run=run,
+    adaptive=True,
     axes_param="mitigate",
     params=PARAMS,
     image_needs=image_needs,

@@ -131,6 +131,7 @@ def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
 KIND = CheckKind(
     name="no_regression",
     run=run,
+    adaptive=True,
     axes_param="fixes",
     params=PARAMS,
     image_needs=image_needs,

@@ -97,6 +97,7 @@ def run(ctx: CheckContext) -> Verdict:
 KIND = CheckKind(
     name="w1_below",
     run=run,
+    adaptive=True,
     params=PARAMS,
     image_needs=subject_prompt,
     axes_read=the_axis,

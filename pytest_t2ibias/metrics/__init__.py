@@ -24,9 +24,14 @@ from pytest_t2ibias.metrics.intervals import wilson_interval
 from pytest_t2ibias.metrics.posterior import max_skew_estimate
 from pytest_t2ibias.metrics.posterior import posterior_estimate
 from pytest_t2ibias.metrics.power import decision_rate
+from pytest_t2ibias.metrics.power import expected_images
 from pytest_t2ibias.metrics.power import images_needed
 from pytest_t2ibias.metrics.posterior import severity_estimate
 from pytest_t2ibias.metrics.posterior import w1_estimate
+from pytest_t2ibias.metrics.sequential import betting_share_interval
+from pytest_t2ibias.metrics.sequential import betting_share_sequence
+from pytest_t2ibias.metrics.sequential import doubling_looks
+from pytest_t2ibias.metrics.sequential import per_look_confidence
 from pytest_t2ibias.metrics.skew import SkewValue
 from pytest_t2ibias.metrics.skew import max_skew_at_k
 from pytest_t2ibias.metrics.skew import mean_max_skew_at_k
@@ -37,6 +42,8 @@ __all__ = [
     "ISMatrix",
     "MatrixEstimate",
     "SkewValue",
+    "betting_share_interval",
+    "betting_share_sequence",
     "bias",
     "bootstrap_estimate",
     "bootstrap_matrix",
@@ -44,6 +51,8 @@ __all__ = [
     "difference_of_shares",
     "distribution_of",
     "diversity",
+    "doubling_looks",
+    "expected_images",
     "ideal_shares",
     "images_needed",
     "intersectional_sensitivity",
@@ -54,6 +63,7 @@ __all__ = [
     "mean_max_skew_at_k",
     "mitigation_effect",
     "normalised_w1",
+    "per_look_confidence",
     "pooled_shares",
     "posterior_estimate",
     "severity",

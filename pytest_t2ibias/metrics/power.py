@@ -110,3 +110,54 @@ def decision_rate(
     )
     decided = low > threshold if true_value > threshold else high < threshold
     return float(np.mean(decided))
+
+
+@lru_cache(maxsize=1024)
+def expected_images(
+    truth: tuple[float, ...],
+    threshold: float,
+    metric: str,
+    ideal: tuple[float, ...],
+    ordered: bool,
+    confidence: float,
+    looks: tuple[int, ...],
+    reps: int = 200,
+    n_draws: int = 400,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """An adaptive check's (mean images per prompt at which it stops, share decided by its
+    last look) when the answers' shares are ``truth``: simulated prompts drawn image by image,
+    judged at every look with the interval at the level spent over the looks
+    (``metrics.sequential``), stopped at the first look whose interval is wholly on one side
+    of ``threshold`` (issue #26)."""
+    from pytest_t2ibias.metrics.posterior import (
+        _MaxSkew,
+        _PooledSeverity,
+        _PooledW1,
+        interval_from_counts,
+    )
+    from pytest_t2ibias.metrics.sequential import per_look_confidence
+
+    p, target = np.array(truth), np.array(ideal)
+    if metric == "w1":
+        statistic = _PooledW1(ideal, ordered)
+    elif metric == "severity":
+        statistic = _PooledSeverity(len(p))
+        target = np.full(len(p), 1 / len(p))
+    elif metric == "max_skew":
+        statistic = _MaxSkew(ideal)
+    else:
+        raise ValueError(f"metric={metric!r}: use 'w1', 'severity' or 'max_skew'")
+    level = per_look_confidence(confidence, len(looks))
+    rng = np.random.default_rng([seed, len(looks), looks[-1]])
+    labels = rng.choice(len(p), size=(reps, looks[-1]), p=p)
+    stopped = np.full(reps, float(looks[-1]))
+    open_ = np.ones(reps, dtype=bool)
+    for n in looks:
+        counts = np.stack([np.bincount(row[:n], minlength=len(p)) for row in labels])[:, None]
+        _, low, high = interval_from_counts(statistic, counts, ideal=target, confidence=level,
+                                            n_draws=n_draws, rng=rng, seed=seed)
+        decided = open_ & ((low > threshold) | (high <= threshold))
+        stopped[decided] = n
+        open_ &= ~decided
+    return float(stopped.mean()), float(1 - open_.mean())

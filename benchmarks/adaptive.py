@@ -1,0 +1,141 @@
+"""Images per decision (issue #26): the example suites at their fixed images_per_prompt
+against ``--t2i-adaptive`` (rounds of 16, 32, 64 ... images per prompt, stopping once the
+interval, spent over the looks, is decided).
+
+Both runs read one copy of a cache (``--cache``, copied so the source is never written), so
+the figure is the images each mode *needs*, not what the cache happened to miss: a run's
+images are the distinct images its checks read (``work.images_generated +
+work.images_from_cache`` of its JSON report; the request layer counts each image once a
+session). Every check's verdict (pass, fail, inconclusive) is compared.
+
+    python benchmarks/adaptive.py --cache /work/main/.t2ibias_cache
+    python benchmarks/adaptive.py --cache ... --adaptive-max 2x \
+        --out benchmarks/adaptive_2x.json        # caps at twice each check's fixed n
+
+Writes benchmarks/adaptive.json: images_fixed, images_adaptive, images_ratio (adaptive /
+fixed), verdicts_changed (every check whose interval's outcome differs: pass, fail,
+inconclusive), statuses_changed (pytest's word differs, after the burden and xfail
+marks), per check its n in both, and
+the same for a run of only the checks whose kinds can stop early (``adaptive_kinds_only``:
+in the whole run a prompt's images are the most any check reads of it, and the kinds that
+keep their fixed n, intermit's search above all, read the same prompts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ADAPTIVE_KINDS = ("w1_below", "entropy_below", "max_skew_below", "is_nonnegative",
+                  "no_regression")
+"""The kinds that can sample adaptively (``CheckKind.adaptive``), as ``-k`` words."""
+
+
+def run_suites(cache: Path, report: Path, *extra: str) -> tuple[dict, float]:
+    """The example suites through pytest on ``cache``; the JSON report and the seconds."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get(
+        "OMP_NUM_THREADS", "1")}
+    start = time.time()
+    subprocess.run([sys.executable, "-m", "pytest", "example_suites", "-q", "-p",
+                    "no:cacheprovider", f"--t2i-cache-dir={cache}", f"--t2i-json={report}",
+                    *extra], cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
+    return json.loads(report.read_text()), time.time() - start
+
+
+def images_read(report: dict) -> int:
+    work = report.get("work") or {}
+    return int(work.get("images_generated", 0)) + int(work.get("images_from_cache", 0))
+
+
+def compare(fixed: dict, adaptive: dict) -> dict:
+    """Per check: the outcome and n of both runs, adaptive's stopping point, and the
+    checks whose outcome changed."""
+    before = {row["nodeid"]: row for row in fixed["checks"]}
+    after = {row["nodeid"]: row for row in adaptive["checks"]}
+    checks, changed, statuses = [], [], []
+    for nodeid, row in before.items():
+        other = after.get(nodeid)
+        if other is None:
+            changed.append({"nodeid": nodeid, "fixed": row["outcome"], "adaptive": "missing"})
+            continue
+        stopped = (other.get("figures") or {}).get("adaptive")
+        checks.append({"nodeid": nodeid, "kind": row["kind"], "fixed": row["outcome"],
+                       "adaptive": other["outcome"], "n_fixed": row["n"], "n_adaptive": other["n"],
+                       "stopped_at": stopped["images_per_prompt"] if stopped else None,
+                       "cap": stopped["cap"] if stopped else None})
+        if row["status"] != other["status"]:  # pytest's word, after burden and xfail marks
+            statuses.append({"nodeid": nodeid, "fixed": row["status"],
+                             "adaptive": other["status"]})
+        if row["outcome"] != other["outcome"]:
+            changed.append({"nodeid": nodeid, "fixed": row["outcome"],
+                            "adaptive": other["outcome"],
+                            "fixed_interval": [row["low"], row["high"]],
+                            "adaptive_interval": [other["low"], other["high"]],
+                            "threshold": row["threshold"]})
+    return {"checks": checks, "verdicts_changed": changed, "statuses_changed": statuses}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, required=True,
+                        help="a warm cache of the example suites (copied, never written)")
+    parser.add_argument("--adaptive-max", default=None,
+                        help="--t2i-adaptive-max for the adaptive run: N or Nx (default: "
+                             "each check's own images_per_prompt)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "adaptive.json")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = Path(scratch) / "cache"
+        shutil.copytree(args.cache, cache)
+        fixed, fixed_seconds = run_suites(cache, Path(scratch) / "fixed.json")
+        extra = ["--t2i-adaptive"] + ([f"--t2i-adaptive-max={args.adaptive_max}"]
+                                      if args.adaptive_max else [])
+        adaptive, adaptive_seconds = run_suites(cache, Path(scratch) / "adaptive.json", *extra)
+        # the checks that can sample adaptively, alone: their images are not hidden by a
+        # fixed-n check that reads the same prompt (an intermit search, an intervention)
+        only = ["-k", " or ".join(ADAPTIVE_KINDS)]
+        subset_fixed, _ = run_suites(cache, Path(scratch) / "subset_fixed.json", *only)
+        subset_adaptive, _ = run_suites(cache, Path(scratch) / "subset_adaptive.json",
+                                        *only, *extra)
+    images_fixed, images_adaptive = images_read(fixed), images_read(adaptive)
+    compared = compare(fixed, adaptive)
+    adaptive_checks = [c for c in compared["checks"] if c["stopped_at"] is not None]
+    result = {
+        "command": " ".join(["python", "benchmarks/adaptive.py", *sys.argv[1:]]),
+        "adaptive_max": args.adaptive_max,
+        "images_fixed": images_fixed,
+        "images_adaptive": images_adaptive,
+        "images_ratio": round(images_adaptive / images_fixed, 4) if images_fixed else None,
+        "verdicts_changed": compared["verdicts_changed"],
+        "statuses_changed": compared["statuses_changed"],
+        "checks_compared": len(compared["checks"]),
+        "adaptive_checks": len(adaptive_checks),
+        "adaptive_checks_images": {  # the images those checks read on their own (their n)
+            "fixed": sum(c["n_fixed"] for c in adaptive_checks),
+            "adaptive": sum(c["n_adaptive"] for c in adaptive_checks)},
+        "adaptive_kinds_only": {  # a run of only the checks of kinds that can stop early
+            "selection": only[1],
+            "images_fixed": images_read(subset_fixed),
+            "images_adaptive": images_read(subset_adaptive),
+            "images_ratio": round(images_read(subset_adaptive) / images_read(subset_fixed), 4)
+            if images_read(subset_fixed) else None,
+            "verdicts_changed": compare(subset_fixed, subset_adaptive)["verdicts_changed"]},
+        "work_fixed": fixed.get("work"),
+        "work_adaptive": adaptive.get("work"),
+        "seconds": {"fixed": round(fixed_seconds, 1), "adaptive": round(adaptive_seconds, 1)},
+        "checks": compared["checks"],
+    }
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

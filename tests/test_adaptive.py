@@ -1,0 +1,287 @@
+"""Adaptive sampling (issue #26): looks at 16, 32, 64 ... images per prompt, intervals spent
+over the looks so that stopping once decided keeps their coverage, rounds batched across
+checks, and a warm rerun that stops at the same look with the same verdict."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pytest_t2ibias._settings import Settings
+from pytest_t2ibias.metrics import jeffreys_interval
+from pytest_t2ibias.metrics.sequential import (
+    betting_share_interval,
+    doubling_looks,
+    per_look_confidence,
+)
+from pytest_t2ibias.plan import Levels, plan_for
+from pytest_t2ibias.suite.load import load_suite
+
+# -- the looks and their levels --------------------------------------------------------------
+
+
+def test_looks_double_from_16_up_to_the_cap():
+    assert doubling_looks(600) == (16, 32, 64, 128, 256, 512, 600)
+    assert doubling_looks(128) == (16, 32, 64, 128)
+    assert doubling_looks(200) == (16, 32, 64, 128, 200)
+    assert doubling_looks(10) == (10,)
+    with pytest.raises(ValueError, match="cap"):
+        doubling_looks(0)
+
+
+def test_alpha_is_spent_evenly_over_the_looks():
+    assert per_look_confidence(0.95, 1, calibration=1) == pytest.approx(0.95)
+    assert per_look_confidence(0.95, 5, calibration=1) == pytest.approx(0.99)
+    assert per_look_confidence(0.95, 5) == pytest.approx(0.995)  # the measured margin: 2K
+    assert Levels(0.95, 0.95).spent_over(5) == Levels(pytest.approx(0.995), pytest.approx(0.995))
+    assert Levels(None, 0.9).spent_over(2) == Levels(None, pytest.approx(0.975))
+    with pytest.raises(ValueError, match="look"):
+        per_look_confidence(0.95, 0)
+
+
+# -- the betting confidence sequence of a share -----------------------------------------------
+
+
+def test_betting_sequence_holds_the_truth_at_every_n_at_the_nominal_rate():
+    """P(some n <= 256 excludes the truth) <= 5%: 300 sequences, every n checked (the
+    running intersection makes the last interval the intersection of all of them)."""
+    rng = np.random.default_rng(3)
+    for p in (0.5, 0.8):
+        ever_excluded = 0
+        for _ in range(300):
+            x = (rng.random(256) < p).astype(int)
+            e = betting_share_interval(x, 0.95)
+            ever_excluded += not e.low <= p <= e.high
+        assert ever_excluded / 300 <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 300)
+
+
+def test_betting_sequence_narrows_and_is_wider_than_one_fixed_n_interval():
+    x = (np.random.default_rng(0).random(600) < 0.3).astype(int)
+    at_100, at_600 = betting_share_interval(x[:100]), betting_share_interval(x)
+    assert at_600.high - at_600.low < at_100.high - at_100.low
+    fixed = jeffreys_interval(int(x.sum()), 600)
+    assert at_600.low <= fixed.low and fixed.high <= at_600.high  # the price of validity
+    assert at_600.low < 0.3 < at_600.high
+    assert betting_share_interval(np.ones(20)).high == 1.0
+    with pytest.raises(ValueError, match="0 or 1"):
+        betting_share_interval(np.array([0, 2]))
+
+
+# -- plans ------------------------------------------------------------------------------------
+
+SUITE = """\
+suite: fair
+defaults: {images_per_prompt: 48, seed: 0}
+prompt: "a photo of a {subject}"
+subjects: [doctor, nurse]
+axes:
+  gender:
+    question: "What is the gender of the person?"
+    choices: [male, female]
+checks:
+  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, confidence: 0.95,
+     images_per_prompt: {max: 256}}
+  - {id: severity, kind: entropy_below, axes: [gender], threshold: 0.2, confidence: 0.95}
+  - {id: ungated, kind: w1_below, axes: [gender], threshold: 0.35}
+"""
+
+
+def _suite(tmp_path, text=SUITE):
+    path = tmp_path / "fair.t2i.yaml"
+    path.write_text(text)
+    return load_suite(path)
+
+
+def test_a_check_asks_for_rounds_with_max_and_the_command_line_can_fix_n(tmp_path):
+    suite = _suite(tmp_path)
+    balance, severity, ungated = suite.checks
+    settings = Settings.standalone()
+    plan = plan_for(settings, suite, balance, adaptive=True)
+    assert plan.looks == (16, 32, 64, 128, 256) and plan.images_per_prompt == 256
+    assert not plan_for(settings, suite, severity, adaptive=True).adaptive
+    fixed = plan_for(Settings.standalone(images_per_prompt=100), suite, balance, adaptive=True)
+    assert (fixed.looks, fixed.images_per_prompt) == ((), 100)
+    everywhere = Settings.standalone(adaptive=True)
+    assert plan_for(everywhere, suite, severity, adaptive=True).looks == (16, 32, 48)
+    assert plan_for(everywhere, suite, ungated, adaptive=True).looks == ()  # no gate, no stop
+    assert plan_for(everywhere, suite, severity, adaptive=False).looks == ()  # kind says no
+    capped = Settings.standalone(adaptive=True, adaptive_max=600)
+    assert plan_for(capped, suite, severity, adaptive=True).looks[-1] == 600
+    twice = Settings.standalone(adaptive=True, adaptive_max=2.0)
+    assert plan_for(twice, suite, severity, adaptive=True).looks == (16, 32, 64, 96)
+
+
+def test_the_cap_is_images_or_a_multiple_of_the_checks_own():
+    from pytest_t2ibias._settings import adaptive_cap
+
+    assert adaptive_cap("600") == 600 and adaptive_cap("2x") == 2.0
+    assert adaptive_cap("1.5X") == 1.5
+    for bad in ("0", "x", "-2x", "lots"):
+        with pytest.raises(ValueError, match="multiple"):
+            adaptive_cap(bad)
+
+
+def test_max_is_refused_where_it_cannot_stop(pytester):
+    pytester.makefile(".t2i.yaml", kinds=SUITE.replace(
+        "  - {id: severity", "  - {id: searched, kind: intermit, priority: {gender: 1}, "
+        "images_per_prompt: {max: 64}}\n  - {id: severity"))
+    result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([("*check 'searched': images_per_prompt: {max: ...} (adaptive "
+                                  "sampling) is supported by *w1_below*not intermit*")])
+    pytester.makefile(".t2i.yaml", kinds=SUITE.replace(
+        "threshold: 0.35}", "threshold: 0.35, images_per_prompt: {max: 64}}"))
+    result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*check 'ungated'*needs confidence:*"])
+    pytester.makefile(".t2i.yaml", kinds=SUITE.replace("{max: 256}", "{most: 256}"))
+    result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*images_per_prompt must be a number, auto, or {max: N}*"])
+
+
+# -- a run ------------------------------------------------------------------------------------
+
+FAKE_WORLD = '''
+import hashlib
+import numpy as np
+import pytest
+from PIL import Image
+
+MALE_SHARE = {"doctor": 0.95, "nurse": 0.5, "teacher": 0.62}
+drawn = []
+
+
+def _male(prompt, seed, index):
+    subject = prompt.split()[-1]
+    digest = hashlib.sha256(f"{prompt}|{seed}|{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2 ** 64 < MALE_SHARE[subject]
+
+
+class Generator:
+    fingerprint = "fake-shares-v1"
+
+    def generate(self, requests):
+        drawn.extend((r.prompt, r.index) for r in requests)
+        return [Image.new("RGB", (4, 4), (255 if _male(r.prompt, r.seed, r.index) else 0,
+                                          r.index % 256, r.index // 256)) for r in requests]
+
+
+class Answerer:
+    fingerprint = "fake-reader-v1"
+
+    def score(self, images, question, choices, statements=None):
+        male = np.array([image.getpixel((0, 0))[0] > 127 for image in images], dtype=float)
+        return np.stack([male, 1 - male], axis=1)
+
+
+@pytest.hookimpl
+def pytest_t2ibias_make_generator(config, model, role):
+    return Generator()
+
+
+@pytest.hookimpl
+def pytest_t2ibias_make_vqa(config, model):
+    return Answerer()
+
+
+def pytest_sessionfinish(session):
+    import json, pathlib
+    pathlib.Path("drawn.json").write_text(json.dumps(sorted(set(map(tuple, drawn)))))
+'''
+
+RUN_SUITE = """\
+suite: shares
+defaults: {images_per_prompt: 200, seed: 0}
+prompt: "a photo of a {subject}"
+subjects: [doctor, nurse, teacher]
+axes:
+  gender:
+    question: "What is the gender of the person?"
+    choices: [male, female]
+checks:
+  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.45, confidence: 0.95,
+     subjects: [doctor, nurse]}
+  - {id: close, kind: w1_below, axes: [gender], threshold: 0.3, confidence: 0.95,
+     subjects: [teacher]}
+"""
+
+
+def _run(pytester, *args):
+    return pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=fake", "--t2i-vqa=fake",
+                              f"--t2i-cache-dir={pytester.path / 'cache'}",
+                              "--t2i-bootstrap=300", "--t2i-json=report.json", *args)
+
+
+def _verdicts(pytester):
+    report = json.loads((pytester.path / "report.json").read_text())
+    return {row["nodeid"].split("::")[-1]: (row["outcome"], row["n"])
+            for row in report["checks"]}
+
+
+def test_adaptive_rounds_stop_once_decided_and_a_warm_rerun_agrees(pytester):
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", shares=RUN_SUITE)
+    fixed = _run(pytester)
+    fixed.assert_outcomes(passed=1, failed=2)
+    fixed_verdicts = _verdicts(pytester)
+    fixed_drawn = len(json.loads((pytester.path / "drawn.json").read_text()))
+    assert fixed_drawn == 3 * 200
+
+    (pytester.path / "cache").rename(pytester.path / "fixed-cache")
+    adaptive = _run(pytester, "--t2i-adaptive")
+    adaptive.assert_outcomes(passed=1, failed=2)
+    verdicts = _verdicts(pytester)
+    drawn = json.loads((pytester.path / "drawn.json").read_text())
+    by_prompt = {}
+    for prompt, index in drawn:
+        by_prompt[prompt] = max(by_prompt.get(prompt, 0), index + 1)
+    # the doctor (95% male) is beyond 0.45 at the first look; the nurse (50/50) is shown
+    # within it after a few; the teacher (W1 0.24 vs 0.3) stays undecided up to the cap
+    assert by_prompt["a photo of a doctor"] == 16
+    assert 16 < by_prompt["a photo of a nurse"] < 200
+    assert by_prompt["a photo of a teacher"] == 200
+    assert len(drawn) == sum(by_prompt.values()) < fixed_drawn
+    assert {k: v[0] for k, v in verdicts.items()} == {k: v[0] for k, v in fixed_verdicts.items()}
+    adaptive.stdout.fnmatch_lines([("*adaptive: stopped at 16 of up to 200 images per prompt "
+                                    "(looks 16); each look's interval at 99.50% so that all 5 "
+                                    "together hold 95%*")])
+
+    rerun = _run(pytester, "--t2i-adaptive")
+    rerun.assert_outcomes(passed=1, failed=2)
+    assert json.loads((pytester.path / "drawn.json").read_text()) == []  # all from the cache
+    assert _verdicts(pytester) == verdicts
+
+
+# -- power planning ---------------------------------------------------------------------------
+
+
+def test_expected_images_of_the_stopping_rule():
+    from pytest_t2ibias.metrics.power import expected_images
+
+    looks = (16, 32, 64, 128)
+    clear = expected_images((0.95, 0.05), 0.35, "w1", (0.5, 0.5), False, 0.95, looks)
+    assert clear[1] == 1.0 and 16 <= clear[0] <= 32  # beyond the limit by the second look
+    balanced, decided = expected_images((0.5, 0.5), 0.35, "w1", (0.5, 0.5), False, 0.95, looks)
+    assert 16 < balanced < 128 and decided > 0.8
+    on_the_limit, decided = expected_images((0.6, 0.4), 0.2, "w1", (0.5, 0.5), False, 0.95, looks)
+    assert on_the_limit > balanced and decided < 0.5
+
+
+def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp_path):
+    from pytest_t2ibias.power import never_passes, plan_item
+
+    suite = _suite(tmp_path, SUITE + """\
+  - {id: zero, kind: w1_below, axes: [gender], threshold: 0.0, confidence: 0.95}
+""")
+    balance, _, ungated, zero = suite.checks
+    settings = Settings.standalone()
+    plan = plan_for(settings, suite, balance, adaptive=True)
+    item = plan_item("balance", balance, suite, suite.axes["gender"], plan, confidence=0.95,
+                     power=0.9)
+    assert "adaptive: expected" in item.note and "at most 256 (looks 16, 32, 64, 128, 256" in item.note
+    assert never_passes(balance) == "" and never_passes(ungated) == ""
+    assert "never passes" in never_passes(zero)
+    spill = _suite(tmp_path, SUITE.replace(
+        "checks:\n", "checks:\n  - {id: spill, kind: is_nonnegative, mitigate: [gender], "
+        "on: [gender], tolerance: 0, confidence: 0.95}\n")).checks[0]
+    assert "tolerance 0 is the no-effect value" in never_passes(spill)

@@ -1,0 +1,48 @@
+"""Coverage under optional stopping (validation/sequential_coverage.py, reduced): looking at
+every round with the fixed-n 95% interval excludes the truth far more often than 5%; the
+intervals adaptive checks use (alpha spent over the looks) do not, and the stopping rule's
+wrong verdicts stay below 5%. The full grid is docs/coverage.md's last section."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("sequential_coverage_script",
+                                                  ROOT / "validation/sequential_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+sequential = _load()
+REPS = 400
+SLACK = 2 * np.sqrt(0.05 * 0.95 / REPS)  # two binomial sd of a 5% rate
+
+
+def test_spent_intervals_hold_the_truth_at_every_look_and_naive_ones_do_not():
+    for truth, shares in (("uniform", [0.5, 0.5]), ("near-threshold", [0.6, 0.4])):
+        row = sequential.distance_row("w1 nominal", shares, truth, REPS, 400, seed=2, cap=128)
+        assert row.looks == [16, 32, 64, 128]
+        assert row.ever_excluded <= 0.05 + SLACK, (truth, row.ever_excluded)
+        assert row.naive_ever_excluded > 0.08, (truth, row.naive_ever_excluded)  # why spend
+        for decision in row.decisions:
+            assert decision.wrong <= 0.05 + SLACK, (truth, decision)
+        far = [d for d in row.decisions if abs(d.threshold - row.true_value) > 0.05]
+        assert all(d.mean_images < 128 for d in far if d.decided > 0.9)
+
+
+def test_betting_and_spent_jeffreys_rows_for_a_share():
+    jeffreys, betting = sequential.share_rows([0.6, 0.4], "near-threshold", REPS, seed=3, cap=128)
+    assert jeffreys.ever_excluded <= 0.05 + SLACK and betting.ever_excluded <= 0.05 + SLACK
+    assert jeffreys.per_look_confidence == 1 - 0.05 / (2 * 4)
+    # a threshold 0.1 from the truth: decided early, rightly
+    (_, fine, biased) = jeffreys.decisions
+    assert fine.wrong == 0 and biased.wrong <= SLACK
+    assert 0.4 < fine.decided <= fine.fixed_decided  # the price of looking: fewer decided at 128

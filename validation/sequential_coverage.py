@@ -1,0 +1,396 @@
+"""Coverage under optional stopping: adaptive checks look after every round of images (16, 32,
+64 ... up to a cap) and stop once decided, so what must hold is that the interval *ever*
+excluding the truth, over every look up to the cap, happens at most 1 - confidence of the
+time; and that the stopping rule fails a truly fine model, or passes a truly biased one, at
+most that often (issue #26; the construction is in ``pytest_t2ibias.metrics.sequential``).
+
+For every metric and truth of docs/coverage.md's grid, draw ``reps`` sequences of answers up
+to the cap, compute the interval at every look, and count:
+
+- ``ever_excluded``: some look's interval, at the spent level 1 - (1 - 0.95)/K, excludes the
+  truth (what adaptive checks use; must be <= 5%);
+- ``naive_ever_excluded``: the same with the fixed-n 95% interval at every look (why the
+  level is spent: this is what looking without it would do);
+- for thresholds at the truth (the worst case: the model is exactly at its limit) and 0.1
+  either side, the stopping rule's outcome: a *wrong* verdict (a fine model, truth <=
+  threshold, failed; a biased one, truth > threshold, passed), decided, and the mean images
+  per prompt it drew, beside the fixed design's decided share at the cap.
+
+Shares are also checked with the betting confidence sequence (``betting_share_interval``,
+valid at every n, not only at the looks). IS[x][y] rows use the profile interval (2 classes,
+a smaller cap and fewer sequences: it is the slowest interval).
+
+    python validation/sequential_coverage.py           # docs/coverage.md section + JSON
+    python validation/sequential_coverage.py --quick   # the unit test's reduced grid
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package
+
+
+def _fixed_n_grid():
+    """validation/coverage.py, by path: its name is also coverage.py's (pytest-cov)."""
+    import importlib.util
+
+    name = "coverage_script"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, Path(__file__).resolve().parent / "coverage.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+TRUTHS = _fixed_n_grid().TRUTHS  # the grid of docs/coverage.md
+IS_TRUTHS = _fixed_n_grid().IS_TRUTHS
+
+from pytest_t2ibias.metrics import intersectional_sensitivity, normalised_w1, severity
+from pytest_t2ibias.metrics.posterior import (
+    _MaxSkew,
+    _PooledSeverity,
+    _PooledW1,
+    interval_from_counts,
+)
+from pytest_t2ibias.metrics.sequential import (
+    betting_share_sequence,
+    doubling_looks,
+    per_look_confidence,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIDENCE = 0.95
+CAP = 600
+IS_CAP = 256
+SECTION = "## Coverage under optional stopping (adaptive sampling)"
+
+
+@dataclass
+class Decision:
+    threshold: float
+    model: str  # "fine" (truth <= threshold) or "biased"
+    wrong: float  # share of sequences whose verdict is wrong (fine failed / biased passed)
+    decided: float  # share decided by the cap
+    mean_images: float  # images per prompt drawn, mean over sequences
+    fixed_decided: float  # the fixed design at n = cap, its 95% interval: share decided
+    fixed_wrong: float
+
+
+@dataclass
+class SequentialRow:
+    metric: str
+    truth: str
+    true_value: float
+    looks: list[int]
+    per_look_confidence: float
+    ever_excluded: float
+    naive_ever_excluded: float
+    reps: int
+    method: str
+    decisions: list[Decision] = field(default_factory=list)
+    bound_ever_excluded: float = float("nan")
+    """The same at 1 - alpha/K (the union bound alone, no calibration): why 2K."""
+
+
+def _statistic(metric: str, n_classes: int):
+    ideal = np.full(n_classes, 1 / n_classes)
+    if metric == "severity":
+        return _PooledSeverity(n_classes), ideal
+    if metric == "max skew":
+        return _MaxSkew(tuple(ideal.tolist())), ideal
+    return _PooledW1(tuple(ideal.tolist()), metric == "w1 ordered"), ideal
+
+
+def _true_value(metric: str, shares: np.ndarray) -> float:
+    statistic, _ = _statistic(metric, len(shares))
+    if metric == "severity":
+        return float(severity(shares))
+    if metric == "max skew":
+        return float(statistic([shares]))
+    return float(normalised_w1(shares, np.full(len(shares), 1 / len(shares)),
+                               metric == "w1 ordered"))
+
+
+def _thresholds(true_value: float, lower_bound: float, upper_bound: float
+                ) -> list[tuple[float, str]]:
+    """At the truth (a fine model on its limit), 0.1 above (fine) and 0.1 below (biased),
+    where the figure can take those values."""
+    chosen = [(true_value, "fine")]
+    if true_value + 0.1 <= upper_bound:
+        chosen.append((true_value + 0.1, "fine"))
+    if true_value - 0.1 >= lower_bound:
+        chosen.append((true_value - 0.1, "biased"))
+    return chosen
+
+
+def _decisions(true_value: float, looks: list[int], lows: np.ndarray, highs: np.ndarray,
+               fixed_low: np.ndarray, fixed_high: np.ndarray, lower_bound: float,
+               upper_bound: float) -> list[Decision]:
+    """The stopping rule on intervals (looks, reps): stop at the first look wholly within
+    (PASS) or beyond (FAIL) the threshold; at the cap, inconclusive if neither."""
+    out = []
+    for threshold, model in _thresholds(true_value, lower_bound, upper_bound):
+        passed = highs <= threshold + 1e-12
+        failed = lows > threshold + 1e-12
+        decided = passed | failed
+        first = np.where(decided.any(axis=0), decided.argmax(axis=0), len(looks) - 1)
+        reps = np.arange(lows.shape[1])
+        decided_any = decided.any(axis=0)
+        passed_at_stop = passed[first, reps] & decided_any
+        failed_at_stop = failed[first, reps] & decided_any
+        wrong = failed_at_stop if model == "fine" else passed_at_stop
+        fixed_pass = fixed_high <= threshold + 1e-12
+        fixed_fail = fixed_low > threshold + 1e-12
+        fixed_wrong = fixed_fail if model == "fine" else fixed_pass
+        out.append(Decision(float(threshold), model, float(wrong.mean()),
+                            float(decided_any.mean()),
+                            float(np.mean(np.asarray(looks)[first])),
+                            float((fixed_pass | fixed_fail).mean()), float(fixed_wrong.mean())))
+    return out
+
+
+def distance_row(metric: str, shares: list[float], truth: str, reps: int, n_draws: int,
+                 seed: int, cap: int = CAP) -> SequentialRow:
+    """One prompt; answers drawn one at a time up to ``cap``; the posterior interval at
+    every look on the answers so far."""
+    p = np.array(shares)
+    looks = list(doubling_looks(cap))
+    level = per_look_confidence(CONFIDENCE, len(looks))
+    statistic, ideal = _statistic(metric, len(p))
+    true_value = _true_value(metric, p)
+    rng = np.random.default_rng([seed, len(p), len(metric), int(1000 * p[0])])
+    labels = rng.choice(len(p), size=(reps, cap), p=p)
+    bounds = {}
+    for name, confidence in (("spent", level), ("naive", CONFIDENCE),
+                             ("bound", per_look_confidence(CONFIDENCE, len(looks), 1))):
+        lows, highs = [], []
+        for n in looks:
+            counts = np.stack([np.bincount(row[:n], minlength=len(p)) for row in labels])[:, None]
+            _, low, high = interval_from_counts(statistic, counts, ideal=ideal,
+                                                confidence=confidence, n_draws=n_draws,
+                                                rng=rng, seed=seed)
+            lows.append(low)
+            highs.append(high)
+        bounds[name] = (np.array(lows), np.array(highs))
+    upper = float(statistic([np.eye(len(p))[0]]))  # the largest value the figure takes
+    return _row(f"{metric} ({len(p)} classes)", truth, true_value, looks, level, bounds, reps,
+                "posterior, alpha spent over the looks", upper)
+
+
+def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int = CAP
+               ) -> list[SequentialRow]:
+    """The first choice's share: Jeffreys at the spent level at every look, and the betting
+    confidence sequence at every n (its running intersection holds all of them)."""
+    from scipy.stats import beta
+
+    p = shares[0]
+    looks = list(doubling_looks(cap))
+    level = per_look_confidence(CONFIDENCE, len(looks))
+    rng = np.random.default_rng([seed, int(1000 * p), 5])
+    x = (rng.random((reps, cap)) < p).astype(int)
+    bounds = {}
+    for name, confidence in (("spent", level), ("naive", CONFIDENCE),
+                             ("bound", per_look_confidence(CONFIDENCE, len(looks), 1))):
+        tail = (1 - confidence) / 2
+        lows, highs = [], []
+        for n in looks:
+            k = x[:, :n].sum(axis=1)
+            lows.append(np.where(k > 0, beta.ppf(tail, k + 0.5, n - k + 0.5), 0.0))
+            highs.append(np.where(k < n, beta.ppf(1 - tail, k + 0.5, n - k + 0.5), 1.0))
+        bounds[name] = (np.array(lows), np.array(highs))
+    jeffreys = _row(f"share ({len(shares)} classes)", truth, p, looks, level, bounds, reps,
+                    "jeffreys, alpha spent over the looks", 1.0)
+    betting_reps = min(reps, 500)
+    sequences = [betting_share_sequence(x[r], CONFIDENCE, at=tuple(looks))
+                 for r in range(betting_reps)]  # the intersection up to n, at every look
+    lows_a = np.array([[e.low for e in seq] for seq in sequences]).T
+    highs_a = np.array([[e.high for e in seq] for seq in sequences]).T
+    betting = _row(f"share ({len(shares)} classes)", truth, p, looks, CONFIDENCE,
+                   {"spent": (lows_a, highs_a),
+                    "naive": (bounds["naive"][0][:, :betting_reps],
+                              bounds["naive"][1][:, :betting_reps])},
+                   betting_reps, "betting CS (every n)", 1.0)
+    return [jeffreys, betting]
+
+
+def is_row(truth: str, reps: int, n_draws: int, seed: int, cap: int = IS_CAP,
+           naive: bool = False) -> SequentialRow:
+    """IS[x][y] (2 classes, profile): the initial prompt and x's two counterfactual prompts,
+    image i of each drawn in order; the entry's interval at every look."""
+    initial, counterfactuals = IS_TRUTHS[truth]
+    ideal = np.full(2, 0.5)
+    true_value = float(normalised_w1(np.array(initial), ideal)
+                       - normalised_w1(np.mean(counterfactuals, axis=0), ideal))
+    looks = list(doubling_looks(cap))
+    level = per_look_confidence(CONFIDENCE, len(looks))
+    rng = np.random.default_rng([seed, 13])
+    choices = {"x": ["a", "b"], "y": ["u", "v"]}
+    bounds = {name: (np.full((len(looks), reps), np.nan), np.full((len(looks), reps), np.nan))
+              for name in ("spent", "naive")}  # naive: the slowest part, only on request
+    for r in range(reps):
+        x0 = rng.choice(2, size=cap)
+        y0 = rng.choice(2, size=cap, p=initial)
+        ys = [rng.choice(2, size=cap, p=cf) for cf in counterfactuals]
+        for j, n in enumerate(looks):
+            last = j == len(looks) - 1  # the fixed design at the cap, for its verdicts
+            for name, confidence in (("spent", level), ("naive", CONFIDENCE))[:1 + (naive or last)]:
+                matrix = intersectional_sensitivity(
+                    {"x": x0[:n], "y": y0[:n]},
+                    {"x": {v: {"x": np.full(n, i), "y": ys[i][:n]} for i, v in enumerate("ab")}},
+                    choices, confidence=confidence, n_resamples=n_draws, seed=r,
+                    interval="profile")
+                entry = matrix.entry("x", "y")
+                bounds[name][0][j, r], bounds[name][1][j, r] = entry.low, entry.high
+    row = _row("IS[x][y] (2 classes)", truth, true_value, looks, level, bounds, reps,
+               "profile, alpha spent over the looks", 1.0, lower_bound=-1.0)
+    if not naive:
+        row.naive_ever_excluded = float("nan")
+    return row
+
+
+def _row(metric, truth, true_value, looks, level, bounds, reps, method, upper,
+         lower_bound: float = 0.0) -> SequentialRow:
+    def ever_excluded(lows, highs):
+        out = (lows > true_value + 1e-9) | (highs < true_value - 1e-9)
+        return float(out.any(axis=0).mean())
+
+    lows, highs = bounds["spent"]
+    naive_lows, naive_highs = bounds["naive"]
+    decisions = _decisions(true_value, looks, lows, highs, naive_lows[-1], naive_highs[-1],
+                           lower_bound, upper)
+    bound = (ever_excluded(*bounds["bound"]) if "bound" in bounds else float("nan"))
+    return SequentialRow(metric, truth, float(true_value), looks, float(level),
+                         ever_excluded(lows, highs), ever_excluded(naive_lows, naive_highs),
+                         int(reps), method, decisions, bound)
+
+
+def run_grid(*, reps: int = 1000, is_reps: int = 150, n_draws: int = 1000, seed: int = 0,
+             quick: bool = False, cap: int = CAP) -> list[SequentialRow]:
+    rows: list[SequentialRow] = []
+    for n_classes, truths in TRUTHS.items():
+        for truth, shares in truths.items():
+            if quick and truth not in ("uniform", "near-threshold"):
+                continue
+            rows.extend(share_rows(shares, truth, reps, seed, cap))
+            metrics = ["w1 nominal", "severity", "max skew"] + (
+                ["w1 ordered"] if n_classes == 3 else [])
+            for metric in metrics:
+                if quick and metric != "w1 nominal":
+                    continue
+                rows.append(distance_row(metric, shares, truth, reps, n_draws, seed, cap))
+    for truth in (["hurts"] if quick else ["all balanced", "helps", "hurts"]):
+        rows.append(is_row(truth, is_reps, n_draws, seed, min(cap, IS_CAP)))
+    return rows
+
+
+def markdown(rows: list[SequentialRow], seconds: float) -> str:
+    flagged = [r for r in rows if r.ever_excluded > 1 - CONFIDENCE]
+    lines = [
+        SECTION,
+        "",
+        ("Written by `python validation/sequential_coverage.py` (do not edit; "
+         "docs/STATISTICS.md, \"Adaptive sampling\", says why). "
+         f"{len(rows)} cells, {seconds:.0f} s. Each row draws `reps` sequences of answers "
+        "up to the cap and computes the interval at every look (looks 16, 32, 64 ... then "
+        "the cap). *ever excluded*: share of sequences whose interval excluded the truth at "
+        "some look, with each look's interval at the spent level (what adaptive checks "
+        "use; must be at most 5%); *naive*: the same with the fixed-n 95% interval at every "
+        "look; *alpha/K*: at 1 - 0.05/K, the union bound without the measured factor 2 "
+        "(`LOOK_CALIBRATION`). The betting rows are valid at every n, so their looks are "
+        "only where they are read. Binomial sd of a 5% rate: 0.7 points at 1000 sequences, "
+        "1.0 at 500, 1.8 at 150."),
+        "",
+        ("| metric | truth | true value | looks | per-look level | ever excluded | alpha/K "
+         "| naive (95% every look) | reps | method |"),
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        flag = " *" if r in flagged else ""
+        lines.append(f"| {r.metric} | {r.truth} | {r.true_value:.3f} | {r.looks[0]}..{r.looks[-1]}"
+                     f" ({len(r.looks)}) | {100 * r.per_look_confidence:.2f}% "
+                     f"| {100 * r.ever_excluded:.1f}%{flag} | {_percent(r.bound_ever_excluded)} "
+                     f"| {_percent(r.naive_ever_excluded)} "
+                     f"| {r.reps} | {r.method} |")
+    lines += [
+        "",
+        f"\\* above 5%: {len(flagged)} of {len(rows)} cells.",
+        "",
+        "### The stopping rule's verdicts",
+        "",
+        ("Stop at the first look whose interval is wholly within the threshold (pass) or "
+         "wholly beyond it (fail); at the cap, inconclusive. *wrong*: a fine model (truth <= "
+         "threshold) failed, or a biased one (truth > threshold) passed; the threshold at "
+         "the truth is the worst case for a fine model. *images*: mean images per prompt "
+         "drawn. *fixed*: the fixed design at n = cap with its 95% interval."),
+        "",
+        ("| metric | truth | true value | threshold | model | wrong | decided | images (cap) "
+         "| fixed decided | fixed wrong | method |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    worst = 0.0
+    for r in rows:
+        for d in r.decisions:
+            worst = max(worst, d.wrong)
+            lines.append(f"| {r.metric} | {r.truth} | {r.true_value:.3f} | {d.threshold:.3f} "
+                         f"| {d.model} | {100 * d.wrong:.1f}% | {100 * d.decided:.1f}% "
+                         f"| {d.mean_images:.0f} ({r.looks[-1]}) | {100 * d.fixed_decided:.1f}% "
+                         f"| {100 * d.fixed_wrong:.1f}% | {r.method} |")
+    lines += ["", f"Largest wrong-verdict rate of the stopping rule: {100 * worst:.1f}%.", ""]
+    return "\n".join(lines)
+
+
+def _percent(share: float) -> str:
+    return "-" if np.isnan(share) else f"{100 * share:.1f}%"
+
+
+def _sd(reps: int) -> float:
+    return 2 * np.sqrt(CONFIDENCE * (1 - CONFIDENCE) / reps)
+
+
+def write_section(path: Path, section: str) -> None:
+    """Replace (or append) this section of docs/coverage.md; the rest is coverage.py's."""
+    text = path.read_text()
+    start = text.find(SECTION)
+    if start >= 0:
+        end = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--is-reps", type=int, default=150)
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--cap", type=int, default=CAP)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "coverage.md")
+    parser.add_argument("--json", type=Path,
+                        default=ROOT / "validation" / "sequential_coverage.json")
+    args = parser.parse_args()
+    start = time.time()
+    rows = run_grid(reps=args.reps, is_reps=args.is_reps, n_draws=args.draws,
+                    quick=args.quick, cap=args.cap)
+    seconds = time.time() - start
+    section = markdown(rows, seconds)
+    write_section(args.markdown, section)
+    args.json.write_text(json.dumps({"confidence": CONFIDENCE, "seconds": seconds,
+                                     "cap": args.cap, "rows": [asdict(r) for r in rows]},
+                                    indent=1))
+    print(section)
+
+
+if __name__ == "__main__":
+    main()
