@@ -224,8 +224,10 @@ def _plan_session_once(first: CheckItem) -> None:
     if session.settings.no_cache and worker:
         return
     from ..prefetch import prefetch
+    from ..reports.progress import PLAN
 
-    prefetch(planned_checks(first.session.items), session.instrument)
+    with session.tally.working_on(PLAN):  # the progress line's bucket for the plan's work
+        prefetch(planned_checks(first.session.items), session.instrument)
 
 
 def _decide_family_once(first: CheckItem) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .._types import Estimate
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
 from ._papers import OPENBIAS
 from ._params import (
     AXIS_LIST,
@@ -90,9 +90,45 @@ def run(ctx: CheckContext) -> Verdict:
                              burden=ctx.plan.burden, label=ctx.subject)
 
 
+def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+    """OpenBias' images, before it runs: each caption's ``images_per_prompt`` asked about
+    every bias proposed for it, and the judge's audit (8 images a class, the class written
+    in). The proposals are the lock file's, else the knowledge base's (an LLM's unknown)."""
+    import json
+
+    from ..locks.openbias import openbias_lock_path
+    from ..methods.openbias import (
+        Proposals,
+        _with_class,
+        caption_subject,
+        load_knowledge_base,
+        propose_biases,
+    )
+
+    params, subject, n = item.check.params, item.subject, item.plan.images_per_prompt
+    captions = [c.replace("{subject}", subject) for c in params.get("captions") or ()] \
+        or [item.suite.prompt_for(subject)]
+    try:
+        entries = json.loads(openbias_lock_path(item.suite.path).read_text())["entries"]
+        proposals = Proposals.from_dict(entries[f"{item.check.id}/{subject}"]["proposals"])
+    except (OSError, ValueError, KeyError, TypeError):  # not locked yet: proposed when it runs
+        proposals = propose_biases(captions, knowledge_base=load_knowledge_base(),
+                                   subject_of=lambda _caption: subject, only=params.get("biases"),
+                                   max_biases=params.get("max_biases"))
+    work = []
+    for bias in proposals.biases:
+        work += [ExpectedImages("candidate", caption, n, (question,))
+                 for caption, question in zip(bias.captions, bias.questions)]
+        audited = bias.captions[0]
+        work += [ExpectedImages("candidate", _with_class(audited, caption_subject(audited), c), 8,
+                                (bias.questions[0],)) for c in bias.classes]
+    return work
+
+
 KIND = CheckKind(
     name="open_set",
     run=run,
+    expected_work=expected_work,
     axes_param=None,
     params=PARAMS,
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "
