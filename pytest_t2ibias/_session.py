@@ -119,9 +119,10 @@ class T2ISession:
         return RunResults()
 
     def progress(self) -> Progress | None:
-        """Generation and scoring progress on stderr: a live bar on a terminal, a line every
-        30 s in a log, one line a phase under -q; None under -qq. An xdist worker writes
-        whole lines tagged with its name (workers share the terminal)."""
+        """Generation and scoring progress: a live bar on a terminal (stderr), a line every
+        30 s in a log and one line a phase under -q (through pytest's reporter, between its
+        lines); None under -qq. An xdist worker writes whole lines tagged with its name on
+        stderr (workers share the terminal)."""
         verbosity = self.config.get_verbosity()
         if verbosity < -1:
             return None

@@ -1,12 +1,15 @@
-"""Progress of generation and scoring, on stderr, in the form the reader can use.
+"""Progress of generation and scoring, in the form the reader can use.
 
-A live bar on a terminal (phase, model, done / total, rate, elapsed, ETA); in a CI log one
-line for the whole run at most every ``every_s`` seconds (done / planned images and answers,
-the current phase, an ETA from the plan's totals: a log of an hour's gate reads as one run,
-not 771 batches), no cursor tricks in a file; one line a phase under ``-q``.
-``RequestLayer`` drives it through ``phase(...)``; the pytest glue chooses the form, and
-nothing is shown at ``-qq``. xdist workers share the controller's terminal: they write
-whole lines (never a live bar) tagged with the worker's name, so none overwrites another.
+A live bar on a terminal (phase, model, done / total, rate, elapsed, ETA, on stderr); in a CI
+log one line for the whole run at most every ``every_s`` seconds (done / expected images and
+answers, the current phase, an ETA: a log of an hour's gate reads as one run, not 771
+batches), written by pytest's terminal reporter between its own lines (``ReporterLines``),
+no cursor tricks in a file; one line a phase under ``-q``. The whole run's total
+(``RunTally``) is the session plan's work and each search's estimate
+(``CheckKind.expected_work``), corrected as checks finish. ``RequestLayer`` drives it
+through ``phase(...)``; the pytest glue chooses the form, and nothing is shown at ``-qq``.
+xdist workers share the controller's terminal: they write whole lines (never a live bar)
+tagged with the worker's name on stderr, so none overwrites another.
 
 The phase names a question, which is user text: it reaches rich only as ``Text``.
 """
