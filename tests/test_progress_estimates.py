@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def fake_world(pytester: pytest.Pytester, *args: str):
     namespace: dict = {}
-    exec(FAKE_WORLD, namespace)
+    exec(FAKE_WORLD, namespace)  # noqa: S102 - the fake world's hooks, as test_intermit
     plugin = _Plugin()
     plugin.pytest_t2ibias_make_generator = namespace["pytest_t2ibias_make_generator"]
     plugin.pytest_t2ibias_make_vqa = namespace["pytest_t2ibias_make_vqa"]
@@ -41,7 +41,7 @@ def test_intermit_estimate_is_within_a_fifth_of_what_it_computes(pytester, tmp_p
                                                                  steps):
     facade = fake_world(pytester)
     path = tmp_path / "fake.t2i.yaml"
-    path.write_text(SUITE + "checks:\n  - {id: mitigate, kind: intermit, epsilon: %s}\n" % epsilon)
+    path.write_text(SUITE + f"checks:\n  - {{id: mitigate, kind: intermit, epsilon: {epsilon}}}\n")
     suite = load_suite(path)
     check = suite.checks[0]
     item = PlannedItem(suite, check, "nurse", None, plan_for(facade.settings, suite, check))
@@ -80,7 +80,7 @@ def estimate_and_run(node: str, tmp_path: Path, *args: str) -> tuple[dict, dict,
                            cwd=REPO, env=env, capture_output=True, text=True, check=True).stdout
     estimate = json.loads(re.search(r"^ESTIMATE (.*)$", found, re.MULTILINE).group(1))
     run = subprocess.run([sys.executable, "-m", "pytest", *common], cwd=REPO, env=env,
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, check=False)
     work = re.search(r"^work: (\d+) images generated, \d+ from cache; (\d+) answers scored",
                      run.stdout, re.MULTILINE)
     assert work is not None, run.stdout[-3000:]
@@ -96,13 +96,18 @@ def test_bgps_estimate_from_its_lock_is_what_it_measures(tmp_path):
 
 
 @pytest.mark.slow
-def test_open_set_estimate_from_its_lock_is_within_a_fifth(tmp_path):
+def test_open_set_estimate_from_its_lock_is_an_upper_bound_within_half_again(tmp_path):
     # The caption's images, asked about each proposed bias, and the judge's audit: 8 images a
-    # class with the class written in.
+    # class with the class written in. (At the suite's 48 images: with a handful the judge
+    # answers a bias' few images alike.) A bias the judge answers alike on every image is not
+    # audited: the toy CLIP does so for the car's material and style, 5 x 8 images less.
     estimate, done, _ = estimate_and_run("example_suites/toy_openset.t2i.yaml::object_biases[car]",
-                                         tmp_path, "--t2i-images-per-prompt=4")
-    assert done["images"] <= estimate["images"] <= 1.2 * done["images"]
-    assert done["answers"] <= estimate["answers"] <= 1.2 * done["answers"]
+                                         tmp_path)
+    assert estimate == {"images": 48 + 10 * 8, "answers": 3 * 48 + 10 * 8}
+    assert done["images"] <= estimate["images"] <= 1.5 * done["images"]
+    # (their 2 x 48 answers were computed and refused as degenerate: not counted as scored)
+    answered = done["answers"] + 2 * 48
+    assert answered <= estimate["answers"] <= 1.5 * answered
 
 
 # -- the log: progress lines between pytest's lines -------------------------------------------
