@@ -173,8 +173,9 @@ def cache_prune_command(args: argparse.Namespace) -> int:
     result = prune(root, older_than_days=args.older_than, max_size=args.max_size,
                    dry_run=args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
-    print(f"cache {root}: {verb} {len(result.removed)} entries ({human_size(result.freed)}); "
-          f"{human_size(result.remaining)} left")
+    print(f"cache {root}: {verb} {len(result.removed)} entries ({human_size(result.freed)} of "
+          f"data, {human_size(result.freed_on_disk)} on disk); {human_size(result.remaining)} "
+          f"left on disk (as du and cache stats count)")
     if result.lock_files:
         print(f"  {verb} {result.lock_files} lock files no process held")
     if result.claimed:
@@ -288,14 +289,15 @@ def build_parser() -> argparse.ArgumentParser:
     prune = cache_commands.add_parser(
         "prune", help="remove the least recently used entries",
         description="Remove cache entries, least recently used first: those unused for "
-        "--older-than DAYS, then more until the cache is at most --max-size. An entry another "
+        "--older-than DAYS, then more until the cache takes at most --max-size on disk (as du "
+        "counts). An entry another "
         "process is computing (its key claimed) is never removed. Everything removed is "
         "computed again by the next run that needs it.")
     prune.add_argument("--older-than", type=_days, default=None, metavar="DAYS",
                        help="remove entries unused for this many days")
     prune.add_argument("--max-size", type=_size, default=None, metavar="SIZE",
-                       help="then remove until the cache holds at most SIZE (500M, 2G; K, M, G "
-                       "are powers of 1024)")
+                       help="then remove until the cache takes at most SIZE on disk, as du and "
+                       "cache stats count (500M, 2G; K, M, G are powers of 1024)")
     prune.add_argument("--locks", action="store_true",
                        help="only remove the lock files no process holds (every prune does)")
     prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")

@@ -52,6 +52,15 @@ class T2ISession:
         shown_per_prompt.set(settings.html_images)
         self.planned_items: list[pytest.Item] = []
         """The collected check items, whose planned work the progress line counts down."""
+        from .reports.progress import RunTally
+
+        self.tally = RunTally()
+        """The run's work, for the progress line: expected when the request layer is built,
+        counted per item (``pytest_runtest_call``) and for the session plan."""
+        self._log_lines: Any = None
+        """``reports.progress.ReporterLines`` when progress goes to a log through pytest."""
+        self._file_ends: set[str] = set()
+        """Node ids after which pytest's line for a file is complete (not the run's last)."""
 
     # -- the family of gated checks: sized at collection, decided by the first check ----------
 
@@ -110,9 +119,10 @@ class T2ISession:
         return RunResults()
 
     def progress(self) -> Progress | None:
-        """Generation and scoring progress on stderr: a live bar on a terminal, a line every
-        30 s in a log, one line a phase under -q; None under -qq. An xdist worker writes
-        whole lines tagged with its name (workers share the terminal)."""
+        """Generation and scoring progress: a live bar on a terminal (stderr), a line every
+        30 s in a log and one line a phase under -q (through pytest's reporter, between its
+        lines); None under -qq. An xdist worker writes whole lines tagged with its name on
+        stderr (workers share the terminal)."""
         verbosity = self.config.get_verbosity()
         if verbosity < -1:
             return None
@@ -129,19 +139,24 @@ class T2ISession:
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
         mode = "summary" if verbosity < 0 else "live" if live else "lines"
-        # the run's totals, for one ETA (#27)
+        # the run's totals, for one ETA (#27): the session plan's and each search's estimate
         from .prefetch import is_planned
         from .reports.progress import planned_work
 
         unplanned = [item.planned().images for item in self.planned_items
-                     if hasattr(item, "planned") and not is_planned(item)]
-        tally = planned_work(_planned(self.planned_items),
-                             sum(images for images in unplanned if images))
+                     if hasattr(item, "planned") and not is_planned(item)
+                     and not _estimates(item)]
+        checks = [(item.nodeid, planned) for item in self.planned_items
+                  if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
+        self.tally.expect(planned_work([planned for _, planned in checks],
+                                       sum(images for images in unplanned if images),
+                                       nodeids=[nodeid for nodeid, _ in checks]))
+        pause = capture.global_and_fixture_disabled if capture else nullcontext
         return TerminalProgress(
-            stream, mode, tally=tally,
-            pause=capture.global_and_fixture_disabled if capture else nullcontext,
+            stream, mode, tally=self.tally, pause=pause,
             before=reporter.ensure_newline if reporter else (lambda: None),
-            name=f"t2ibias[{worker}]" if worker else "t2ibias")
+            name=f"t2ibias[{worker}]" if worker else "t2ibias",
+            write_line=None if mode == "live" else self._log_lines)
 
     def progress_writer(self) -> Callable[[str], None] | None:
         """One line at a time on stderr through a terminal writer, past output capture;
@@ -178,6 +193,19 @@ class T2ISession:
 
             self._family = Family(self.settings.family, gated)
         self.planned_items = list(session.items)  # the progress line's totals (#27)
+        files = [item.nodeid.split("::")[0] for item in session.items]
+        self._file_ends = {item.nodeid for item, file, following
+                           in zip(session.items, files, files[1:]) if file != following}
+        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        if reporter is not None and getattr(self.config, "workerinput", None) is None:
+            from contextlib import nullcontext
+
+            from .reports.progress import ReporterLines
+
+            # a log's progress lines: between pytest's own, on its stream (#27)
+            capture = self.config.pluginmanager.getplugin("capturemanager")
+            self._log_lines = ReporterLines(
+                reporter, pause=capture.global_and_fixture_disabled if capture else nullcontext)
         if self.settings.plan:
             self._write_plan(session)
 
@@ -218,10 +246,29 @@ class T2ISession:
         token = verdict_sink.set(verdicts.append)
         seen = test_sightings.set(item.stash.setdefault(SIGHTINGS, Sightings()))
         try:
-            return (yield)
+            with self.tally.working_on(item.nodeid):  # its work counts against its estimate
+                return (yield)
         finally:
             test_sightings.reset(seen)
             verdict_sink.reset(token)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if self._log_lines is not None:
+            self._log_lines.item_started(nodeid)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self._log_lines is not None and self._log_lines.owed is not None:
+            _, letter, _ = self.config.hook.pytest_report_teststatus(report=report,
+                                                                     config=self.config)
+            if letter:
+                self._log_lines.before_result()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        if self._log_lines is not None and nodeid in self._file_ends:
+            self._log_lines.file_ended()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[Any]:
@@ -381,6 +428,15 @@ def _planned(items: list[pytest.Item]) -> list[Any]:
     """The check items that will run, as the session plan sees them (``as_planned``)."""
     return [planned for item in items
             if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
+
+
+def _estimates(item: pytest.Item) -> bool:
+    """Whether the item's kind estimates its own work (``CheckKind.expected_work``)."""
+    from .kinds import CHECK_KINDS
+
+    check = getattr(item, "check", None)
+    kind = CHECK_KINDS.get(getattr(check, "kind", None))
+    return kind is not None and kind.expected_work is not None
 
 
 def _is_terminal(stream: Any) -> bool:

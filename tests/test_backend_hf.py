@@ -218,3 +218,21 @@ def test_xdist_workers_share_the_cores_unless_the_user_chose(monkeypatch):
         assert _hf.share_cores(environ={"PYTEST_XDIST_WORKER_COUNT": "2"}) is None  # once only
     finally:
         torch.set_num_threads(before)
+
+
+def test_only_transformers_torchvision_fallback_warning_is_dropped_while_a_model_loads(caplog):
+    """The PIL twin is the processor we want on CPU (#27): its fallback warning is noise in
+    every run's log, and only while a model loads; every other warning stays."""
+    import logging
+
+    from pytest_t2ibias.backends._hf import _pil_fallback_quiet
+
+    logger = logging.getLogger("transformers.utils.import_utils")
+    fallback = ("`CLIPImageProcessor` requires torchvision (not installed); falling back to "
+                "`CLIPImageProcessorPil` for backward compatibility.")
+    with caplog.at_level(logging.WARNING, logger="transformers.utils.import_utils"):
+        with _pil_fallback_quiet():
+            logger.warning(fallback)
+            logger.warning("some other trouble")
+        logger.warning(fallback)
+    assert [r.getMessage() for r in caplog.records] == ["some other trouble", fallback]

@@ -184,11 +184,19 @@ def test_prune_removes_least_recently_used_first_and_dry_run_removes_nothing(tmp
     assert [e.path for e in done.removed] == [made["old"], made["probe"]]
     assert not made["old"].exists() and not made["probe"].exists() and made["mid"].exists()
 
-    # then by size: the least recently used go until what is left fits
-    left, mid_size = cache_stats(root).total_size, made["mid"].stat().st_size
+    # then by size on disk (as du and cache stats count): the least recently used go until
+    # what is left fits; the image's index record goes with it
+    from pytest_t2ibias.store.admin import _blocks
+
+    left, mid_size = cache_stats(root).on_disk, made["mid"].stat().st_size
+    mid_disk = _blocks(made["mid"].stat())
+    record = next((root / "index").rglob(f"{made['mid'].stem}*"))
+    record_disk = _blocks(record.stat())
     by_size = prune(root, max_size=left - 1, now=now)
     assert [e.path for e in by_size.removed] == [made["mid"]]
-    assert by_size.remaining == left - mid_size and by_size.freed == mid_size
+    assert by_size.freed == mid_size and by_size.freed_on_disk == mid_disk + record_disk
+    assert by_size.remaining == left - mid_disk - record_disk
+    assert abs(cache_stats(root).on_disk - by_size.remaining) <= 4096 * 4  # emptied folders
     assert made["answer"].exists() and made["corrupt"].exists()
 
     assert main(["cache", "prune", "--max-size", "0", "--dry-run", "--cache-dir", str(root)]) == 0

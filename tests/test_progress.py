@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from pytest_t2ibias._types import ImageRequest
@@ -45,22 +46,50 @@ def test_a_log_gets_one_line_for_the_whole_run_every_interval_not_a_line_a_phase
                         "a line every 30 s)")
     # 200 s of images: a line at 30, 60, ..., 180 s; none per phase, none per batch
     assert len(lines) == 1 + 6
+    # 1.25 s an image; answers, whose rate is not known yet, at a hundredth of that (not free)
     assert lines[1] == ("t2ibias: run: 24/160 images, 0/1600 answers · generating images · "
-                        "toy-sd · 0:30 elapsed, ETA 2:50")
+                        "toy-sd · 0:30 elapsed, ETA 3:10")
     assert lines[3] == ("t2ibias: run: 72/160 images, 0/1600 answers · generating images · "
-                        "toy-sd · 1:30 elapsed, ETA 1:50")  # the whole run's, not the phase's
+                        "toy-sd · 1:30 elapsed, ETA 2:10")  # the whole run's, not the phase's
 
 
 def test_the_eta_counts_each_kind_at_its_own_rate_and_grows_with_unplanned_work():
-    from pytest_t2ibias.reports.progress import RunTally
+    from pytest_t2ibias.reports.progress import PLAN, RunTally
 
     tally = RunTally(planned_images=100, planned_answers=1000)
     assert tally.eta_seconds() is None
-    tally.done.update(images=50, answers=500)
-    tally.seconds.update(images=100.0, answers=5.0)
-    assert tally.eta_seconds() == 50 * 2.0 + 500 * 0.01
-    tally.done["images"] = 120  # a search kind asked for more than the plan named
+    with tally.working_on(PLAN):
+        tally.add("images", 50, 100.0, now=100.0)
+        tally.add("answers", 500, 5.0, now=105.0)
+        assert tally.eta_seconds(now=105.0) == 50 * 2.0 + 500 * 0.01
+        # time spent computing nothing (loading, statistics) stretches the ETA alike
+        assert tally.eta_seconds(now=210.0) == pytest.approx(2 * (50 * 2.0 + 500 * 0.01))
+        tally.add("images", 70, 140.0, now=350.0)  # more than the plan named
     assert tally.total("images") == 120 and tally.describe().startswith("120/120 images")
+
+
+def test_each_search_is_a_bucket_that_grows_past_its_estimate_and_closes_when_it_ends():
+    from pytest_t2ibias.reports.progress import PLAN, RunTally
+
+    tally = RunTally(planned_images=100, planned_answers=0,
+                     expected={"s.yaml::bgps": {"images": 50, "answers": 50},
+                               "s.yaml::intermit": {"images": 300, "answers": 900}})
+    assert tally.planned == {"images": 450, "answers": 950}
+    with tally.working_on(PLAN):
+        tally.add("images", 80, 80.0, now=80.0)  # the Python tests had made 20 of them
+    assert tally.total("images") == 80 + 350  # the plan is done: what it did not make, it won't
+    with tally.working_on("s.yaml::bgps"):
+        tally.add("images", 70, 70.0, now=150.0)  # it found more prompts than its estimate
+        assert tally.total("images") == 80 + 70 + 300  # grown, never "done" before it is
+    with tally.working_on("s.yaml::intermit"):
+        tally.add("images", 200, 200.0, now=350.0)
+        assert tally.left("images") == 100 and tally.eta_seconds(now=350.0) == pytest.approx(
+            100 * 1.0 + 900 * 0.01)
+    # it stopped a step early: the rest of its estimate goes, and the work is done
+    assert tally.total("images") == 350 and tally.eta_seconds(now=350.0) == 0.0
+    with tally.working_on("test_py.py::test_fixture"):  # unknown up front: counted as it goes
+        tally.add("images", 10, 10.0, now=360.0)
+        assert tally.total("images") == 360
 
 
 def test_planned_work_counts_shared_images_once():

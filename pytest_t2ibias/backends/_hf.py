@@ -7,6 +7,7 @@ that cannot be loaded is a :class:`BackendError` naming the model, the option an
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -288,8 +289,32 @@ def load_pretrained(
         weights=weights,
     )
     with loading_errors(path_or_id, kind=kind, origin=origin, offline=offline, diagnose=diagnose,
-                        given=extra), _library_bars_off():
+                        given=extra), _library_bars_off(), _pil_fallback_quiet():
         return loader.from_pretrained(os.fspath(path_or_id), **kwargs, **extra)
+
+
+TORCHVISION_FALLBACK = "requires torchvision (not installed); falling back to"
+"""transformers' warning when an image processor falls back to its PIL twin: on CPU without
+torchvision that twin is the processor we want (the same preprocessing), so the advice to
+install torchvision is noise in every run's log (#27)."""
+
+
+class _NotTheFallbackWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return TORCHVISION_FALLBACK not in record.getMessage()
+
+
+@contextmanager
+def _pil_fallback_quiet() -> Iterator[None]:
+    """Drop that one warning while a model loads (a diffusers pipeline resolves its parts'
+    processor classes then; transformers warns once a process); every other warning stays."""
+    logger = logging.getLogger("transformers.utils.import_utils")
+    quiet = _NotTheFallbackWarning()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
 
 
 @contextmanager
@@ -299,15 +324,15 @@ def _library_bars_off() -> Iterator[None]:
     back as the user had them."""
     turned_off = []
     for library in ("diffusers", "transformers"):
-        logging = sys.modules.get(f"{library}.utils.logging")
-        if logging is not None and logging.is_progress_bar_enabled():
-            logging.disable_progress_bar()
-            turned_off.append(logging)
+        bars = sys.modules.get(f"{library}.utils.logging")
+        if bars is not None and bars.is_progress_bar_enabled():
+            bars.disable_progress_bar()
+            turned_off.append(bars)
     try:
         yield
     finally:
-        for logging in turned_off:
-            logging.enable_progress_bar()
+        for bars in turned_off:
+            bars.enable_progress_bar()
 
 
 @dataclass(frozen=True)

@@ -241,12 +241,15 @@ def _plan_session_once(first: CheckItem) -> None:
              if isinstance(item, CheckItem) and item.as_planned() is not None]
     adaptive = [item for item in items if item.plan.adaptive]
     fixed = [item.as_planned() for item in items if not item.plan.adaptive]
-    if adaptive:
-        _sample_adaptively(config, adaptive, fixed=fixed)
-    else:
-        from ..prefetch import prefetch
+    from ..reports.progress import PLAN
 
-        prefetch(fixed, session.instrument)
+    with session.tally.working_on(PLAN):  # the progress line's bucket for the plan's work
+        if adaptive:
+            _sample_adaptively(config, adaptive, fixed=fixed)
+        else:
+            from ..prefetch import prefetch
+
+            prefetch(fixed, session.instrument)
 
 
 def _sample_adaptively(config: pytest.Config, items: list[CheckItem],

@@ -22,7 +22,15 @@ from . import (
     open_set,
     w1_below,
 )
-from ._base import CHECK_KINDS, CheckContext, CheckKind, Param, PlannedItem, register_check
+from ._base import (
+    CHECK_KINDS,
+    CheckContext,
+    CheckKind,
+    ExpectedImages,
+    Param,
+    PlannedItem,
+    register_check,
+)
 from ._params import COMMON_PARAMS, NUMBER
 
 __all__ = [
@@ -32,6 +40,7 @@ __all__ = [
     "NUMBER",
     "CheckContext",
     "CheckKind",
+    "ExpectedImages",
     "Param",
     "PlannedItem",
     "register_check",

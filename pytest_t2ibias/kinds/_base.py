@@ -90,10 +90,27 @@ class PlannedItem:
     plan: Plan
 
 
+@dataclass(frozen=True)
+class ExpectedImages:
+    """Images a search item expects to compute, and what it asks of each: its share of the
+    run's progress total, known before it runs. ``prompt`` is the prompt when the parameters
+    (or a lock file) name it, so images other checks share count once; a prompt the search
+    will choose is a placeholder no other item uses."""
+
+    role: str | None
+    """The model role generating them; None: images that exist (a labelled folder)."""
+    prompt: str
+    images: int
+    """Images of the prompt (indices 0 .. images - 1 at the item's seed)."""
+    questions: tuple[str, ...] = ()
+    """What is asked of each image (an axis name, a question), one answer each."""
+
+
 Run = Callable[[CheckContext], "Verdict"]
 ImageNeeds = Callable[[PlannedItem], "list[tuple[str, list[str]]]"]
 AxesRead = Callable[[PlannedItem], "list[AxisSpec]"]
 ListedPrompts = Callable[[PlannedItem], "list[tuple[str, str, int]]"]
+ExpectedWork = Callable[[PlannedItem], "list[ExpectedImages]"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +138,10 @@ class CheckKind:
     """Every (role, prompt, images) an item draws that the plan can know, for ``--t2i-plan -v``
     (more than ``image_needs`` where they differ in images a prompt, as OpenBias' judge
     audit); None: ``image_needs``' prompts at the plan's images a prompt."""
+    expected_work: ExpectedWork | None = None
+    """A search kind's estimate of the images and answers one item computes, from its
+    parameters (beam, prompts, steps, images per prompt) and lock file: the run's progress
+    total and ETA count it before the item runs. None: unknown until it runs."""
     power_metric: str | None = None
     """The figure ``metrics.power`` simulates for power planning (``"w1"``, ``"severity"``);
     None: no power model."""

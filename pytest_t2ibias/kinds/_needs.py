@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,3 +36,9 @@ def axis_and_affected(item: PlannedItem) -> list[AxisSpec]:
         return []
     names = [item.axis.name, *affected(item.check, item.suite, item.axis)]
     return [item.suite.axes[y] for y in dict.fromkeys(names)]
+
+
+def questions_of(suite: Suite, axes: Iterable[str]) -> tuple[str, ...]:
+    """What is asked of each image that reads ``axes``: one answer an axis, and the suite's
+    filter (the session plan's count of answers keys them the same way)."""
+    return (*axes, *(("<filter>",) if suite.filter is not None else ()))

@@ -8,8 +8,11 @@ verdict is the method's own (``InterMitResult.verdict``), with the IS matrix it 
 
 from __future__ import annotations
 
+import math
+
 from ..verdict import Verdict
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._needs import questions_of
 from ._papers import BIASCONNECT
 from ._params import COMMON_PARAMS, NUMBER, check_at_least_one, check_priority, check_unit_interval
 from ._verdicts import with_matrix
@@ -39,9 +42,48 @@ def run(ctx: CheckContext) -> Verdict:
     return with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
 
 
+def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+    """Algorithm 1's images, before it runs: the subject's prompt, then per step every
+    remaining axis' counterfactuals of the state (about n images each: a state of m prompts
+    splits n over m x |values| prompts). The steps are a guess: one per prioritised axis
+    (tau is their weighted distance), at most ``max_steps``, most weight first; step 1's
+    prompts are known, later ones are placeholders (the state depends on what was chosen)."""
+    from ..methods.intermit import combination_prompt, normalised_priority, suite_insertions
+
+    suite, subject, n = item.suite, item.subject, item.plan.images_per_prompt
+    params = item.check.params
+    priority = normalised_priority(params.get("priority"), list(suite.axes))
+    questions = questions_of(suite, priority)
+    values = {a: list(spec.choices if spec.counterfactuals_from_llm and not spec.counterfactuals
+                      else spec.counterfactuals)
+              for a, spec in suite.axes.items() if spec.counterfactuals or spec.counterfactuals_from_llm}
+    templated = [a for a in values if suite.axes[a].counterfactuals]
+    insertions = suite_insertions(suite, templated) if templated else {}
+    chosen = sorted((a for a in priority if a in values), key=lambda a: -priority[a])
+    steps = min(params.get("max_steps") or len(suite.axes), max(1, len(chosen)), len(values))
+    chosen += [a for a in values if a not in chosen]
+    work = [ExpectedImages("candidate", suite.prompt_for(subject), n, questions)]
+    state = 1  # prompts in the state
+    for step in range(steps):
+        for axis in chosen[step:]:
+            combos = state * len(values[axis])
+            per_prompt = math.ceil(n / combos)
+            if step == 0 and axis in insertions:
+                work += [ExpectedImages("candidate", combination_prompt(
+                    suite, subject, ((axis, value),), insertions), per_prompt, questions)
+                         for value in values[axis]]
+            else:
+                work.append(ExpectedImages(
+                    "candidate", f"<intermit {item.check.id}/{subject}: step {step + 1}, {axis}>",
+                    combos * per_prompt, questions))
+        state *= len(values[chosen[step]])
+    return work
+
+
 KIND = CheckKind(
     name="intermit",
     run=run,
+    expected_work=expected_work,
     axes_param=None,
     params=PARAMS,
     figure="tau after mitigation",

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._needs import questions_of
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_text_list, check_unit_interval
 from ._verdicts import gate_note, verb_for
 
@@ -78,9 +79,20 @@ def run(ctx: CheckContext) -> Verdict:
                                           label=ctx.label)
 
 
+def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+    """The subject's prompt and the prompt with each phrase appended, the axis read off each."""
+    prompt = item.suite.prompt_for(item.subject)
+    phrases = [*item.check.params["interventions"], *(item.check.params.get("controls") or ())]
+    prompts = [prompt, *(f"{prompt} {p.replace('{subject}', item.subject)}".strip() for p in phrases)]
+    questions = questions_of(item.suite, [item.axis.name] if item.axis else [])
+    return [ExpectedImages("candidate", p, item.plan.images_per_prompt, questions)
+            for p in dict.fromkeys(prompts)]
+
+
 KIND = CheckKind(
     name="intervention_improves",
     run=run,
+    expected_work=expected_work,
     params=PARAMS,
     doc="ENTIGEN: each ethical intervention lowers the diversity score (Eq. 1) of the subject's "
         "images by at least min_improvement (paired seeds)",

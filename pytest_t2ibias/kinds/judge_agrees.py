@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
 from ._papers import SOCIALCF
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_at_least_one, check_unit_interval
 from ._verdicts import gate_note, verb_for
@@ -66,9 +66,30 @@ def run(ctx: CheckContext) -> Verdict:
                                  burden=ctx.plan.burden, label=str(params["folder"]))
 
 
+def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+    """No images to generate (``role`` None: the folder's), an answer per labelled image and
+    axis, and the retrieval question once per image."""
+    import json
+
+    folder = (item.suite.path.parent / item.check.params["folder"]).resolve()
+    try:
+        rows = [json.loads(line) for line in (folder / "index.jsonl").read_text().splitlines()
+                if line.strip()]
+    except (OSError, ValueError):  # the run reports the folder
+        return []
+    where = f"labelled:{folder}"
+    work = [ExpectedImages(None, where, len(rows), ("<retrieval>",))]
+    for name in item.check.params["axes"]:
+        axis = item.suite.axes[name]
+        labelled = sum(1 for row in rows if isinstance(row, dict) and row.get(name) in axis.choices)
+        work.append(ExpectedImages(None, where, labelled, (name,)))
+    return work
+
+
 KIND = CheckKind(
     name="judge_agrees",
     run=run,
+    expected_work=expected_work,
     per_subject=False,
     params=PARAMS,
     doc="the judge (VQA or the axis' classifier) reads the axes off labelled images at least "

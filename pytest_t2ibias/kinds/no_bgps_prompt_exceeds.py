@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..verdict import DEFAULT_BURDEN, FAIL, PASS, Verdict, decide, passes, worst
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._needs import questions_of
 from ._params import (
     BGPS_STATISTICS as STATISTICS,
 )
@@ -215,9 +216,36 @@ def run(ctx: CheckContext) -> Verdict:
                                            label=f"{gate.axis.name}={gate.target}")
 
 
+def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+    """The images the gate measures, before it runs: each found prompt, the λ = 0 baseline's
+    and the neutral prompt, ``images_per_prompt`` each, the target axis read off every one.
+    The lock file names the prompts; without it, ``prompts`` placeholders per search (the
+    search's own UNet forwards are not images and are not counted)."""
+    import json
+
+    from ..locks.bgps import bgps_lock_path
+
+    params, n = item.check.params, item.plan.images_per_prompt
+    questions = questions_of(item.suite, [params["target"]["axis"]])
+    try:
+        entry = json.loads(bgps_lock_path(item.suite.path).read_text())["gates"][item.check.id]
+        searches = {"search": [p["prompt"] for p in entry["search"]["prompts"]],
+                    "baseline": [p["prompt"] for p in (entry.get("baseline") or {}).get("prompts", [])]}
+    except (OSError, ValueError, KeyError, TypeError):  # no lock yet: it will search
+        searched = params.get("prompts") or 5
+        searches = {name: [f"<bgps {item.check.id}: {name} prompt {i + 1}>" for i in range(searched)]
+                    for name in ("search", "baseline")}
+    if params.get("baseline") is False:
+        searches["baseline"] = []
+    prompts = [*searches["search"], *searches["baseline"],
+               params.get("neutral_prompt") or "a photo of a person"]
+    return [ExpectedImages("candidate", prompt, n, questions) for prompt in dict.fromkeys(prompts)]
+
+
 KIND = CheckKind(
     name="no_bgps_prompt_exceeds",
     run=run,
+    expected_work=expected_work,
     axes_param=None,
     per_subject=False,
     params=PARAMS,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
-from ._base import CheckContext, CheckKind, Param, PlannedItem
+from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
 from ._papers import OPENBIAS
 from ._params import (
     AXIS_LIST,
@@ -142,9 +142,41 @@ def run(ctx: CheckContext) -> Verdict:
                              context=params.get("severity") or "context_free")
 
 
+def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+    """OpenBias' images, before it runs: each caption's ``images_per_prompt`` asked about
+    every bias proposed for it, and the judge's audit (``JUDGE_IMAGES`` a class, the class
+    written in). The proposals are the lock file's, else the knowledge base's (an LLM's are
+    unknown until it answers)."""
+    from ..locks.openbias import locked_entry
+    from ..methods.openbias import (
+        JUDGE_IMAGES,
+        audit_prompts,
+        load_knowledge_base,
+        propose_biases,
+    )
+
+    params, subject, n = item.check.params, item.subject, item.plan.images_per_prompt
+    locked = locked_entry(item.suite.path, f"{item.check.id}/{subject}")
+    if locked is not None:
+        proposals = locked[0]
+    else:  # not locked yet: proposed when it runs
+        proposals = propose_biases(captions_of(item.check, item.suite, subject),
+                                   knowledge_base=load_knowledge_base(),
+                                   subject_of=lambda _caption: subject, only=params.get("biases"),
+                                   max_biases=params.get("max_biases"))
+    work = []
+    for bias in proposals.biases:
+        work += [ExpectedImages("candidate", caption, n, (question,))
+                 for caption, question in zip(bias.captions, bias.questions)]
+        work += [ExpectedImages("candidate", prompt, JUDGE_IMAGES, (bias.questions[0],))
+                 for prompt in audit_prompts(bias)]
+    return work
+
+
 KIND = CheckKind(
     name="open_set",
     run=run,
+    expected_work=expected_work,
     axes_param=None,
     params=PARAMS,
     image_needs=needs,

@@ -117,18 +117,27 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
     return proposals
 
 
-def locked_prompts(suite_path: Path, key: str) -> tuple[list[str], list[str]] | None:
-    """A lock entry's captions the LLM wrote and its judge audit's prompts (for the plan: no
-    model, no proposing); None when the lock does not hold ``key`` yet."""
+def locked_entry(suite_path: Path, key: str) -> tuple[Proposals, list[str]] | None:
+    """A lock entry's proposals and the captions the LLM wrote, read without a model (for the
+    plan and the progress total); None when the lock does not hold ``key`` yet."""
     try:
         entry = _read(openbias_lock_path(Path(suite_path)))["entries"].get(key)
         if not entry:
             return None
-        biases = Proposals.from_dict(entry["proposals"]).biases
-        written = [str(c) for c in entry.get("written_captions") or ()]
+        return (Proposals.from_dict(entry["proposals"]),
+                [str(c) for c in entry.get("written_captions") or ()])
     except (LockfileError, OSError, KeyError, TypeError, ValueError):
         return None  # a broken lock is the run's error to report, in full
-    return written, list(dict.fromkeys(p for bias in biases for p in audit_prompts(bias)))
+
+
+def locked_prompts(suite_path: Path, key: str) -> tuple[list[str], list[str]] | None:
+    """A lock entry's captions the LLM wrote and its judge audit's prompts; None when the
+    lock does not hold ``key`` yet."""
+    locked = locked_entry(suite_path, key)
+    if locked is None:
+        return None
+    proposals, written = locked
+    return written, list(dict.fromkeys(p for bias in proposals.biases for p in audit_prompts(bias)))
 
 
 def proposal_llm(lm: Any, max_new_tokens: int | None = None):

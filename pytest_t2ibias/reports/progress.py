@@ -1,12 +1,15 @@
-"""Progress of generation and scoring, on stderr, in the form the reader can use.
+"""Progress of generation and scoring, in the form the reader can use.
 
-A live bar on a terminal (phase, model, done / total, rate, elapsed, ETA); in a CI log one
-line for the whole run at most every ``every_s`` seconds (done / planned images and answers,
-the current phase, an ETA from the plan's totals: a log of an hour's gate reads as one run,
-not 771 batches), no cursor tricks in a file; one line a phase under ``-q``.
-``RequestLayer`` drives it through ``phase(...)``; the pytest glue chooses the form, and
-nothing is shown at ``-qq``. xdist workers share the controller's terminal: they write
-whole lines (never a live bar) tagged with the worker's name, so none overwrites another.
+A live bar on a terminal (phase, model, done / total, rate, elapsed, ETA, on stderr); in a CI
+log one line for the whole run at most every ``every_s`` seconds (done / expected images and
+answers, the current phase, an ETA: a log of an hour's gate reads as one run, not 771
+batches), written by pytest's terminal reporter between its own lines (``ReporterLines``),
+no cursor tricks in a file; one line a phase under ``-q``. The whole run's total
+(``RunTally``) is the session plan's work and each search's estimate
+(``CheckKind.expected_work``), corrected as checks finish. ``RequestLayer`` drives it
+through ``phase(...)``; the pytest glue chooses the form, and nothing is shown at ``-qq``.
+xdist workers share the controller's terminal: they write whole lines (never a live bar)
+tagged with the worker's name on stderr, so none overwrites another.
 
 The phase names a question, which is user text: it reaches rich only as ``Text``.
 """
@@ -16,63 +19,137 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
+if TYPE_CHECKING:  # rich loads with the first line shown: the tally is counted in every run
+    from rich.progress import Progress
 
 Mode = Literal["live", "lines", "summary"]
 
 
-class RunTally:
-    """The whole run's work: planned totals, what was computed, and the seconds it took,
-    per kind (an image costs a hundred answers, so each kind has its own rate)."""
+KINDS = ("images", "answers")
+PLAN = "the session plan"
+"""The bucket of the work ``prefetch`` computes for every planned check at once."""
 
-    def __init__(self, planned_images: int = 0, planned_answers: int = 0) -> None:
-        self.planned = {"images": planned_images, "answers": planned_answers}
-        self.done = {"images": 0, "answers": 0}
+
+class RunTally:
+    """The whole run's work, in buckets: the session plan's (``PLAN``), each search item's
+    (by node id) and whatever else runs (a Python test's fixtures: unknown up front, 0).
+
+    A bucket expects what its estimate says; work done while it is current counts against
+    it. The total is what was done plus what each open bucket still expects, so it grows
+    when a bucket outruns its estimate and shrinks when one finishes early (``close``); the
+    ETA prices what is left at this run's seconds per image and per answer (an image costs
+    a hundred answers), scaled by the time spent outside any computing (loading, the
+    statistics): a run that computes half the time is not nearly done at half its work."""
+
+    def __init__(self, planned_images: int = 0, planned_answers: int = 0, *,
+                 expected: dict[str, dict[str, int]] | None = None) -> None:
+        self.expected = {PLAN: {"images": planned_images, "answers": planned_answers},
+                         **(expected or {})}
+        self.done_in: dict[str, dict[str, int]] = {}
+        self.closed: set[str] = set()
+        self.current = PLAN
         self.seconds = {"images": 0.0, "answers": 0.0}
+        """Seconds spent computing each kind (between one batch's end and the next's)."""
+        self.started: float | None = None
+        """When the first counted work began (the wall time the overhead is measured on)."""
+
+    def expect(self, work: RunTally) -> None:
+        """Take ``work``'s expectations (``planned_work``: known once the run is collected)."""
+        self.expected = dict(work.expected)
+
+    @property
+    def planned(self) -> dict[str, int]:
+        """Everything expected up front, per kind."""
+        return {kind: sum(work.get(kind, 0) for work in self.expected.values()) for kind in KINDS}
+
+    @property
+    def done(self) -> dict[str, int]:
+        return {kind: sum(work[kind] for work in self.done_in.values()) for kind in KINDS}
+
+    def add(self, kind: str, n: int, seconds: float, now: float) -> None:
+        """``n`` of ``kind`` computed in the ``seconds`` up to ``now``, for the current bucket."""
+        if self.started is None:
+            self.started = now - seconds
+        self.done_in.setdefault(self.current, {"images": 0, "answers": 0})[kind] += n
+        self.seconds[kind] += seconds
+
+    @contextmanager
+    def working_on(self, bucket: str) -> Iterator[None]:
+        """Count the work computed meanwhile against ``bucket`` (an item's node id, ``PLAN``);
+        the bucket is closed after: what it did not compute it will not."""
+        previous, self.current = self.current, bucket
+        try:
+            yield
+        finally:
+            self.current = previous
+            self.closed.add(bucket)
+
+    def left(self, kind: str) -> int:
+        """What the open buckets still expect."""
+        done_in = self.done_in
+        return sum(max(work.get(kind, 0) - done_in.get(bucket, {}).get(kind, 0), 0)
+                   for bucket, work in self.expected.items() if bucket not in self.closed)
 
     def total(self, kind: str) -> int:
-        """The plan's total, or what was done when search kinds asked for more."""
-        return max(self.planned[kind], self.done[kind])
+        """Done so far plus what is still expected."""
+        return self.done[kind] + self.left(kind)
 
-    def eta_seconds(self) -> float | None:
-        """Seconds left at this run's rate per kind; None before any rate is known."""
-        left = 0.0
-        known = False
-        for kind in ("images", "answers"):
-            if self.done[kind]:
-                known = True
-                left += (self.total(kind) - self.done[kind]) * self.seconds[kind] / self.done[kind]
-        return left if known else None
+    def eta_seconds(self, now: float | None = None) -> float | None:
+        """Seconds left: what is left of each kind at this run's rate for it, scaled by the
+        share of the wall time spent outside computing; None before any rate is known.
+        A kind with work left and no rate yet is priced as the other (an answer at a
+        hundredth of an image) rather than as free."""
+        done = self.done
+        rate = {kind: self.seconds[kind] / done[kind] for kind in KINDS if done[kind]}
+        if not rate:
+            return None
+        rate.setdefault("answers", rate.get("images", 0.0) / 100)
+        rate.setdefault("images", rate["answers"] * 100)
+        computing = sum(self.seconds.values())
+        wall = now - self.started if now is not None and self.started is not None else computing
+        overhead = max(wall / computing, 1.0) if computing > 0 else 1.0
+        return overhead * sum(self.left(kind) * rate[kind] for kind in KINDS)
 
     def describe(self) -> str:
-        return ", ".join(f"{self.done[kind]}/{self.total(kind)} {kind}"
-                         for kind in ("images", "answers"))
+        return ", ".join(f"{self.done[kind]}/{self.total(kind)} {kind}" for kind in KINDS)
 
 
-def planned_work(planned: Sequence[Any], unplanned_images: int = 0) -> RunTally:
-    """The whole run's images and answers as the session plan will ask them (``prefetch``'s
-    planned kinds), each shared image counted once, plus ``unplanned_images``: what the other
-    kinds' plans say they cost (``--t2i-plan``'s count; answered at the planned kinds' rate
-    per image). Search kinds with no count add theirs as they go."""
+def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
+                 nodeids: Sequence[str] | None = None) -> RunTally:
+    """The whole run's images and answers before anything runs: the session plan's
+    (``prefetch``'s planned kinds, each shared image counted once) and each search item's
+    ``CheckKind.expected_work`` (by its node id, ``nodeids[i]`` for ``planned[i]``; less
+    what is already counted), plus ``unplanned_images``: what the other kinds' plans say they cost
+    (``--t2i-plan``'s count; answered at the planned kinds' rate per image). Python tests
+    add theirs as they go."""
+    from ..kinds import CHECK_KINDS
     from ..prefetch import axes_read, image_needs, is_planned
 
     images: set[tuple] = set()
     answers: set[tuple] = set()
-    for item in planned:
+
+    def count(item: Any, role: str | None, prompt: str, n: int, questions: Sequence[str]
+              ) -> tuple[int, int]:
+        sampling = tuple(sorted(item.plan.sampling.items(), key=lambda kv: kv[0]))
+        model = item.plan.model(role) if role is not None else None
+        new_images = new_answers = 0
+        for index in range(n):
+            image = (model, prompt, item.plan.seed, index, sampling)
+            if role is not None and image not in images:
+                images.add(image)
+                new_images += 1
+            for question in questions:
+                if (image, question) not in answers:
+                    answers.add((image, question))
+                    new_answers += 1
+        return new_images, new_answers
+
+    searches: list[tuple[str, Any]] = []
+    for position, item in enumerate(planned):
         if not is_planned(item):
+            searches.append((nodeids[position] if nodeids else f"item {position}", item))
             continue
         try:
             needs = image_needs(item)
@@ -80,17 +157,27 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0) -> RunTally:
         except Exception:  # noqa: BLE001 - the item's own run reports what is wrong with it
             continue
         questions = read + (["<filter>"] if item.suite.filter is not None else [])
-        sampling = tuple(sorted(item.plan.sampling.items(), key=lambda kv: kv[0]))
         for role, prompts in needs:
-            model = item.plan.model(role)
             for prompt in prompts:
-                for index in range(item.plan.images_per_prompt):
-                    image = (model, prompt, item.plan.seed, index, sampling)
-                    images.add(image)
-                    answers.update((image, question) for question in questions)
+                count(item, role, prompt, item.plan.images_per_prompt, questions)
     per_image = len(answers) / len(images) if images else 1.0
-    return RunTally(len(images) + unplanned_images,
-                    len(answers) + round(unplanned_images * per_image))
+    tally_plan = (len(images) + unplanned_images, len(answers) + round(unplanned_images * per_image))
+    expected: dict[str, dict[str, int]] = {}
+    for nodeid, item in searches:
+        kind = CHECK_KINDS.get(item.check.kind)
+        if kind is None or kind.expected_work is None:
+            continue
+        try:
+            work = kind.expected_work(item)
+        except Exception:  # noqa: BLE001 - an estimate is never worth an error; the run says
+            continue
+        bucket = expected.setdefault(nodeid, {"images": 0, "answers": 0})
+        for each in work:
+            new_images, new_answers = count(item, each.role, each.prompt, each.images,
+                                            each.questions)
+            bucket["images"] += new_images
+            bucket["answers"] += new_answers
+    return RunTally(*tally_plan, expected=expected)
 
 
 def kind_of(what: str) -> str:
@@ -107,7 +194,8 @@ class TerminalProgress:
                  every_s: float = 30.0,
                  name: str = "t2ibias",
                  clock: Callable[[], float] = time.monotonic,
-                 tally: RunTally | None = None) -> None:
+                 tally: RunTally | None = None,
+                 write_line: Callable[[str], None] | None = None) -> None:
         self.stream = stream
         self.mode = mode
         self.pause = pause
@@ -118,6 +206,9 @@ class TerminalProgress:
         self.name = name
         self.clock = clock
         self.tally = tally or RunTally()
+        self.write_line = write_line
+        """Where a log's lines go (``ReporterLines``: pytest's own stream, between its lines);
+        None: ``stream``."""
         self._run_started = self._last_run_line = 0.0  # set when the first phase begins
         self._running = False
 
@@ -127,7 +218,8 @@ class TerminalProgress:
         title = f"{what} · {model}" if model else what
         started = self.clock()
         done = 0
-        with self.pause():
+        # a live bar holds the terminal for the phase; a log's lines lift capture as they write
+        with self.pause() if self.mode == "live" else nullcontext():
             if self.mode == "live":
                 self.before()
                 with _live_bar(self.stream) as bar:
@@ -145,7 +237,6 @@ class TerminalProgress:
                     self._running = True
                     self._run_started = self._last_run_line = started
                     if self.mode == "lines":
-                        self.before()
                         self._line(f"run: {self.tally.describe()} planned (before the cache; "
                                    f"a line every {self.every_s:g} s)")
                 last_advance = started
@@ -154,12 +245,10 @@ class TerminalProgress:
                     nonlocal done, last_advance
                     done += n
                     now = self.clock()
-                    self.tally.done[kind] += n
-                    self.tally.seconds[kind] += now - last_advance
+                    self.tally.add(kind, n, now - last_advance, now)
                     last_advance = now
                     if self.mode == "lines" and now - self._last_run_line >= self.every_s:
                         self._last_run_line = now
-                        self.before()
                         self._line(self._run_line(title, now))
 
                 yield advance
@@ -168,35 +257,146 @@ class TerminalProgress:
                 self._line(f"{title}: {done}/{total} in {_clock(elapsed)} ({_rate(done, elapsed)})")
 
     def _run_line(self, title: str, now: float) -> str:
-        eta = self.tally.eta_seconds()
+        eta = self.tally.eta_seconds(now)
         elapsed = now - self._run_started
         return (f"run: {self.tally.describe()} · {title} · {_clock(elapsed)} elapsed, "
                 f"ETA {'?' if eta is None else _clock(eta)}")
 
     def _line(self, line: str) -> None:
+        if self.mode != "live" and self.write_line is not None:
+            self.write_line(f"{self.name}: {line}")
+            return
+        with self.pause() if self.mode != "live" else nullcontext():
+            if self.mode != "live":
+                self.before()
+            self._print(line)
+
+    def _print(self, line: str) -> None:
+        from rich.console import Console
+        from rich.text import Text
+
         console = Console(file=self.stream, highlight=False, soft_wrap=True,
                           force_terminal=self.mode == "live", no_color=self.mode != "live")
         console.print(Text(f"{self.name}: ", style="bold") + Text(line))
 
 
+class ReporterLines:
+    """A log's progress lines written by pytest's terminal reporter, on its stream and
+    between its lines, never inside one. pytest's line of results for a file is ended
+    first; a line due while it holds results waits for the file to end (``file_ended``), at
+    most ``hold_s``. A line written mid-file is followed by the file's name again before the
+    next result, as pytest does after its own live logging; under ``-q`` (no file names) the
+    results simply go on below it."""
+
+    def __init__(self, reporter: Any, *, pause: Callable[[], AbstractContextManager] = nullcontext,
+                 hold_s: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.reporter = reporter
+        self.pause = pause
+        self.hold_s = hold_s
+        self.clock = clock
+        self.pending: tuple[str, float] | None = None
+        self.owed: str | None = None
+        """The running test's node id when its file's name must be written again before its
+        result (our line is left open until then: pytest's name starts with a newline)."""
+        self.running: str | None = None
+        self._header: tuple[Any, int] | None = None  # (file, line width right after its name)
+
+    def __call__(self, text: str) -> None:
+        held_since = self.pending[1] if self.pending else self.clock()
+        if self._results_on_line() and self.clock() - held_since < self.hold_s:
+            self.pending = (text, held_since)  # the newest figures, once the file's line ends
+            return
+        self._write(text, resume=self.running)
+
+    def item_started(self, nodeid: str) -> None:
+        """After pytest wrote a test's start (its file's name, for the first of a file, or
+        after our line)."""
+        self.running, self.owed = nodeid, None
+        tw = getattr(self.reporter, "_tw", None)
+        file = self.reporter.currentfspath
+        if tw is not None and file is not None and (self._header is None or self._header[0] != file):
+            self._header = (file, tw.width_of_current_line)
+
+    def before_result(self) -> None:
+        """pytest is about to write a result: its file's name first, if our line ended it."""
+        if self.owed is not None:
+            nodeid, self.owed = self.owed, None
+            with self.pause():
+                self.reporter.write_fspath_result(nodeid, "")  # a newline, then the name
+                self._header = (self.reporter.currentfspath, self.reporter._tw.width_of_current_line)
+
+    def file_ended(self) -> None:
+        """pytest's line for a file is complete (not the run's last): a held line goes out
+        now, after the file's percentage; the next file's name starts on a line of its own."""
+        self.running = None
+        if self.pending is not None:
+            fill = getattr(self.reporter, "_write_progress_information_filling_space", None)
+            if fill is not None and getattr(self.reporter, "_show_progress_info", False) \
+                    and self.reporter.currentfspath is not None:
+                with self.pause():
+                    fill()  # what pytest writes when the next file starts
+            self._write(self.pending[0], resume=None)
+
+    def _results_on_line(self) -> bool:
+        tw = getattr(self.reporter, "_tw", None)
+        file = self.reporter.currentfspath
+        if tw is None or file is None:
+            return False
+        start = self._header[1] if self._header is not None and self._header[0] == file else 0
+        return tw.width_of_current_line > start
+
+    def _write(self, text: str, *, resume: str | None) -> None:
+        self.pending = None
+        reporter = self.reporter
+        tw = getattr(reporter, "_tw", None)
+        with self.pause():
+            if tw is None:  # not pytest's reporter as we know it: a whole line of its own
+                reporter.write_line(text)
+                return
+            if reporter.currentfspath is not None:
+                reporter.ensure_newline()  # ends pytest's line (a file's name only, or results)
+            elif tw.width_of_current_line:
+                tw.line()  # our own open line, or -q's results
+            if reporter.showlongtestinfo:  # -v: pytest starts each test's line afresh
+                tw.write(text, flush=True)
+            elif reporter.showfspath:  # the file's name comes back before the next result
+                tw.write(text, flush=True)
+                self.owed = resume
+            else:  # -q: the results go on below
+                tw.line(text)
+                tw.flush()
+
+
 def _live_bar(stream: IO[str]) -> Progress:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(f"{task.speed:.2f}/s" if task.speed else "-/s", style="progress.data.speed")
+
     console = Console(file=stream, force_terminal=True, highlight=False)
     return Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        _RateColumn(),
+        RateColumn(),
         TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),
         console=console,
         transient=True,  # the phase's one-line summary replaces the bar
     )
-
-
-class _RateColumn(ProgressColumn):
-    def render(self, task: Task) -> Text:
-        return Text(f"{task.speed:.2f}/s" if task.speed else "-/s", style="progress.data.speed")
 
 
 def _rate(done: int, seconds: float) -> str:

@@ -77,12 +77,15 @@ class Pruned:
     claimed: list[Entry] = field(default_factory=list)
     """Entries it chose but left: another process held their key's claim."""
     remaining: int = 0
-    """Bytes left in the cache afterwards."""
+    """Bytes left on disk afterwards, as ``du`` (and ``cache stats``) counts them."""
     lock_files: int = 0
     """Lock files no process held, removed (or, dry, that would be)."""
+    freed_on_disk: int = 0
+    """Disk bytes the removed entries took (with their images' index records)."""
 
     @property
     def freed(self) -> int:
+        """Data bytes of the removed entries."""
         return sum(entry.size for entry in self.removed)
 
 
@@ -129,17 +132,18 @@ def cache_stats(root: Path) -> CacheStats:
     """Entries and bytes by kind, and the least and most recently used entry's time."""
     found = entries(root)
     used = [entry.used for entry in found]
-    on_disk, lock_files = _walk_disk(Path(root))
+    on_disk, lock_files, _ = _walk_disk(Path(root))
     return CacheStats(Path(root), {k: sum(e.kind == k for e in found) for k in KINDS},
                       {k: sum(e.size for e in found if e.kind == k) for k in KINDS},
                       min(used, default=None), max(used, default=None),
                       on_disk=on_disk, lock_files=lock_files)
 
 
-def _walk_disk(root: Path) -> tuple[int, int]:
-    """Bytes ``du`` would count under ``root`` (each inode once), and the lock files there."""
+def _walk_disk(root: Path) -> tuple[int, int, int]:
+    """Bytes ``du`` would count under ``root`` (each inode once), the lock files there and
+    their bytes."""
     seen: set[tuple[int, int]] = set()
-    total = locks = 0
+    total = locks = lock_bytes = 0
     for folder, _, names in os.walk(root):
         for path in [folder, *(os.path.join(folder, name) for name in names)]:
             try:
@@ -149,8 +153,10 @@ def _walk_disk(root: Path) -> tuple[int, int]:
             if (stat.st_dev, stat.st_ino) not in seen:
                 seen.add((stat.st_dev, stat.st_ino))
                 total += _blocks(stat)
+                if path.endswith(".lock"):
+                    lock_bytes += _blocks(stat)
         locks += sum(name.endswith(".lock") for name in names)
-    return total, locks
+    return total, locks, lock_bytes
 
 
 def _blocks(stat: os.stat_result) -> int:
@@ -178,28 +184,44 @@ def remove_stale_locks(root: Path, *, dry_run: bool = False) -> int:
 
 def prune(root: Path, *, older_than_days: float | None = None, max_size: int | None = None,
           dry_run: bool = False, now: float | None = None) -> Pruned:
-    """Remove entries unused for ``older_than_days``, then the least recently used until the
-    cache holds at most ``max_size`` bytes; ``dry_run`` says what would go and removes nothing.
-    Each image or answer is removed holding its claim; one claimed elsewhere is kept."""
+    """Remove the lock files no process holds and entries unused for ``older_than_days``,
+    then the least recently used until the cache takes at most ``max_size`` bytes on disk
+    (as ``du`` and ``cache stats`` count: thousands of small files take far more than their
+    data); ``dry_run`` says what would go and removes nothing. Each image or answer is
+    removed holding its claim; one claimed elsewhere is kept."""
     now = time.time() if now is None else now
-    found = entries(root)
-    total = sum(entry.size for entry in found)
-    cache = Cache(Path(root))
     result = Pruned()
+    result.lock_files = remove_stale_locks(root, dry_run=dry_run)
+    found = entries(root)
+    total, _, lock_bytes = _walk_disk(Path(root))
+    if dry_run:
+        total -= lock_bytes  # as if they were gone (a held one stays: a little more is left)
+    cache = Cache(Path(root))
     cutoff = None if older_than_days is None else now - older_than_days * 86400
     for entry in sorted((e for e in found if e.prunable), key=lambda e: (e.used, str(e.path))):
         too_old = cutoff is not None and entry.used < cutoff
         too_big = max_size is not None and total > max_size
         if not (too_old or too_big):
             continue
+        freed = entry.disk + _record_blocks(entry)
         if _remove(cache, entry, dry_run):
             result.removed.append(entry)
-            total -= entry.size
+            result.freed_on_disk += freed
+            total -= freed
         else:
             result.claimed.append(entry)
-    result.remaining = total
-    result.lock_files = remove_stale_locks(root, dry_run=dry_run)
+    result.remaining = max(total, 0)
     return result
+
+
+def _record_blocks(entry: Entry) -> int:
+    """Disk bytes of an image's index record (removed with it)."""
+    if entry.kind != "images" or not entry.key:
+        return 0
+    try:
+        return _blocks(os.lstat(index_path(entry.path.parents[2], entry.key)))
+    except OSError:  # an image from before the index
+        return 0
 
 
 def _remove(cache: Cache, entry: Entry, dry_run: bool) -> bool:
