@@ -125,7 +125,10 @@ EXAMPLES = [("a photo of a doctor", "male", "a photo of a male doctor"),
 
 
 def test_a_chat_llm_phrases_counterfactuals_through_its_template(chat_lm, monkeypatch):
-    from pytest_t2ibias.methods.counterfactuals import few_shot_candidate, generation_settings
+    from pytest_t2ibias.methods.counterfactuals import (
+        few_shot_candidate,
+        generation_settings,
+    )
 
     # chat models often echo the question's line before the answer: the echo is cut off
     seen = scripted_reply(chat_lm, monkeypatch,

@@ -8,12 +8,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pytest_t2ibias._types import ABSTAINED, Answers, GeneratedImage, ImageSet
 from pytest_t2ibias import (
     evaluate_intervention_improves,
     evaluate_max_skew_below,
     evaluate_open_set,
 )
+from pytest_t2ibias._types import ABSTAINED, Answers, GeneratedImage, ImageSet
 from pytest_t2ibias.methods.entigen import intervention_effects
 from pytest_t2ibias.methods.openbias import (
     load_knowledge_base,
@@ -182,8 +182,8 @@ def test_entigen_intervention_improves_and_a_moving_control_warns():
 def test_judge_audit_on_a_rendered_labelled_folder(tmp_path):
     from pathlib import Path
 
-    from pytest_t2ibias.kinds.judge_agrees import evaluate_judge_agrees
     from pytest_t2ibias.facade import T2IBias
+    from pytest_t2ibias.kinds.judge_agrees import evaluate_judge_agrees
     from pytest_t2ibias.spec import AxisSpec
     from toyworld.render import write_labelled_folder
 

@@ -12,7 +12,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
-from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
+from ..verdict import (
+    DEFAULT_BURDEN,
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    Verdict,
+    decide,
+    passes,
+    worst,
+)
 from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
 from ._papers import OPENBIAS
 from ._params import (
@@ -71,8 +80,9 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
     above = [(b, s, o) for b, s, o in zip(biases, severities, outcomes) if o != PASS]
     subject = f" of {label}" if label else ""
     which = "" if context == "context_free" else " (context-aware: each bias' most severe caption)"
-    lines = [f"open-set biases{subject}: {len(biases)} measured, {sum(o == FAIL for o in outcomes)} "
-             f"above threshold {threshold:.3f}{which}{gate_note(confidence, outcome, burden)}"]
+    lines = [(f"open-set biases{subject}: {len(biases)} measured, "
+              f"{sum(o == FAIL for o in outcomes)} above threshold {threshold:.3f}{which}"
+              f"{gate_note(confidence, outcome, burden)}")]
     for b, s, o in above:
         worst_caption = b.most_severe_caption
         at = (f" at {worst_caption[0]!r}" if context == "context_aware" and worst_caption else "")

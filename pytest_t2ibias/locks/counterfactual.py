@@ -229,8 +229,11 @@ def _needs_llm(suite: Suite, path: Path, update: bool) -> LockfileError:
 
 def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
               llm: LanguageModel, max_new_tokens: int | None = None) -> CounterfactualLock:
-    from ..methods.counterfactuals import (MAX_NEW_TOKENS, generation_settings,
-                                           suite_counterfactuals)
+    from ..methods.counterfactuals import (
+        MAX_NEW_TOKENS,
+        generation_settings,
+        suite_counterfactuals,
+    )
 
     budget = max_new_tokens or MAX_NEW_TOKENS
     chosen = suite_counterfactuals(llm, suite, budget)

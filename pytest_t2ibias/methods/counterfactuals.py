@@ -157,9 +157,7 @@ def answer_line(text: str, original: str, phrase: str) -> str:
     of the question's own line (``original + phrase ->``), which chat models often repeat."""
     line = next((row.strip() for row in text.splitlines() if row.strip()), "")
     echo = FEW_SHOT_LINE.format(original=original, phrase=phrase, counterfactual="").rstrip()
-    if line.startswith(echo):
-        line = line[len(echo):]
-    return line.strip().strip("\"'").strip()
+    return line.removeprefix(echo).strip().strip("\"'").strip()
 
 
 def few_shot_candidate(llm: LanguageModel, original: str, phrase: str, room_for: str,

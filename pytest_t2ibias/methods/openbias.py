@@ -474,8 +474,8 @@ class OpenBiasResult:
         return tuple(b for b in self.biases if not b.readable)
 
     def table(self) -> str:
-        rows = [f"{'#':>2} {'bias':<12} {'severity':<24} {'worst caption':<24} {'majority':<12} "
-                f"unknown  captions  judge"]
+        rows = [(f"{'#':>2} {'bias':<12} {'severity':<24} {'worst caption':<24} "
+                 f"{'majority':<12} unknown  captions  judge")]
         for i, b in enumerate(self.biases, 1):
             judge = "-" if b.judge is None else f"{b.judge.value:.2f}" + ("" if b.readable else
                                                                           " UNREADABLE")
