@@ -22,7 +22,7 @@ many images the prompt had.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -91,17 +91,23 @@ def with_gallery(verdict: Verdict, sightings: Sightings | None) -> Verdict:
 
 
 def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool = False,
-                   decisive: bool = True) -> Verdict:
+                   decisive: bool | Collection[str] = True) -> Verdict:
     """``verdict`` made inconclusive when its prompts had words the generator never read
     (``backends.vocabulary``): two unknown subjects read as the same ``<unk>`` give the same
     images, and a tight interval on them says nothing about either (issue #27). ``strict``
-    (``--t2i-strict-prompts``): an ``UnreadPrompt`` error instead. ``decisive`` False (prompts
-    a search or an LLM chose, not the suite's subjects): flagged in the figures only, since
-    the check is about which prompts the model responds to, read or not."""
+    (``--t2i-strict-prompts``): an ``UnreadPrompt`` error instead. ``decisive``: which unread
+    prompts decide that — all (True), none (False: prompts a search or an LLM chose, flagged
+    in the figures only, since the check is about which prompts the model responds to, read
+    or not), or those in a collection (the suite's own prompts, not the ones a method wrote
+    around them, such as OpenBias' judge audit); every unread prompt is flagged."""
     if not unread:
         return verdict
-    if not decisive:
-        return replace(verdict, figures={**verdict.figures, "unread_prompts": dict(unread)})
+    flagged = replace(verdict, figures={**verdict.figures, "unread_prompts": dict(unread)})
+    if decisive is not True:
+        unread = {prompt: why for prompt, why in unread.items()
+                  if decisive is not False and prompt in decisive}
+        if not unread:
+            return flagged
     from .verdict import INCONCLUSIVE, passes
 
     said = "; ".join(f"{prompt!r}: {why}" for prompt, why in unread.items())
@@ -112,8 +118,8 @@ def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool 
                            f"(--t2i-strict-prompts)")
     message = (f"inconclusive: the generator cannot read its prompts whole, so the figure is "
                f"about what it read instead: {said}\n{verdict.message}")
-    return replace(verdict, passed=passes(INCONCLUSIVE, verdict.burden), outcome=INCONCLUSIVE,
-                   message=message, figures={**verdict.figures, "unread_prompts": dict(unread)})
+    return replace(flagged, passed=passes(INCONCLUSIVE, verdict.burden), outcome=INCONCLUSIVE,
+                   message=message)
 
 
 def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:

@@ -101,3 +101,22 @@ def test_prompts_a_search_chose_are_flagged_without_changing_the_verdict():
     assert flagged.figures["unread_prompts"] == unread
     judged = unread_prompts(verdict, unread)
     assert not judged.passed and judged.outcome == "inconclusive"
+
+
+def test_only_the_suites_own_prompts_decide_the_rest_are_flagged():
+    """OpenBias' judge audit writes prompts around the suite's ("a photo of an accountant in
+    informal clothes"): a word of theirs the model cannot read is flagged, not a reason to
+    call the suite's check inconclusive."""
+    from pytest_t2ibias._types import Estimate
+    from pytest_t2ibias.figures import unread_prompts
+    from pytest_t2ibias.verdict import Verdict
+
+    verdict = Verdict(True, "open_set", Estimate(0.05, 0.0, 0.18, 48), 0.35, "ok")
+    audit = {"a photo of an accountant in informal clothes": "informal unknown to tokenizer"}
+    own = {"a photo of an accountant"}
+    flagged = unread_prompts(verdict, audit, decisive=own, strict=True)
+    assert flagged.outcome == "pass" and flagged.figures["unread_prompts"] == audit
+    both = {**audit, "a photo of an accountant": "accountant unknown to tokenizer"}
+    judged = unread_prompts(verdict, both, decisive=own)
+    assert judged.outcome == "inconclusive" and judged.figures["unread_prompts"] == both
+    assert "informal" not in judged.message.split("\n")[0]  # the deciding prompt is named

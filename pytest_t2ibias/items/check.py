@@ -77,12 +77,10 @@ class CheckItem(pytest.Item):
         if self.plan.adaptive:
             verdict = _with_rounds(verdict, self.plan)
         # issue #27: words the generator never read make no verdict (figures.unread_prompts);
-        # only the suite's own prompts decide that (a planned kind's), not a search's finds
-        from ..prefetch import is_planned
-
-        own_prompts = is_planned(self)
-        verdict = unread_prompts(verdict, sightings.unread, decisive=own_prompts,
-                                 strict=session.settings.strict_prompts and own_prompts)
+        # only the suite's own prompts decide that (those a planned kind names up front), not
+        # a search's finds nor the prompts a method writes around them (a judge audit's)
+        verdict = unread_prompts(verdict, sightings.unread, decisive=self._own_prompts(),
+                                 strict=session.settings.strict_prompts)
         shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
         reported = self.stash.get(VERDICTS, [])
         for i, earlier in enumerate(reported):
@@ -94,6 +92,15 @@ class CheckItem(pytest.Item):
         self.verdict = shown
         if not shown.passed:
             raise CheckFailed(shown)
+
+    def _own_prompts(self) -> set[str]:
+        """The prompts this item's kind names up front (``image_needs``): the suite's own."""
+        from ..prefetch import image_needs, is_planned
+
+        planned = self.as_planned()
+        if planned is None or not is_planned(planned):
+            return set()
+        return {prompt for _, prompts in image_needs(planned) for prompt in prompts}
 
     def evaluate(self, gate: float | None, sightings: Sightings | None = None,
                  plan: Plan | None = None) -> Verdict:
