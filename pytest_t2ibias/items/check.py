@@ -94,13 +94,16 @@ class CheckItem(pytest.Item):
             raise CheckFailed(shown)
 
     def _own_prompts(self) -> set[str]:
-        """The prompts this item's kind names up front (``image_needs``): the suite's own."""
+        """The prompts this item's kind names up front (``image_needs``): the suite's own,
+        its ``counterfactuals: llm`` axes phrased from the lock file the check just read."""
         from ..prefetch import image_needs, is_planned
 
         planned = self.as_planned()
         if planned is None or not is_planned(planned):
             return set()
-        return {prompt for _, prompts in image_needs(planned) for prompt in prompts}
+        phrased = replace(planned, suite=session_of(self.config).locks.phrase(self.suite,
+                                                                               self.subject))
+        return {prompt for _, prompts in image_needs(phrased) for prompt in prompts}
 
     def evaluate(self, gate: float | None, sightings: Sightings | None = None,
                  plan: Plan | None = None) -> Verdict:
