@@ -120,8 +120,8 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
                  nodeids: Sequence[str] | None = None) -> RunTally:
     """The whole run's images and answers before anything runs: the session plan's
     (``prefetch``'s planned kinds, each shared image counted once) and each search item's
-    ``CheckKind.expected_work`` (by its node id, ``nodeids[i]`` for ``planned[i]``; less
-    what is already counted), plus ``unplanned_images``: what the other kinds' plans say they cost
+    ``CheckKind.expected_work`` (by its node id, ``nodeids[i]`` for ``planned[i]``; a planned
+    kind may declare one too for what its plan does not name; less what is already counted), plus ``unplanned_images``: what the other kinds' plans say they cost
     (``--t2i-plan``'s count; answered at the planned kinds' rate per image). Python tests
     add theirs as they go."""
     from ..kinds import CHECK_KINDS
@@ -148,8 +148,12 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
 
     searches: list[tuple[str, Any]] = []
     for position, item in enumerate(planned):
-        if not is_planned(item):
+        kind = CHECK_KINDS.get(item.check.kind)
+        if not is_planned(item) or (kind is not None and kind.expected_work is not None):
+            # a search, or a planned kind that does more than its plan names (open_set's
+            # judge audit): its estimate, less what the plan counts, in its own bucket
             searches.append((nodeids[position] if nodeids else f"item {position}", item))
+        if not is_planned(item):
             continue
         try:
             needs = image_needs(item)
