@@ -8,8 +8,8 @@ A log with a wall-clock time on every line is needed, which ``run`` makes::
 
 ``eta_example_run_cold.log`` beside this file is the example run (README's command) cold, into
 a fresh cache, on a mostly idle 2-core machine, recorded this way at the end of session 7:
-1,010 s, 30 progress lines, none inside pytest's; the ETA's error at 25/50/75% was +0, +67
-and +51 s. (The first recording, on a loaded machine while the estimates were 4-12% high,
+895 s, 26 progress lines, none inside pytest's; the ETA's error at 25/50/75% was -113, +55
+and +46 s. (The first recording, on a loaded machine while the estimates were 4-12% high,
 gave -318, -443 and -222 s; before the search kinds were estimated, -639, -749, -381 s.)
 
 Each line of LOG is ``<unix seconds> <text>``; ``START`` and ``END`` lines bracket the run. The
