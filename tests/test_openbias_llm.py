@@ -35,18 +35,8 @@ def chat_lm(tmp_path_factory):
 @pytest.fixture
 def scripted(chat_lm, monkeypatch):
     """``chat_lm`` whose greedy generation writes REPLY then EOS, within max_new_tokens."""
-    import torch
-
-    seen = []
-    reply_ids = chat_lm.tokenizer(REPLY, add_special_tokens=False)["input_ids"] + [chat_lm.tokenizer.eos_token_id]
-
-    def generate(input_ids, max_new_tokens, **_):
-        seen.append(chat_lm.tokenizer.decode(input_ids[0]))
-        new = torch.tensor([reply_ids[:max_new_tokens]])
-        return torch.cat([input_ids, new], dim=1)
-
-    monkeypatch.setattr(chat_lm.model, "generate", generate)
-    return chat_lm, seen, len(reply_ids) - 1
+    seen = scripted_reply(chat_lm, monkeypatch, REPLY)
+    return chat_lm, seen, len(chat_lm.tokenizer(REPLY, add_special_tokens=False)["input_ids"])
 
 
 def propose(llm):

@@ -104,8 +104,7 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
         captions = list(dict.fromkeys([*captions, *lines]))
         written = {"written_captions": lines, "rejected_caption_lines": rejected}
     kb = load_knowledge_base()
-    proposals = propose_biases(captions, knowledge_base=kb,
-                               llm=llm if knowledge_base != "only" else None,
+    proposals = propose_biases(captions, knowledge_base=kb, llm=llm,
                                subject_of=(lambda _caption: subject) if subject else None,
                                only=only, max_biases=max_biases, use_knowledge_base=knowledge_base)
     with locked(_lock_key(path)):

@@ -85,24 +85,10 @@ def decision_rate(
     n: int,
 ) -> float:
     """Share of simulated prompts of n images whose interval decides (see ``images_needed``)."""
-    from pytest_t2ibias.metrics.posterior import (
-        _MaxSkew,
-        _PooledSeverity,
-        _PooledW1,
-        interval_from_counts,
-    )
+    from pytest_t2ibias.metrics.posterior import interval_from_counts
 
-    p, target = np.array(truth), np.array(ideal)
-    if metric == "w1":
-        statistic, true_value = _PooledW1(ideal, ordered), normalised_w1(p, target, ordered)
-    elif metric == "severity":
-        statistic, true_value = _PooledSeverity(len(p)), severity(p)
-        target = np.full(len(p), 1 / len(p))
-    elif metric == "max_skew":
-        statistic = _MaxSkew(ideal)
-        true_value = float(statistic([p]))
-    else:
-        raise ValueError(f"metric={metric!r}: use 'w1', 'severity' or 'max_skew'")
+    p = np.array(truth)
+    statistic, target, true_value = _simulated(metric, p, ideal, ordered)
     rng = np.random.default_rng([seed, n])
     counts = rng.multinomial(n, p, size=reps)[:, None, :]
     _, low, high = interval_from_counts(
@@ -130,24 +116,11 @@ def expected_images(
     judged at every look with the interval at the level spent over the looks
     (``metrics.sequential``), stopped at the first look whose interval is wholly on one side
     of ``threshold`` (issue #26)."""
-    from pytest_t2ibias.metrics.posterior import (
-        _MaxSkew,
-        _PooledSeverity,
-        _PooledW1,
-        interval_from_counts,
-    )
+    from pytest_t2ibias.metrics.posterior import interval_from_counts
     from pytest_t2ibias.metrics.sequential import per_look_confidence
 
-    p, target = np.array(truth), np.array(ideal)
-    if metric == "w1":
-        statistic = _PooledW1(ideal, ordered)
-    elif metric == "severity":
-        statistic = _PooledSeverity(len(p))
-        target = np.full(len(p), 1 / len(p))
-    elif metric == "max_skew":
-        statistic = _MaxSkew(ideal)
-    else:
-        raise ValueError(f"metric={metric!r}: use 'w1', 'severity' or 'max_skew'")
+    p = np.array(truth)
+    statistic, target, _ = _simulated(metric, p, ideal, ordered)
     level = per_look_confidence(confidence, len(looks))
     rng = np.random.default_rng([seed, len(looks), looks[-1]])
     labels = rng.choice(len(p), size=(reps, looks[-1]), p=p)
@@ -161,3 +134,19 @@ def expected_images(
         stopped[decided] = n
         open_ &= ~decided
     return float(stopped.mean()), float(1 - open_.mean())
+
+
+def _simulated(metric: str, p: np.ndarray, ideal: tuple[float, ...], ordered: bool):
+    """The posterior statistic a ``metric``'s interval is built on, the reference it is
+    measured against, and its value at the true shares ``p``."""
+    from pytest_t2ibias.metrics.posterior import _MaxSkew, _PooledSeverity, _PooledW1
+
+    target = np.array(ideal)
+    if metric == "w1":
+        return _PooledW1(ideal, ordered), target, normalised_w1(p, target, ordered)
+    if metric == "severity":
+        return _PooledSeverity(len(p)), np.full(len(p), 1 / len(p)), severity(p)
+    if metric == "max_skew":
+        statistic = _MaxSkew(ideal)
+        return statistic, target, float(statistic([p]))
+    raise ValueError(f"metric={metric!r}: use 'w1', 'severity' or 'max_skew'")
