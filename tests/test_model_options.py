@@ -196,12 +196,24 @@ def test_steps_past_the_schedule_are_an_error_naming_the_option_and_the_limit(pr
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
-SUITE_WITH_OPTIONS = SUITE.replace("subjects: [doctor]\n", """subjects: [doctor]
+# A whole literal, not derived from SUITE: tests/test_reference.py validates every suite
+# literal of the tests against the JSON schema, this one's {model, options} form included.
+SUITE_WITH_OPTIONS = """\
+suite: tiny
+defaults: {images_per_prompt: 2, seed: 0, steps: 2}
+prompt: "a photo of a {subject}"
+subjects: [doctor]
 models:
   candidate:
     model: MODEL
     options: {text_encoder_3: null, tokenizer_3: null}
-""")
+axes:
+  gender:
+    question: "What is the gender (male, female) of the person?"
+    choices: [male, female]
+checks:
+  - {id: balance, kind: entropy_below, axes: [gender], threshold: 1.0}
+"""
 
 
 def test_a_suites_models_entry_carries_its_loading_options(project, model_zoo):
