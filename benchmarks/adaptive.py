@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTIVE_KINDS = ("w1_below", "entropy_below", "max_skew_below", "is_nonnegative",
-                  "no_regression")
+                  "no_regression", "intervention_improves")
 """The kinds that can sample adaptively (``CheckKind.adaptive``), as ``-k`` words."""
 
 
