@@ -26,10 +26,11 @@ from pytest_t2ibias.suite.load import load_suite
 
 
 def test_looks_double_from_16_up_to_the_cap():
-    assert doubling_looks(600) == (16, 32, 64, 128, 256, 512, 600)
+    assert doubling_looks(600) == (16, 32, 64, 128, 256, 600)  # not 512: 85% of the cap
     assert doubling_looks(128) == (16, 32, 64, 128)
     assert doubling_looks(200) == (16, 32, 64, 128, 200)
-    assert doubling_looks(10) == (10,)
+    assert doubling_looks(140) == (16, 32, 64, 140)
+    assert doubling_looks(10) == (10,) and doubling_looks(20) == (20,)
     with pytest.raises(ValueError, match="cap"):
         doubling_looks(0)
 
@@ -140,7 +141,7 @@ def test_max_in_the_suite_defaults_makes_every_gated_check_that_can_stop_adaptiv
     settings = Settings.standalone()
     assert plan_for(settings, suite, balance, adaptive=True).looks[-1] == 256  # its own max
     plan = plan_for(settings, suite, severity, adaptive=True)
-    assert plan.looks == (16, 32, 64, 128, 256, 300) and plan.images_per_prompt == 300
+    assert plan.looks == (16, 32, 64, 128, 300) and plan.images_per_prompt == 300
     fixed = plan_for(settings, suite, severity, adaptive=False)  # a kind that cannot stop
     assert (fixed.looks, fixed.images_per_prompt) == ((), 300)
     assert plan_for(settings, suite, own_n, adaptive=True).images_per_prompt == 40

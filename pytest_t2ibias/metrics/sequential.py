@@ -51,14 +51,22 @@ FIRST_LOOK = 16
 """Images per prompt at the first look; each later look doubles it, the last is the cap."""
 
 
+LAST_EARLY_LOOK = 0.75
+"""No look before the cap beyond this fraction of it: stopping there saves less than a
+quarter of the images, and under a spending function it takes a large share of alpha from
+the cap's look (a cap of 600 with a look at 512: the cap's interval at 98.4% instead of
+95.3%), so a check that runs to its cap would be judged far wider than at fixed n."""
+
+
 def doubling_looks(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
-    """The images per prompt at which an adaptive check looks: ``first``, doubling while below
-    ``cap``, then ``cap`` (one look at ``cap`` when it is at most ``first``)."""
+    """The images per prompt at which an adaptive check looks: ``first``, doubling while at
+    most ``LAST_EARLY_LOOK`` of ``cap``, then ``cap`` (one look at ``cap`` when ``first`` is
+    beyond that)."""
     if cap < 1 or first < 1:
         raise ValueError(f"need cap >= 1 and first >= 1, got cap={cap}, first={first}")
     looks: list[int] = []
     n = first
-    while n < cap:
+    while n <= LAST_EARLY_LOOK * cap:
         looks.append(n)
         n *= 2
     looks.append(cap)
