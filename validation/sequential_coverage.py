@@ -1,5 +1,5 @@
 """Coverage under optional stopping: adaptive checks look after every round of images (16, 32,
-64 ... up to a cap) and stop once decided, so what must hold is that the interval *ever*
+64 ... then a cap) and stop once decided, so what must hold is that the interval *ever*
 excluding the truth, over every look up to the cap, happens at most 1 - confidence of the
 time; and that the stopping rule fails a truly fine model, or passes a truly biased one, at
 most that often (issue #26; the construction is in ``pytest_t2ibias.metrics.sequential``).
@@ -322,8 +322,8 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
         ("Written by `python validation/sequential_coverage.py` (do not edit; "
          "docs/STATISTICS.md, \"Adaptive sampling\", says why). "
          f"{len(rows)} cells, {seconds:.0f} s. Each row draws `reps` sequences of answers "
-        "up to the cap and computes the interval at every look (looks 16, 32, 64 ... then "
-        "the cap). *ever excluded*: share of sequences whose interval excluded the truth at "
+        "up to the cap and computes the interval at every look (looks 16, 32, 64 ... while "
+        "at most 3/4 of the cap, then the cap). *ever excluded*: share of sequences whose interval excluded the truth at "
         "some look, each look's interval at the level O'Brien-Fleming spending gives it "
         "(Lan & DeMets 1983; what adaptive checks use by default, with no calibration "
         "factor; must be at most 5%); *levels*: the last two looks' levels (the earlier ones "
