@@ -97,6 +97,8 @@ def main() -> None:
     parser.add_argument("--spending", default=None,
                         help="--t2i-adaptive-spending for the adaptive run (default: the "
                              "plugin's, obrien_fleming)")
+    parser.add_argument("--fixtures", default="",
+                        help="which models the cache's images came from, for the record")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "adaptive.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
@@ -120,6 +122,7 @@ def main() -> None:
     adaptive_checks = [c for c in compared["checks"] if c["stopped_at"] is not None]
     result = {
         "command": " ".join(["python", "benchmarks/adaptive.py", *sys.argv[1:]]),
+        "fixtures": args.fixtures,
         "adaptive_max": args.adaptive_max,
         "spending": args.spending or "obrien_fleming",
         "images_fixed": images_fixed,
