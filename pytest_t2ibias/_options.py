@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ._settings import (
+    ADAPTIVE_SPENDING,
     FAMILY_POLICIES,
     INI_ONLY,
     OPTIONS,
@@ -251,11 +252,9 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"--t2i-family must be one of {', '.join(FAMILY_POLICIES)}, "
                                 f"got {family!r} (docs/STATISTICS.md)")
     spending = get_option(config, "t2i_adaptive_spending")
-    from .metrics.sequential import SPENDING_FUNCTIONS
-
-    if spending not in SPENDING_FUNCTIONS:
+    if spending not in ADAPTIVE_SPENDING:
         raise pytest.UsageError(f"--t2i-adaptive-spending must be one of "
-                                f"{', '.join(SPENDING_FUNCTIONS)}, got {spending!r} "
+                                f"{', '.join(ADAPTIVE_SPENDING)}, got {spending!r} "
                                 f"(docs/STATISTICS.md)")
     batch_size = get_option(config, "t2i_batch_size")
     return Settings(

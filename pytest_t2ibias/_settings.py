@@ -16,6 +16,10 @@ DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU 
 FAMILY_POLICIES = ("none", "bonferroni", "holm", "bh")
 """``--t2i-family``: how a run's gated checks share their error (``family.Family``)."""
 
+ADAPTIVE_SPENDING = ("obrien_fleming", "pocock", "bonferroni")
+"""``--t2i-adaptive-spending``: ``metrics.sequential.SPENDING_FUNCTIONS``, the first the
+default (repeated here: the options must not import numpy)."""
+
 AUTO = "auto"
 BATCH_ROLES = ("generator", "vqa", "classifier")
 

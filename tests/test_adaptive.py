@@ -54,6 +54,10 @@ def test_obrien_fleming_spends_next_to_nothing_early_and_almost_all_of_alpha_at_
     assert Levels(None, 0.9).spent_over((16, 32), 16, "bonferroni") == Levels(
         None, pytest.approx(0.975))  # even, with its measured factor 2: 1 - 0.1/(2 * 2)
     assert look_confidences(0.95, (16,)) == (pytest.approx(0.95),)  # one look: fixed n
+    from pytest_t2ibias._settings import ADAPTIVE_SPENDING
+    from pytest_t2ibias.metrics.sequential import DEFAULT_SPENDING, SPENDING_FUNCTIONS
+
+    assert ADAPTIVE_SPENDING == SPENDING_FUNCTIONS and DEFAULT_SPENDING == SPENDING_FUNCTIONS[0]
     with pytest.raises(ValueError, match="spending"):
         look_confidences(0.95, looks, "linear")
     with pytest.raises(ValueError, match="looks"):

@@ -33,6 +33,7 @@ from pytest_t2ibias.metrics.sequential import betting_share_sequence
 from pytest_t2ibias.metrics.sequential import doubling_looks
 from pytest_t2ibias.metrics.sequential import look_confidence
 from pytest_t2ibias.metrics.sequential import look_confidences
+from pytest_t2ibias.metrics.sequential import spent_alpha
 from pytest_t2ibias.metrics.skew import SkewValue
 from pytest_t2ibias.metrics.skew import max_skew_at_k
 from pytest_t2ibias.metrics.skew import mean_max_skew_at_k
@@ -71,6 +72,7 @@ __all__ = [
     "severity",
     "severity_estimate",
     "skew_at_k",
+    "spent_alpha",
     "w1_estimate",
     "wilson_interval",
 ]

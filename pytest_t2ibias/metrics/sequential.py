@@ -74,7 +74,8 @@ def doubling_looks(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
 
 
 SPENDING_FUNCTIONS = ("obrien_fleming", "pocock", "bonferroni")
-"""The ways alpha is spent over the looks (``spent_alpha``); the first is the default."""
+"""The ways alpha is spent over the looks (``spent_alpha``); the first is the default.
+``_settings.ADAPTIVE_SPENDING`` repeats them so the options need not import numpy."""
 DEFAULT_SPENDING = "obrien_fleming"
 
 LOOK_CALIBRATION = {"obrien_fleming": 1, "pocock": 2, "bonferroni": 2}
@@ -91,7 +92,7 @@ def spent_alpha(alpha: float, fraction: float, spending: str = DEFAULT_SPENDING)
     nothing early and almost all of it at the cap; ``pocock``, alpha log(1 + (e - 1) t),
     spread more evenly. (``bonferroni``, even over the looks, depends on the look's index,
     not its fraction: ``look_confidences``.)"""
-    from statistics import NormalDist
+    from scipy.stats import norm
 
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
@@ -99,8 +100,7 @@ def spent_alpha(alpha: float, fraction: float, spending: str = DEFAULT_SPENDING)
     if t == 0:
         return 0.0
     if spending == "obrien_fleming":
-        z = NormalDist().inv_cdf(1 - alpha / 2)
-        return min(alpha, math.erfc(z / math.sqrt(t) / math.sqrt(2)))  # 2 - 2 Phi(z/sqrt t)
+        return min(alpha, float(2 * norm.sf(norm.isf(alpha / 2) / math.sqrt(t))))
     if spending == "pocock":
         return alpha * math.log1p((math.e - 1) * t)
     raise ValueError(f"unknown spending function {spending!r}; choose from "
