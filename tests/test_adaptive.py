@@ -42,11 +42,14 @@ def test_obrien_fleming_spends_next_to_nothing_early_and_almost_all_of_alpha_at_
     assert spent_alpha(0.05, 1.0) == pytest.approx(0.05)
     assert spent_alpha(0.05, 0.5, "pocock") == pytest.approx(0.05 * np.log(1 + (np.e - 1) / 2))
     looks = (16, 32, 64, 120)
-    levels = look_confidences(0.95, looks)
-    assert sum(1 - c for c in levels) == pytest.approx(0.05)  # the whole budget, no more
-    assert levels[0] > 0.9999999 and levels[-1] == pytest.approx(1 - (0.05 - spent_alpha(
+    bare = look_confidences(0.95, looks, calibration=1)
+    assert sum(1 - c for c in bare) == pytest.approx(0.05)  # the whole budget, no more
+    assert bare[0] > 0.9999999 and bare[-1] == pytest.approx(1 - (0.05 - spent_alpha(
         0.05, 64 / 120)))
-    assert 0.95 < levels[-1] < 0.96  # the cap reads almost the fixed-n interval
+    assert 0.95 < bare[-1] < 0.96  # the cap reads almost the fixed-n interval
+    levels = look_confidences(0.95, looks)  # with the measured factor 1.5: alpha/1.5 in all
+    assert sum(1 - c for c in levels) == pytest.approx(0.05 / 1.5)
+    assert 0.965 < levels[-1] < 0.975
     assert look_confidence(0.95, looks, 120) == levels[-1]
     assert look_confidence(0.95, looks, 32) == levels[1]
     assert Levels(0.95, 0.9).spent_over(looks, 120, "obrien_fleming") == Levels(
@@ -287,7 +290,7 @@ def test_adaptive_rounds_stop_once_decided_and_a_warm_rerun_agrees(pytester):
     assert len(drawn) == sum(by_prompt.values()) < fixed_drawn
     assert {k: v[0] for k, v in verdicts.items()} == {k: v[0] for k, v in fixed_verdicts.items()}
     adaptive.stdout.fnmatch_lines([("*adaptive: stopped at 16 of up to 200 images per prompt "
-                                    "(looks 16); this look's interval at 1 - 4.*e-12, alpha "
+                                    "(looks 16); this look's interval at 1 - 5.*e-14, alpha "
                                     "spent obrien-fleming over all 5 looks so that together "
                                     "they hold 95%*")])
 

@@ -48,10 +48,10 @@ def test_betting_and_spent_jeffreys_rows_for_a_share():
     # a threshold 0.1 from the truth: decided early, rightly
     (_, fine, biased) = jeffreys.decisions
     assert fine.wrong == 0 and biased.wrong <= SLACK
-    # O'Brien-Fleming keeps the cap's interval near the fixed-n one: about as many decided
-    # at 128 as fixed n (71.5% here), more than alpha spent evenly (43%)
+    # O'Brien-Fleming keeps the cap's interval near the fixed-n one: nearly as many decided
+    # at 128 as fixed n, more than alpha spent evenly
     even_fine = jeffreys.even_decisions[1]
-    assert abs(fine.decided - fine.fixed_decided) <= 0.05
+    assert fine.fixed_decided - 0.1 <= fine.decided <= fine.fixed_decided
     assert fine.decided > even_fine.decided + 0.1
 
 
