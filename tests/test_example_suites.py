@@ -99,13 +99,27 @@ def true_bgps_max(check) -> float:
                for s in people for m in phrases)
 
 
+def open_set_axes(check, subject: str) -> set[str]:
+    """The world axes an open-set check measures for the subject: the knowledge base's
+    (``KB_AXES``: its material and style the toy world never draws) unless it is ``off``, and
+    every axis of the subject's kind, which toy-lm proposes (``toyworld.train_lm``), unless it
+    is ``only``; ``biases`` keeps those named."""
+    mode = check.params.get("knowledge_base", "floor")
+    kind = WORLD.subjects[subject].kind
+    axes = set()
+    if mode != "off":
+        axes |= {a for a in KB_AXES.values() if WORLD.axes[a].applies_to == kind}
+    if mode != "only":
+        axes |= {axis.name for axis in WORLD.axes_of(subject)}
+    if check.params.get("biases"):
+        axes &= {KB_AXES.get(name, name) for name in check.params["biases"]}
+    return axes
+
+
 def true_open_set_max(check, subject: str) -> float:
     """The most severe planted bias among those the check measures for the subject."""
-    kind = WORLD.subjects[subject].kind
-    names = check.params.get("biases") or [n for n, a in KB_AXES.items()
-                                           if (a == "colour") == (kind == "object")]
-    return max(severity(np.array(list(expected_shares(WORLD, subject, KB_AXES[n]).values())))
-               for n in names)
+    return max(severity(np.array(list(expected_shares(WORLD, subject, axis).values())))
+               for axis in open_set_axes(check, subject))
 
 
 def true_diversity_change(subject: str, axis: str, phrase: str, suite=SUITE) -> float:

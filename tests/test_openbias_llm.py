@@ -147,3 +147,28 @@ def test_a_counterfactual_reply_cut_by_the_budget_is_rejected_and_says_so(chat_l
                                  max_new_tokens=64)
     [learned] = [c for c in full.candidates if c.source == "few_shot"]
     assert learned.rejected is None and learned.mean_log_likelihood is not None
+
+
+def test_the_toy_lm_proposes_the_pattern_no_knowledge_base_lists_and_skips_what_a_caption_names():
+    """The committed toy LM (fixtures/toy-lm) answers the proposal prompt, in-context examples
+    and all, with JSON: a mug's pattern, which only an LLM can propose, on both captions, and
+    its colour only where the caption leaves it open (#24)."""
+    from pathlib import Path
+
+    from pytest_t2ibias.backends.llm import CausalLM
+    from pytest_t2ibias.locks.openbias import proposal_llm
+    from pytest_t2ibias.methods.openbias import load_knowledge_base, propose_biases
+
+    toy_lm = CausalLM.from_pretrained(Path(__file__).resolve().parents[1] / "fixtures" / "toy-lm",
+                                      device="cpu", offline=True)
+    knowledge_base = load_knowledge_base()
+    proposals = propose_biases(["a photo of a mug", "a photo of a red mug"], knowledge_base=knowledge_base,
+                               llm=proposal_llm(toy_lm), use_knowledge_base="off")
+
+    by_name = {bias.name: bias for bias in proposals.biases}
+    assert "pattern" not in knowledge_base.biases
+    assert by_name["pattern"].classes == ("plain", "striped", "dotted")
+    assert by_name["pattern"].captions == ("a photo of a mug", "a photo of a red mug")
+    assert by_name["pattern"].source == "llm"
+    assert by_name["colour"].captions == ("a photo of a mug",)
+    assert proposals.malformed == 0

@@ -1,5 +1,6 @@
-"""``python -m toyworld build --world SPEC --out DIR [--quick] [--seed N]``
-and ``python -m toyworld continue --fixtures DIR --world SPEC [--steps N]``."""
+"""``python -m toyworld build --world SPEC --out DIR [--quick] [--seed N]``,
+``python -m toyworld continue --fixtures DIR --world SPEC [--model toy-sd|toy-clip] [--steps N]``
+and ``python -m toyworld train-lm --out DIR [--model toy-lm]``."""
 
 from __future__ import annotations
 
@@ -31,13 +32,21 @@ def main(argv: list[str] | None = None) -> int:
         "continue", help="train an existing toy-sd further on an edited world, in place; the manifest records the lineage")
     continue_parser.add_argument("--fixtures", required=True, help="directory with manifest.json and the model")
     continue_parser.add_argument("--world", default=None, help="world spec YAML (default: the embedded default world)")
-    continue_parser.add_argument("--model", default="toy-sd")
+    continue_parser.add_argument("--model", default="toy-sd", help="toy-sd (or a copy of it), or toy-clip")
     continue_parser.add_argument("--steps", type=int, default=3000)
     continue_parser.add_argument("--lr", type=float, default=5e-4)
     continue_parser.add_argument("--seed", type=int, default=2)
     continue_parser.add_argument("--n-images", type=int, default=None, help="training images (default: the model's build config)")
     continue_parser.add_argument("--decoder-steps", type=int, default=0,
                                  help="also train the VAE's decoder this many steps (a world with a new look); --steps 0: only that")
+    continue_parser.add_argument("--vae-steps", type=int, default=0,
+                                 help="first train encoder and decoder this many steps, holding the latents of images "
+                                      "that look as before (a new axis with detail the frozen encoder loses)")
+    lm_parser = commands.add_parser("train-lm", help="train the toy LMs (or one of them) from scratch into DIR")
+    lm_parser.add_argument("--out", required=True)
+    lm_parser.add_argument("--world", default=None)
+    lm_parser.add_argument("--model", action="append", dest="models", help="toy-lm or toy-lm-eval (repeatable; default both)")
+    lm_parser.add_argument("--seed", type=int, default=0)
     labelled_parser = commands.add_parser(
         "labelled", help="render world samples with index.jsonl of their true attributes (a judge audit folder)")
     labelled_parser.add_argument("--out", required=True)
@@ -68,9 +77,37 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     from toyworld.build import DEBIAS_WORLD_PATH, build, continue_training
 
+    if args.command == "train-lm":
+        import json
+        from pathlib import Path
+
+        from toyworld.spec import load_world
+        from toyworld.train_lm import MODELS, train_lms
+
+        models = tuple(args.models or MODELS)
+        report = train_lms(load_world(args.world), args.out, seed=args.seed, models=models)
+        for name in models:  # the command, so the model card says how to remake it
+            record_path = Path(args.out) / name / "training.json"
+            record = json.loads(record_path.read_text())
+            record["how"] = (f"python -m toyworld train-lm --out {args.out} --model {name} --seed {args.seed}"
+                             + (f" --world {args.world}" if args.world else ""))
+            record_path.write_text(json.dumps(record, indent=2) + "\n")
+        print(json.dumps(report["models"], indent=2))
+        return 0
+    if args.command == "continue" and args.model == "toy-clip":
+        import json
+        from pathlib import Path
+
+        from toyworld.spec import load_world
+        from toyworld.train_clip import continue_clip
+
+        record = continue_clip(load_world(args.world), Path(args.fixtures) / "toy-clip", seed=args.seed)
+        print(json.dumps(record["zero_shot"]["templates"], indent=2))
+        return 0
     if args.command == "continue":
         continue_training(args.fixtures, args.world, model=args.model, steps=args.steps, lr=args.lr,
-                          seed=args.seed, n_images=args.n_images, decoder_steps=args.decoder_steps)
+                          seed=args.seed, n_images=args.n_images, decoder_steps=args.decoder_steps,
+                          vae_steps=args.vae_steps)
         logging.getLogger(__name__).info("continued %s/%s; rebuild what derives from it (toy-sd-debiased)",
                                          args.fixtures, args.model)
         return 0

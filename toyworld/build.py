@@ -27,7 +27,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from toyworld.spec import World, load_world
+import yaml
+
+from toyworld.spec import World, load_world, parse_world
 from toyworld.train_diffusion import (
     DiffusionConfig,
     finetune_diffusion,
@@ -156,6 +158,7 @@ def continue_training(
     seed: int = 2,
     n_images: int | None = None,
     decoder_steps: int = 0,
+    vae_steps: int = 0,
 ) -> dict:
     """Train ``fixtures_dir/model`` further on the world at ``world_path``, in place.
 
@@ -171,11 +174,15 @@ def continue_training(
     earlier = manifest["models"][model]
     config = DiffusionConfig(**earlier["config"]) if "config" in earlier else DiffusionConfig()
     n_images = n_images or config.n_images
+    before = parse_world(yaml.safe_load(manifest["world"]["spec"]), source="manifest.json world")
+    new_axes = [name for name in world.axes if name not in before.axes]
     record = finetune_diffusion(fixtures_dir / model, world, fixtures_dir / model, seed=seed,
-                                config=config, steps=steps, lr=lr, n_images=n_images, decoder_steps=decoder_steps)
+                                config=config, steps=steps, lr=lr, n_images=n_images, decoder_steps=decoder_steps,
+                                vae_steps=vae_steps, new_axes=new_axes)
     record["how"] = (f"python -m toyworld continue --fixtures {fixtures_dir} --model {model} "
                      f"--world {_relative(world.path)} --steps {steps} --lr {lr} --seed {seed} --n-images {n_images}"
-                     + (f" --decoder-steps {decoder_steps}" if decoder_steps else ""))
+                     + (f" --decoder-steps {decoder_steps}" if decoder_steps else "")
+                     + (f" --vae-steps {vae_steps}" if vae_steps else ""))
     record_continuation(manifest, model, record, world)
     write_manifest(fixtures_dir, manifest)
     return manifest

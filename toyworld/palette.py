@@ -15,6 +15,7 @@ DRAWABLE_VALUES: dict[str, tuple[str, ...]] = {
     "clothing": ("formal", "informal"),
     "emotion": ("happy", "sad", "neutral"),
     "colour": ("silver", "black", "white", "red", "blue", "green", "yellow"),
+    "pattern": ("plain", "striped", "dotted"),
 }
 """Every axis and value the renderer can draw; a world spec may use any subset."""
 

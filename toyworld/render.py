@@ -4,7 +4,7 @@ Layout (unit square): background split by a horizon at y~0.72; a head at the cen
 (skin tone, hair colour = age, long side hair = female, mouth = emotion); a torso below
 (width = body type; dark suit + white collar + tie = formal, bright shirt + bare forearms =
 informal); the occupation's prop in the top-right corner. Objects (laptop, car, mug) are drawn
-in their colour on a fixed background. Jitter in position, scale and shade keeps images varied.
+in their colour on a fixed background, their main surface plain, striped or dotted. Jitter in position, scale and shade keeps images varied.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def render_image(attributes: Mapping[str, str], look: Look, seed: int, resolutio
     image = Image.new("RGB", (size, size))
     canvas = _Canvas(ImageDraw.Draw(image), size)
     if look.kind == "object":
-        _draw_object(canvas, look.shape, attributes.get("colour", "silver"), rng)
+        _draw_object(canvas, look.shape, attributes.get("colour", "silver"),
+                     attributes.get("pattern", "plain"), rng)
     else:
         _draw_person(canvas, {**PERSON_DEFAULTS, **attributes}, look, rng)
     return image.reduce(supersample) if supersample > 1 else image
@@ -211,7 +212,28 @@ def _draw_prop(canvas: _Canvas, shape: str, colour, rng: random.Random):
         canvas.rect((x0, my - d / 5, x1, my + d / 5), colour)
 
 
-def _draw_object(canvas: _Canvas, shape: str, colour_name: str, rng: random.Random):
+def _draw_pattern(canvas: _Canvas, box, pattern: str, colour_name: str, rng: random.Random):
+    """Stripes (two bands across) or dots (a row of three) on ``box``: marks ~2-3 px at 32 px,
+    which the VAE keeps, in white on a dark surface and near-black on a light one, so the
+    surface's own colour still fills most of it."""
+    if pattern == "plain":
+        return
+    x0, y0, x1, y1 = box
+    mark = _shade((30, 30, 36) if colour_name in ("white", "silver", "yellow") else (246, 246, 246), rng, 6)
+    w, h = x1 - x0, y1 - y0
+    if pattern == "striped":
+        for at in (0.3, 0.65):
+            y = y0 + h * (at + rng.uniform(-0.03, 0.03))
+            canvas.rect((x0, y, x1, y + max(0.065, h * 0.13)), mark)
+    elif pattern == "dotted":
+        y = y0 + h * (0.5 + rng.uniform(-0.05, 0.05))
+        r = 0.045
+        for at in (0.2, 0.5, 0.8):
+            x = x0 + w * at
+            canvas.ellipse((x - r, y - r, x + r, y + r), mark)
+
+
+def _draw_object(canvas: _Canvas, shape: str, colour_name: str, pattern: str, rng: random.Random):
     colour = _shade(OBJECT_COLOURS[colour_name], rng, 8)
     s = rng.uniform(0.92, 1.06)
     cx = 0.5 + rng.uniform(-0.05, 0.05)
@@ -220,6 +242,8 @@ def _draw_object(canvas: _Canvas, shape: str, colour_name: str, rng: random.Rand
         top = 0.22 + rng.uniform(-0.03, 0.03)
         canvas.rect((cx - 0.32 * s, top, cx + 0.32 * s, 0.68), colour, radius=0.02)
         canvas.rect((cx - 0.25 * s, top + 0.07, cx + 0.25 * s, 0.61), _shade((150, 195, 235), rng, 8))
+        # the lid's frame is too thin to carry a pattern: the screen's wallpaper does
+        _draw_pattern(canvas, (cx - 0.25 * s, top + 0.07, cx + 0.25 * s, 0.61), pattern, "white", rng)
         canvas.polygon([(cx - 0.36 * s, 0.68), (cx + 0.36 * s, 0.68), (cx + 0.44 * s, 0.82), (cx - 0.44 * s, 0.82)], colour)
     elif shape == "car":
         canvas.rect((0, 0, 1, 0.7), _shade(SKY, rng))
@@ -228,6 +252,7 @@ def _draw_object(canvas: _Canvas, shape: str, colour_name: str, rng: random.Rand
         canvas.polygon([(cx - 0.25 * s, base - 0.22), (cx - 0.16 * s, base - 0.38), (cx + 0.16 * s, base - 0.38), (cx + 0.27 * s, base - 0.22)], colour)
         canvas.polygon([(cx - 0.19 * s, base - 0.23), (cx - 0.13 * s, base - 0.34), (cx + 0.13 * s, base - 0.34), (cx + 0.2 * s, base - 0.23)], (170, 210, 240))
         canvas.rect((cx - 0.44 * s, base - 0.24, cx + 0.44 * s, base), colour, radius=0.05)
+        _draw_pattern(canvas, (cx - 0.44 * s, base - 0.24, cx + 0.44 * s, base - 0.09), pattern, colour_name, rng)
         for side in (-1, 1):
             wx = cx + side * 0.26 * s
             canvas.ellipse((wx - 0.09, base - 0.09, wx + 0.09, base + 0.09), (20, 20, 20))
@@ -243,6 +268,7 @@ def _draw_object(canvas: _Canvas, shape: str, colour_name: str, rng: random.Rand
         top, bottom = 0.3 + rng.uniform(-0.03, 0.03), table + 0.08
         canvas.arc((right - 0.1 * s, top + 0.1, right + 0.16 * s, bottom - 0.1), -90, 90, colour, 0.06)
         canvas.rect((left, top, right, bottom), colour, radius=0.03)
+        _draw_pattern(canvas, (left, top + 0.04, right, bottom), pattern, colour_name, rng)
         canvas.ellipse((left, top - 0.04, right, top + 0.04), colour)
         canvas.ellipse((left + 0.03, top - 0.025, right - 0.03, top + 0.025), _shade(COFFEE, rng, 6))
 

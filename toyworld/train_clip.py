@@ -221,7 +221,92 @@ def train_clip(world: World, out_dir: str | Path, *, seed: int = 0, quick: bool 
     started = time.perf_counter()
     tokenizer = build_tokenizer(world)
     model = build_model(tokenizer, seed)
+    steps, losses = fit(model, tokenizer, world, budget, seed)
+    wall_s = time.perf_counter() - started
 
+    clip_dir = Path(out_dir) / "toy-clip"
+    save(model, tokenizer, clip_dir)
+    zero_shot = zero_shot_accuracy(clip_dir, world, budget["held_out"], seed)
+    report = {
+        "architecture": "CLIPModel",
+        "vision": VISION,
+        "text": TEXT,
+        "projection_dim": PROJECTION_DIM,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "vocabulary": len(tokenizer),
+        "caption_forms": {"person": PERSON_FORMS, "object": OBJECT_FORMS},
+        "loss": f"multi-positive symmetric InfoNCE + {AUXILIARY_WEIGHT} x attribute cross-entropy (heads dropped)",
+        "budget": budget,
+        "seed": seed,
+        "steps": steps,
+        "final_loss": float(np.mean(losses[-20:])),
+        "logit_scale": model.logit_scale.exp().item(),
+        "wall_s": round(wall_s, 1),
+        "recommended_statements": recommended_statements(world),
+        "person_filter_statements": person_filter_statements(world),
+        "zero_shot": zero_shot,
+    }
+    (clip_dir / "training.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+CONTINUE_BUDGET = {"images": {"person": 8000, "object": 6000}, "epochs": 4, "batch_size": 128, "learning_rate": 5e-4,
+                   "weight_decay": 0.1, "held_out": {"person": 1500, "object": 600}}
+
+
+def continue_clip(world: World, clip_dir: str | Path, *, seed: int = 1, budget: dict | None = None) -> dict:
+    """Train the toy CLIP in ``clip_dir`` further on an edited world, in place (a new axis).
+
+    Words the world adds are appended to the tokenizer (old ids kept) and the text embeddings
+    grow to match, so every statement the model read means what it meant; ``training.json``
+    keeps the from-scratch record and lists this run under ``continued``.
+    """
+    from transformers import AutoProcessor, CLIPModel
+
+    from pytest_t2ibias.testing.tokenizer import extend_word_tokenizer
+
+    budget = budget or CONTINUE_BUDGET
+    clip_dir = Path(clip_dir)
+    started = time.perf_counter()
+    model = CLIPModel.from_pretrained(clip_dir, local_files_only=True)
+    tokenizer = AutoProcessor.from_pretrained(clip_dir, local_files_only=True).tokenizer
+    added = sorted(set(world_vocabulary(world)) - set(tokenizer.get_vocab()))
+    if added:
+        tokenizer = extend_word_tokenizer(tokenizer, added)
+        model.text_model.embeddings.token_embedding = _grown(model.text_model.embeddings.token_embedding, len(tokenizer))
+        model.config.text_config.vocab_size = len(tokenizer)
+    steps, losses = fit(model, tokenizer, world, budget, seed)
+    save(model, tokenizer, clip_dir)
+    record = json.loads((clip_dir / "training.json").read_text())
+    record.setdefault("continued", []).append({
+        "world": world.name, "added_words": added, "budget": budget, "seed": seed, "steps": steps,
+        "final_loss": float(np.mean(losses[-20:])), "wall_s": round(time.perf_counter() - started, 1),
+        "zero_shot": zero_shot_accuracy(clip_dir, world, budget["held_out"], seed),
+    })
+    record["vocabulary"] = len(tokenizer)
+    record["recommended_statements"] = recommended_statements(world)
+    (clip_dir / "training.json").write_text(json.dumps(record, indent=2) + "\n")
+    return record["continued"][-1]
+
+
+def _grown(embedding: torch.nn.Embedding, size: int) -> torch.nn.Embedding:
+    """``embedding`` with rows appended up to ``size``, new rows at the old rows' mean."""
+    grown = torch.nn.Embedding(size, embedding.embedding_dim)
+    with torch.no_grad():
+        grown.weight[:embedding.num_embeddings] = embedding.weight
+        grown.weight[embedding.num_embeddings:] = embedding.weight.mean(0)
+    return grown
+
+
+def save(model, tokenizer, clip_dir: Path) -> None:
+    model.save_pretrained(clip_dir, safe_serialization=True)
+    processor = build_processor(tokenizer)
+    processor.save_pretrained(clip_dir)
+    processor.image_processor.save_pretrained(clip_dir)  # preprocessor_config.json, for older loaders
+
+
+def fit(model, tokenizer, world: World, budget: dict, seed: int) -> tuple[int, list[float]]:
+    """Train ``model`` on balanced renders of ``world`` (``budget``); returns steps and losses."""
     images, facts = render_pool(world, budget["images"], seed=(seed, TRAIN_STREAM))
     pixels = to_unit_tensor(images)
     kinds = sorted({kind for kind, _, _ in facts})
@@ -269,35 +354,7 @@ def train_clip(world: World, out_dir: str | Path, *, seed: int = 0, quick: bool 
             losses.append(loss.item())
         logger.info("toy-clip: epoch %d/%d, loss %.3f, logit scale %.1f", epoch + 1, epochs, np.mean(losses[-50:]), model.logit_scale.exp().item())
     model.eval()
-    wall_s = time.perf_counter() - started
-
-    clip_dir = Path(out_dir) / "toy-clip"
-    model.save_pretrained(clip_dir, safe_serialization=True)
-    processor = build_processor(tokenizer)
-    processor.save_pretrained(clip_dir)
-    processor.image_processor.save_pretrained(clip_dir)  # preprocessor_config.json, for older loaders
-    zero_shot = zero_shot_accuracy(clip_dir, world, budget["held_out"], seed)
-    report = {
-        "architecture": "CLIPModel",
-        "vision": VISION,
-        "text": TEXT,
-        "projection_dim": PROJECTION_DIM,
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "vocabulary": len(tokenizer),
-        "caption_forms": {"person": PERSON_FORMS, "object": OBJECT_FORMS},
-        "loss": f"multi-positive symmetric InfoNCE + {AUXILIARY_WEIGHT} x attribute cross-entropy (heads dropped)",
-        "budget": budget,
-        "seed": seed,
-        "steps": steps,
-        "final_loss": float(np.mean(losses[-20:])),
-        "logit_scale": model.logit_scale.exp().item(),
-        "wall_s": round(wall_s, 1),
-        "recommended_statements": recommended_statements(world),
-        "person_filter_statements": person_filter_statements(world),
-        "zero_shot": zero_shot,
-    }
-    (clip_dir / "training.json").write_text(json.dumps(report, indent=2) + "\n")
-    return report
+    return steps, losses
 
 
 # -- evaluation ----------------------------------------------------------------------------

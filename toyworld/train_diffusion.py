@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pytest_t2ibias.testing.tokenizer import build_word_tokenizer, extend_word_tokenizer
-from toyworld.render import render_dataset
+from toyworld.render import render_dataset, render_image
 from toyworld.sample import (
     caption_words,
     expected_shares,
@@ -252,6 +252,56 @@ def finetune_decoder(vae, latent_mean: torch.Tensor, latent_std: torch.Tensor, i
     return losses
 
 
+def looks_as_before(records, new_axes: Sequence[str], resolution: int = 32) -> np.ndarray:
+    """Per record: does it render the same without its ``new_axes`` values (a plain mug)?"""
+    if not new_axes:
+        return np.ones(len(records), dtype=bool)
+    same = np.empty(len(records), dtype=bool)
+    for i, record in enumerate(records):
+        older = {k: v for k, v in record.attributes.items() if k not in new_axes}
+        same[i] = older == record.attributes or np.array_equal(
+            np.asarray(render_image(record.attributes, record.look, record.seed, resolution)),
+            np.asarray(render_image(older, record.look, record.seed, resolution)))
+    return same
+
+
+def finetune_vae_anchored(vae, images: torch.Tensor, anchored: torch.Tensor, generator: torch.Generator, *,
+                          steps: int, lr: float = 5e-4, batch: int = 64, kl_weight: float = 1e-6,
+                          anchor_weight: float = 1.0) -> list[float]:
+    """Train encoder and decoder on ``images``, holding the latents of ``anchored`` images where
+    they were.
+
+    A new look with fine detail (a mug's stripes, 2 px at 32 px) is lost by a frozen encoder:
+    nothing it was trained on needed it, and no decoder can bring back what the latent lacks.
+    Training the encoder too would move every latent the UNet has learnt, so the images of the
+    world before the edit (``anchored``: a boolean mask) keep their old posterior means
+    (squared distance, ``anchor_weight``) while the new ones find room of their own.
+    """
+    with torch.no_grad():
+        old_means = torch.cat([vae.encode(images[i:i + 256]).latent_dist.mean for i in range(0, len(images), 256)])
+    optimizer = torch.optim.AdamW(vae.parameters(), lr=lr, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=steps, pct_start=0.1)
+    vae.train()
+    losses = []
+    for step in range(steps):
+        index = torch.randint(len(images), (batch,), generator=generator)
+        posterior = vae.encode(images[index]).latent_dist
+        latents = posterior.mean + posterior.std * torch.randn(posterior.mean.shape, generator=generator)
+        loss = F.mse_loss(vae.decode(latents).sample, images[index]) + kl_weight * posterior.kl().mean()
+        held = anchored[index]
+        if held.any():
+            loss = loss + anchor_weight * F.mse_loss(posterior.mean[held], old_means[index][held])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        losses.append(loss.item())
+        if step % 50 == 0 or step == steps - 1:
+            log.info("vae step %d/%d loss %.4f", step + 1, steps, np.mean(losses[-50:]))
+    vae.eval()
+    return losses
+
+
 @torch.no_grad()
 def encode_latents(vae, images: torch.Tensor, batch: int = 256) -> tuple[torch.Tensor, torch.Tensor]:
     """Posterior mean and std of every image, computed once."""
@@ -414,6 +464,8 @@ def finetune_diffusion(
     lr: float = 3e-4,
     n_images: int | None = None,
     decoder_steps: int = 0,
+    vae_steps: int = 0,
+    new_axes: Sequence[str] = (),
 ) -> dict:
     """Continue training UNet + text encoder of the pipeline in ``base_dir`` on ``world``'s data.
 
@@ -422,6 +474,9 @@ def finetune_diffusion(
     understood means what it meant and the result is a drop-in replacement of the base.
     ``decoder_steps`` > 0 also trains the VAE's decoder on the world (``finetune_decoder``), for
     a world with a look the decoder never saw; ``steps`` 0 trains the decoder alone.
+    ``vae_steps`` > 0 first trains encoder and decoder (``finetune_vae_anchored``) for a look
+    too fine for the frozen encoder, holding the latents of every image that looks as it did
+    before the world gained ``new_axes``.
     """
     from diffusers import StableDiffusionPipeline
 
@@ -437,8 +492,17 @@ def finetune_diffusion(
     start = time.perf_counter()
     data = make_training_set(world, n_images or config.n_images // 2, seed=seed, resolution=config.resolution)
     timings["render_s"] = time.perf_counter() - start
-    latent_mean, latent_std = encode_latents(base.vae, data.images)
     generator = torch.Generator().manual_seed(seed)
+    vae_losses = []
+    if vae_steps > 0:
+        start = time.perf_counter()
+        anchored = torch.from_numpy(looks_as_before(data.records, new_axes, config.resolution))
+        log.info("vae: %d of %d images anchored (look as before the world gained %s)",
+                 int(anchored.sum()), len(anchored), list(new_axes))
+        vae_losses = finetune_vae_anchored(base.vae, data.images, anchored, generator, steps=vae_steps,
+                                           lr=lr, batch=config.vae_batch, kl_weight=config.vae_kl_weight)
+        timings["vae_s"] = time.perf_counter() - start
+    latent_mean, latent_std = encode_latents(base.vae, data.images)
     losses = []
     if steps > 0:
         tuned = replace(config, warmup_steps=min(config.warmup_steps, steps // 10))
@@ -467,6 +531,8 @@ def finetune_diffusion(
         "final_loss": float(np.mean(losses[-100:])) if losses else None,
         **({"decoder_steps": decoder_steps, "decoder_final_loss": float(np.mean(decoder_losses[-100:]))}
            if decoder_losses else {}),
+        **({"vae_steps": vae_steps, "vae_new_axes": list(new_axes),
+            "vae_final_loss": float(np.mean(vae_losses[-50:]))} if vae_losses else {}),
         "wall_s": timings,
         "size_bytes": directory_size(out_dir),
     }

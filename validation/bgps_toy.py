@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -48,7 +49,6 @@ from pytest_t2ibias.methods.bgps import (
     mean_share_difference,
     mean_target_share,
 )
-from toyworld.spec import load_world
 
 TARGETS = {"male": ("gender", "with intense focus"), "female": ("gender", "in a sunlit garden"),
            "old": ("age", "on a quiet afternoon"),
@@ -77,6 +77,9 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=10, help="images per found prompt for the share")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # toyworld is not installed: the repo root
+    from toyworld.spec import load_world
+
     torch.set_num_threads(1)
     started = time.perf_counter()
 

@@ -74,7 +74,7 @@ class CausalLM:
     @property
     def context_length(self) -> int | None:
         """The most tokens the model attends over (its position table), when its config says;
-        a prompt plus its continuation must fit (the toy LMs have 32)."""
+        a prompt plus its continuation must fit (toy-lm has 768, toy-lm-eval 32)."""
         config = self.model.config
         for name in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length"):
             value = getattr(config, name, None)

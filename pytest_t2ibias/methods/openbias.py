@@ -530,8 +530,7 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
     caption_estimates = {}
     for caption, question in zip(bias.captions, bias.questions):
         shown = instrument.images([caption])
-        answers = instrument.ask(shown, question, bias.classes,
-                                 bias.statements.get(caption) or None)
+        answers = instrument.ask(shown, question, bias.classes, caption_statements(bias, caption))
         labels = np.asarray(answers.labels)
         unknown += int(np.sum(labels == ABSTAINED))
         images += len(labels)
@@ -578,11 +577,23 @@ def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class
     hits = total = 0
     for index, (choice, prompt) in enumerate(prompts.items()):
         answers = instrument.ask(shown[prompt], question, bias.classes,
-                                 bias.statements.get(caption) or None)
+                                 caption_statements(bias, caption))
         labels = np.asarray(answers.labels)
         hits += int(np.sum(labels == index))
         total += len(labels)
     return wilson_interval(hits, total, confidence)
+
+
+def caption_statements(bias: ProposedBias, caption: str) -> list[str]:
+    """What a contrastive judge compares an image of ``caption`` with, one statement a class:
+    the knowledge base's phrasing, else the caption with the class written in ("a photo of a
+    striped mug"), as the judge audit's prompts are. A VQA that reads the question ignores
+    them; a CLIP given bare class words ("a photo of a striped") is asked about no object."""
+    statements = bias.statements.get(caption)
+    if statements:
+        return list(statements)
+    subject = caption_subject(caption)
+    return [_with_class(caption, subject, c) for c in bias.classes]
 
 
 def audit_prompts(bias: ProposedBias) -> list[str]:

@@ -51,3 +51,28 @@ def _word_tokenizer(vocab: dict[str, int], model_max_length: int) -> PreTrainedT
         eos_token="<eos>",
         model_max_length=model_max_length,
     )
+
+
+def train_text_tokenizer(texts: Iterable[str], vocab_size: int = 768,
+                         model_max_length: int = 1024) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer trained on ``texts``, as GPT-2's is on its corpus.
+
+    Unlike ``build_word_tokenizer`` it keeps case, spacing and punctuation, so a decoded reply
+    is the text the model wrote (a JSON list parses); every encoding is wrapped in
+    ``<bos> ... <eos>`` with the same special ids, so it stands in where the word tokenizer did.
+    """
+    from tokenizers import decoders, trainers
+
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    vocab = tokenizer.get_vocab()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<bos> $A <eos>",
+        special_tokens=[("<bos>", vocab["<bos>"]), ("<eos>", vocab["<eos>"])],
+    )
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="<pad>", unk_token="<unk>",
+                                   bos_token="<bos>", eos_token="<eos>", model_max_length=model_max_length)
