@@ -11,6 +11,8 @@ session). Every check's verdict (pass, fail, inconclusive) is compared.
     python benchmarks/adaptive.py --cache /work/main/.t2ibias_cache
     python benchmarks/adaptive.py --cache ... --adaptive-max 2x \
         --out benchmarks/adaptive_2x.json        # caps at twice each check's fixed n
+    python benchmarks/adaptive.py --cache ... --spending bonferroni \
+        --out benchmarks/adaptive_bonferroni.json  # alpha spent evenly over the looks
 
 Writes benchmarks/adaptive.json: images_fixed, images_adaptive, images_ratio (adaptive /
 fixed), verdicts_changed (every check whose interval's outcome differs: pass, fail,
@@ -18,7 +20,9 @@ inconclusive), statuses_changed (pytest's word differs, after the burden and xfa
 marks), per check its n in both, and
 the same for a run of only the checks whose kinds can stop early (``adaptive_kinds_only``:
 in the whole run a prompt's images are the most any check reads of it, and the kinds that
-keep their fixed n, intermit's search above all, read the same prompts).
+keep their fixed n, intermit's search above all, read the same prompts), and the images of
+a run of only the other checks (``fixed_kinds_only``: what the run reads even if every
+adaptive check cost nothing, so the floor of ``images_ratio`` on these suites).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ADAPTIVE_KINDS = ("w1_below", "entropy_below", "max_skew_below", "is_nonnegative",
-                  "no_regression")
+                  "no_regression", "intervention_improves")
 """The kinds that can sample adaptively (``CheckKind.adaptive``), as ``-k`` words."""
 
 
@@ -90,14 +94,20 @@ def main() -> None:
     parser.add_argument("--adaptive-max", default=None,
                         help="--t2i-adaptive-max for the adaptive run: N or Nx (default: "
                              "each check's own images_per_prompt)")
+    parser.add_argument("--spending", default=None,
+                        help="--t2i-adaptive-spending for the adaptive run (default: the "
+                             "plugin's, obrien_fleming)")
+    parser.add_argument("--fixtures", default="",
+                        help="which models the cache's images came from, for the record")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "adaptive.json")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         cache = Path(scratch) / "cache"
         shutil.copytree(args.cache, cache)
         fixed, fixed_seconds = run_suites(cache, Path(scratch) / "fixed.json")
-        extra = ["--t2i-adaptive"] + ([f"--t2i-adaptive-max={args.adaptive_max}"]
-                                      if args.adaptive_max else [])
+        extra = (["--t2i-adaptive"]
+                 + ([f"--t2i-adaptive-max={args.adaptive_max}"] if args.adaptive_max else [])
+                 + ([f"--t2i-adaptive-spending={args.spending}"] if args.spending else []))
         adaptive, adaptive_seconds = run_suites(cache, Path(scratch) / "adaptive.json", *extra)
         # the checks that can sample adaptively, alone: their images are not hidden by a
         # fixed-n check that reads the same prompt (an intermit search, an intervention)
@@ -105,12 +115,16 @@ def main() -> None:
         subset_fixed, _ = run_suites(cache, Path(scratch) / "subset_fixed.json", *only)
         subset_adaptive, _ = run_suites(cache, Path(scratch) / "subset_adaptive.json",
                                         *only, *extra)
+        others, _ = run_suites(cache, Path(scratch) / "others.json",
+                               "-k", f"not ({only[1]})")
     images_fixed, images_adaptive = images_read(fixed), images_read(adaptive)
     compared = compare(fixed, adaptive)
     adaptive_checks = [c for c in compared["checks"] if c["stopped_at"] is not None]
     result = {
         "command": " ".join(["python", "benchmarks/adaptive.py", *sys.argv[1:]]),
+        "fixtures": args.fixtures,
         "adaptive_max": args.adaptive_max,
+        "spending": args.spending or "obrien_fleming",
         "images_fixed": images_fixed,
         "images_adaptive": images_adaptive,
         "images_ratio": round(images_adaptive / images_fixed, 4) if images_fixed else None,
@@ -128,6 +142,10 @@ def main() -> None:
             "images_ratio": round(images_read(subset_adaptive) / images_read(subset_fixed), 4)
             if images_read(subset_fixed) else None,
             "verdicts_changed": compare(subset_fixed, subset_adaptive)["verdicts_changed"]},
+        "fixed_kinds_only": {  # the other checks alone: the run's images at any adaptive cost
+            "images": images_read(others),
+            "share_of_images_fixed": round(images_read(others) / images_fixed, 4)
+            if images_fixed else None},
         "work_fixed": fixed.get("work"),
         "work_adaptive": adaptive.get("work"),
         "seconds": {"fixed": round(fixed_seconds, 1), "adaptive": round(adaptive_seconds, 1)},

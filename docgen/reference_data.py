@@ -124,10 +124,17 @@ TOP = {
 
 DEFAULTS = {
     "images_per_prompt": KeyDoc(
-        "integer in [1, 100000]", "Images generated per prompt (per counterfactual prompt "
-        "too). More images, tighter intervals: `--t2i-plan` says how many a threshold needs.",
+        "integer in [1, 100000], or `{max: N}` (adaptive)", "Images generated per prompt (per "
+        "counterfactual prompt too). More images, tighter intervals: `--t2i-plan` says how "
+        "many a threshold needs. `{max: N}`: every gated check of a kind that can stop early "
+        "draws in rounds of 16, 32, 64 ... up to N and stops once decided (a check's "
+        "`images_per_prompt: {max: N}`, docs/STATISTICS.md); the others, and a check that "
+        "sets its own `images_per_prompt`, draw N (their own).",
         "defaults: {images_per_prompt: 48}",
-        {"type": "integer", "minimum": 1, "maximum": MAX_IMAGES_PER_PROMPT},
+        {"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_IMAGES_PER_PROMPT},
+                   {"type": "object", "required": ["max"], "additionalProperties": False,
+                    "properties": {"max": {"type": "integer", "minimum": 1,
+                                           "maximum": MAX_IMAGES_PER_PROMPT}}}]},
         default=f"{DEFAULT_IMAGES_PER_PROMPT}"),
     "seed": KeyDoc(
         "integer ≥ 0", "Base seed: image *i* of every prompt is drawn from noise seeded by "

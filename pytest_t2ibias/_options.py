@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ._settings import (
+    ADAPTIVE_SPENDING,
     FAMILY_POLICIES,
     INI_ONLY,
     OPTIONS,
@@ -250,6 +251,11 @@ def read_settings(config: pytest.Config) -> Settings:
     if family not in FAMILY_POLICIES:
         raise pytest.UsageError(f"--t2i-family must be one of {', '.join(FAMILY_POLICIES)}, "
                                 f"got {family!r} (docs/STATISTICS.md)")
+    spending = get_option(config, "t2i_adaptive_spending")
+    if spending not in ADAPTIVE_SPENDING:
+        raise pytest.UsageError(f"--t2i-adaptive-spending must be one of "
+                                f"{', '.join(ADAPTIVE_SPENDING)}, got {spending!r} "
+                                f"(docs/STATISTICS.md)")
     batch_size = get_option(config, "t2i_batch_size")
     return Settings(
         model=get_option(config, "t2i_model"),
@@ -293,6 +299,7 @@ def read_settings(config: pytest.Config) -> Settings:
         strict_prompts=bool(get_option(config, "t2i_strict_prompts")),
         adaptive=bool(get_option(config, "t2i_adaptive")),
         adaptive_max=get_option(config, "t2i_adaptive_max"),
+        adaptive_spending=spending,
         models_from_command_line=frozenset(
             name.removeprefix("t2i_") for name in ("t2i_images", "t2i_model", "t2i_baseline_model")
             if config.getoption(name, None)),

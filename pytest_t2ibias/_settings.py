@@ -16,6 +16,10 @@ DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU 
 FAMILY_POLICIES = ("none", "bonferroni", "holm", "bh")
 """``--t2i-family``: how a run's gated checks share their error (``family.Family``)."""
 
+ADAPTIVE_SPENDING = ("obrien_fleming", "pocock", "bonferroni")
+"""``--t2i-adaptive-spending``: ``metrics.sequential.SPENDING_FUNCTIONS``, the first the
+default (repeated here: the options must not import numpy)."""
+
 AUTO = "auto"
 BATCH_ROLES = ("generator", "vqa", "classifier")
 
@@ -206,13 +210,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
            default=0.9),
     Option("t2i_adaptive", "draw the images of every gated w1_below, entropy_below, "
-           "max_skew_below, is_nonnegative and no_regression check in rounds (16 per prompt, "
+           "max_skew_below, is_nonnegative, no_regression and intervention_improves check in "
+           "rounds (16 per prompt, "
            "then doubling) and stop once its interval, valid under stopping, is decided "
            "(docs/STATISTICS.md); the cap is --t2i-adaptive-max, else the check's "
            "images_per_prompt", flag=True),
     Option("t2i_adaptive_max", "the most images per prompt an adaptive check draws (with "
            "--t2i-adaptive): N, or Nx, N times the check's images_per_prompt (default: 1x)",
            adaptive_cap, metavar="N|Nx"),
+    Option("t2i_adaptive_spending", "obrien_fleming|pocock|bonferroni: how an adaptive check "
+           "spends its alpha over its looks (Lan-DeMets; docs/STATISTICS.md)",
+           default="obrien_fleming", metavar="NAME"),
     Option("t2i_family", "none|bonferroni|holm|bh: control of wrong verdicts across the run's "
            "gated checks (bonferroni: each at 1 - (1 - confidence)/m; holm: step-down, the same "
            "guarantee, more decisive; bh: false discovery rate)", default="none"),
@@ -287,6 +295,9 @@ class Settings:
     adaptive_max: int | float | None = None
     """``--t2i-adaptive-max``: the cap of an adaptive check, images per prompt (int) or a
     multiple of its images_per_prompt (float, from ``2x``); None: its images_per_prompt."""
+    adaptive_spending: str = "obrien_fleming"
+    """``--t2i-adaptive-spending``: the alpha-spending function over an adaptive check's looks
+    (``metrics.sequential.SPENDING_FUNCTIONS``)."""
     strict_prompts: bool = False
     """``--t2i-strict-prompts``: unread words in a prompt are an error, not inconclusive."""
     llm_tokens: int | None = None

@@ -10,8 +10,10 @@ Every precedence rule lives here and nowhere else:
 - images per prompt: ``--t2i-images-per-prompt`` > the check's ``images_per_prompt`` > the
   caller's ``n`` (Python tests) > the suite's ``defaults`` > 16; adaptive (issue #26, only
   for a gated check of a kind that supports it): the check's ``images_per_prompt: {max: N}``
-  unless ``--t2i-images-per-prompt`` fixes n, else ``--t2i-adaptive`` with the cap
-  ``--t2i-adaptive-max`` > the fixed n above (``Plan.looks``);
+  unless ``--t2i-images-per-prompt`` fixes n, else the suite's ``defaults:
+  {images_per_prompt: {max: N}}`` unless the check or the caller sets its own n, else
+  ``--t2i-adaptive`` with the cap ``--t2i-adaptive-max`` > the fixed n above
+  (``Plan.looks``); a check that cannot stop early draws a default ``{max: N}``'s N;
 - seed, steps, guidance, height, width: command line > the caller's value > the suite's
   ``defaults`` > the sampling the candidate model declares (``declared_sampling``) > the seed
   0 and the pipeline's own (None here: the generator reads it off the pipeline class,
@@ -76,14 +78,16 @@ class Levels:
         own), its intervals computed at that level too."""
         return Levels(level, level if level is not None else self.interval)
 
-    def spent_over(self, looks: int) -> Levels:
-        """These levels for a check that looks ``looks`` times and stops once decided: each
-        look gates on, and computes, its interval at 1 - (1 - level)/looks, so the chance that
-        any look's interval excludes the truth is at most 1 - level (metrics.sequential)."""
-        from .metrics.sequential import per_look_confidence
+    def spent_over(self, looks: tuple[int, ...], at: int, spending: str) -> Levels:
+        """These levels at the look of ``at`` images per prompt of a check that looks at
+        ``looks`` and stops once decided: that look gates on, and computes, its interval at
+        the level ``spending`` gives it, so the chance that any look's interval excludes the
+        truth is at most 1 - level (``metrics.sequential.look_confidence``)."""
+        from .metrics.sequential import look_confidence
 
-        return Levels(None if self.gate is None else per_look_confidence(self.gate, looks),
-                      per_look_confidence(self.interval, looks))
+        return Levels(None if self.gate is None else look_confidence(self.gate, looks, at,
+                                                                     spending),
+                      look_confidence(self.interval, looks, at, spending))
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,9 @@ class Plan:
     """Adaptive sampling (issue #26): the images per prompt at which the check looks and
     stops once decided (``metrics.sequential.doubling_looks``; the last is the cap and
     ``images_per_prompt``); empty: a fixed n."""
+    spending: str = "obrien_fleming"
+    """How an adaptive check spends its alpha over its looks (``--t2i-adaptive-spending``,
+    ``metrics.sequential.SPENDING_FUNCTIONS``)."""
 
     @property
     def adaptive(self) -> bool:
@@ -147,6 +154,11 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
     own_cap = check_n.get("max") if isinstance(check_n, dict) else None
     if check_n == "auto" or own_cap is not None:  # auto: the collector passes it as ``n``
         check_n = None
+    default_n = defaults.get("images_per_prompt")
+    if isinstance(default_n, dict):  # defaults: {images_per_prompt: {max: N}}
+        default_n = default_n["max"]
+        if own_cap is None and check_n is None and n is None:
+            own_cap = default_n
     candidate = _model(settings, suite, "candidate")
     declared, source = ({}, "") if settings.images else declared_sampling(candidate)
     given = {"steps": steps, "guidance": guidance, "height": None, "width": None}
@@ -156,7 +168,7 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
                 for name in SAMPLING}
     levels = Levels.of(_number(check.params.get("confidence")) if check is not None else None,
                        settings.confidence)
-    fixed_n = _first(settings.images_per_prompt, check_n, n, defaults.get("images_per_prompt"),
+    fixed_n = _first(settings.images_per_prompt, check_n, n, default_n,
                      DEFAULT_IMAGES_PER_PROMPT)
     looks = _looks(settings, own_cap, fixed_n) if adaptive and levels.gate is not None else ()
     return Plan(
@@ -175,6 +187,7 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         sources={name: where for name, (value, where) in sampling.items() if value is not None},
         levels=levels,
         looks=looks,
+        spending=settings.adaptive_spending,
         loading={role: options for role in ROLES
                  if (options := _loading(settings, suite, role, candidate))},
     )

@@ -170,7 +170,7 @@ def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: 
         means = [expected_images(shares_at(value, metric, len(axis.choices),
                                            ideal if metric == "w1" else None, ordered),
                                  threshold, metric, tuple(float(s) for s in ideal), ordered,
-                                 confidence, plan.looks)[0]
+                                 confidence, plan.looks, plan.spending)[0]
                  for value in (threshold - margin, threshold + margin) if 0.0 < value < 1.0]
         if means:
             expected = f"expected {max(means) * (prompts or 1):.0f} images, "

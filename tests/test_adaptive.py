@@ -5,6 +5,7 @@ checks, and a warm rerun that stops at the same look with the same verdict."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -14,7 +15,9 @@ from pytest_t2ibias.metrics import jeffreys_interval
 from pytest_t2ibias.metrics.sequential import (
     betting_share_interval,
     doubling_looks,
-    per_look_confidence,
+    look_confidence,
+    look_confidences,
+    spent_alpha,
 )
 from pytest_t2ibias.plan import Levels, plan_for
 from pytest_t2ibias.suite.load import load_suite
@@ -23,22 +26,45 @@ from pytest_t2ibias.suite.load import load_suite
 
 
 def test_looks_double_from_16_up_to_the_cap():
-    assert doubling_looks(600) == (16, 32, 64, 128, 256, 512, 600)
+    assert doubling_looks(600) == (16, 32, 64, 128, 256, 600)  # not 512: 85% of the cap
     assert doubling_looks(128) == (16, 32, 64, 128)
     assert doubling_looks(200) == (16, 32, 64, 128, 200)
-    assert doubling_looks(10) == (10,)
+    assert doubling_looks(140) == (16, 32, 64, 140)
+    assert doubling_looks(10) == (10,) and doubling_looks(20) == (20,)
     with pytest.raises(ValueError, match="cap"):
         doubling_looks(0)
 
 
-def test_alpha_is_spent_evenly_over_the_looks():
-    assert per_look_confidence(0.95, 1, calibration=1) == pytest.approx(0.95)
-    assert per_look_confidence(0.95, 5, calibration=1) == pytest.approx(0.99)
-    assert per_look_confidence(0.95, 5) == pytest.approx(0.995)  # the measured margin: 2K
-    assert Levels(0.95, 0.95).spent_over(5) == Levels(pytest.approx(0.995), pytest.approx(0.995))
-    assert Levels(None, 0.9).spent_over(2) == Levels(None, pytest.approx(0.975))
-    with pytest.raises(ValueError, match="look"):
-        per_look_confidence(0.95, 0)
+def test_obrien_fleming_spends_next_to_nothing_early_and_almost_all_of_alpha_at_the_cap():
+    # Lan & DeMets (1983): alpha(t) = 2 - 2 Phi(z_{0.975} / sqrt(t)); alpha(1/4) = 2 - 2 Phi(3.92)
+    assert spent_alpha(0.05, 0.25) == pytest.approx(8.86e-5, rel=1e-2)
+    assert spent_alpha(0.05, 0.5) == pytest.approx(0.00557, rel=1e-2)
+    assert spent_alpha(0.05, 1.0) == pytest.approx(0.05)
+    assert spent_alpha(0.05, 0.5, "pocock") == pytest.approx(0.05 * np.log(1 + (np.e - 1) / 2))
+    looks = (16, 32, 64, 120)
+    bare = look_confidences(0.95, looks, calibration=1)
+    assert sum(1 - c for c in bare) == pytest.approx(0.05)  # the whole budget, no more
+    assert bare[0] > 0.9999999 and bare[-1] == pytest.approx(1 - (0.05 - spent_alpha(
+        0.05, 64 / 120)))
+    assert 0.95 < bare[-1] < 0.96  # the cap reads almost the fixed-n interval
+    levels = look_confidences(0.95, looks)  # with the measured factor 1.5: alpha/1.5 in all
+    assert sum(1 - c for c in levels) == pytest.approx(0.05 / 1.5)
+    assert 0.965 < levels[-1] < 0.975
+    assert look_confidence(0.95, looks, 120) == levels[-1]
+    assert look_confidence(0.95, looks, 32) == levels[1]
+    assert Levels(0.95, 0.9).spent_over(looks, 120, "obrien_fleming") == Levels(
+        levels[-1], look_confidences(0.9, looks)[-1])
+    assert Levels(None, 0.9).spent_over((16, 32), 16, "bonferroni") == Levels(
+        None, pytest.approx(0.975))  # even, with its measured factor 2: 1 - 0.1/(2 * 2)
+    assert look_confidences(0.95, (16,)) == (pytest.approx(0.95),)  # one look: fixed n
+    from pytest_t2ibias._settings import ADAPTIVE_SPENDING
+    from pytest_t2ibias.metrics.sequential import DEFAULT_SPENDING, SPENDING_FUNCTIONS
+
+    assert ADAPTIVE_SPENDING == SPENDING_FUNCTIONS and DEFAULT_SPENDING == SPENDING_FUNCTIONS[0]
+    with pytest.raises(ValueError, match="spending"):
+        look_confidences(0.95, looks, "linear")
+    with pytest.raises(ValueError, match="looks"):
+        look_confidences(0.95, (32, 16))
 
 
 # -- the betting confidence sequence of a share -----------------------------------------------
@@ -111,6 +137,27 @@ def test_a_check_asks_for_rounds_with_max_and_the_command_line_can_fix_n(tmp_pat
     assert plan_for(capped, suite, severity, adaptive=True).looks[-1] == 600
     twice = Settings.standalone(adaptive=True, adaptive_max=2.0)
     assert plan_for(twice, suite, severity, adaptive=True).looks == (16, 32, 64, 96)
+
+
+def test_max_in_the_suite_defaults_makes_every_gated_check_that_can_stop_adaptive(tmp_path):
+    suite = _suite(tmp_path, SUITE.replace("images_per_prompt: 48",
+                                           "images_per_prompt: {max: 300}").replace(
+        "threshold: 0.35}", "threshold: 0.35, images_per_prompt: 40}"))
+    assert suite.defaults == {"images_per_prompt": {"max": 300}, "seed": 0}
+    balance, severity, own_n = suite.checks
+    settings = Settings.standalone()
+    assert plan_for(settings, suite, balance, adaptive=True).looks[-1] == 256  # its own max
+    plan = plan_for(settings, suite, severity, adaptive=True)
+    assert plan.looks == (16, 32, 64, 128, 300) and plan.images_per_prompt == 300
+    fixed = plan_for(settings, suite, severity, adaptive=False)  # a kind that cannot stop
+    assert (fixed.looks, fixed.images_per_prompt) == ((), 300)
+    assert plan_for(settings, suite, own_n, adaptive=True).images_per_prompt == 40
+    called = plan_for(settings, suite, severity, n=24, adaptive=True)  # the caller's n
+    assert (called.looks, called.images_per_prompt) == ((), 24)
+    for bad, words in (("{max: 0}", "max must lie in"), ("{most: 3}", "{max: N}"),
+                       ("-3", "a positive integer or {max: N}")):
+        with pytest.raises(Exception, match=re.escape(words)):
+            _suite(tmp_path, SUITE.replace("images_per_prompt: 48", f"images_per_prompt: {bad}"))
 
 
 def test_the_cap_is_images_or_a_multiple_of_the_checks_own():
@@ -243,8 +290,9 @@ def test_adaptive_rounds_stop_once_decided_and_a_warm_rerun_agrees(pytester):
     assert len(drawn) == sum(by_prompt.values()) < fixed_drawn
     assert {k: v[0] for k, v in verdicts.items()} == {k: v[0] for k, v in fixed_verdicts.items()}
     adaptive.stdout.fnmatch_lines([("*adaptive: stopped at 16 of up to 200 images per prompt "
-                                    "(looks 16); each look's interval at 99.50% so that all 5 "
-                                    "together hold 95%*")])
+                                    "(looks 16); this look's interval at 1 - 5.*e-14, alpha "
+                                    "spent obrien-fleming over all 5 looks so that together "
+                                    "they hold 95%*")])
 
     rerun = _run(pytester, "--t2i-adaptive")
     rerun.assert_outcomes(passed=1, failed=2)
@@ -285,3 +333,45 @@ def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp
         "checks:\n", "checks:\n  - {id: spill, kind: is_nonnegative, mitigate: [gender], "
         "on: [gender], tolerance: 0, confidence: 0.95}\n")).checks[0]
     assert "tolerance 0 is the no-effect value" in never_passes(spill)
+
+
+ENTIGEN_SUITE = """\
+suite: interventions
+defaults: {images_per_prompt: 200, seed: 0}
+prompt: "a photo of a {subject}"
+subjects: [doctor]
+axes:
+  gender:
+    question: "What is the gender of the person?"
+    choices: [male, female]
+checks:
+  - {id: works, kind: intervention_improves, axes: [gender], min_improvement: 0.3,
+     interventions: ["if all individuals can be a {subject} irrespective of their gender"],
+     confidence: 0.95}
+  - {id: does_nothing, kind: intervention_improves, axes: [gender], min_improvement: 0.3,
+     interventions: ["if honesty is the best policy"], confidence: 0.95}
+"""
+
+
+def test_an_intervention_is_judged_in_rounds_and_stops_once_decided(pytester):
+    """ENTIGEN's improvement (doctors 95% male; the intervention makes them 50/50, the other
+    phrase does nothing): both clear-cut against 0.3, both decided long before 200 images,
+    with the fixed-n verdicts."""
+    pytester.makeconftest(FAKE_WORLD.replace(
+        "    subject = prompt.split()[-1]\n",
+        "    subject = prompt.split()[4]\n"
+        "    if 'irrespective' in prompt:\n"
+        "        subject = 'nurse'  # 50/50\n"))
+    pytester.makefile(".t2i.yaml", interventions=ENTIGEN_SUITE)
+    _run(pytester).assert_outcomes(passed=1, failed=1)
+    fixed = _verdicts(pytester)
+    (pytester.path / "cache").rename(pytester.path / "fixed-cache")
+    _run(pytester, "--t2i-adaptive").assert_outcomes(passed=1, failed=1)
+    adaptive = _verdicts(pytester)
+    assert {k: v[0] for k, v in adaptive.items()} == {k: v[0] for k, v in fixed.items()}
+    report = json.loads((pytester.path / "report.json").read_text())
+    stopped = {row["nodeid"].split("::")[-1]: row["figures"]["adaptive"]["images_per_prompt"]
+               for row in report["checks"]}
+    assert all(n <= 64 for n in stopped.values()), stopped
+    drawn = json.loads((pytester.path / "drawn.json").read_text())
+    assert len(drawn) < 3 * 200 / 2

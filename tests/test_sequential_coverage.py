@@ -1,13 +1,16 @@
 """Coverage under optional stopping (validation/sequential_coverage.py, reduced): looking at
 every round with the fixed-n 95% interval excludes the truth far more often than 5%; the
-intervals adaptive checks use (alpha spent over the looks) do not, and the stopping rule's
-wrong verdicts stay below 5%. The full grid is docs/coverage.md's last section."""
+intervals adaptive checks use (alpha spent over the looks, O'Brien-Fleming) do not, and the
+stopping rule's wrong verdicts stay below 5%; a rule that spends more than alpha is caught.
+The full grid is docs/coverage.md's last section."""
 
 import importlib.util
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from pytest_t2ibias.metrics.sequential import look_confidences
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,8 +44,25 @@ def test_spent_intervals_hold_the_truth_at_every_look_and_naive_ones_do_not():
 def test_betting_and_spent_jeffreys_rows_for_a_share():
     jeffreys, betting = sequential.share_rows([0.6, 0.4], "near-threshold", REPS, seed=3, cap=128)
     assert jeffreys.ever_excluded <= 0.05 + SLACK and betting.ever_excluded <= 0.05 + SLACK
-    assert jeffreys.per_look_confidence == 1 - 0.05 / (2 * 4)
+    assert jeffreys.look_confidences == list(look_confidences(0.95, (16, 32, 64, 128)))
     # a threshold 0.1 from the truth: decided early, rightly
     (_, fine, biased) = jeffreys.decisions
     assert fine.wrong == 0 and biased.wrong <= SLACK
-    assert 0.4 < fine.decided <= fine.fixed_decided  # the price of looking: fewer decided at 128
+    # O'Brien-Fleming keeps the cap's interval near the fixed-n one: nearly as many decided
+    # at 128 as fixed n, more than alpha spent evenly
+    even_fine = jeffreys.even_decisions[1]
+    assert fine.fixed_decided - 0.1 <= fine.decided <= fine.fixed_decided
+    assert fine.decided > even_fine.decided + 0.1
+
+
+def test_a_rule_that_spends_more_than_alpha_is_caught():
+    """The harness can fail: each look given four times its O'Brien-Fleming share (20% in
+    all) excludes the truth at some look well above 5%, where the true share stays below."""
+    looks = (16, 32, 64, 128)
+    over = tuple(1 - 4 * (1 - c) for c in look_confidences(0.95, looks))
+    spent = sequential.distance_row("w1 nominal", [0.6, 0.4], "near-threshold", REPS, 400,
+                                    seed=4, cap=128)
+    overspent = sequential.distance_row("w1 nominal", [0.6, 0.4], "near-threshold", REPS, 400,
+                                        seed=4, cap=128, spending=over)
+    assert overspent.look_confidences == list(over)
+    assert spent.ever_excluded <= 0.05 + SLACK < overspent.ever_excluded

@@ -1,5 +1,5 @@
 """Coverage under optional stopping: adaptive checks look after every round of images (16, 32,
-64 ... up to a cap) and stop once decided, so what must hold is that the interval *ever*
+64 ... then a cap) and stop once decided, so what must hold is that the interval *ever*
 excluding the truth, over every look up to the cap, happens at most 1 - confidence of the
 time; and that the stopping rule fails a truly fine model, or passes a truly biased one, at
 most that often (issue #26; the construction is in ``pytest_t2ibias.metrics.sequential``).
@@ -7,8 +7,11 @@ most that often (issue #26; the construction is in ``pytest_t2ibias.metrics.sequ
 For every metric and truth of docs/coverage.md's grid, draw ``reps`` sequences of answers up
 to the cap, compute the interval at every look, and count:
 
-- ``ever_excluded``: some look's interval, at the spent level 1 - (1 - 0.95)/K, excludes the
-  truth (what adaptive checks use; must be <= 5%);
+- ``ever_excluded``: some look's interval, at the level the default spending function
+  (O'Brien-Fleming, ``look_confidences``) gives that look, excludes the truth (what adaptive
+  checks use; must be <= 5%);
+- ``even_ever_excluded``: the same with alpha spent evenly, 1 - 0.05/(2K) at every look (the
+  ``bonferroni`` choice, with its measured factor 2);
 - ``naive_ever_excluded``: the same with the fixed-n 95% interval at every look (why the
   level is spent: this is what looking without it would do);
 - for thresholds at the truth (the worst case: the model is exactly at its limit) and 0.1
@@ -63,9 +66,10 @@ from pytest_t2ibias.metrics.posterior import (
     interval_from_counts,
 )
 from pytest_t2ibias.metrics.sequential import (
+    DEFAULT_SPENDING,
     betting_share_sequence,
     doubling_looks,
-    per_look_confidence,
+    look_confidences,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,14 +96,15 @@ class SequentialRow:
     truth: str
     true_value: float
     looks: list[int]
-    per_look_confidence: float
+    look_confidences: list[float]
     ever_excluded: float
     naive_ever_excluded: float
     reps: int
     method: str
     decisions: list[Decision] = field(default_factory=list)
-    bound_ever_excluded: float = float("nan")
-    """The same at 1 - alpha/K (the union bound alone, no calibration): why 2K."""
+    even_ever_excluded: float = float("nan")
+    """The same with alpha spent evenly, 1 - alpha/(2K) at every look (``bonferroni``)."""
+    even_decisions: list[Decision] = field(default_factory=list)
 
 
 def _statistic(metric: str, n_classes: int):
@@ -159,22 +164,34 @@ def _decisions(true_value: float, looks: list[int], lows: np.ndarray, highs: np.
     return out
 
 
+def _levels(looks: list[int], spending: str | tuple[float, ...]) -> dict[str, tuple[float, ...]]:
+    """Per look: the ``spending`` function's levels (or the levels given), the even
+    (Bonferroni, 2K) ones, and the naive fixed-n level."""
+    spent = (look_confidences(CONFIDENCE, tuple(looks), spending) if isinstance(spending, str)
+             else tuple(spending))
+    if len(spent) != len(looks):
+        raise ValueError(f"{len(spent)} levels for {len(looks)} looks")
+    return {"spent": spent, "naive": (CONFIDENCE,) * len(looks),
+            "even": look_confidences(CONFIDENCE, tuple(looks), "bonferroni")}
+
+
 def distance_row(metric: str, shares: list[float], truth: str, reps: int, n_draws: int,
-                 seed: int, cap: int = CAP) -> SequentialRow:
+                 seed: int, cap: int = CAP,
+                 spending: str | tuple[float, ...] = DEFAULT_SPENDING) -> SequentialRow:
     """One prompt; answers drawn one at a time up to ``cap``; the posterior interval at
-    every look on the answers so far."""
+    every look on the answers so far, at each look's level under ``spending`` (a spending
+    function's name, or the levels themselves: the test's over-spending rule)."""
     p = np.array(shares)
     looks = list(doubling_looks(cap))
-    level = per_look_confidence(CONFIDENCE, len(looks))
+    levels = _levels(looks, spending)
     statistic, ideal = _statistic(metric, len(p))
     true_value = _true_value(metric, p)
     rng = np.random.default_rng([seed, len(p), len(metric), int(1000 * p[0])])
     labels = rng.choice(len(p), size=(reps, cap), p=p)
     bounds = {}
-    for name, confidence in (("spent", level), ("naive", CONFIDENCE),
-                             ("bound", per_look_confidence(CONFIDENCE, len(looks), 1))):
+    for name, per_look in levels.items():
         lows, highs = [], []
-        for n in looks:
+        for n, confidence in zip(looks, per_look):
             counts = np.stack([np.bincount(row[:n], minlength=len(p)) for row in labels])[:, None]
             _, low, high = interval_from_counts(statistic, counts, ideal=ideal,
                                                 confidence=confidence, n_draws=n_draws,
@@ -183,8 +200,8 @@ def distance_row(metric: str, shares: list[float], truth: str, reps: int, n_draw
             highs.append(high)
         bounds[name] = (np.array(lows), np.array(highs))
     upper = float(statistic([np.eye(len(p))[0]]))  # the largest value the figure takes
-    return _row(f"{metric} ({len(p)} classes)", truth, true_value, looks, level, bounds, reps,
-                "posterior, alpha spent over the looks", upper)
+    return _row(f"{metric} ({len(p)} classes)", truth, true_value, looks, levels["spent"],
+                bounds, reps, "posterior, alpha spent over the looks", upper)
 
 
 def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int = CAP
@@ -195,27 +212,26 @@ def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int =
 
     p = shares[0]
     looks = list(doubling_looks(cap))
-    level = per_look_confidence(CONFIDENCE, len(looks))
+    levels = _levels(looks, DEFAULT_SPENDING)
     rng = np.random.default_rng([seed, int(1000 * p), 5])
     x = (rng.random((reps, cap)) < p).astype(int)
     bounds = {}
-    for name, confidence in (("spent", level), ("naive", CONFIDENCE),
-                             ("bound", per_look_confidence(CONFIDENCE, len(looks), 1))):
-        tail = (1 - confidence) / 2
+    for name, per_look in levels.items():
         lows, highs = [], []
-        for n in looks:
+        for n, confidence in zip(looks, per_look):
+            tail = (1 - confidence) / 2
             k = x[:, :n].sum(axis=1)
             lows.append(np.where(k > 0, beta.ppf(tail, k + 0.5, n - k + 0.5), 0.0))
             highs.append(np.where(k < n, beta.ppf(1 - tail, k + 0.5, n - k + 0.5), 1.0))
         bounds[name] = (np.array(lows), np.array(highs))
-    jeffreys = _row(f"share ({len(shares)} classes)", truth, p, looks, level, bounds, reps,
-                    "jeffreys, alpha spent over the looks", 1.0)
+    jeffreys = _row(f"share ({len(shares)} classes)", truth, p, looks, levels["spent"], bounds,
+                    reps, "jeffreys, alpha spent over the looks", 1.0)
     betting_reps = min(reps, 500)
     sequences = [betting_share_sequence(x[r], CONFIDENCE, at=tuple(looks))
                  for r in range(betting_reps)]  # the intersection up to n, at every look
     lows_a = np.array([[e.low for e in seq] for seq in sequences]).T
     highs_a = np.array([[e.high for e in seq] for seq in sequences]).T
-    betting = _row(f"share ({len(shares)} classes)", truth, p, looks, CONFIDENCE,
+    betting = _row(f"share ({len(shares)} classes)", truth, p, looks, [CONFIDENCE] * len(looks),
                    {"spent": (lows_a, highs_a),
                     "naive": (bounds["naive"][0][:, :betting_reps],
                               bounds["naive"][1][:, :betting_reps])},
@@ -232,7 +248,7 @@ def is_row(truth: str, reps: int, n_draws: int, seed: int, cap: int = IS_CAP,
     true_value = float(normalised_w1(np.array(initial), ideal)
                        - normalised_w1(np.mean(counterfactuals, axis=0), ideal))
     looks = list(doubling_looks(cap))
-    level = per_look_confidence(CONFIDENCE, len(looks))
+    levels = _levels(looks, DEFAULT_SPENDING)
     rng = np.random.default_rng([seed, 13])
     choices = {"x": ["a", "b"], "y": ["u", "v"]}
     bounds = {name: (np.full((len(looks), reps), np.nan), np.full((len(looks), reps), np.nan))
@@ -243,7 +259,8 @@ def is_row(truth: str, reps: int, n_draws: int, seed: int, cap: int = IS_CAP,
         ys = [rng.choice(2, size=cap, p=cf) for cf in counterfactuals]
         for j, n in enumerate(looks):
             last = j == len(looks) - 1  # the fixed design at the cap, for its verdicts
-            for name, confidence in (("spent", level), ("naive", CONFIDENCE))[:1 + (naive or last)]:
+            for name, confidence in (("spent", levels["spent"][j]),
+                                     ("naive", CONFIDENCE))[:1 + (naive or last)]:
                 matrix = intersectional_sensitivity(
                     {"x": x0[:n], "y": y0[:n]},
                     {"x": {v: {"x": np.full(n, i), "y": ys[i][:n]} for i, v in enumerate("ab")}},
@@ -251,14 +268,14 @@ def is_row(truth: str, reps: int, n_draws: int, seed: int, cap: int = IS_CAP,
                     interval="profile")
                 entry = matrix.entry("x", "y")
                 bounds[name][0][j, r], bounds[name][1][j, r] = entry.low, entry.high
-    row = _row("IS[x][y] (2 classes)", truth, true_value, looks, level, bounds, reps,
+    row = _row("IS[x][y] (2 classes)", truth, true_value, looks, levels["spent"], bounds, reps,
                "profile, alpha spent over the looks", 1.0, lower_bound=-1.0)
     if not naive:
         row.naive_ever_excluded = float("nan")
     return row
 
 
-def _row(metric, truth, true_value, looks, level, bounds, reps, method, upper,
+def _row(metric, truth, true_value, looks, levels, bounds, reps, method, upper,
          lower_bound: float = 0.0) -> SequentialRow:
     def ever_excluded(lows, highs):
         out = (lows > true_value + 1e-9) | (highs < true_value - 1e-9)
@@ -268,10 +285,14 @@ def _row(metric, truth, true_value, looks, level, bounds, reps, method, upper,
     naive_lows, naive_highs = bounds["naive"]
     decisions = _decisions(true_value, looks, lows, highs, naive_lows[-1], naive_highs[-1],
                            lower_bound, upper)
-    bound = (ever_excluded(*bounds["bound"]) if "bound" in bounds else float("nan"))
-    return SequentialRow(metric, truth, float(true_value), looks, float(level),
+    even, even_decisions = float("nan"), []
+    if "even" in bounds:
+        even = ever_excluded(*bounds["even"])
+        even_decisions = _decisions(true_value, looks, *bounds["even"], naive_lows[-1],
+                                    naive_highs[-1], lower_bound, upper)
+    return SequentialRow(metric, truth, float(true_value), looks, [float(c) for c in levels],
                          ever_excluded(lows, highs), ever_excluded(naive_lows, naive_highs),
-                         int(reps), method, decisions, bound)
+                         int(reps), method, decisions, even, even_decisions)
 
 
 def run_grid(*, reps: int = 1000, is_reps: int = 150, n_draws: int = 1000, seed: int = 0,
@@ -301,24 +322,28 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
         ("Written by `python validation/sequential_coverage.py` (do not edit; "
          "docs/STATISTICS.md, \"Adaptive sampling\", says why). "
          f"{len(rows)} cells, {seconds:.0f} s. Each row draws `reps` sequences of answers "
-        "up to the cap and computes the interval at every look (looks 16, 32, 64 ... then "
-        "the cap). *ever excluded*: share of sequences whose interval excluded the truth at "
-        "some look, with each look's interval at the spent level (what adaptive checks "
-        "use; must be at most 5%); *naive*: the same with the fixed-n 95% interval at every "
-        "look; *alpha/K*: at 1 - 0.05/K, the union bound without the measured factor 2 "
-        "(`LOOK_CALIBRATION`). The betting rows are valid at every n, so their looks are "
-        "only where they are read. Binomial sd of a 5% rate: 0.7 points at 1000 sequences, "
-        "1.0 at 500, 1.8 at 150."),
+        "up to the cap and computes the interval at every look (looks 16, 32, 64 ... while "
+        "at most 3/4 of the cap, then the cap). *ever excluded*: share of sequences whose interval excluded the truth at "
+        "some look, each look's interval at the level O'Brien-Fleming spending gives it "
+        "(Lan & DeMets 1983; what adaptive checks use by default, alpha/1.5 spent, "
+        "`LOOK_CALIBRATION`: without the factor 11 of these 47 cells were above 5%, at most "
+        "6.6%; must be at most 5%); *levels*: the last two looks' levels (the earlier ones "
+        "are higher still); *even*: the same with alpha spent evenly, 1 - 0.05/(2K) at every "
+        "look (`--t2i-adaptive-spending=bonferroni`, the first construction, with its "
+        "measured factor 2); *naive*: the fixed-n 95% interval at every look. The betting "
+        "rows are valid at every n, so their looks are only where they are read. Binomial "
+        "sd of a 5% rate: 0.7 points at 1000 sequences, 1.0 at 500, 1.8 at 150."),
         "",
-        ("| metric | truth | true value | looks | per-look level | ever excluded | alpha/K "
+        ("| metric | truth | true value | looks | levels (last two) | ever excluded | even "
          "| naive (95% every look) | reps | method |"),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         flag = " *" if r in flagged else ""
+        last_two = " / ".join(f"{100 * c:.2f}%" for c in r.look_confidences[-2:])
         lines.append(f"| {r.metric} | {r.truth} | {r.true_value:.3f} | {r.looks[0]}..{r.looks[-1]}"
-                     f" ({len(r.looks)}) | {100 * r.per_look_confidence:.2f}% "
-                     f"| {100 * r.ever_excluded:.1f}%{flag} | {_percent(r.bound_ever_excluded)} "
+                     f" ({len(r.looks)}) | {last_two} "
+                     f"| {100 * r.ever_excluded:.1f}%{flag} | {_percent(r.even_ever_excluded)} "
                      f"| {_percent(r.naive_ever_excluded)} "
                      f"| {r.reps} | {r.method} |")
     lines += [
@@ -331,19 +356,23 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
          "wholly beyond it (fail); at the cap, inconclusive. *wrong*: a fine model (truth <= "
          "threshold) failed, or a biased one (truth > threshold) passed; the threshold at "
          "the truth is the worst case for a fine model. *images*: mean images per prompt "
-         "drawn. *fixed*: the fixed design at n = cap with its 95% interval."),
+         "drawn. *fixed*: the fixed design at n = cap with its 95% interval. *even*: decided "
+         "and images with alpha spent evenly (alpha/(2K) a look)."),
         "",
         ("| metric | truth | true value | threshold | model | wrong | decided | images (cap) "
-         "| fixed decided | fixed wrong | method |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+         "| even: decided, images | fixed decided | fixed wrong | method |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     worst = 0.0
     for r in rows:
-        for d in r.decisions:
+        evens = r.even_decisions or [None] * len(r.decisions)
+        for d, e in zip(r.decisions, evens):
             worst = max(worst, d.wrong)
+            even = "-" if e is None else f"{100 * e.decided:.1f}%, {e.mean_images:.0f}"
             lines.append(f"| {r.metric} | {r.truth} | {r.true_value:.3f} | {d.threshold:.3f} "
                          f"| {d.model} | {100 * d.wrong:.1f}% | {100 * d.decided:.1f}% "
-                         f"| {d.mean_images:.0f} ({r.looks[-1]}) | {100 * d.fixed_decided:.1f}% "
+                         f"| {d.mean_images:.0f} ({r.looks[-1]}) | {even} "
+                         f"| {100 * d.fixed_decided:.1f}% "
                          f"| {100 * d.fixed_wrong:.1f}% | {r.method} |")
     lines += ["", f"Largest wrong-verdict rate of the stopping rule: {100 * worst:.1f}%.", ""]
     return "\n".join(lines)

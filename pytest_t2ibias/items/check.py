@@ -115,7 +115,7 @@ class CheckItem(pytest.Item):
         plan = plan or self.plan
         levels = plan.levels.gated_at(gate)
         if plan.adaptive:
-            levels = levels.spent_over(len(plan.looks))
+            levels = levels.spent_over(plan.looks, plan.images_per_prompt, plan.spending)
         context = CheckContext(
             check=self.check,
             suite=self.suite,
@@ -295,19 +295,27 @@ def _sample_adaptively(config: pytest.Config, items: list[CheckItem],
 def _with_rounds(verdict: Verdict, plan: Plan) -> Verdict:
     """An adaptive check's verdict saying where its rounds stopped and at which level each
     look's interval was computed."""
-    from ..metrics.sequential import per_look_confidence
+    from ..metrics.sequential import look_confidence
 
     looks = [n for n in plan.looks if n <= plan.images_per_prompt]
-    level = getattr(verdict.value, "confidence", None) or per_look_confidence(
-        plan.levels.interval, len(plan.looks))
+    level = getattr(verdict.value, "confidence", None) or look_confidence(
+        plan.levels.interval, plan.looks, plan.images_per_prompt, plan.spending)
     note = (f"\n  adaptive: stopped at {plan.images_per_prompt} of up to {plan.looks[-1]} images "
-            f"per prompt (looks {', '.join(map(str, looks))}); each look's interval at "
-            f"{100 * level:.2f}% so that all {len(plan.looks)} together hold "
+            f"per prompt (looks {', '.join(map(str, looks))}); this look's interval at "
+            f"{_percent(level)}, alpha spent {plan.spending.replace('_', '-')} over all "
+            f"{len(plan.looks)} looks so that together they hold "
             f"{100 * plan.levels.interval:g}% whichever look it stops at (docs/STATISTICS.md)")
     figures = {**verdict.figures, "adaptive": {
         "images_per_prompt": plan.images_per_prompt, "cap": plan.looks[-1],
-        "looks": looks, "planned_looks": list(plan.looks), "per_look_confidence": level}}
+        "looks": looks, "planned_looks": list(plan.looks), "spending": plan.spending,
+        "look_confidence": level}}
     return replace(verdict, message=verdict.message + note, figures=figures)
+
+
+def _percent(level: float) -> str:
+    """A look's level: 95.73%, or 1 - 8.1e-08 where it rounds to 100% (O'Brien-Fleming's
+    early looks)."""
+    return f"{100 * level:.2f}%" if round(100 * level, 2) < 100 else f"1 - {1 - level:.1e}"
 
 
 def _decide_family_once(first: CheckItem) -> None:

@@ -94,6 +94,7 @@ KIND = CheckKind(
     run=run,
     expected_work=expected_work,
     params=PARAMS,
+    adaptive=True,  # a look is the kind's own run on the first n paired images (issue #26)
     doc="ENTIGEN: each ethical intervention lowers the diversity score (Eq. 1) of the subject's "
         "images by at least min_improvement (paired seeds)",
     paper=("ENTIGEN (seeds/003: Bansal et al., EMNLP 2022, *How well can Text-to-Image "

@@ -31,7 +31,9 @@ from pytest_t2ibias.metrics.posterior import w1_estimate
 from pytest_t2ibias.metrics.sequential import betting_share_interval
 from pytest_t2ibias.metrics.sequential import betting_share_sequence
 from pytest_t2ibias.metrics.sequential import doubling_looks
-from pytest_t2ibias.metrics.sequential import per_look_confidence
+from pytest_t2ibias.metrics.sequential import look_confidence
+from pytest_t2ibias.metrics.sequential import look_confidences
+from pytest_t2ibias.metrics.sequential import spent_alpha
 from pytest_t2ibias.metrics.skew import SkewValue
 from pytest_t2ibias.metrics.skew import max_skew_at_k
 from pytest_t2ibias.metrics.skew import mean_max_skew_at_k
@@ -58,17 +60,19 @@ __all__ = [
     "intersectional_sensitivity",
     "jeffreys_interval",
     "kl_divergence",
+    "look_confidence",
+    "look_confidences",
     "max_skew_at_k",
     "max_skew_estimate",
     "mean_max_skew_at_k",
     "mitigation_effect",
     "normalised_w1",
-    "per_look_confidence",
     "pooled_shares",
     "posterior_estimate",
     "severity",
     "severity_estimate",
     "skew_at_k",
+    "spent_alpha",
     "w1_estimate",
     "wilson_interval",
 ]

@@ -107,26 +107,27 @@ def expected_images(
     ordered: bool,
     confidence: float,
     looks: tuple[int, ...],
+    spending: str = "obrien_fleming",
     reps: int = 200,
     n_draws: int = 400,
     seed: int = 0,
 ) -> tuple[float, float]:
     """An adaptive check's (mean images per prompt at which it stops, share decided by its
     last look) when the answers' shares are ``truth``: simulated prompts drawn image by image,
-    judged at every look with the interval at the level spent over the looks
-    (``metrics.sequential``), stopped at the first look whose interval is wholly on one side
+    judged at every look with the interval at the level ``spending`` gives that look
+    (``metrics.sequential.look_confidences``), stopped at the first look whose interval is wholly on one side
     of ``threshold`` (issue #26)."""
     from pytest_t2ibias.metrics.posterior import interval_from_counts
-    from pytest_t2ibias.metrics.sequential import per_look_confidence
+    from pytest_t2ibias.metrics.sequential import look_confidences
 
     p = np.array(truth)
     statistic, target, _ = _simulated(metric, p, ideal, ordered)
-    level = per_look_confidence(confidence, len(looks))
+    levels = look_confidences(confidence, looks, spending)
     rng = np.random.default_rng([seed, len(looks), looks[-1]])
     labels = rng.choice(len(p), size=(reps, looks[-1]), p=p)
     stopped = np.full(reps, float(looks[-1]))
     open_ = np.ones(reps, dtype=bool)
-    for n in looks:
+    for n, level in zip(looks, levels):
         counts = np.stack([np.bincount(row[:n], minlength=len(p)) for row in labels])[:, None]
         _, low, high = interval_from_counts(statistic, counts, ideal=target, confidence=level,
                                             n_draws=n_draws, rng=rng, seed=seed)

@@ -9,17 +9,27 @@ sampling"):
 - **Alpha spent over the looks** (what the check kinds use). The looks are fixed before any
   image is drawn: ``FIRST_LOOK`` images per prompt, then doubling, then the cap
   (``doubling_looks``). Each look computes the kind's own fixed-n interval (W1, severity,
-  MaxSkew, IS: ``metrics.posterior``, ``metrics.intersectional``) at level
-  1 - (1 - confidence) / (2K) (``per_look_confidence``), K the number of looks. By the union
-  (Bonferroni) bound, P(any look excludes the truth) <= K · (1 - confidence) / K if each
-  look's interval held its level exactly; the factor 2 (``LOOK_CALIBRATION``) is measured,
-  not derived: near the ideal the posterior intervals of W1 and severity hold about 98% to
-  99% where 99.3% is asked at 16 to 32 images (their low end a little high, as at 95%:
-  docs/STATISTICS.md), and with K alone the worst cell of the grid excluded the truth at
-  some look in 6.3% of sequences (severity, 3 classes, 0.45/0.3/0.25), 3.9% with 2K. It maps to
-  every figure exactly as the fixed-n intervals do, needs no new statistics per figure, and
-  costs a factor of log(cap / 16) in alpha, not a factor of the cap. It is valid for looks
-  at those rounds only, which is all a round-based sampler ever makes.
+  MaxSkew, IS, ENTIGEN's improvement: ``metrics.posterior``, ``metrics.intersectional``,
+  the bootstrap) at its own level (``look_confidences``): a spending function alpha(t) of
+  the information fraction t = images so far / the cap (Lan & DeMets 1983, *Discrete
+  sequential boundaries for clinical trials*, Biometrika 70(3)) gives look k the increment
+  alpha(t_k) - alpha(t_{k-1}), and the interval is at 1 minus that. By the union bound over
+  the increments, P(any look excludes the truth) <= alpha(1) = 1 - confidence whatever the
+  joint law of the looks (the posterior intervals give none, so no tighter group-sequential
+  boundary is claimed). The default is the O'Brien-Fleming-type function
+  alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)): early looks spend next to nothing and so
+  stop only clear-cut cases, and the cap keeps almost all of alpha, its interval close to
+  the fixed-n one (97.0% for looks 16, 32, 64, 120, with the factor below), so a check that
+  runs to its cap reaches about the fixed-n verdict. ``pocock`` (alpha log(1 + (e - 1) t)) and ``bonferroni``
+  (alpha/K a look, the first construction) spread it more evenly: more early stops, a wider
+  last interval. Calibration (``LOOK_CALIBRATION``) is measured, not derived: the posterior
+  intervals at ~99.3% (even spending) held 98% to 99%, so even spending needs alpha/(2K);
+  O'Brien-Fleming spends alpha/1.5: at the cap it inherits what the fixed-n intervals
+  miss there, up to 6.1% at 95% (docs/coverage.md's last section). A level beyond what the
+  interval's draws resolve (1 - 2/(draws + 1)) reads the extreme draws, a little less than
+  asked; the simulation runs at the plugin's 1,000 draws, so its figures include that. It
+  maps to every figure exactly as the fixed-n intervals do and is valid for looks at those
+  rounds only, which is all a round-based sampler ever makes.
 - **A betting confidence sequence for one share** (``betting_share_interval``): the hedged
   capital process of Waudby-Smith & Ramdas (2023, JRSS-B, Sec. 4.3, Eq. 27 with the
   predictable plug-in bets of Eq. 26 and Remark 1), valid at *every* n by Ville's
@@ -32,6 +42,7 @@ sampling"):
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 import numpy as np
 
@@ -41,36 +52,103 @@ FIRST_LOOK = 16
 """Images per prompt at the first look; each later look doubles it, the last is the cap."""
 
 
+LAST_EARLY_LOOK = 0.75
+"""No look before the cap beyond this fraction of it: stopping there saves less than a
+quarter of the images, and under a spending function it takes a large share of alpha from
+the cap's look (a cap of 600 with a look at 512: the cap's interval at 98.4% instead of
+95.3%), so a check that runs to its cap would be judged far wider than at fixed n."""
+
+
 def doubling_looks(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
-    """The images per prompt at which an adaptive check looks: ``first``, doubling while below
-    ``cap``, then ``cap`` (one look at ``cap`` when it is at most ``first``)."""
+    """The images per prompt at which an adaptive check looks: ``first``, doubling while at
+    most ``LAST_EARLY_LOOK`` of ``cap``, then ``cap`` (one look at ``cap`` when ``first`` is
+    beyond that)."""
     if cap < 1 or first < 1:
         raise ValueError(f"need cap >= 1 and first >= 1, got cap={cap}, first={first}")
     looks: list[int] = []
     n = first
-    while n < cap:
+    while n <= LAST_EARLY_LOOK * cap:
         looks.append(n)
         n *= 2
     looks.append(cap)
     return tuple(looks)
 
 
-LOOK_CALIBRATION = 2
-"""Alpha is spent over this many times the looks: the measured margin the posterior
-intervals need at the high per-look levels (module doc; docs/coverage.md's last section)."""
+SPENDING_FUNCTIONS = ("obrien_fleming", "pocock", "bonferroni")
+"""The ways alpha is spent over the looks (``spent_alpha``); the first is the default.
+``_settings.ADAPTIVE_SPENDING`` repeats them so the options need not import numpy."""
+DEFAULT_SPENDING = "obrien_fleming"
+
+LOOK_CALIBRATION = {"obrien_fleming": 1.5, "pocock": 2, "bonferroni": 2}
+"""Per spending function, alpha is spent over this many times the budget: the margin the
+posterior intervals were measured to need (module doc; docs/coverage.md's last section).
+Spent evenly (``bonferroni``) the looks sit at ~99.3% and the intervals held 98% to 99%
+there, so the union bound alone left cells at 5.4% to 6.3%: 2. O'Brien-Fleming spends
+almost all of alpha at the cap, where the posterior intervals miss what the fixed-n ones
+miss (up to 6.1% at 95% and 600 images: severity, three classes near the ideal); with no
+factor 11 of the grid's 47 cells excluded the truth at some look in 5.2% to 6.6% of
+sequences, with 1.5 none above 4.9% (the cap then at 96.8% for a cap of 600): 1.5."""
 
 
-def per_look_confidence(confidence: float, looks: int,
-                        calibration: float = LOOK_CALIBRATION) -> float:
-    """The level each of ``looks`` pre-set looks computes its interval at so that the chance
-    any of them excludes the truth is at most 1 - ``confidence``: Bonferroni over the looks
-    (alpha spent evenly), over ``calibration`` times as many (1: the bound alone, for an
-    interval that holds its level exactly)."""
+def spent_alpha(alpha: float, fraction: float, spending: str = DEFAULT_SPENDING) -> float:
+    """The alpha spent by information fraction ``fraction`` (images so far / the cap), Lan &
+    DeMets (1983): ``obrien_fleming``, alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)), next to
+    nothing early and almost all of it at the cap; ``pocock``, alpha log(1 + (e - 1) t),
+    spread more evenly. (``bonferroni``, even over the looks, depends on the look's index,
+    not its fraction: ``look_confidences``.)"""
+    from scipy.stats import norm
+
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    t = min(max(float(fraction), 0.0), 1.0)
+    if t == 0:
+        return 0.0
+    if spending == "obrien_fleming":
+        return min(alpha, float(2 * norm.sf(norm.isf(alpha / 2) / math.sqrt(t))))
+    if spending == "pocock":
+        return alpha * math.log1p((math.e - 1) * t)
+    raise ValueError(f"unknown spending function {spending!r}; choose from "
+                     f"{', '.join(s for s in SPENDING_FUNCTIONS if s != 'bonferroni')}")
+
+
+def look_confidences(confidence: float, looks: tuple[int, ...],
+                     spending: str = DEFAULT_SPENDING,
+                     calibration: float | None = None) -> tuple[float, ...]:
+    """The level each pre-set look (images per prompt, the last the cap) computes its
+    interval at so that the chance any of them excludes the truth is at most
+    1 - ``confidence``: look k spends alpha(t_k) - alpha(t_{k-1}) of alpha = 1 - confidence
+    (``spent_alpha``; ``bonferroni``: alpha/K each), and by the union bound over those
+    increments the looks together miss at most alpha, whatever the joint distribution of
+    the looks' intervals (which the posterior intervals do not give). ``calibration``
+    spends only alpha/calibration (None: the spending function's ``LOOK_CALIBRATION``); a
+    single look is a fixed n, at ``confidence``."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    if looks < 1:
-        raise ValueError(f"need at least one look, got {looks}")
-    return 1 - (1 - confidence) / (calibration * looks)
+    if not looks or any(b <= a for a, b in pairwise(looks)) or looks[0] < 1:
+        raise ValueError(f"looks must be increasing positive image counts, got {looks}")
+    if len(looks) == 1 and spending in LOOK_CALIBRATION:
+        return (confidence,)  # one look is a fixed n: nothing to spend, nothing to calibrate
+    if calibration is None:
+        if spending not in LOOK_CALIBRATION:
+            raise ValueError(f"unknown spending function {spending!r}; choose from "
+                             f"{', '.join(SPENDING_FUNCTIONS)}")
+        calibration = LOOK_CALIBRATION[spending]
+    alpha = (1 - confidence) / calibration
+    if spending == "bonferroni":
+        spent = [alpha * (k + 1) / len(looks) for k in range(len(looks))]
+    else:
+        spent = [spent_alpha(alpha, n / looks[-1], spending) for n in looks[:-1]] + [alpha]
+    increments = np.diff([0.0, *spent])
+    return tuple(float(1 - a) for a in increments)
+
+
+def look_confidence(confidence: float, looks: tuple[int, ...], at: int,
+                    spending: str = DEFAULT_SPENDING,
+                    calibration: float | None = None) -> float:
+    """``look_confidences`` at the look of ``at`` images per prompt (the last look at or
+    below it: a check stopped at a look reads that look's level)."""
+    index = max((k for k, n in enumerate(looks) if n <= at), default=0)
+    return look_confidences(confidence, looks, spending, calibration)[index]
 
 
 _GRID = 2001

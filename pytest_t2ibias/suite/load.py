@@ -18,7 +18,7 @@ from .._settings import parse_model_options
 from .._text import first_unsafe
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
-from ..kinds._params import MAX_IMAGES_PER_PROMPT
+from ..kinds._params import MAX_IMAGES_PER_PROMPT, check_images
 from ..spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
 from ._yaml import Document, KeyPath, load_yaml
 
@@ -344,6 +344,14 @@ class _SuiteReader:
         for key, number in mapping.items():
             if key not in DEFAULT_KEYS:
                 continue
+            if key == "images_per_prompt" and isinstance(number, dict):
+                # {max: N}: adaptive for the gated checks that can stop early, N for the rest
+                problem = check_images(number)
+                if problem is None:
+                    defaults[key] = dict(number)
+                else:
+                    self.problem((*at, key), f"defaults.{key} {problem}")
+                continue
             if key == "guidance":
                 ok = _is_number(number) and number >= 0
                 expected = "a number >= 0"
@@ -352,7 +360,9 @@ class _SuiteReader:
                 expected = "an integer >= 8 (pixels)"
             else:
                 ok = _is_int(number) and number >= (0 if key == "seed" else 1)
-                expected = "an integer >= 0" if key == "seed" else "a positive integer"
+                expected = "an integer >= 0" if key == "seed" else (
+                    "a positive integer or {max: N}" if key == "images_per_prompt"
+                    else "a positive integer")
                 if key == "images_per_prompt" and ok and number > MAX_IMAGES_PER_PROMPT:
                     ok, expected = False, f"at most {MAX_IMAGES_PER_PROMPT:,}"
             if ok:
