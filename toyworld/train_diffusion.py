@@ -277,8 +277,7 @@ def finetune_vae_anchored(vae, images: torch.Tensor, anchored: torch.Tensor, gen
     world before the edit (``anchored``: a boolean mask) keep their old posterior means
     (squared distance, ``anchor_weight``) while the new ones find room of their own.
     """
-    with torch.no_grad():
-        old_means = torch.cat([vae.encode(images[i:i + 256]).latent_dist.mean for i in range(0, len(images), 256)])
+    old_means, _ = encode_latents(vae, images)
     optimizer = torch.optim.AdamW(vae.parameters(), lr=lr, weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=steps, pct_start=0.1)
     vae.train()
