@@ -287,3 +287,21 @@ def test_quick_build_of_a_second_world_follows_its_spec(tmp_path, monkeypatch):
         assert row["abs_error"] <= 0.25, row
     female = {row["prompt"].split()[-1]: row["measured"]["female"] for row in rows if row["axis"] == "gender"}
     assert female["baker"] - female["pilot"] >= 0.5, rows
+
+
+def test_the_text_tokenizer_decodes_a_json_reply_as_written_and_wraps_like_the_word_tokenizer():
+    """toy-lm's tokenizer (``train_text_tokenizer``): a reply decodes to the exact text, so a JSON
+    list parses; the special ids match the word tokenizer's, so either stands in for the other."""
+    import json
+
+    from pytest_t2ibias.testing.tokenizer import SPECIAL_TOKENS, train_text_tokenizer
+
+    reply = json.dumps([{"name": "pattern", "classes": ["plain", "striped", "dotted"],
+                         "question": "What is the pattern of the object?"}])
+    tokenizer = train_text_tokenizer([reply, "a photo of a mug\nJSON:"] * 20, vocab_size=400)
+    ids = tokenizer(reply)["input_ids"]
+    assert tokenizer.convert_ids_to_tokens([ids[0], ids[-1]]) == ["<bos>", "<eos>"]
+    assert [tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS] == [0, 1, 2, 3]
+    assert tokenizer.decode(ids, skip_special_tokens=True) == reply
+    assert json.loads(tokenizer.decode(ids[1:-1])) == json.loads(reply)
+    assert len(ids) < len(reply) // 2  # merges learnt: not one token a character
