@@ -5,8 +5,10 @@ and ``python -m toyworld train-lm --out DIR [--model toy-lm]``."""
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
+from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
         help="build only this stage (repeatable): toy-sd, toy-sd-debiased, toy-clip, classifiers, toy-lm, quality",
     )
     continue_parser = commands.add_parser(
-        "continue", help="train an existing toy-sd further on an edited world, in place; the manifest records the lineage")
+        "continue", help="train an existing toy-sd (or toy-clip) further on an edited world, in place; the manifest "
+                    "(toy-clip: its training.json) records the lineage")
     continue_parser.add_argument("--fixtures", required=True, help="directory with manifest.json and the model")
     continue_parser.add_argument("--world", default=None, help="world spec YAML (default: the embedded default world)")
     continue_parser.add_argument("--model", default="toy-sd", help="toy-sd (or a copy of it), or toy-clip")
@@ -78,9 +81,6 @@ def main(argv: list[str] | None = None) -> int:
     from toyworld.build import DEBIAS_WORLD_PATH, build, continue_training
 
     if args.command == "train-lm":
-        import json
-        from pathlib import Path
-
         from toyworld.spec import load_world
         from toyworld.train_lm import MODELS, train_lms
 
@@ -95,9 +95,6 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report["models"], indent=2))
         return 0
     if args.command == "continue" and args.model == "toy-clip":
-        import json
-        from pathlib import Path
-
         from toyworld.spec import load_world
         from toyworld.train_clip import continue_clip
 
