@@ -65,11 +65,9 @@ def test_no_subject_is_far_off_where_the_judge_can_see(report):
     assert not far, far
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "toy-sd learned ENTIGEN's intervention only partly in two continued runs (3000 + 2000 "
-    "steps): nurse 0.297 and teacher 0.258 from the planted 50/50 in fixtures/quality.json; "
-    "more training (then a debiased rebuild and a BGPS re-search) would close it"))
 def test_the_entigen_intervention_is_learned_where_the_judge_can_see(report):
+    """Was a strict xfail (nurse 0.297, teacher 0.258 from the planted 50/50 after two continued
+    runs); the three pattern-world runs of session 8 closed it."""
     far = _far_pairs(report, intervened=True)
     assert not far, far
 
