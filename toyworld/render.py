@@ -4,7 +4,8 @@ Layout (unit square): background split by a horizon at y~0.72; a head at the cen
 (skin tone, hair colour = age, long side hair = female, mouth = emotion); a torso below
 (width = body type; dark suit + white collar + tie = formal, bright shirt + bare forearms =
 informal); the occupation's prop in the top-right corner. Objects (laptop, car, mug) are drawn
-in their colour on a fixed background, their main surface plain, striped or dotted. Jitter in position, scale and shade keeps images varied.
+in their colour on a fixed background, their main surface plain, striped or dotted. Jitter in
+position, scale and shade keeps images varied.
 """
 
 from __future__ import annotations
@@ -214,8 +215,9 @@ def _draw_prop(canvas: _Canvas, shape: str, colour, rng: random.Random):
 
 def _draw_pattern(canvas: _Canvas, box, pattern: str, colour_name: str, rng: random.Random):
     """Stripes (two bands across) or dots (a row of three) on ``box``: marks ~2-3 px at 32 px,
-    which the VAE keeps, in white on a dark surface and near-black on a light one, so the
-    surface's own colour still fills most of it."""
+    in white on a dark surface and near-black on a light one, so the surface's own colour still
+    fills most of it. toy-sd's anchored VAE keeps them on mugs and laptops; a car's dots, on a
+    thinner box, it loses."""
     if pattern == "plain":
         return
     x0, y0, x1, y1 = box
