@@ -84,14 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         from toyworld.spec import load_world
         from toyworld.train_lm import MODELS, train_lms
 
-        models = tuple(args.models or MODELS)
-        report = train_lms(load_world(args.world), args.out, seed=args.seed, models=models)
-        for name in models:  # the command, so the model card says how to remake it
-            record_path = Path(args.out) / name / "training.json"
-            record = json.loads(record_path.read_text())
-            record["how"] = (f"python -m toyworld train-lm --out {args.out} --model {name} --seed {args.seed}"
-                             + (f" --world {args.world}" if args.world else ""))
-            record_path.write_text(json.dumps(record, indent=2) + "\n")
+        how = (f"python -m toyworld train-lm --out {args.out} --model {{model}} --seed {args.seed}"
+               + (f" --world {args.world}" if args.world else ""))
+        report = train_lms(load_world(args.world), args.out, seed=args.seed, models=tuple(args.models or MODELS),
+                           how=how)
         print(json.dumps(report["models"], indent=2))
         return 0
     if args.command == "continue" and args.model == "toy-clip":

@@ -226,9 +226,10 @@ def train_one(name: str, tokenizer, texts: list[str], budget: dict, seed: int, l
 
 
 def train_lms(world: World, out_dir: str | Path, *, seed: int = 0, quick: bool = False,
-              models: tuple[str, ...] = tuple(MODELS)) -> dict:
+              models: tuple[str, ...] = tuple(MODELS), how: str | None = None) -> dict:
     """Train and save ``out_dir/toy-lm`` and ``out_dir/toy-lm-eval`` (or those of ``models``);
-    returns configs and perplexities."""
+    returns configs and perplexities. ``how``: the command that remakes a model ({model} filled
+    in), kept in its ``training.json``."""
     budget = QUICK_BUDGET if quick else FULL_BUDGET
     texts = prompt_corpus(world, budget["texts"], seed=(seed, TRAIN_STREAM))
     openbias = openbias_corpus(world, budget["openbias_texts"], seed=(seed, OPENBIAS_STREAM))
@@ -260,6 +261,7 @@ def train_lms(world: World, out_dir: str | Path, *, seed: int = 0, quick: bool =
             "held_out_perplexity": corpus_perplexity(model, tokenizer, held_out),
             "shuffled_perplexity": corpus_perplexity(model, tokenizer, shuffled),
             "vocabulary": len(tokenizer),
+            **({"how": how.format(model=name)} if how else {}),
         }
         if long_texts:
             figures["openbias_held_out"] = openbias_accuracy(model, tokenizer, world, budget["held_out"] // 20,
