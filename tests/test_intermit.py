@@ -4,6 +4,7 @@ and the word-level composition of counterfactual templates."""
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 
@@ -273,3 +274,79 @@ def test_biasconnect_rows_limited_to_the_mitigated_axes(fake_t2ibias, suite):
     assert only_gender.n_images == {"initial": 48, "gender=male": 48, "gender=female": 48}
     assert only_gender.entry("gender", "age") == full.entry("gender", "age")
     assert math.isnan(only_gender.entry("age", "gender").value)
+
+
+# -- adaptive: a look before the last passes only on evidence -----------------------------------
+
+
+def test_an_early_look_passes_only_once_no_step_can_have_made_a_prioritised_axis_worse(
+        fake_t2ibias, suite):
+    """Mitigating environment leaves age as it was (balanced by image parity), so
+    IS[environment][age] is 0 with an interval across it: no alert, and tau (about 0) is
+    decided below epsilon. The paper's rule passes that at the last look; before it the harm
+    is not ruled out at tolerance 0 (inconclusive: draw more), and is at tolerance 0.3."""
+    instrument = fake_t2ibias.instrument(suite)
+    strict = intermit(instrument, suite, "nurse", priority={"environment": 1, "age": 1},
+                      epsilon=0.2, confidence=0.95, n_resamples=200)
+    assert strict.order == ("environment",) and strict.alerts == ()
+    effect = strict.matrix.entry("environment", "age")
+    assert effect.value == pytest.approx(0.0) and effect.low < 0 < effect.high
+    assert not strict.harm_ruled_out
+    assert strict.verdict(confidence=0.95).outcome == "pass"
+    early = strict.verdict(confidence=0.95, early=True)
+    assert early.outcome == "inconclusive"
+    assert "no step is yet shown not to make a prioritised axis worse" in early.message
+
+    tolerant = intermit(instrument, suite, "nurse", priority={"environment": 1, "age": 1},
+                        epsilon=0.2, tolerance=0.3, confidence=0.95, n_resamples=200)
+    assert tolerant.harm_ruled_out and tolerant.to_dict()["tolerance"] == 0.3
+    assert tolerant.verdict(confidence=0.95, early=True).outcome == "pass"
+
+
+def test_a_step_worse_only_within_tolerance_raises_no_alert(fake_t2ibias, suite):
+    """Mitigating gender moves age's wbar from about 0 to 0.5: an alert while the whole
+    interval of IS[gender][age] lies below -tolerance, none once it does not."""
+    instrument = fake_t2ibias.instrument(suite)
+    effect = None
+    for tolerance in (0.0, 0.1, 0.3):
+        result = intermit(instrument, suite, "nurse", priority={"gender": 1, "age": 1},
+                          epsilon=0.3, tolerance=tolerance, confidence=0.95, n_resamples=200)
+        assert result.order[0] == "gender"
+        effect = result.steps[0].matrix.entry("gender", "age")
+        assert effect.value == pytest.approx(-0.5, abs=0.1)
+        alerted = any("made age worse" in a for a in result.alerts)
+        assert alerted is (effect.high < -tolerance), (tolerance, effect)
+        assert alerted is (tolerance < 0.125)  # IS -0.500 [95% CI -0.625, -0.125]
+
+
+def test_intermit_checks_stop_at_the_look_that_decides_them(pytester: pytest.Pytester):
+    """Fixed at 96 images a prompt, then in rounds (looks 16, 32, 64, 96): the failing
+    check's alert and the tolerant check's pass are shown at 64 (the earlier looks' levels,
+    1 - 5e-14 and so on, are beyond 200 bootstrap draws), the strict check's pass is never
+    proven before the cap; every verdict is the fixed-n one."""
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", fake=SUITE.replace("images_per_prompt: 48",
+                                                      "images_per_prompt: 96") + textwrap.dedent("""\
+        checks:
+          - {id: mitigate_all, kind: intermit, epsilon: 0.2, confidence: 0.95}
+          - {id: strict, kind: intermit, priority: {environment: 1, age: 1}, epsilon: 0.2,
+             confidence: 0.95}
+          - {id: tolerant, kind: intermit, priority: {environment: 1, age: 1}, epsilon: 0.2,
+             tolerance: 0.3, confidence: 0.95}
+    """))
+
+    def run(*args):
+        result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male", "--t2i-vqa=fake",
+                                    f"--t2i-cache-dir={pytester.path / 'cache'}",
+                                    "--t2i-bootstrap=200", "--t2i-json=report.json", *args)
+        result.assert_outcomes(passed=2, failed=1)
+        rows = json.loads((pytester.path / "report.json").read_text())["checks"]
+        return {row["check_id"]: (row["outcome"], row["figures"].get("adaptive", {})
+                                  .get("images_per_prompt")) for row in rows}
+
+    fixed = run()
+    adaptive = run("--t2i-adaptive")
+    assert {k: v[0] for k, v in adaptive.items()} == {k: v[0] for k, v in fixed.items()} == {
+        "mitigate_all": "fail", "strict": "pass", "tolerant": "pass"}
+    assert {k: v[1] for k, v in adaptive.items()} == {"mitigate_all": 64, "strict": 96,
+                                                      "tolerant": 64}

@@ -2,8 +2,10 @@
 
 Starting from the subject's prompt, InterMit repeatedly mitigates the axis with the largest
 expected gain under the user's priorities B*, regenerates, and stops when tau = <w̄(B*), p>
-is at most ``epsilon``; a step that makes a prioritised axis worse raises an alert. The
-verdict is the method's own (``InterMitResult.verdict``), with the IS matrix it used.
+is at most ``epsilon``; a step that makes a prioritised axis worse (by more than
+``tolerance``) raises an alert. The verdict is the method's own (``InterMitResult.verdict``),
+with the IS matrix it used. Adaptive: each look reruns the algorithm on more images, and a
+look before the last passes only once no step can have made a prioritised axis worse.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ PARAMS = (Param("priority", (dict,), doc="axis -> weight over the axes to mitiga
                 doc="stop when tau = <wbar(B*), p> is at most this"),
           Param("max_steps", (int,), check=check_at_least_one,
                 doc="most axes to mitigate (default: as many as there are axes)"),
+          Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
+                doc="a step alerts when it makes a prioritised axis worse by more than this "
+                    "(IS[i*][y] wholly below -tolerance); adaptive, a look before the cap "
+                    "passes only once every step's IS[i*][y] is wholly at least -tolerance"),
           *COMMON_PARAMS)
 
 
@@ -36,9 +42,12 @@ def run(ctx: CheckContext) -> Verdict:
                       priority=params.get("priority"),
                       epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
                       max_steps=params.get("max_steps"),
+                      tolerance=params.get("tolerance") or 0.0,
                       confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
-    verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
-                             label=ctx.subject)
+    plan = ctx.plan
+    early = plan.adaptive and plan.images_per_prompt < plan.looks[-1]
+    verdict = result.verdict(confidence=ctx.confidence, burden=plan.burden,
+                             label=ctx.subject, early=early)
     return with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
 
 
@@ -86,6 +95,7 @@ KIND = CheckKind(
     expected_work=expected_work,
     axes_param=None,
     params=PARAMS,
+    adaptive=True,
     figure="tau after mitigation",
     doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "
         "without making a prioritised axis worse",
@@ -96,6 +106,6 @@ KIND = CheckKind(
     example=("checks:\n"
              "  - {id: intermit_doctor, kind: intermit, priority: {gender: 1, environment: 1}, "
              "epsilon: 0.2,\n"
-             "     images_per_prompt: 200, subjects: [doctor]}"),
+             "     confidence: 0.95, images_per_prompt: 200, subjects: [doctor]}"),
     example_source="example_suites/toy_occupations.t2i.yaml",
 )

@@ -19,7 +19,14 @@ S[x][y] is exactly what mitigating x next would do (Eq. 3 pooling), and the imag
 chosen row are the images of the next state (same prompts, counts and seeds: cache hits).
 
 Reported: MitAmt (final tau), MitSteps (steps / |B*|), the order, and alerts when a step
-made an axis of B* worse beyond its interval or tau did not reach epsilon.
+made an axis of B* worse beyond its interval (by more than ``tolerance``) or tau did not
+reach epsilon.
+
+Sampled in rounds (issue #26), every look reruns Algorithm 1 on the first n images of each
+prompt. The paper's rule passes a run in which no step was *shown* to make a prioritised
+axis worse; that absence of evidence is only the verdict at the last look. Before it, a
+pass needs the evidence: every step's IS[i*][y], y in B*, wholly at least -tolerance
+(``InterMitResult.harm_ruled_out``), else the run draws the next round.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from ..metrics import ISMatrix, ideal_shares, normalised_w1
 from ..metrics.distributions import label_shares, mean_of_shares
 from ..metrics.intersectional import INITIAL
 from ..metrics.intervals import bootstrap_matrix
-from ..verdict import DEFAULT_BURDEN, FAIL, Verdict, decide, passes
+from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -181,6 +188,8 @@ class InterMitResult:
     initial_wbar: dict[str, Estimate]
     steps: tuple[InterMitStep, ...]
     alerts: tuple[str, ...]
+    tolerance: float = 0.0
+    """How much worse (IS) a step may make a prioritised axis before it is an alert."""
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -205,6 +214,13 @@ class InterMitResult:
         return bool(self.final_tau.value <= self.epsilon)
 
     @property
+    def harm_ruled_out(self) -> bool:
+        """Whether every step is shown not to make any axis of B* worse by more than
+        ``tolerance``: IS[i*][y] wholly at least -tolerance for every step and y in B*."""
+        return all(step.matrix.entry(step.axis, y).low >= -self.tolerance
+                   for step in self.steps for y in self.priority)
+
+    @property
     def matrix(self) -> ISMatrix | None:
         """S of the original prompt (the first step's choice), restricted to columns B*."""
         return self.steps[0].matrix if self.steps else None
@@ -214,6 +230,7 @@ class InterMitResult:
             "subject": self.subject,
             "priority": dict(self.priority),
             "epsilon": self.epsilon,
+            "tolerance": self.tolerance,
             "max_steps": self.max_steps,
             "initial_tau": self.initial_tau.to_dict(),
             "initial_wbar": {a: e.to_dict() for a, e in self.initial_wbar.items()},
@@ -222,6 +239,7 @@ class InterMitResult:
             "mit_amount": self.mit_amount,
             "mit_steps": self.mit_steps,
             "reached": self.reached,
+            "harm_ruled_out": self.harm_ruled_out,
             "alerts": list(self.alerts),
         }
 
@@ -243,18 +261,25 @@ class InterMitResult:
         return "\n".join(lines)
 
     def verdict(self, *, confidence: float | None = None, burden: str = DEFAULT_BURDEN,
-                label: str = "") -> Verdict:
+                label: str = "", early: bool = False) -> Verdict:
         """Passes when tau reached epsilon with no alert. With ``confidence`` the interval of
         the final tau decides (wholly at most epsilon: reached; wholly above: not; across it:
-        inconclusive, which fails under ``burden="model"``); an alert always fails."""
+        inconclusive, which fails under ``burden="model"``); an alert always fails.
+        ``early``: a look before an adaptive run's last, which passes only once the harm is
+        ruled out (``harm_ruled_out``) and is inconclusive, so draws more, until then."""
         tau = self.final_tau
         step_alerts = [a for a in self.alerts if not a.startswith("tau ")]
         outcome = FAIL if step_alerts else decide(tau, self.epsilon, confidence=confidence)
+        unproven = early and outcome == PASS and not self.harm_ruled_out
+        if unproven:
+            outcome = INCONCLUSIVE
         passed = passes(outcome, burden)
         message = self.summary()
         if not passed:
             reason = ("a step made a prioritised axis worse" if step_alerts else
                       "tau did not reach epsilon" if outcome == FAIL else
+                      "no step is yet shown not to make a prioritised axis worse "
+                      "(inconclusive before the last look)" if unproven else
                       "tau's interval straddles epsilon (inconclusive)")
             message = f"InterMit{' for ' + label if label else ''} failed: {reason}\n{message}"
         return Verdict(passed=passed, outcome=outcome, burden=burden, confidence=confidence,
@@ -296,10 +321,13 @@ def intermit(
     priority: Mapping[str, float] | None = None,
     epsilon: float = DEFAULT_EPSILON,
     max_steps: int | None = None,
+    tolerance: float = 0.0,
     confidence: float,
     n_resamples: int,
 ) -> InterMitResult:
-    """Algorithm 1 for ``subject``: mitigate axes one at a time by prompt modification."""
+    """Algorithm 1 for ``subject``: mitigate axes one at a time by prompt modification; a
+    step alerts when it makes an axis of B* worse by more than ``tolerance`` (IS wholly
+    below -tolerance)."""
     p = normalised_priority(priority, list(suite.axes))
     selected = list(p)
     max_steps = len(suite.axes) if max_steps is None else max_steps
@@ -330,12 +358,13 @@ def intermit(
         # The alert (a prioritised axis made worse) is the step's own IS[chosen][y] < 0 with its
         # whole interval below 0: state and counterfactual images resampled jointly, so a
         # degenerate interval on one side (a perfectly balanced state) cannot raise it alone.
+        beyond = f" beyond tolerance {tolerance:.3f}" if tolerance else ""
         step_alerts = tuple(
-            f"step {len(steps) + 1} (mitigating {chosen}) made {y} worse: "
+            f"step {len(steps) + 1} (mitigating {chosen}) made {y} worse{beyond}: "
             f"IS[{chosen}][{y}] = {effect} (wbar {current.wbar[y].value:.3f} -> "
             f"{after.wbar[y].value:.3f})"
             for y in selected
-            if (effect := choice.matrix.entry(chosen, y)).high < 0
+            if (effect := choice.matrix.entry(chosen, y)).high < -tolerance
         )
         alerts += step_alerts
         steps.append(InterMitStep(
@@ -349,7 +378,7 @@ def intermit(
                       f"within {max_steps} step(s) (mitigated: {', '.join(mitigated) or 'none'})")
     return InterMitResult(subject=subject, priority=p, epsilon=epsilon, max_steps=max_steps,
                           initial_tau=initial_tau, initial_wbar=initial_wbar, steps=tuple(steps),
-                          alerts=tuple(alerts))
+                          alerts=tuple(alerts), tolerance=tolerance)
 
 
 @dataclass(frozen=True)
