@@ -15,7 +15,9 @@ session). Every check's verdict (pass, fail, inconclusive) is compared.
         --out benchmarks/adaptive_bonferroni.json  # alpha spent evenly over the looks
 
 Writes benchmarks/adaptive.json: images_fixed, images_adaptive, images_ratio (adaptive /
-fixed), verdicts_changed (every check whose interval's outcome differs: pass, fail,
+fixed), inconclusive_at_fixed_n (the suites' checks fixed n left inconclusive, re-run in
+rounds up to ``--beyond-max``, 4x their n by default: which a larger cap decides; this part
+draws new images into the copy), verdicts_changed (every check whose interval's outcome differs: pass, fail,
 inconclusive), statuses_changed (pytest's word differs, after the burden and xfail
 marks), per check its n in both, and
 the same for a run of only the checks whose kinds can stop early (``adaptive_kinds_only``:
@@ -38,17 +40,24 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ADAPTIVE_KINDS = ("w1_below", "entropy_below", "max_skew_below", "is_nonnegative",
-                  "no_regression", "intervention_improves")
-"""The kinds that can sample adaptively (``CheckKind.adaptive``), as ``-k`` words."""
 
 
-def run_suites(cache: Path, report: Path, *extra: str) -> tuple[dict, float]:
-    """The example suites through pytest on ``cache``; the JSON report and the seconds."""
+def adaptive_kinds() -> tuple[str, ...]:
+    """The kinds that can sample adaptively (``CheckKind.adaptive``), as ``-k`` words."""
+    sys.path.insert(0, str(ROOT))  # this checkout's package
+    from pytest_t2ibias.kinds import CHECK_KINDS
+
+    return tuple(name for name, kind in CHECK_KINDS.items() if kind.adaptive)
+
+
+def run_suites(cache: Path, report: Path, *extra: str,
+               targets: tuple[str, ...] = ("example_suites",)) -> tuple[dict, float]:
+    """The example suites (or the ``targets`` node ids) through pytest on ``cache``; the
+    JSON report and the seconds."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get(
         "OMP_NUM_THREADS", "1")}
     start = time.time()
-    subprocess.run([sys.executable, "-m", "pytest", "example_suites", "-q", "-p",
+    subprocess.run([sys.executable, "-m", "pytest", *targets, "-q", "-p",
                     "no:cacheprovider", f"--t2i-cache-dir={cache}", f"--t2i-json={report}",
                     *extra], cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
     return json.loads(report.read_text()), time.time() - start
@@ -87,6 +96,35 @@ def compare(fixed: dict, adaptive: dict) -> dict:
     return {"checks": checks, "verdicts_changed": changed, "statuses_changed": statuses}
 
 
+def beyond_n(fixed: dict, adaptive: dict, cap: str) -> dict:
+    """The suites' checks fixed n left inconclusive, run again in rounds up to ``cap``:
+    which it decided, where it stopped, and the images both runs read."""
+    compared = compare(fixed, adaptive)
+    after = {row["nodeid"]: row for row in adaptive["checks"]}
+    checks = [{**check, "interval": [after[check["nodeid"]]["low"],
+                                     after[check["nodeid"]]["high"]],
+               "threshold": after[check["nodeid"]]["threshold"]}
+              for check in compared["checks"]]
+    return {"max": cap, "checks": checks,
+            "decided": sum(c["adaptive"] != "inconclusive" for c in checks),
+            "images_fixed": images_read(fixed), "images_adaptive": images_read(adaptive)}
+
+
+def by_kind(checks: list[dict]) -> dict[str, dict]:
+    """Per kind: its checks, how many stopped before their cap, and the images they read
+    on their own (the sum of their n) in each mode."""
+    kinds: dict[str, dict] = {}
+    for check in checks:
+        row = kinds.setdefault(check["kind"], {"checks": 0, "stopped_early": 0,
+                                               "n_fixed": 0, "n_adaptive": 0})
+        row["checks"] += 1
+        row["stopped_early"] += bool(check["stopped_at"] and check["cap"]
+                                     and check["stopped_at"] < check["cap"])
+        row["n_fixed"] += check["n_fixed"] or 0
+        row["n_adaptive"] += check["n_adaptive"] or 0
+    return dict(sorted(kinds.items()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, required=True,
@@ -100,6 +138,9 @@ def main() -> None:
     parser.add_argument("--fixtures", default="",
                         help="which models the cache's images came from, for the record")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "adaptive.json")
+    parser.add_argument("--beyond-max", default="4x",
+                        help="cap for re-running the suites' checks fixed n left inconclusive "
+                             "(draws new images; empty: skip)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         cache = Path(scratch) / "cache"
@@ -111,12 +152,24 @@ def main() -> None:
         adaptive, adaptive_seconds = run_suites(cache, Path(scratch) / "adaptive.json", *extra)
         # the checks that can sample adaptively, alone: their images are not hidden by a
         # fixed-n check that reads the same prompt (an intermit search, an intervention)
-        only = ["-k", " or ".join(ADAPTIVE_KINDS)]
+        only = ["-k", " or ".join(adaptive_kinds())]
         subset_fixed, _ = run_suites(cache, Path(scratch) / "subset_fixed.json", *only)
         subset_adaptive, _ = run_suites(cache, Path(scratch) / "subset_adaptive.json",
                                         *only, *extra)
         others, _ = run_suites(cache, Path(scratch) / "others.json",
                                "-k", f"not ({only[1]})")
+        # what fixed n left inconclusive, given a cap beyond it (draws new images)
+        open_ = sorted({row["nodeid"] for row in fixed["checks"]
+                        if row["outcome"] == "inconclusive" and ".t2i.yaml::" in row["nodeid"]})
+        beyond = {}
+        if open_ and args.beyond_max:
+            beyond_fixed, _ = run_suites(cache, Path(scratch) / "beyond_fixed.json",
+                                         targets=tuple(open_))
+            beyond_adaptive, _ = run_suites(cache, Path(scratch) / "beyond.json", "--t2i-adaptive",
+                                            f"--t2i-adaptive-max={args.beyond_max}",
+                                            *[e for e in extra if "spending" in e],
+                                            targets=tuple(open_))
+            beyond = beyond_n(beyond_fixed, beyond_adaptive, args.beyond_max)
     images_fixed, images_adaptive = images_read(fixed), images_read(adaptive)
     compared = compare(fixed, adaptive)
     adaptive_checks = [c for c in compared["checks"] if c["stopped_at"] is not None]
@@ -135,6 +188,7 @@ def main() -> None:
         "adaptive_checks_images": {  # the images those checks read on their own (their n)
             "fixed": sum(c["n_fixed"] for c in adaptive_checks),
             "adaptive": sum(c["n_adaptive"] for c in adaptive_checks)},
+        "by_kind": by_kind(compared["checks"]),
         "adaptive_kinds_only": {  # a run of only the checks of kinds that can stop early
             "selection": only[1],
             "images_fixed": images_read(subset_fixed),
@@ -146,6 +200,7 @@ def main() -> None:
             "images": images_read(others),
             "share_of_images_fixed": round(images_read(others) / images_fixed, 4)
             if images_fixed else None},
+        "inconclusive_at_fixed_n": beyond,
         "work_fixed": fixed.get("work"),
         "work_adaptive": adaptive.get("work"),
         "seconds": {"fixed": round(fixed_seconds, 1), "adaptive": round(adaptive_seconds, 1)},

@@ -172,11 +172,12 @@ def test_the_cap_is_images_or_a_multiple_of_the_checks_own():
 
 def test_max_is_refused_where_it_cannot_stop(pytester):
     pytester.makefile(".t2i.yaml", kinds=SUITE.replace(
-        "  - {id: severity", "  - {id: searched, kind: open_set, threshold: 0.5, "
-        "images_per_prompt: {max: 64}}\n  - {id: severity"))
+        "  - {id: severity", "  - {id: searched, kind: no_bgps_prompt_exceeds, "
+        "target: {axis: gender, value: male}, threshold: 0.5, images_per_prompt: {max: 64}}"
+        "\n  - {id: severity"))
     result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines([("*check 'searched': images_per_prompt: {max: ...} (adaptive "
-                                  "sampling) is supported by *w1_below*not open_set*")])
+                                  "sampling) is supported by *w1_below*not no_bgps_prompt_exceeds*")])
     pytester.makefile(".t2i.yaml", kinds=SUITE.replace(
         "threshold: 0.35}", "threshold: 0.35, images_per_prompt: {max: 64}}"))
     result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")

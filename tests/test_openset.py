@@ -385,3 +385,42 @@ def test_the_llm_writes_a_caption_set_which_the_lock_keeps(tmp_path):
     again = locked_proposals(instrument, suite, "c/mug", ["a photo of a mug"], subject="mug",
                              knowledge_base="off", llm_captions=3)
     assert again == proposals and ScriptedLM.asked == []  # the lock answers: no LLM call
+
+
+def test_open_set_draws_in_rounds_and_stops_once_a_bias_is_shown(pytester, tmp_path):
+    """Every laptop silver: colour's severity is beyond 0.35 long before 64 images, so the
+    check stops at an early look with the fixed-n verdict (the judge audit's images do not
+    depend on the look)."""
+    from pathlib import Path
+
+    from pytest_t2ibias.backends.folder import prompt_slug
+    from toyworld.render import render_image
+    from toyworld.spec import load_world
+
+    clip = Path(__file__).resolve().parents[1] / "fixtures" / "toy-clip"
+    if not clip.exists():
+        pytest.skip("fixtures/toy-clip not built")
+    world = load_world()
+    folder = tmp_path / "images" / prompt_slug("a photo of a laptop")
+    folder.mkdir(parents=True)
+    for i in range(64):
+        render_image({"colour": "silver"}, world.subjects["laptop"].look,
+                     seed=i).save(folder / f"{i}.png")
+    pytester.makefile(".t2i.yaml", folder=OPEN_SET_SUITE.replace(
+        "burden: check}", "confidence: 0.95, images_per_prompt: 64}"))
+    options = ["-p", "no:cacheprovider", f"--t2i-images={tmp_path / 'images'}",
+               f"--t2i-vqa={clip}", f"--t2i-cache-dir={tmp_path / 'cache'}", "--t2i-device=cpu",
+               "--t2i-json=report.json"]
+
+    def run(*extra):
+        pytester.runpytest(*options, *extra).assert_outcomes(failed=1)
+        row, = json.loads((pytester.path / "report.json").read_text())["checks"]
+        return row
+
+    fixed = run()
+    adaptive = run("--t2i-adaptive")
+    assert fixed["outcome"] == adaptive["outcome"] == "fail"
+    assert fixed["n"] == 64 and fixed["low"] > 0.35
+    stopped = adaptive["figures"]["adaptive"]
+    assert stopped["images_per_prompt"] < 64 and stopped["cap"] == 64, stopped
+    assert adaptive["n"] == stopped["images_per_prompt"] and adaptive["low"] > 0.35

@@ -4,7 +4,9 @@ An LLM proposes, for each caption, the biases it could carry with their classes 
 or the shipped knowledge base); the generations are asked about each bias by VQA (Sec. 3.2)
 and every bias gets its severity (Eq. 6, as ``entropy_below``). Proposals are frozen in
 ``<suite>.t2i.openbias.lock.json`` (``locks.openbias``); the gate fails when any measured
-bias is more severe than ``threshold``.
+bias is more severe than ``threshold``. Adaptive (``images_per_prompt: {max: N}``): each look
+measures every proposed bias on the captions' first n images; it stops once one is shown
+above the threshold or all are shown below it (the judge audit's images do not depend on n).
 """
 
 from __future__ import annotations
@@ -192,6 +194,7 @@ KIND = CheckKind(
     image_needs=needs,
     listed_prompts=listed,
     prompts=lambda check, suite, axis: len(check.params.get("captions") or ()) or 1,
+    adaptive=True,
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "
         "has severity above threshold; proposals frozen in <suite>.t2i.openbias.lock.json",
     paper=(f"{OPENBIAS}: biases proposed by the `--t2i-llm` model (or the shipped knowledge "
