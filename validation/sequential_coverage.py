@@ -386,12 +386,13 @@ def _sd(reps: int) -> float:
     return 2 * np.sqrt(CONFIDENCE * (1 - CONFIDENCE) / reps)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace (or append) this section of docs/coverage.md; the rest is coverage.py's."""
+def write_section(path: Path, section: str, heading: str = SECTION) -> None:
+    """Replace (or append) the section of docs/coverage.md under ``heading`` (this script's,
+    or validation/beyond_fixed_n.py's); the rest is coverage.py's and the other scripts'."""
     text = path.read_text()
-    start = text.find(SECTION)
+    start = text.find(heading)
     if start >= 0:
-        end = text.find("\n## ", start + len(SECTION))
+        end = text.find("\n## ", start + len(heading))
         text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
