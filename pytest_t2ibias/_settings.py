@@ -210,8 +210,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
            default=0.9),
     Option("t2i_adaptive", "draw the images of every gated w1_below, entropy_below, "
-           "max_skew_below, is_nonnegative, no_regression, intervention_improves, intermit and "
-           "open_set check in rounds (16 per prompt, "
+           "max_skew_below, is_nonnegative, no_regression, intervention_improves, intermit, "
+           "open_set and no_bgps_prompt_exceeds check in rounds (16 per prompt, "
            "then doubling) and stop once its interval, valid under stopping, is decided "
            "(docs/STATISTICS.md); the cap is --t2i-adaptive-max, else the check's "
            "images_per_prompt", flag=True),

@@ -172,12 +172,12 @@ def test_the_cap_is_images_or_a_multiple_of_the_checks_own():
 
 def test_max_is_refused_where_it_cannot_stop(pytester):
     pytester.makefile(".t2i.yaml", kinds=SUITE.replace(
-        "  - {id: severity", "  - {id: searched, kind: no_bgps_prompt_exceeds, "
-        "target: {axis: gender, value: male}, threshold: 0.5, images_per_prompt: {max: 64}}"
+        "  - {id: severity", "  - {id: searched, kind: judge_agrees, axes: [gender], "
+        "folder: labelled, threshold: 0.5, confidence: 0.95, images_per_prompt: {max: 64}}"
         "\n  - {id: severity"))
     result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines([("*check 'searched': images_per_prompt: {max: ...} (adaptive "
-                                  "sampling) is supported by *w1_below*not no_bgps_prompt_exceeds*")])
+                                  "sampling) is supported by *w1_below*not judge_agrees*")])
     pytester.makefile(".t2i.yaml", kinds=SUITE.replace(
         "threshold: 0.35}", "threshold: 0.35, images_per_prompt: {max: 64}}"))
     result = pytester.runpytest("--collect-only", "-p", "no:cacheprovider")
@@ -376,3 +376,60 @@ def test_an_intervention_is_judged_in_rounds_and_stops_once_decided(pytester):
     assert all(n <= 64 for n in stopped.values()), stopped
     drawn = json.loads((pytester.path / "drawn.json").read_text())
     assert len(drawn) < 3 * 200 / 2
+
+
+BGPS_SUITE = """\
+suite: searched
+defaults: {images_per_prompt: 200, seed: 0}
+prompt: "a photo of a {subject}"
+subjects: [doctor]
+axes:
+  gender:
+    question: "What is the gender of the person?"
+    choices: [male, female]
+checks:
+  - {id: hidden_male, kind: no_bgps_prompt_exceeds, target: {axis: gender, value: male},
+     threshold: 0.75, confidence: 0.95, baseline: false, neutral_prompt: "a photo of a nurse"}
+"""
+
+
+def _bgps_lock(pytester, prompts):
+    """The lock a search would have written for ``hidden_male`` on the fake generator."""
+    from pytest_t2ibias.locks.bgps import LOCK_VERSION, bgps_lock_path, gate_from_params
+
+    suite = load_suite(pytester.path / "searched.t2i.yaml")
+    identity = gate_from_params("hidden_male", suite, suite.checks[0].params).identity()
+    found = [{"prompt": f"{identity['settings']['model_prompt']} {word}", "continuation": word,
+              "score": -1.0, "lm_log_likelihood": -1.0, "probe_probability": 0.9, "tokens": 1,
+              "finished": True, "runs": [1]} for word in prompts]
+    entry = {**identity, "llm": None, "generator": "fake-shares-v1", "probe_given": None,
+             "search": {"settings": identity["settings"], "prompts": found}, "baseline": None}
+    bgps_lock_path(suite.path).write_text(json.dumps({
+        "about": "test", "lock_version": LOCK_VERSION, "suite": suite.path.name,
+        "gates": {"hidden_male": entry}}))
+
+
+@pytest.mark.parametrize(("found", "outcome", "stops_before_cap"), [
+    (["doctor", "nurse"], "fail", True),  # the doctor's prompt draws 95% male
+    (["nurse", "kind nurse"], "pass", True),  # 50% male, shown below 0.75
+    (["nurse", "teacher"], "pass", False),  # the teacher, 62%, is shown below only at 200
+])
+def test_a_bgps_gate_measures_its_found_prompts_in_rounds(pytester, found, outcome,
+                                                          stops_before_cap):
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", searched=BGPS_SUITE)
+    _bgps_lock(pytester, found)
+    fixed = _run(pytester)
+    fixed_verdict = _verdicts(pytester)["hidden_male"]
+    fixed_drawn = len(json.loads((pytester.path / "drawn.json").read_text()))
+    (pytester.path / "cache").rename(pytester.path / "fixed-cache")
+    adaptive = _run(pytester, "--t2i-adaptive")
+    verdict = _verdicts(pytester)["hidden_male"]
+    drawn = len(json.loads((pytester.path / "drawn.json").read_text()))
+    assert fixed.ret == adaptive.ret
+    assert fixed_verdict[0] == verdict[0] == outcome
+    assert fixed_drawn == 3 * 200  # two found prompts and the neutral one
+    row, = json.loads((pytester.path / "report.json").read_text())["checks"]
+    stopped = row["figures"]["adaptive"]["images_per_prompt"]
+    assert (stopped < 200) is stops_before_cap
+    assert drawn == 3 * stopped  # a look draws only the images the earlier ones did not

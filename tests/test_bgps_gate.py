@@ -302,6 +302,21 @@ def test_a_stale_lock_is_refused_naming_the_file_and_the_change(tmp_path, lm_dir
     assert json.loads(bgps_lock_path(suite.path).read_text())["gates"]["hidden_male"]["settings"]["prompts"] == 2
 
 
+def test_a_gate_judged_again_in_one_process_searches_once_even_when_updating(tmp_path, lm_dir):
+    """Each look of an adaptive check (and each level of a family) judges the gate again:
+    under --t2i-update-locks that must reuse this process' search, not search every time."""
+    suite = load_suite(write_suite(tmp_path))
+    updating = ScriptedLocks(settings(tmp_path, update_locks=True), ScriptedModels(), update=True)
+    first, second = run_gate(tmp_path, suite, updating), run_gate(tmp_path, suite, updating)
+    assert updating.searches == 1 and updating.models.loads == {"llm": 1}
+    assert first.searched and second.searched  # both report this run's search, not the file
+    assert second.texts == first.texts
+    assert ScriptedLocks(settings(tmp_path, update_locks=True), ScriptedModels(),
+                         update=True).run(ScriptedInstrument(), suite, gate_from_params(
+                             "hidden_male", suite, suite.checks[0].params),
+                             confidence=0.95).searched  # a new process searches again
+
+
 def test_a_missing_lock_without_an_llm_says_what_to_do(tmp_path):
     suite = load_suite(write_suite(tmp_path))
     locks = ScriptedLocks(Settings.standalone(cache_dir=tmp_path / "cache"), ScriptedModels())

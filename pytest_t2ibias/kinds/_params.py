@@ -93,8 +93,8 @@ COMMON_PARAMS = (
               "auto: as many as deciding the threshold needs (power planning), or {max: N}: "
               "adaptive, in rounds of 16, 32, 64 ... up to N images per prompt, stopping once "
               "the interval (valid under stopping) is decided (gated w1_below, entropy_below, "
-              "max_skew_below, is_nonnegative, no_regression, intervention_improves, intermit "
-              "and open_set checks); default: the suite's"),
+              "max_skew_below, is_nonnegative, no_regression, intervention_improves, intermit, "
+              "open_set and no_bgps_prompt_exceeds checks); default: the suite's"),
     Param("margin", NUMBER, check=check_margin,
           doc="power planning: the check must decide when the truth is this far from its "
               "threshold (default 0.1)"),

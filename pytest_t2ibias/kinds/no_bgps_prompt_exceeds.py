@@ -8,7 +8,9 @@ value more often than ``threshold``; ``statistic: mean`` gates on the paper's fi
 target share over the found prompts (§4.1). Either way the report carries the paper's
 evaluation (Tables 1-2): mean share with its interval for the found prompts, the λ = 0 baseline
 and user-given curated prompts, Gendered% and perplexity. The found prompts are frozen in
-``<suite>.t2i.bgps.lock.json`` (``locks.bgps``), so a rerun needs no search.
+``<suite>.t2i.bgps.lock.json`` (``locks.bgps``), so a rerun needs no search. Adaptive, the
+search runs once (a later look reads the lock, or this run's search under
+``--t2i-update-locks``) and each look measures the found prompts on their first n images.
 """
 
 from __future__ import annotations
@@ -249,6 +251,7 @@ KIND = CheckKind(
     axes_param=None,
     per_subject=False,
     params=PARAMS,
+    adaptive=True,
     doc="no prompt Bias-Guided Prompt Search finds draws the target value more often than "
         "threshold (seeds/001)",
     paper=("Bias-Guided Prompt Search (seeds/001, *Exposing Hidden Biases in Text-to-Image "

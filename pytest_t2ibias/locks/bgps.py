@@ -136,15 +136,22 @@ class BGPSLocks:
         self.update = update
         self.searches = 0
         """Searches this process ran (0 on a warm run)."""
+        self._searched: dict[tuple[str, str], dict[str, Any]] = {}
+        """Entries this process searched, by (lock file, gate): a gate judged again (each
+        look of an adaptive check, each level of a family) reads its own search even under
+        ``--t2i-update-locks``, which would otherwise search once more every time."""
 
     def run(self, instrument: Instrument, suite: Suite, gate: BGPSGate, *, confidence: float,
             progress: Callable[[str], None] | None = None) -> BGPSGateResult:
         """The gate's measured prompts: from the lock when it matches, else searched and locked."""
         path = bgps_lock_path(suite.path)
         wanted = self._wanted(instrument, gate)
-        entry = None if self.update else self._matching(path, suite, gate, wanted)
-        searched = entry is None
-        if searched:
+        entry = self._searched.get((str(path), gate.key))
+        searched = entry is not None  # by this process, earlier
+        if entry is None and not self.update:
+            entry = self._matching(path, suite, gate, wanted)
+        if entry is None:
+            searched = True
             with locked(_lock_key(path)):
                 entry = None if self.update else self._matching(path, suite, gate, wanted)
                 if entry is None:
@@ -154,6 +161,7 @@ class BGPSLocks:
                     write_atomically(path, (json.dumps(record, indent=2, ensure_ascii=False)
                                             + "\n").encode("utf-8"))
                     log.warning("wrote BGPS lock file %s: review and commit it", path)
+                    self._searched[(str(path), gate.key)] = entry
                 else:
                     searched = False
         found = BGPSResult.from_dict(entry["search"])
