@@ -56,10 +56,10 @@ def test_bonferroni_divides_the_error_among_the_family():
 def _holm_reference(p: dict[str, float], alpha: float) -> set[str]:
     """Holm (1979) on p-values, as textbooks write it."""
     ordered, rejected = sorted(p, key=p.get), set()
-    for j, check in enumerate(ordered):
-        if p[check] > alpha / (len(p) - j):
+    for j, name in enumerate(ordered):
+        if p[name] > alpha / (len(p) - j):
             break
-        rejected.add(check)
+        rejected.add(name)
     return rejected
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import warnings
 
 import pytest
 from PIL import Image

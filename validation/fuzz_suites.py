@@ -175,7 +175,7 @@ def auto_planning(text: str, rng: random.Random) -> str:
     axes = rng.choice((1, 3, 12))
     margin = rng.choice((0.001, 0.01, 0.05, 0.2))
     names = ", ".join(f"a{i}" for i in range(axes))
-    return (f'prompt: "a photo of a {{subject}}"\nsubjects: [mug]\naxes:\n'
+    return ('prompt: "a photo of a {subject}"\nsubjects: [mug]\naxes:\n'
             + "".join(f'  a{i}: {{question: "q{i}", choices: [{", ".join(f"c{j}" for j in range(choices + i % 2))}]}}\n'
                       for i in range(axes))
             + f"checks:\n  - {{id: auto, kind: {rng.choice(('entropy_below', 'w1_below'))}, "
