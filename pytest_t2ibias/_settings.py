@@ -214,9 +214,10 @@ OPTIONS: tuple[Option, ...] = (
            "open_set and no_bgps_prompt_exceeds check in rounds (16 per prompt, "
            "then doubling) and stop once its interval, valid under stopping, is decided "
            "(docs/STATISTICS.md); the cap is --t2i-adaptive-max, else the check's "
-           "images_per_prompt", flag=True),
+           "{max: N}, else 1.25 times its images_per_prompt", flag=True),
     Option("t2i_adaptive_max", "the most images per prompt an adaptive check draws (with "
-           "--t2i-adaptive): N, or Nx, N times the check's images_per_prompt (default: 1x)",
+           "--t2i-adaptive): N, or Nx, N times the check's images_per_prompt (default: 1.25x, "
+           "where the cap's interval is about as wide as fixed n's)",
            adaptive_cap, metavar="N|Nx"),
     Option("t2i_adaptive_spending", "obrien_fleming|pocock|bonferroni: how an adaptive check "
            "spends its alpha over its looks (Lan-DeMets; docs/STATISTICS.md)",

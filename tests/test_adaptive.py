@@ -130,7 +130,10 @@ def test_a_check_asks_for_rounds_with_max_and_the_command_line_can_fix_n(tmp_pat
     fixed = plan_for(Settings.standalone(images_per_prompt=100), suite, balance, adaptive=True)
     assert (fixed.looks, fixed.images_per_prompt) == ((), 100)
     everywhere = Settings.standalone(adaptive=True)
-    assert plan_for(everywhere, suite, severity, adaptive=True).looks == (16, 32, 48)
+    # 1.25 x its 48: the cap's spent interval about as wide as the fixed 95% one
+    assert plan_for(everywhere, suite, severity, adaptive=True).looks == (16, 32, 60)
+    folder = Settings.standalone(adaptive=True, images=tmp_path)  # holds what it holds
+    assert plan_for(folder, suite, severity, adaptive=True).looks == (16, 32, 48)
     assert plan_for(everywhere, suite, ungated, adaptive=True).looks == ()  # no gate, no stop
     assert plan_for(everywhere, suite, severity, adaptive=False).looks == ()  # kind says no
     capped = Settings.standalone(adaptive=True, adaptive_max=600)
@@ -284,14 +287,15 @@ def test_adaptive_rounds_stop_once_decided_and_a_warm_rerun_agrees(pytester):
     for prompt, index in drawn:
         by_prompt[prompt] = max(by_prompt.get(prompt, 0), index + 1)
     # the doctor (95% male) is beyond 0.45 at the first look; the nurse (50/50) is shown
-    # within it after a few; the teacher (W1 0.24 vs 0.3) stays undecided up to the cap
+    # within it after a few; the teacher (W1 0.24 vs 0.3) stays undecided up to the cap,
+    # 1.25 x 200
     assert by_prompt["a photo of a doctor"] == 16
     assert 16 < by_prompt["a photo of a nurse"] < 200
-    assert by_prompt["a photo of a teacher"] == 200
+    assert by_prompt["a photo of a teacher"] == 250
     assert len(drawn) == sum(by_prompt.values()) < fixed_drawn
     assert {k: v[0] for k, v in verdicts.items()} == {k: v[0] for k, v in fixed_verdicts.items()}
-    adaptive.stdout.fnmatch_lines([("*adaptive: stopped at 16 of up to 200 images per prompt "
-                                    "(looks 16); this look's interval at 1 - 5.*e-14, alpha "
+    adaptive.stdout.fnmatch_lines([("*adaptive: stopped at 16 of up to 250 images per prompt "
+                                    "(looks 16); this look's interval at 1 - <1e-16, alpha "
                                     "spent obrien-fleming over all 5 looks so that together "
                                     "they hold 95%*")])
 

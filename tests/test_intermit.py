@@ -320,7 +320,8 @@ def test_a_step_worse_only_within_tolerance_raises_no_alert(fake_t2ibias, suite)
 
 
 def test_intermit_checks_stop_at_the_look_that_decides_them(pytester: pytest.Pytester):
-    """Fixed at 96 images a prompt, then in rounds (looks 16, 32, 64, 96): the failing
+    """Fixed at 96 images a prompt, then in rounds (looks 16, 32, 64, 120: the cap 1.25 x
+    96): the failing
     check's alert and the tolerant check's pass are shown at 64 (the earlier looks' levels,
     1 - 5e-14 and so on, are beyond 200 bootstrap draws), the strict check's pass is never
     proven before the cap; every verdict is the fixed-n one."""
@@ -348,5 +349,5 @@ def test_intermit_checks_stop_at_the_look_that_decides_them(pytester: pytest.Pyt
     adaptive = run("--t2i-adaptive")
     assert {k: v[0] for k, v in adaptive.items()} == {k: v[0] for k, v in fixed.items()} == {
         "mitigate_all": "fail", "strict": "pass", "tolerant": "pass"}
-    assert {k: v[1] for k, v in adaptive.items()} == {"mitigate_all": 64, "strict": 96,
+    assert {k: v[1] for k, v in adaptive.items()} == {"mitigate_all": 64, "strict": 120,
                                                       "tolerant": 64}

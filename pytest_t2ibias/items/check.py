@@ -314,8 +314,10 @@ def _with_rounds(verdict: Verdict, plan: Plan) -> Verdict:
 
 def _percent(level: float) -> str:
     """A look's level: 95.73%, or 1 - 8.1e-08 where it rounds to 100% (O'Brien-Fleming's
-    early looks)."""
-    return f"{100 * level:.2f}%" if round(100 * level, 2) < 100 else f"1 - {1 - level:.1e}"
+    early looks), or 1 - <1e-16 where even that is 1 in floating point."""
+    if round(100 * level, 2) < 100:
+        return f"{100 * level:.2f}%"
+    return f"1 - {1 - level:.1e}" if level < 1 else "1 - <1e-16"  # beyond double precision
 
 
 def _decide_family_once(first: CheckItem) -> None:
