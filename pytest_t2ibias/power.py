@@ -152,9 +152,16 @@ def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None
 def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: int | None,
                   *, confidence: float) -> str:
     """An adaptive item's images: expected (simulated at the truth ``margin`` either side of
-    its threshold, the larger) and at most (its cap), for ``--t2i-plan``."""
-    cap = plan.looks[-1] * (prompts or 1)
+    its threshold, the larger) and at most (its cap), for ``--t2i-plan``; a search, whose
+    prompts are unknown up front, at most its cap a prompt."""
     looks = ", ".join(map(str, plan.looks))
+    if prompts is None:
+        note = f"adaptive: at most {plan.looks[-1]} images a prompt (looks {looks})"
+        if check.kind == "intermit" and not float(check.params.get("tolerance") or 0.0):
+            note += ("; passes only at its cap: with tolerance 0 a step that leaves an axis as "
+                     "it was is never shown within it")
+        return note
+    cap = plan.looks[-1] * prompts
     metric = power_metric(check.kind)
     expected = ""
     if metric is not None and axis is not None and not (
@@ -173,7 +180,7 @@ def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: 
                                  confidence, plan.looks, plan.spending)[0]
                  for value in (threshold - margin, threshold + margin) if 0.0 < value < 1.0]
         if means:
-            expected = f"expected {max(means) * (prompts or 1):.0f} images, "
+            expected = f"expected {max(means) * prompts:.0f} images, "
     return f"adaptive: {expected}at most {cap} (looks {looks} a prompt)"
 
 
@@ -184,7 +191,7 @@ def never_passes(check: CheckSpec) -> str:
     params = check.params
     if params.get("confidence") is None:
         return ""
-    if "tolerance" in params or check.kind in ("is_nonnegative", "no_regression"):
+    if check.kind in ("is_nonnegative", "no_regression"):  # the tolerance is the limit
         if float(params.get("tolerance") or 0.0) == 0.0:
             return ("never passes for a model without any effect: tolerance 0 is the no-effect "
                     "value (IS = 0), which an interval cannot be shown above; give a tolerance "

@@ -338,6 +338,17 @@ def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp
         "checks:\n", "checks:\n  - {id: spill, kind: is_nonnegative, mitigate: [gender], "
         "on: [gender], tolerance: 0, confidence: 0.95}\n")).checks[0]
     assert "tolerance 0 is the no-effect value" in never_passes(spill)
+    # InterMit's tolerance is not its limit: the paper's rule passes at the cap with no
+    # alert, so it is not "never passes"; in rounds, tolerance 0 only means no early pass.
+    searched = _suite(tmp_path, SUITE.replace(
+        "checks:\n", "checks:\n  - {id: mitigate, kind: intermit, priority: {gender: 1}, "
+        "confidence: 0.95}\n")).checks[0]
+    assert never_passes(searched) == ""
+    note = plan_item("mitigate", searched, suite, None, plan_for(
+        Settings.standalone(adaptive=True), suite, searched, adaptive=True), confidence=0.95,
+        power=0.9).note
+    assert "adaptive: at most 60 images a prompt (looks 16, 32, 60)" in note
+    assert "passes only at its cap" in note
 
 
 ENTIGEN_SUITE = """\
