@@ -329,6 +329,18 @@ def markdown(rows: list[Row], seconds: float, only_profile: bool = False) -> str
     return "\n".join(lines)
 
 
+KEPT_SECTIONS = ("## Coverage under optional stopping (adaptive sampling)",
+                 "## Beyond the fixed n: a larger cap decides what n left open")
+"""The sections of docs/coverage.md other scripts write (validation/sequential_coverage.py,
+validation/beyond_fixed_n.py): kept, from the first of them on, when this one rewrites it."""
+
+
+def _kept_sections(path: Path) -> str:
+    text = path.read_text() if path.exists() else ""
+    starts = [i for i in (text.find(heading) for heading in KEPT_SECTIONS) if i >= 0]
+    return "\n" + text[min(starts):] if starts else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
@@ -360,7 +372,7 @@ def main() -> None:
         profile_seconds = time.time() - start
     seconds += time.time() - start
     partial = args.only_profile or args.only_missing or bool(reuse and stored.get("only_profile"))
-    args.markdown.write_text(markdown(rows, seconds, partial))
+    args.markdown.write_text(markdown(rows, seconds, partial) + _kept_sections(args.markdown))
     args.json.write_text(json.dumps({"confidence": CONFIDENCE, "seconds": seconds,
                                      "profile_seconds": profile_seconds,
                                      "only_profile": partial,

@@ -204,15 +204,15 @@ def distance_row(metric: str, shares: list[float], truth: str, reps: int, n_draw
                 bounds, reps, "posterior, alpha spent over the looks", upper)
 
 
-def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int = CAP
-               ) -> list[SequentialRow]:
+def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int = CAP,
+               spending: str = DEFAULT_SPENDING) -> list[SequentialRow]:
     """The first choice's share: Jeffreys at the spent level at every look, and the betting
     confidence sequence at every n (its running intersection holds all of them)."""
     from scipy.stats import beta
 
     p = shares[0]
     looks = list(doubling_looks(cap))
-    levels = _levels(looks, DEFAULT_SPENDING)
+    levels = _levels(looks, spending)
     rng = np.random.default_rng([seed, int(1000 * p), 5])
     x = (rng.random((reps, cap)) < p).astype(int)
     bounds = {}
@@ -240,7 +240,7 @@ def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int =
 
 
 def is_row(truth: str, reps: int, n_draws: int, seed: int, cap: int = IS_CAP,
-           naive: bool = False) -> SequentialRow:
+           naive: bool = False, spending: str = DEFAULT_SPENDING) -> SequentialRow:
     """IS[x][y] (2 classes, profile): the initial prompt and x's two counterfactual prompts,
     image i of each drawn in order; the entry's interval at every look."""
     initial, counterfactuals = IS_TRUTHS[truth]
@@ -248,7 +248,7 @@ def is_row(truth: str, reps: int, n_draws: int, seed: int, cap: int = IS_CAP,
     true_value = float(normalised_w1(np.array(initial), ideal)
                        - normalised_w1(np.mean(counterfactuals, axis=0), ideal))
     looks = list(doubling_looks(cap))
-    levels = _levels(looks, DEFAULT_SPENDING)
+    levels = _levels(looks, spending)
     rng = np.random.default_rng([seed, 13])
     choices = {"x": ["a", "b"], "y": ["u", "v"]}
     bounds = {name: (np.full((len(looks), reps), np.nan), np.full((len(looks), reps), np.nan))
@@ -296,21 +296,24 @@ def _row(metric, truth, true_value, looks, levels, bounds, reps, method, upper,
 
 
 def run_grid(*, reps: int = 1000, is_reps: int = 150, n_draws: int = 1000, seed: int = 0,
-             quick: bool = False, cap: int = CAP) -> list[SequentialRow]:
+             quick: bool = False, cap: int = CAP,
+             spending: str = DEFAULT_SPENDING) -> list[SequentialRow]:
     rows: list[SequentialRow] = []
     for n_classes, truths in TRUTHS.items():
         for truth, shares in truths.items():
             if quick and truth not in ("uniform", "near-threshold"):
                 continue
-            rows.extend(share_rows(shares, truth, reps, seed, cap))
+            rows.extend(share_rows(shares, truth, reps, seed, cap, spending))
             metrics = ["w1 nominal", "severity", "max skew"] + (
                 ["w1 ordered"] if n_classes == 3 else [])
             for metric in metrics:
                 if quick and metric != "w1 nominal":
                     continue
-                rows.append(distance_row(metric, shares, truth, reps, n_draws, seed, cap))
+                rows.append(distance_row(metric, shares, truth, reps, n_draws, seed, cap,
+                                         spending))
     for truth in (["hurts"] if quick else ["all balanced", "helps", "hurts"]):
-        rows.append(is_row(truth, is_reps, n_draws, seed, min(cap, IS_CAP)))
+        rows.append(is_row(truth, is_reps, n_draws, seed, min(cap, IS_CAP),
+                           spending=spending))
     return rows
 
 
@@ -406,17 +409,28 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--cap", type=int, default=CAP)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--spending", default=DEFAULT_SPENDING,
+                        help="the spending function measured (another than the default writes "
+                             "validation/sequential_coverage_<name>.json only, not the docs)")
     parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "coverage.md")
     parser.add_argument("--json", type=Path,
                         default=ROOT / "validation" / "sequential_coverage.json")
     args = parser.parse_args()
     start = time.time()
     rows = run_grid(reps=args.reps, is_reps=args.is_reps, n_draws=args.draws,
-                    quick=args.quick, cap=args.cap)
+                    quick=args.quick, cap=args.cap, spending=args.spending)
     seconds = time.time() - start
     section = markdown(rows, seconds)
-    write_section(args.markdown, section)
-    args.json.write_text(json.dumps({"confidence": CONFIDENCE, "seconds": seconds,
+    if args.spending == DEFAULT_SPENDING:
+        write_section(args.markdown, section)
+    else:
+        args.json = args.json.with_name(f"sequential_coverage_{args.spending}.json")
+        worst = max(rows, key=lambda r: r.ever_excluded)
+        section = (f"{args.spending}: {sum(r.ever_excluded > 1 - CONFIDENCE for r in rows)} of "
+                   f"{len(rows)} cells above 5%; worst {100 * worst.ever_excluded:.1f}% "
+                   f"({worst.metric}, {worst.truth}); {seconds:.0f} s")
+    args.json.write_text(json.dumps({"confidence": CONFIDENCE, "spending": args.spending,
+                                     "seconds": seconds,
                                      "cap": args.cap, "rows": [asdict(r) for r in rows]},
                                     indent=1))
     print(section)
