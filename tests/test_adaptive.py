@@ -448,3 +448,23 @@ def test_a_bgps_gate_measures_its_found_prompts_in_rounds(pytester, found, outco
     stopped = row["figures"]["adaptive"]["images_per_prompt"]
     assert (stopped < 200) is stops_before_cap
     assert drawn == 3 * stopped  # a look draws only the images the earlier ones did not
+
+
+def test_an_intervention_improves_only_wholly_above_its_limit_and_never_on_one_point_early():
+    """ENTIGEN's paired bootstrap is discrete: a phrase that changes nothing can put the low
+    end exactly on 0 (it must not pass), and 16 pairs all alike give the one-point interval
+    [0, 0], which excluded a real improvement of 0.1 in up to 40% of sequences
+    (validation/entigen_stopping.py): before the cap it decides nothing."""
+    from pytest_t2ibias._types import Estimate
+    from pytest_t2ibias.kinds.intervention_improves import _improves
+
+    def effect(low, high):
+        return Estimate((low + high) / 2, low, high, 16, 0.99, "paired bootstrap")
+
+    assert _improves(effect(0.0, 0.2), 0.0, 0.95, early=False) == "inconclusive"
+    assert _improves(effect(0.05, 0.2), 0.0, 0.95, early=False) == "pass"
+    assert _improves(effect(-0.2, -0.05), 0.0, 0.95, early=False) == "fail"
+    assert _improves(effect(0.0, 0.0), 0.3, 0.95, early=True) == "inconclusive"
+    assert _improves(effect(0.0, 0.0), 0.3, 0.95, early=False) == "fail"  # the cap decides
+    assert _improves(effect(0.4, 0.4), 0.3, 0.95, early=True) == "inconclusive"
+    assert _improves(effect(0.0, 0.2), 0.0, None, early=False) == "pass"  # point decision

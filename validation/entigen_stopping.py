@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 from sequential_coverage import CONFIDENCE, write_section  # noqa: E402
 
+from pytest_t2ibias.kinds.intervention_improves import _improves as improves  # noqa: E402
 from pytest_t2ibias.methods.entigen import intervention_effects  # noqa: E402
 from pytest_t2ibias.metrics import intervals  # noqa: E402
 from pytest_t2ibias.metrics.entigen import diversity  # noqa: E402
@@ -79,6 +80,13 @@ class EntigenRow:
     fixed_passed: float  # the fixed design (95% at the cap) says "improves"
     degenerate_stops: float  # stopped at a look whose interval is one point (low == high)
     reps: int
+    # The kind's rule (``kinds.intervention_improves._improves``): "improves" only wholly
+    # above the limit, and a look before the cap whose interval is one point (every
+    # replicate equal) is no interval and decides nothing.
+    guarded_ever_excluded: float = float("nan")  # one-point intervals before the cap read as
+    guarded_passed: float = float("nan")  # uninformative, the stop where the kind stops
+    guarded_wrong: float = float("nan")
+    guarded_mean_images: float = float("nan")
 
 
 def true_improvement(p0: float, p1: float) -> float:
@@ -139,8 +147,9 @@ def entigen_row(p0: float, p1: float, coupling: str, reps: int, seed: int = 0, c
     def excludes(low: float, high: float) -> bool:
         return low > truth + 1e-9 or high < truth - 1e-9
 
-    ever = naive_ever = fixed = fixed_passed = degenerate = 0
-    outcomes, images = [], []
+    ever = naive_ever = fixed = fixed_passed = degenerate = guarded_ever = 0
+    outcomes, images, guarded_outcomes, guarded_images = [], [], [], []
+    last = len(looks) - 1
     for r in range(reps):
         spent, naive = look_intervals(originals[r], intervened[r], looks, levels, draws)
         ever += any(excludes(e.low, e.high) for e in spent)
@@ -152,13 +161,23 @@ def entigen_row(p0: float, p1: float, coupling: str, reps: int, seed: int = 0, c
         outcomes.append(verdicts[stop])
         degenerate += verdicts[stop] != INCONCLUSIVE and spent[stop].low == spent[stop].high
         images.append(looks[stop])
-    outcomes = np.array(outcomes)
+        informative = [k == last or e.low < e.high for k, e in enumerate(spent)]
+        guarded_ever += any(ok and excludes(e.low, e.high) for ok, e in zip(informative, spent))
+        kind = [improves(e, 0.0, e.confidence, k < last) for k, e in enumerate(spent)]
+        guarded = next((k for k, v in enumerate(kind) if v != INCONCLUSIVE), last)
+        guarded_outcomes.append(kind[guarded])
+        guarded_images.append(looks[guarded])
+    outcomes, guarded_outcomes = np.array(outcomes), np.array(guarded_outcomes)
     passed, failed = float(np.mean(outcomes == PASS)), float(np.mean(outcomes == FAIL))
+    null = abs(truth) < 1e-12
+    guarded_passed = float(np.mean(guarded_outcomes == PASS))
+    guarded_wrong = guarded_passed if null else float(np.mean(guarded_outcomes == FAIL))
     return EntigenRow(p0, p1, coupling, float(truth), looks, [float(c) for c in levels],
                       ever / reps, naive_ever / reps, passed, failed,
-                      passed if abs(truth) < 1e-12 else failed, passed + failed,
+                      passed if null else failed, passed + failed,
                       float(np.mean(images)), fixed / reps, fixed_passed / reps,
-                      degenerate / reps, reps)
+                      degenerate / reps, reps, guarded_ever / reps, guarded_passed,
+                      guarded_wrong, float(np.mean(guarded_images)))
 
 
 def cells(quick: bool = False) -> list[tuple[float, float, str]]:
@@ -213,11 +232,16 @@ def markdown(rows: list[EntigenRow], seconds: float, command: str) -> str:
          "below); *wrong*: a null intervention (true improvement 0) passed, or a real one "
          "failed; *one-point stops*: the rule stopped at a look whose interval was a single "
          "point (every replicate equal: e.g. all 16 pairs alike); *fixed passed*: the 95% "
-         f"interval on all {rows[0].looks[-1]} pairs says \"improves\". {reps} sequences a cell: binomial sd of a 5% rate {sd:.1f} points."),
+         f"interval on all {rows[0].looks[-1]} pairs says \"improves\"; *guarded*: the kind's "
+         "rule (`kinds.intervention_improves`): \"improves\" only wholly above 0, and a look "
+         "before the cap whose interval is one point decides nothing and counts as no "
+         "interval. "
+         f"{reps} sequences a cell: binomial sd of a 5% rate {sd:.1f} points."),
         "",
         ("| p0 | p1 | coupling | true improvement | ever excluded | naive | fixed | passed "
-         "| failed | wrong | one-point stops | decided | images (cap) | fixed passed |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+         "| failed | wrong | one-point stops | decided | images (cap) | fixed passed "
+         "| guarded: ever excluded, passed, wrong, images |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         flag = " *" if r in flagged else ""
@@ -226,14 +250,21 @@ def markdown(rows: list[EntigenRow], seconds: float, command: str) -> str:
                      f"| {100 * r.fixed_excluded:.1f}% | {100 * r.passed:.1f}% "
                      f"| {100 * r.failed:.1f}% | {100 * r.wrong:.1f}% "
                      f"| {100 * r.degenerate_stops:.1f}% | {100 * r.decided:.1f}% "
-                     f"| {r.mean_images:.0f} ({r.looks[-1]}) | {100 * r.fixed_passed:.1f}% |")
+                     f"| {r.mean_images:.0f} ({r.looks[-1]}) | {100 * r.fixed_passed:.1f}% "
+                     f"| {100 * r.guarded_ever_excluded:.1f}%, {100 * r.guarded_passed:.1f}%, "
+                     f"{100 * r.guarded_wrong:.1f}%, {r.guarded_mean_images:.0f} |")
     lines += [
         "",
         (f"\\* above 5%: {len(flagged)} of {len(rows)} cells. Largest ever-excluded share "
          f"{100 * max(r.ever_excluded for r in rows):.1f}% (naive "
          f"{100 * max(r.naive_ever_excluded for r in rows):.1f}%); null interventions "
          f"passed in at most {100 * max((r.passed for r in nulls), default=0):.1f}%, real "
-         f"improvements failed in at most {100 * max((r.failed for r in real), default=0):.1f}%."),
+         f"improvements failed in at most {100 * max((r.failed for r in real), default=0):.1f}%. "
+         "Guarded (what the kind does): ever excluded at most "
+         f"{100 * max(r.guarded_ever_excluded for r in rows):.1f}%, "
+         f"{sum(r.guarded_ever_excluded > 1 - CONFIDENCE for r in rows)} cells above 5%; null "
+         "interventions passed in at most "
+         f"{100 * max((r.guarded_passed for r in nulls), default=0):.1f}%."),
         "",
     ]
     return "\n".join(lines)

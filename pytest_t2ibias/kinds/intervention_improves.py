@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
+from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
 from ._needs import questions_of
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_text_list, check_unit_interval
@@ -28,17 +28,32 @@ PARAMS = (Param("axes", AXIS_LIST, required=True, doc="two-valued axes to judge,
           *COMMON_PARAMS)
 
 
+def _improves(improvement: Any, limit: float, confidence: float | None, early: bool) -> str:
+    """"Lowers diversity by more than ``limit``": with an interval, PASS only when it lies
+    wholly *above* the limit (the paired bootstrap of a discrete statistic can put its low
+    end exactly on 0, and an intervention that changes nothing must not pass there). An
+    ``early`` look (before an adaptive check's cap) whose interval is one point, every
+    bootstrap replicate equal (16 pairs all alike), has no interval and decides nothing."""
+    outcome = decide(improvement, limit, confidence=confidence, at_most=False)
+    if confidence is None:
+        return outcome
+    if outcome == PASS and improvement.low <= limit:
+        return INCONCLUSIVE
+    if early and improvement.low == improvement.high:
+        return INCONCLUSIVE
+    return outcome
+
+
 def evaluate_intervention_improves(result: Any, min_improvement: float = 0.0, *,
                                    confidence: float | None = None, burden: str = DEFAULT_BURDEN,
-                                   label: str = "") -> Verdict:
+                                   label: str = "", early: bool = False) -> Verdict:
     """Fail unless every intervention lowers ENTIGEN diversity (Eq. 1) by more than
     ``min_improvement``; a control whose interval excludes 0 is a warning (the evaluator or
-    the model reacts to irrelevant words). ``result``: ``methods.entigen.EntigenResult``."""
+    the model reacts to irrelevant words). ``result``: ``methods.entigen.EntigenResult``;
+    ``early``: a look before an adaptive check's cap (``_improves``)."""
     interventions = [e for e in result.effects if not e.control]
     controls = [e for e in result.effects if e.control]
-    outcomes = [decide(e.improvement, min_improvement, confidence=confidence, at_most=False)
-                if min_improvement > 0 else
-                decide(e.improvement, 0.0, confidence=confidence, at_most=False)
+    outcomes = [_improves(e.improvement, min_improvement, confidence, early)
                 for e in interventions]
     outcome = worst(outcomes)
     smallest = min(interventions, key=lambda e: e.improvement.value).improvement
@@ -74,9 +89,11 @@ def run(ctx: CheckContext) -> Verdict:
                      fill(params["interventions"]), controls=fill(params.get("controls")),
                      filter=ctx.suite.filter, confidence=ctx.interval_confidence,
                      n_resamples=ctx.n_resamples)
+    plan = ctx.plan
     return evaluate_intervention_improves(result, params.get("min_improvement") or 0.0,
-                                          confidence=ctx.confidence, burden=ctx.plan.burden,
-                                          label=ctx.label)
+                                          confidence=ctx.confidence, burden=plan.burden,
+                                          label=ctx.label, early=plan.adaptive
+                                          and plan.images_per_prompt < plan.looks[-1])
 
 
 def expected_work(item: PlannedItem) -> list[ExpectedImages]:
