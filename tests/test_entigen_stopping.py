@@ -38,6 +38,8 @@ def test_spent_bootstrap_holds_the_improvement_and_naive_looks_do_not():
     # the same replicates at 95% lie inside the spent ones at every look: looking without
     # spending excludes the truth more often (14.5% against 5.0% in the full grid)
     assert row.naive_ever_excluded >= row.ever_excluded + 0.03, row
+    # the kind's rule ("improves" only wholly above 0): a null intervention rarely passes
+    assert row.guarded_passed <= 0.05 + SLACK, row
 
 
 def test_one_point_intervals_at_the_first_looks_exclude_a_real_improvement():
@@ -49,3 +51,6 @@ def test_one_point_intervals_at_the_first_looks_exclude_a_real_improvement():
     assert row.ever_excluded > 0.15, row
     assert row.degenerate_stops > 0.15, row  # stopped on a one-point interval
     assert row.ever_excluded > row.fixed_excluded + 0.15, row
+    # the kind's rule reads a one-point interval before the cap as none: far fewer misses
+    assert row.guarded_ever_excluded <= row.ever_excluded - 0.15, row
+    assert row.guarded_wrong == 0.0, row  # the real improvement is never declared absent
