@@ -65,9 +65,9 @@ Spending alpha before the cap leaves the cap's interval at about 97% (O'Brien-Fl
 ``LOOK_CALIBRATION``), about (z_0.985 / z_0.975)^2 = 1.22 times the images' width of a fixed
 95% one: at 1.25 n the last look is about as wide as fixed n, so a check that runs to its
 cap reaches the fixed-n verdict. Measured on the example suites (benchmarks/adaptive.json):
-at 1.25x every verdict is the fixed-n one and the run draws 0.892 of the images; at 1x one
-fixed-n pass by 0.010 is left inconclusive, at 0.898 (the cap's extra quarter also places a
-look at 512 of 750 where 600 had none beyond 256, which is where InterMit's musician stops)."""
+at 1.25x every verdict is the fixed-n one and the run draws 0.902 of the images; at 1x one
+fixed-n pass by 0.010 is left inconclusive (adaptive_1x.json). The cap's extra quarter also
+places a look at 512 of 750 where 600 had none beyond 256: InterMit's musician stops there."""
 
 
 def doubling_looks(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
