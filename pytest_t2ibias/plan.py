@@ -127,6 +127,11 @@ class Plan:
         return bool(self.looks)
 
     @property
+    def before_cap(self) -> bool:
+        """A look of an adaptive check before its last: it stops only on evidence."""
+        return self.adaptive and self.images_per_prompt < self.looks[-1]
+
+    @property
     def sampling(self) -> dict[str, Any]:
         """The sampling keywords of every ``ImageRequest`` this plan makes."""
         return {"steps": self.steps, "guidance": self.guidance, "height": self.height,

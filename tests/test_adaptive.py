@@ -456,15 +456,15 @@ def test_an_intervention_improves_only_wholly_above_its_limit_and_never_on_one_p
     [0, 0], which excluded a real improvement of 0.1 in up to 40% of sequences
     (validation/entigen_stopping.py): before the cap it decides nothing."""
     from pytest_t2ibias._types import Estimate
-    from pytest_t2ibias.kinds.intervention_improves import _improves
+    from pytest_t2ibias.kinds.intervention_improves import improvement_outcome
 
     def effect(low, high):
         return Estimate((low + high) / 2, low, high, 16, 0.99, "paired bootstrap")
 
-    assert _improves(effect(0.0, 0.2), 0.0, 0.95, early=False) == "inconclusive"
-    assert _improves(effect(0.05, 0.2), 0.0, 0.95, early=False) == "pass"
-    assert _improves(effect(-0.2, -0.05), 0.0, 0.95, early=False) == "fail"
-    assert _improves(effect(0.0, 0.0), 0.3, 0.95, early=True) == "inconclusive"
-    assert _improves(effect(0.0, 0.0), 0.3, 0.95, early=False) == "fail"  # the cap decides
-    assert _improves(effect(0.4, 0.4), 0.3, 0.95, early=True) == "inconclusive"
-    assert _improves(effect(0.0, 0.2), 0.0, None, early=False) == "pass"  # point decision
+    assert improvement_outcome(effect(0.0, 0.2), 0.0, 0.95, early=False) == "inconclusive"
+    assert improvement_outcome(effect(0.05, 0.2), 0.0, 0.95, early=False) == "pass"
+    assert improvement_outcome(effect(-0.2, -0.05), 0.0, 0.95, early=False) == "fail"
+    assert improvement_outcome(effect(0.0, 0.0), 0.3, 0.95, early=True) == "inconclusive"
+    assert improvement_outcome(effect(0.0, 0.0), 0.3, 0.95, early=False) == "fail"  # the cap decides
+    assert improvement_outcome(effect(0.4, 0.4), 0.3, 0.95, early=True) == "inconclusive"
+    assert improvement_outcome(effect(0.0, 0.2), 0.0, None, early=False) == "pass"  # point decision

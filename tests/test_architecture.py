@@ -194,9 +194,3 @@ def test_the_table_is_read_from_the_document():
     for module in plugin_modules():
         layer_of(module)
 
-
-def test_the_backends_export_list_names_every_lazy_export():
-    """``backends.__all__`` is written out for linters; it must stay the lazily loaded names."""
-    import pytest_t2ibias.backends as backends
-
-    assert sorted(backends.__all__) == sorted(backends._HOME)

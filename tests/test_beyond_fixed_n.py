@@ -5,30 +5,17 @@ larger share, before its cap on average, without more wrong verdicts; looking at
 95% at every look would give more. The full grid is docs/coverage.md's section "Beyond the
 fixed n"."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from validation_scripts import validation_script
 
-ROOT = Path(__file__).resolve().parent.parent
 REPS = 600
 SLACK = 2 * np.sqrt(0.05 * 0.95 / REPS)  # two binomial sd of a 5% rate
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("beyond_fixed_n_script",
-                                                  ROOT / "validation/beyond_fixed_n.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def cells():
-    return _load().run_grid(reps=REPS, n_draws=400, seed=1, quick=True)
+    return validation_script("beyond_fixed_n").run_grid(reps=REPS, n_draws=400, seed=1, quick=True)
 
 
 def _cell(cells, distance, model):

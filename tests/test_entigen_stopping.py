@@ -5,25 +5,10 @@ replicates read at 95% every look do not; where the first looks see pairs all al
 one-point interval [0, 0] excludes a real improvement (docs/coverage.md's section says how
 often at the plugin's 1,000 draws). The full grid is that section."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+from validation_scripts import validation_script
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("entigen_stopping_script",
-                                                  ROOT / "validation/entigen_stopping.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-stopping = _load()
+stopping = validation_script("entigen_stopping")
 REPS = 120
 SLACK = 2 * np.sqrt(0.05 * 0.95 / REPS)  # two binomial sd of a 5% rate
 

@@ -4,12 +4,9 @@
 so >= 90% fails a real 95% interval with probability below 1e-5 and catches one near 85%.
 """
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from validation_scripts import validation_script
 
 from pytest_t2ibias.metrics import (
     intersectional_sensitivity,
@@ -18,18 +15,7 @@ from pytest_t2ibias.metrics import (
     w1_estimate,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def load_coverage():
-    spec = importlib.util.spec_from_file_location("coverage_script", ROOT / "validation/coverage.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-coverage = load_coverage()
+coverage = validation_script("coverage")
 
 
 def test_balanced_controls_include_zero_at_the_nominal_rate():

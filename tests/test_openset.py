@@ -318,10 +318,9 @@ checks:
 """
 
 
-def test_open_set_on_a_folder_runs_in_one_pass_and_the_plan_lists_its_prompts(pytester, tmp_path):
-    """The folder holds the caption's images only: the check measures them and says the
-    judge was not audited (no error, no second pass); the plan then lists the audit prompts,
-    read from the lock the run wrote, so they can be added."""
+def _laptop_folder(tmp_path, colours: list[str]) -> list[str]:
+    """Rendered toy laptops of ``colours`` (image i the i-th) in a ``--t2i-images`` folder
+    under ``tmp_path``; the options that audit it with toy-clip."""
     from pathlib import Path
 
     from pytest_t2ibias.backends.folder import prompt_slug
@@ -331,15 +330,21 @@ def test_open_set_on_a_folder_runs_in_one_pass_and_the_plan_lists_its_prompts(py
     clip = Path(__file__).resolve().parents[1] / "fixtures" / "toy-clip"
     if not clip.exists():
         pytest.skip("fixtures/toy-clip not built")
-    world = load_world()
+    look = load_world().subjects["laptop"].look
     folder = tmp_path / "images" / prompt_slug("a photo of a laptop")
     folder.mkdir(parents=True)
-    for i in range(12):  # a planted bias in the folder: 10 silver, 2 black
-        render_image({"colour": "silver" if i < 10 else "black"}, world.subjects["laptop"].look,
-                     seed=i).save(folder / f"{i}.png")
+    for i, colour in enumerate(colours):
+        render_image({"colour": colour}, look, seed=i).save(folder / f"{i}.png")
+    return ["-p", "no:cacheprovider", f"--t2i-images={tmp_path / 'images'}",
+            f"--t2i-vqa={clip}", f"--t2i-cache-dir={tmp_path / 'cache'}", "--t2i-device=cpu"]
+
+
+def test_open_set_on_a_folder_runs_in_one_pass_and_the_plan_lists_its_prompts(pytester, tmp_path):
+    """The folder holds the caption's images only: the check measures them and says the
+    judge was not audited (no error, no second pass); the plan then lists the audit prompts,
+    read from the lock the run wrote, so they can be added."""
+    options = _laptop_folder(tmp_path, ["silver"] * 10 + ["black"] * 2)  # a planted bias
     pytester.makefile(".t2i.yaml", folder=OPEN_SET_SUITE)
-    options = ["-p", "no:cacheprovider", f"--t2i-images={tmp_path / 'images'}",
-               f"--t2i-vqa={clip}", f"--t2i-cache-dir={tmp_path / 'cache'}", "--t2i-device=cpu"]
     result = pytester.runpytest(*options, "-rA")
     result.assert_outcomes(failed=1)  # a verdict in one pass: the colour bias found
     result.stdout.fnmatch_lines(["*judge not audited on colour: the images hold none for the "
@@ -391,26 +396,9 @@ def test_open_set_draws_in_rounds_and_stops_once_a_bias_is_shown(pytester, tmp_p
     """Every laptop silver: colour's severity is beyond 0.35 long before 64 images, so the
     check stops at an early look with the fixed-n verdict (the judge audit's images do not
     depend on the look)."""
-    from pathlib import Path
-
-    from pytest_t2ibias.backends.folder import prompt_slug
-    from toyworld.render import render_image
-    from toyworld.spec import load_world
-
-    clip = Path(__file__).resolve().parents[1] / "fixtures" / "toy-clip"
-    if not clip.exists():
-        pytest.skip("fixtures/toy-clip not built")
-    world = load_world()
-    folder = tmp_path / "images" / prompt_slug("a photo of a laptop")
-    folder.mkdir(parents=True)
-    for i in range(64):
-        render_image({"colour": "silver"}, world.subjects["laptop"].look,
-                     seed=i).save(folder / f"{i}.png")
+    options = [*_laptop_folder(tmp_path, ["silver"] * 64), "--t2i-json=report.json"]
     pytester.makefile(".t2i.yaml", folder=OPEN_SET_SUITE.replace(
         "burden: check}", "confidence: 0.95, images_per_prompt: 64}"))
-    options = ["-p", "no:cacheprovider", f"--t2i-images={tmp_path / 'images'}",
-               f"--t2i-vqa={clip}", f"--t2i-cache-dir={tmp_path / 'cache'}", "--t2i-device=cpu",
-               "--t2i-json=report.json"]
 
     def run(*extra):
         pytester.runpytest(*options, *extra).assert_outcomes(failed=1)

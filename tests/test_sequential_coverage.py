@@ -4,27 +4,12 @@ intervals adaptive checks use (alpha spent over the looks, O'Brien-Fleming) do n
 stopping rule's wrong verdicts stay below 5%; a rule that spends more than alpha is caught.
 The full grid is docs/coverage.md's last section."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
+from validation_scripts import validation_script
 
 from pytest_t2ibias.metrics.sequential import look_confidences
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("sequential_coverage_script",
-                                                  ROOT / "validation/sequential_coverage.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sequential = _load()
+sequential = validation_script("sequential_coverage")
 REPS = 400
 SLACK = 2 * np.sqrt(0.05 * 0.95 / REPS)  # two binomial sd of a 5% rate
 

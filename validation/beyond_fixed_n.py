@@ -28,7 +28,6 @@ the posterior interval of ``metrics.posterior``).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
@@ -38,25 +37,13 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sequential_coverage, by name
 sys.path.insert(0, str(ROOT))  # this checkout's package
 
+import sequential_coverage as sequential  # noqa: E402
 
-def _sequential_script():
-    """validation/sequential_coverage.py, by path (validation/ is no package)."""
-    name = "sequential_coverage_script"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, ROOT / "validation" / "sequential_coverage.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-sequential = _sequential_script()
-
-from pytest_t2ibias.metrics.posterior import interval_from_counts
-from pytest_t2ibias.metrics.sequential import doubling_looks, look_confidences
+from pytest_t2ibias.metrics.posterior import interval_from_counts  # noqa: E402
+from pytest_t2ibias.metrics.sequential import doubling_looks, look_confidences  # noqa: E402
 
 CONFIDENCE = sequential.CONFIDENCE
 FIXED_N = 200

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout
 
 from sequential_coverage import CONFIDENCE, write_section  # noqa: E402
 
-from pytest_t2ibias.kinds.intervention_improves import _improves as improves  # noqa: E402
+from pytest_t2ibias.kinds.intervention_improves import improvement_outcome  # noqa: E402
 from pytest_t2ibias.methods.entigen import intervention_effects  # noqa: E402
 from pytest_t2ibias.metrics import intervals  # noqa: E402
 from pytest_t2ibias.metrics.entigen import diversity  # noqa: E402
@@ -80,7 +80,7 @@ class EntigenRow:
     fixed_passed: float  # the fixed design (95% at the cap) says "improves"
     degenerate_stops: float  # stopped at a look whose interval is one point (low == high)
     reps: int
-    # The kind's rule (``kinds.intervention_improves._improves``): "improves" only wholly
+    # The kind's rule (``kinds.intervention_improves.improvement_outcome``): "improves" only wholly
     # above the limit, and a look before the cap whose interval is one point (every
     # replicate equal) is no interval and decides nothing.
     guarded_ever_excluded: float = float("nan")  # one-point intervals before the cap read as
@@ -163,7 +163,7 @@ def entigen_row(p0: float, p1: float, coupling: str, reps: int, seed: int = 0, c
         images.append(looks[stop])
         informative = [k == last or e.low < e.high for k, e in enumerate(spent)]
         guarded_ever += any(ok and excludes(e.low, e.high) for ok, e in zip(informative, spent))
-        kind = [improves(e, 0.0, e.confidence, k < last) for k, e in enumerate(spent)]
+        kind = [improvement_outcome(e, 0.0, e.confidence, k < last) for k, e in enumerate(spent)]
         guarded = next((k for k, v in enumerate(kind) if v != INCONCLUSIVE), last)
         guarded_outcomes.append(kind[guarded])
         guarded_images.append(looks[guarded])

@@ -39,22 +39,6 @@ _HOME = {
     "resolve_dtype": "pytest_t2ibias.backends._hf",
 }
 
-__all__ = [  # written out (not sorted(_HOME)) so linters and type checkers can read it
-    "Answerer",
-    "BackendError",
-    "CausalLM",
-    "ClassifierAnswerer",
-    "ClipAnswerer",
-    "DiffusersGenerator",
-    "FolderImages",
-    "GenerativeAnswerer",
-    "Generator",
-    "LanguageModel",
-    "load_answerer",
-    "model_fingerprint",
-    "prompt_slug",
-    "resolve_device",
-    "resolve_dtype",
-]
+__all__ = sorted(_HOME)
 
 __getattr__, __dir__ = lazy_exports(__name__, _HOME)

@@ -44,10 +44,8 @@ def run(ctx: CheckContext) -> Verdict:
                       max_steps=params.get("max_steps"),
                       tolerance=params.get("tolerance") or 0.0,
                       confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
-    plan = ctx.plan
-    early = plan.adaptive and plan.images_per_prompt < plan.looks[-1]
-    verdict = result.verdict(confidence=ctx.confidence, burden=plan.burden,
-                             label=ctx.subject, early=early)
+    verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
+                             label=ctx.subject, early=ctx.plan.before_cap)
     return with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
 
 

@@ -28,7 +28,8 @@ PARAMS = (Param("axes", AXIS_LIST, required=True, doc="two-valued axes to judge,
           *COMMON_PARAMS)
 
 
-def _improves(improvement: Any, limit: float, confidence: float | None, early: bool) -> str:
+def improvement_outcome(improvement: Any, limit: float, confidence: float | None,
+                        early: bool) -> str:
     """"Lowers diversity by more than ``limit``": with an interval, PASS only when it lies
     wholly *above* the limit (the paired bootstrap of a discrete statistic can put its low
     end exactly on 0, and an intervention that changes nothing must not pass there). An
@@ -50,10 +51,10 @@ def evaluate_intervention_improves(result: Any, min_improvement: float = 0.0, *,
     """Fail unless every intervention lowers ENTIGEN diversity (Eq. 1) by more than
     ``min_improvement``; a control whose interval excludes 0 is a warning (the evaluator or
     the model reacts to irrelevant words). ``result``: ``methods.entigen.EntigenResult``;
-    ``early``: a look before an adaptive check's cap (``_improves``)."""
+    ``early``: a look before an adaptive check's cap (``improvement_outcome``)."""
     interventions = [e for e in result.effects if not e.control]
     controls = [e for e in result.effects if e.control]
-    outcomes = [_improves(e.improvement, min_improvement, confidence, early)
+    outcomes = [improvement_outcome(e.improvement, min_improvement, confidence, early)
                 for e in interventions]
     outcome = worst(outcomes)
     smallest = min(interventions, key=lambda e: e.improvement.value).improvement
@@ -89,11 +90,9 @@ def run(ctx: CheckContext) -> Verdict:
                      fill(params["interventions"]), controls=fill(params.get("controls")),
                      filter=ctx.suite.filter, confidence=ctx.interval_confidence,
                      n_resamples=ctx.n_resamples)
-    plan = ctx.plan
     return evaluate_intervention_improves(result, params.get("min_improvement") or 0.0,
-                                          confidence=ctx.confidence, burden=plan.burden,
-                                          label=ctx.label, early=plan.adaptive
-                                          and plan.images_per_prompt < plan.looks[-1])
+                                          confidence=ctx.confidence, burden=ctx.plan.burden,
+                                          label=ctx.label, early=ctx.plan.before_cap)
 
 
 def expected_work(item: PlannedItem) -> list[ExpectedImages]:
