@@ -31,6 +31,13 @@ import numpy as np
 from pytest_t2ibias._types import Estimate
 from pytest_t2ibias.metrics.distances import normalised_w1, severity
 from pytest_t2ibias.metrics.distributions import check_labels, mean_of_shares
+from pytest_t2ibias.metrics.judge import (
+    confusion_draws,
+    correct_shares,
+    corrected_draws,
+    corrected_point,
+    posterior_mean_confusion,
+)
 
 JEFFREYS = 0.5
 """Prior pseudo-count per choice: the Jeffreys prior of a multinomial."""
@@ -52,13 +59,16 @@ def posterior_estimate(
     confidence: float = 0.95,
     n_draws: int = 2000,
     seed: int = 0,
+    calibration: np.ndarray | None = None,
 ) -> Estimate:
     """``statistic`` of the groups' shares with a Dirichlet-posterior interval (module doc).
 
     ``groups`` are label arrays as for ``bootstrap_estimate`` (negative labels = abstained or
     filtered); ``statistic`` takes shares, not labels. Pass ``ideal`` (shares) when the
     statistic is a distance from it, 0 there: the interval then reaches 0 whenever the data
-    cannot reject the ideal.
+    cannot reject the ideal. ``calibration`` (the judge's confusion counts, true x judged)
+    makes every share a corrected one (``metrics.judge``): the value from M̂, the draws from
+    M's posterior and the shares' jointly, the ideal's test under the judge's confusion.
     """
     groups = [check_labels(g, n_choices) for g in groups]
     rng = np.random.default_rng(seed)
@@ -67,6 +77,9 @@ def posterior_estimate(
     if paired:
         draws = share_draws(groups, n_choices, n_draws, rng, paired=True)
         observed = [observed_shares(g, n_choices) for g in groups]
+        if calibration is not None:
+            draws = corrected_draws(draws, calibration, rng)
+            observed = corrected_point(observed, calibration)
         value = float(statistic(observed))
         low, high = percentile_bounds(np.asarray(statistic(draws), dtype=float), confidence)
         only = single_choice(groups)
@@ -77,11 +90,13 @@ def posterior_estimate(
         counts = np.stack([np.bincount(g[g >= 0], minlength=n_choices) for g in groups])
         values, lows, highs = interval_from_counts(
             statistic, counts[None], ideal=ideal, confidence=confidence, n_draws=n_draws,
-            rng=rng, seed=seed,
+            rng=rng, seed=seed, calibration=None if calibration is None else calibration[None],
         )
         value, low, high = float(values[0]), float(lows[0]), float(highs[0])
     n = sum(len(g) for g in groups)
     method = "paired posterior" if paired else "posterior"
+    if calibration is not None:
+        method += ", judge-corrected"
     return Estimate(value, float(low), float(high), n, confidence, method)
 
 
@@ -93,6 +108,7 @@ def w1_estimate(
     confidence: float = 0.95,
     n_draws: int = 2000,
     seed: int = 0,
+    calibration: np.ndarray | None = None,
 ) -> Estimate:
     """Normalised W1 of the pooled groups to ``ideal`` (BiasConnect Eqs. 1, 3) with its
     posterior interval; the drop-in for ``bootstrap_estimate`` in a W1 check."""
@@ -105,6 +121,7 @@ def w1_estimate(
         confidence=confidence,
         n_draws=n_draws,
         seed=seed,
+        calibration=calibration,
     )
 
 
@@ -115,6 +132,7 @@ def severity_estimate(
     confidence: float = 0.95,
     n_draws: int = 2000,
     seed: int = 0,
+    calibration: np.ndarray | None = None,
 ) -> Estimate:
     """OpenBias severity (Eq. 6) of the context-free shares (Eq. 5: the groups pooled) with
     its posterior interval; the drop-in for ``bootstrap_estimate`` in a severity check."""
@@ -126,6 +144,7 @@ def severity_estimate(
         confidence=confidence,
         n_draws=n_draws,
         seed=seed,
+        calibration=calibration,
     )
 
 
@@ -136,6 +155,7 @@ def max_skew_estimate(
     confidence: float = 0.95,
     n_draws: int = 2000,
     seed: int = 0,
+    calibration: np.ndarray | None = None,
 ) -> Estimate:
     """SocialCounterfactuals' MaxSkew of one prompt's answers against ``target`` shares,
     max_a ln(p(a) / target(a)), with its posterior interval. Like a distance it is >= 0 and
@@ -143,7 +163,8 @@ def max_skew_estimate(
     it; a value never drawn has skew -inf, which never decides the max."""
     target = np.asarray(target, dtype=float) / np.sum(target)
     return posterior_estimate(_MaxSkew(tuple(target.tolist())), [labels], len(target),
-                              ideal=target, confidence=confidence, n_draws=n_draws, seed=seed)
+                              ideal=target, confidence=confidence, n_draws=n_draws, seed=seed,
+                              calibration=calibration)
 
 
 class _PooledW1:
@@ -207,25 +228,37 @@ def interval_from_counts(
     n_draws: int = 2000,
     rng: np.random.Generator,
     seed: int = 0,
+    calibration: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(value, low, high) for a batch of independent data sets, counts (batch, groups, choices).
 
-    The unpaired ``posterior_estimate``, vectorised over data sets for coverage simulations.
+    The unpaired ``posterior_estimate``, vectorised over data sets for coverage simulations;
+    ``calibration`` (batch, choices, choices): each data set's judge confusion counts.
     """
     counts = np.asarray(counts)
     batch, n_groups, n_choices = counts.shape
     answered = counts.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         shares = np.where(answered[..., None] > 0, counts / answered[..., None], np.nan)
-    value = np.asarray(statistic([shares[:, i] for i in range(n_groups)]), dtype=float)
     draws = dirichlet_draws(counts, n_draws, rng)
+    if calibration is not None:
+        calibration = np.asarray(calibration)
+        shares = correct_shares(shares, posterior_mean_confusion(calibration)[:, None])
+        confusion = np.swapaxes(confusion_draws(calibration, n_draws, rng), 0, 1)
+        draws = correct_shares(draws, confusion[:, :, None])
+    value = np.asarray(statistic([shares[:, i] for i in range(n_groups)]), dtype=float)
     values = np.asarray(statistic([draws[:, :, i] for i in range(n_groups)]), dtype=float)
     low, high = (np.atleast_1d(b).astype(float) for b in percentile_bounds(values, confidence))
     if ideal is not None:
         ideal = np.asarray(ideal, dtype=float)
         at_ideal = float(statistic([ideal] * n_groups))
         for k in range(batch):
-            if ideal_not_rejected(statistic, value[k], answered[k], ideal, confidence, seed):
+            if calibration is None:
+                kept = ideal_not_rejected(statistic, value[k], answered[k], ideal, confidence, seed)
+            else:
+                kept = corrected_ideal_not_rejected(statistic, value[k], answered[k], ideal,
+                                                    calibration[k], confidence, seed)
+            if kept:
                 low[k], high[k] = min(low[k], at_ideal), max(high[k], at_ideal)
     used = (counts.sum(axis=1) > 0).sum(axis=-1) == 1  # every answer was the same choice
     for k in np.flatnonzero(used):
@@ -352,6 +385,59 @@ def _critical_value(statistic, answered, ideal, confidence, seed) -> float:
             shares.append(np.full((_NULL_SAMPLES, len(ideal)), np.nan))
         else:
             shares.append(rng.multinomial(n, ideal, size=_NULL_SAMPLES) / n)
+    null = np.sort(np.asarray(statistic(shares), dtype=float))
+    null = null[~np.isnan(null)]
+    if not null.size:
+        return float("nan")
+    return float(null[int(np.ceil(confidence * null.size)) - 1])
+
+
+def corrected_ideal_not_rejected(
+    statistic: ShareStatistic,
+    observed: float,
+    answered: Sequence[int],
+    ideal: np.ndarray,
+    calibration: np.ndarray,
+    confidence: float,
+    seed: int = 0,
+) -> bool:
+    """``ideal_not_rejected`` when the shares are judge-corrected: under the null every group's
+    true shares are ``ideal``, so its judged counts are multinomial on Mᵀ ideal (Eq. 6.1 of
+    ``metrics.judge``) and the calibration's counts on M's rows; M itself is drawn from the
+    calibration's posterior, and each simulated data set is corrected as the observed one was
+    (a parametric bootstrap of the whole estimator)."""
+    if np.isnan(observed):
+        return False
+    key = (tuple(int(a) for a in answered), tuple(ideal.tolist()),
+           tuple(map(tuple, np.asarray(calibration, dtype=int).tolist())), confidence, seed)
+    try:
+        critical = _cached_corrected_critical_value(statistic, *key)
+    except TypeError:  # an unhashable statistic: no cache
+        critical = _corrected_critical_value(statistic, *key)
+    return bool(observed <= critical + _TIE)
+
+
+@lru_cache(maxsize=512)
+def _cached_corrected_critical_value(statistic, answered, ideal, calibration, confidence, seed):
+    return _corrected_critical_value(statistic, answered, ideal, calibration, confidence, seed)
+
+
+def _corrected_critical_value(statistic, answered, ideal, calibration, confidence, seed):
+    rng = np.random.default_rng([seed, 0x1DEA2])
+    ideal = np.asarray(ideal)
+    calibration = np.asarray(calibration)
+    confusion = confusion_draws(calibration, _NULL_SAMPLES, rng)  # (samples, C, C)
+    judged = confusion.transpose(0, 2, 1) @ ideal  # Mᵀ ideal per sample
+    rows = calibration.sum(axis=1)
+    simulated = np.stack([rng.multinomial(rows[i], confusion[:, i]) for i in range(len(ideal))],
+                         axis=1)  # (samples, C, C): a calibration table per sample
+    estimate = posterior_mean_confusion(simulated)
+    shares = []
+    for n in answered:
+        if n == 0:
+            shares.append(np.full((_NULL_SAMPLES, len(ideal)), np.nan))
+        else:
+            shares.append(correct_shares(rng.multinomial(n, judged) / n, estimate))
     null = np.sort(np.asarray(statistic(shares), dtype=float))
     null = null[~np.isnan(null)]
     if not null.size:
