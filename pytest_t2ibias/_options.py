@@ -16,6 +16,7 @@ from ._settings import (
     ADAPTIVE_SPENDING,
     FAMILY_POLICIES,
     INI_ONLY,
+    JUDGE_CORRECTIONS,
     OPTIONS,
     Option,
     Settings,
@@ -247,6 +248,14 @@ def read_settings(config: pytest.Config) -> Settings:
     burden = get_option(config, "t2i_burden")
     if burden not in (None, "model", "check"):
         raise pytest.UsageError(f"--t2i-burden must be model or check, got {burden!r}")
+    judge_correction = get_option(config, "t2i_judge_correction")
+    if judge_correction not in (None, *JUDGE_CORRECTIONS):
+        raise pytest.UsageError(f"--t2i-judge-correction must be one of "
+                                f"{', '.join(JUDGE_CORRECTIONS)}, got {judge_correction!r}")
+    abstain_below = get_option(config, "t2i_abstain_below")
+    if abstain_below is not None and not 0 <= abstain_below < 1:
+        raise pytest.UsageError(f"--t2i-abstain-below must lie in [0, 1) (a probability), got "
+                                f"{abstain_below!r}")
     family = get_option(config, "t2i_family")
     if family not in FAMILY_POLICIES:
         raise pytest.UsageError(f"--t2i-family must be one of {', '.join(FAMILY_POLICIES)}, "
@@ -288,6 +297,8 @@ def read_settings(config: pytest.Config) -> Settings:
         confidence=confidence,
         bootstrap=_checked(config, "t2i_bootstrap", minimum=1),
         burden=burden,
+        judge_correction=judge_correction,
+        abstain_below=abstain_below,
         family=family,
         plan=bool(get_option(config, "t2i_plan")),
         power=_power(get_option(config, "t2i_power")),

@@ -16,6 +16,10 @@ DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU 
 FAMILY_POLICIES = ("none", "bonferroni", "holm", "bh")
 """``--t2i-family``: how a run's gated checks share their error (``family.Family``)."""
 
+JUDGE_CORRECTIONS = ("on", "full", "off")
+"""How shares are corrected for the judge's confusion (``metrics.judge``; docs/STATISTICS.md):
+``on`` a labelled folder's calibration fully and counterfactual images' as bounds, ``full``
+both fully, ``off`` none (the judge's labels taken as truth)."""
 ADAPTIVE_SPENDING = ("obrien_fleming", "pocock", "bonferroni")
 """``--t2i-adaptive-spending``: ``metrics.sequential.SPENDING_FUNCTIONS``, the first the
 default (repeated here: the options must not import numpy)."""
@@ -205,6 +209,14 @@ OPTIONS: tuple[Option, ...] = (
            default=1000),
     Option("t2i_burden", "model|check: who must prove its case when an interval straddles a "
            "limit (model: inconclusive fails, the default; check: it passes); overrides suites"),
+    Option("t2i_judge_correction", "on|full|off: correct every share for the judge's measured "
+           "confusion (on, the default: a labelled folder's calibration fully, counterfactual "
+           "images' as bounds between judge error and the generator's non-adherence; full: "
+           "counterfactual calibrations fully too; off: the judge's labels as truth); overrides "
+           "suites"),
+    Option("t2i_abstain_below", "the judge abstains on an image whose most probable answer is "
+           "below this probability (counted per prompt, never a share); an axis' "
+           "abstain_below overrides it", float),
     Option("t2i_plan", "print every selected check's images, prompts and the images its threshold "
            "needs (power planning), then stop: no model is loaded", flag=True),
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
@@ -270,6 +282,10 @@ class Settings:
     confidence: float
     bootstrap: int
     burden: str | None = None
+    judge_correction: str | None = None
+    """``--t2i-judge-correction``: on, full or off (``metrics.judge``); None: the suite's."""
+    abstain_below: float | None = None
+    """``--t2i-abstain-below``: the run's abstention floor for every judge."""
     family: str = "none"
     plan: bool = False
     power: float = 0.9

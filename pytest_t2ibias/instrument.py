@@ -259,19 +259,36 @@ class Instrument:
         """Read ``axis`` off every image: classifier when configured for it, else VQA;
         multi-part axes as one yes/no question per part. Images the filter drops are
         labelled ``FILTERED`` (counted and reported, never silently lost)."""
+        floor = self.abstain_below(axis)
         if axis.parts:
             answers = self._multi_part(images, axis)
         elif self.models.has_classifier(axis.name):
-            answers = self._classify(axis.name, images, axis.choices)
+            answers = self.requests.answers(self.models.classifier(axis.name), images,
+                                            f"<classify {axis.name}>", axis.choices,
+                                            abstain_below=floor)
         else:
-            answers = self._ask(images, axis.question, axis.choices,
-                                _in_order(axis.statements, axis.choices))
+            answers = self.requests.answers(self.models.vqa, images, axis.question, axis.choices,
+                                            _in_order(axis.statements, axis.choices),
+                                            abstain_below=floor)
         if filter is not None:
             kept = self.keep_mask(images, filter)
             labels = np.where(kept, answers.labels, FILTERED)
             answers = Answers(answers.question, answers.choices, labels, answers.probabilities,
                               answers.prompts, answers.image_keys)
         return self._seen(axis.name, answers)
+
+    def abstain_below(self, axis: AxisSpec) -> float:
+        """The probability below which the judge abstains on ``axis``: the axis' own, else the
+        run's, else 0 (every image answered)."""
+        if axis.abstain_below is not None:
+            return axis.abstain_below
+        return self.plan.abstain_below or 0.0
+
+    def judge_name(self, axis: AxisSpec) -> str:
+        """Who reads ``axis``: the classifier configured for it, else the VQA model."""
+        if not axis.parts and self.models.has_classifier(axis.name):
+            return f"classifier {self.models.settings.classifiers.get(axis.name, axis.name)}"
+        return f"VQA {self.models.settings.vqa}"
 
     def keep_mask(self, images: ImageSet, filter: FilterSpec) -> np.ndarray:
         """True for the images the filter keeps (the person filter: "is there a person?")."""

@@ -102,6 +102,14 @@ class Plan:
     guidance: float | None = None
     burden: str = "model"
     """Who must prove its case when an interval straddles a limit (``verdict.BURDENS``)."""
+    judge_correction: str = "on"
+    """How shares are corrected for the judge's confusion (``_settings.JUDGE_CORRECTIONS``):
+    ``--t2i-judge-correction`` > the check's > the suite's > on."""
+    abstain_below: float | None = None
+    """The run's abstention floor (``--t2i-abstain-below``); an axis' own wins."""
+    audits_folder: bool = False
+    """The candidate is a ``--t2i-images`` folder: nothing is drawn, so no counterfactual
+    image can calibrate the judge (a labelled folder still can)."""
     height: int | None = None
     width: int | None = None
     scheduler: str | None = None
@@ -185,6 +193,11 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         guidance=sampling["guidance"][0],
         burden=_first(settings.burden, check.params.get("burden") if check is not None else None,
                       suite.burden if suite is not None else None, DEFAULT_BURDEN),
+        judge_correction=_first(settings.judge_correction,
+                                check.params.get("judge_correction") if check is not None else None,
+                                suite.judge_correction if suite is not None else None, "on"),
+        abstain_below=settings.abstain_below,
+        audits_folder=bool(settings.images) and candidate == settings.images,
         height=sampling["height"][0],
         width=sampling["width"][0],
         scheduler=declared.get("scheduler"),

@@ -25,6 +25,7 @@ import numpy as np
 
 from ._types import ABSTAINED, Answers, ImageRequest, ImageSet
 from .kinds import CHECK_KINDS, PlannedItem
+from .kinds._judge import calibration_prompts
 
 if TYPE_CHECKING:
     from .instrument import Instrument
@@ -47,9 +48,15 @@ def listed_prompts(item: PlannedItem) -> list[tuple[str, str, int]] | None:
 
 
 def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
-    """(role, prompts) the item's check generates, as its kind declares (none: a search)."""
+    """(role, prompts) the item's check generates, as its kind declares (none: a search),
+    with the counterfactual images that calibrate its judge when its kind corrects for it."""
     kind = CHECK_KINDS.get(item.check.kind)
-    return kind.image_needs(item) if kind is not None and kind.image_needs else []
+    if kind is None or not kind.image_needs:
+        return []
+    needs = kind.image_needs(item)
+    if kind.judge_calibrated and (calibration := calibration_prompts(item)):
+        needs = [*needs, ("candidate", calibration)]
+    return needs
 
 
 def axes_read(item: PlannedItem) -> list[AxisSpec]:

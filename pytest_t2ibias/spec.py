@@ -63,10 +63,33 @@ class AxisSpec:
     names: tuple[str, ...] = ()
     """More words that name a value of this axis ("man", "grandmother"): BGPS drops found
     prompts containing any of them, its choices or their phrases."""
+    calibration: str | None = None
+    """``judge_calibration:`` where the judge's confusion on this axis is measured: a labelled
+    folder (a path, relative to the suite: ``index.jsonl`` with ``{file, <axis>: value}``),
+    ``counterfactual`` (the axis' counterfactual images, labelled by their prompt; the default
+    when the axis has counterfactuals) or ``none``."""
+    abstain_below: float | None = None
+    """``abstain_below:`` the judge abstains on an image whose most probable answer on this
+    axis is below this probability (None: the run's ``--t2i-abstain-below``, else never)."""
+
+    @property
+    def calibration_source(self) -> str | None:
+        """``counterfactual``, a folder path, or None (no calibration)."""
+        if self.calibration == "none":
+            return None
+        if self.calibration is None:
+            has_counterfactuals = bool(self.counterfactuals) or self.counterfactuals_from_llm
+            return COUNTERFACTUAL_CALIBRATION if has_counterfactuals else None
+        return self.calibration
 
     def phrase(self, value: str) -> str:
         """How ``value`` is written in a prompt ("middle-aged", "working outdoors")."""
         return self.phrases.get(value, value)
+
+
+COUNTERFACTUAL_CALIBRATION = "counterfactual"
+"""``judge_calibration: counterfactual``: the judge is calibrated on the axis' counterfactual
+images ("a photo of a female doctor" labelled female)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +135,9 @@ class Suite:
     burden: str | None = None
     """``burden:`` who must prove its case when an interval straddles a limit (``model`` or
     ``check``); None: the command line's or the default (``verdict.DEFAULT_BURDEN``)."""
+    judge_correction: str | None = None
+    """``judge_correction:`` on, full or off (``_settings.JUDGE_CORRECTIONS``); None: the
+    command line's or on."""
 
     def prompt_for(self, subject: str) -> str:
         return self.prompt.format(subject=subject)

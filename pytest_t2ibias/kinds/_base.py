@@ -147,6 +147,10 @@ class CheckKind:
     None: no power model."""
     prompts: Callable[[CheckSpec, Suite, AxisSpec | None], int | None] | None = None
     """How many prompts one item generates (power planning's cost); None: unknown up front."""
+    judge_calibrated: bool = False
+    """Whether the kind corrects the shares it reads for its judge's confusion on the item's
+    axis (``kinds._judge``): the axis' counterfactual images that calibrate the judge are
+    then among the item's needs (prefetch, progress, ``--t2i-plan``)."""
     adaptive: bool = False
     """Whether a gated check of this kind may draw its images in rounds and stop once its
     interval is decided (``images_per_prompt: {max: N}``, ``--t2i-adaptive``; issue #26):

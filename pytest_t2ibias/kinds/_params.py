@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._settings import JUDGE_CORRECTIONS
 from ._base import Param
 
 if TYPE_CHECKING:
@@ -79,6 +80,11 @@ def check_severity_context(value: Any) -> str | None:
         f"must be one of {', '.join(SEVERITY_CONTEXTS)}, got {value!r}")
 
 
+def check_judge_correction(value: Any) -> str | None:
+    return None if value in JUDGE_CORRECTIONS else (
+        f"must be one of {', '.join(JUDGE_CORRECTIONS)}, got {value!r}")
+
+
 def check_burden(value: Any) -> str | None:
     return None if value in ("model", "check") else f"must be model or check, got {value!r}"
 
@@ -88,6 +94,10 @@ COMMON_PARAMS = (
           doc="gate on the interval at this level (and compute it at this level)"),
     Param("burden", (str,), check=check_burden,
           doc="model: an interval across the limit fails (default); check: it passes"),
+    Param("judge_correction", (str,), check=check_judge_correction,
+          doc="on (default): shares corrected for the judge's measured confusion (a labelled "
+              "folder's fully, counterfactual images' as bounds); full: counterfactual "
+              "calibrations fully too; off: the judge's labels as truth"),
     Param("images_per_prompt", (int, str, dict), check=check_images,
           doc="images per prompt for this check only (more images, a tighter interval), or "
               "auto: as many as deciding the threshold needs (power planning), or {max: N}: "

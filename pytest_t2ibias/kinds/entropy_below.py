@@ -17,8 +17,9 @@ from .._types import Answers
 from ..metrics import distribution_of, pooled_shares, severity
 from ..metrics.distributions import Distribution
 from ..metrics.posterior import severity_estimate
-from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes
+from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, CheckKind, Param
+from ._judge import JudgeReading, reading_for
 from ._needs import one_prompt, subject_prompt, the_axis
 from ._papers import OPENBIAS
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
@@ -49,16 +50,20 @@ def evaluate_entropy_below(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     label: str = "",
+    judge: JudgeReading | None = None,
 ) -> Verdict:
     """OpenBias severity (Eq. 6) of the context-free distribution (Eq. 5) vs ``threshold``,
     with a Dirichlet-posterior interval that reaches 0 on balanced answers
-    (``metrics.posterior``, docs/STATISTICS.md)."""
+    (``metrics.posterior``, docs/STATISTICS.md); ``judge``: the shares corrected for the
+    judge's confusion (``kinds._judge``)."""
+    judge = judge or JudgeReading(None, "off")
     choices, groups, prompts, abstained, filtered = per_prompt_labels(answers)
     n_choices = len(choices)
-    estimate = severity_estimate(groups, n_choices, confidence=interval_level(confidence, interval_confidence),
-                                 n_draws=n_resamples, seed=seed)
-    outcome = decide(estimate, threshold, confidence=confidence)
-    passed = passes(outcome, burden)
+    estimate = judge.estimate(lambda calibration: severity_estimate(
+        groups, n_choices, confidence=interval_level(confidence, interval_confidence),
+        n_draws=n_resamples, seed=seed, calibration=calibration))
+    outcome = judge.outcome(decide(estimate, threshold, confidence=confidence))
+    passed = judge.passes(outcome, burden)
     per_prompt = {p: float(severity(pooled_shares([g], n_choices))) for p, g in zip(prompts, groups)}
     most_severe = sorted(per_prompt.items(), key=lambda kv: -np.nan_to_num(kv[1], nan=-1))[:5]
     subject = f" of {label}" if label else ""
@@ -67,7 +72,7 @@ def evaluate_entropy_below(
         f"severity{subject} {estimate} {verb} threshold {threshold:.3f} "
         f"(margin {threshold - estimate.value:+.3f}){gate_note(confidence, outcome, burden)}\n"
         f"  answers: {describe_counts(choices, groups, abstained, filtered)}\n"
-        f"  severity = 1 - H(p)/log|C|: 0 uniform, 1 one class"
+        f"  severity = 1 - H(p)/log|C|: 0 uniform, 1 one class{judge.note()}"
     )
     if len(prompts) > 1:
         message += "\n  most severe prompts: " + "; ".join(f"{p!r} {v:.3f}" for p, v in most_severe)
@@ -81,7 +86,8 @@ def evaluate_entropy_below(
         threshold=threshold,
         message=message,
         figures={"distribution": distribution_of(np.concatenate(groups), choices).to_dict(),
-                 "per_prompt": per_prompt, "label": label, **gallery_of(answers)},
+                 "per_prompt": per_prompt, "label": label, **judge.figures(),
+                 **gallery_of(answers)},
     )
 
 
@@ -89,13 +95,15 @@ def run(ctx: CheckContext) -> Verdict:
     answers = subject_attributes(ctx)
     return evaluate_entropy_below(answers, ctx.check.params["threshold"],
                                   confidence=ctx.confidence, interval_confidence=ctx.interval_confidence, burden=ctx.plan.burden,
-                                  label=ctx.label, n_resamples=ctx.n_resamples)
+                                  label=ctx.label, n_resamples=ctx.n_resamples,
+                                  judge=reading_for(ctx, ctx.axis))
 
 
 KIND = CheckKind(
     name="entropy_below",
     run=run,
     adaptive=True,
+    judge_calibrated=True,
     params=PARAMS,
     image_needs=subject_prompt,
     axes_read=the_axis,

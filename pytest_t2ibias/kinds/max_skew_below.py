@@ -15,8 +15,9 @@ import numpy as np
 
 from .._types import Answers
 from ..errors import CheckError
-from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes
+from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, CheckKind, Param
+from ._judge import JudgeReading, reading_for
 from ._needs import one_prompt, subject_prompt, the_axis
 from ._papers import SOCIALCF
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_non_negative, check_shares
@@ -43,11 +44,12 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
                             interval_confidence: float | None = None,
                             burden: str = DEFAULT_BURDEN,
                             n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                            label: str = "") -> Verdict:
+                            label: str = "", judge: JudgeReading | None = None) -> Verdict:
     """MaxSkew = max_a ln(p_gen(a)/p_target(a)) of the answers vs ``threshold`` (Jeffreys
     posterior interval with the target added by test inversion, as for W1: coverage in
     docs/coverage.md); a value never drawn is reported unbounded (skew -inf, shown smoothed).
-    ``n_resamples``: posterior draws."""
+    ``n_resamples``: posterior draws; ``judge``: the shares corrected for the judge's
+    confusion (``kinds._judge``)."""
     from ..methods.socialcf import generation_skew
     from ..metrics.posterior import max_skew_estimate
 
@@ -55,10 +57,12 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
     target = dict(target or {c: 1 / len(choices) for c in choices})
     labels = np.asarray(answers.labels)
     skew = generation_skew(labels, choices, target)
-    estimate = max_skew_estimate(labels, np.array([target[c] for c in choices]),
-                                 confidence=interval_level(confidence, interval_confidence),
-                                 n_draws=n_resamples, seed=seed)
-    outcome = decide(estimate, threshold, confidence=confidence)
+    judge = judge or JudgeReading(None, "off")
+    estimate = judge.estimate(lambda calibration: max_skew_estimate(
+        labels, np.array([target[c] for c in choices]),
+        confidence=interval_level(confidence, interval_confidence), n_draws=n_resamples,
+        seed=seed, calibration=calibration))
+    outcome = judge.outcome(decide(estimate, threshold, confidence=confidence))
     subject = f" of {label}" if label else ""
     message = (f"MaxSkew{subject} {estimate} ({skew.value} over-represented) "
                f"{verb_for(outcome, 'is within', 'exceeds')} threshold {threshold:.3f}"
@@ -70,12 +74,13 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
     if skew.unbounded:
         message += (f"\n  UNBOUNDED: never drawn: {', '.join(skew.unbounded)} (their skew is -inf; "
                     "shown smoothed)")
-    return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
+    message += judge.note()
+    return Verdict(passed=judge.passes(outcome, burden), outcome=outcome, burden=burden,
                    confidence=confidence, check="max_skew_below", value=estimate,
                    threshold=threshold, message=message,
                    figures={"skews": skew.skews, "counts": skew.counts, "target": skew.target,
                             "unbounded": list(skew.unbounded), "label": label,
-                            **gallery_of(answers)})
+                            **judge.figures(), **gallery_of(answers)})
 
 
 def run(ctx: CheckContext) -> Verdict:
@@ -91,13 +96,14 @@ def run(ctx: CheckContext) -> Verdict:
                                    confidence=ctx.confidence,
                                    interval_confidence=ctx.interval_confidence,
                                    burden=ctx.plan.burden, label=ctx.label,
-                                   n_resamples=ctx.n_resamples)
+                                   n_resamples=ctx.n_resamples, judge=reading_for(ctx, ctx.axis))
 
 
 KIND = CheckKind(
     name="max_skew_below",
     run=run,
     adaptive=True,
+    judge_calibrated=True,
     params=PARAMS,
     image_needs=subject_prompt,
     axes_read=the_axis,

@@ -18,8 +18,9 @@ from .._types import Answers
 from ..metrics import distribution_of, ideal_shares
 from ..metrics.distributions import Distribution
 from ..metrics.posterior import w1_estimate
-from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes
+from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, CheckKind, Param
+from ._judge import JudgeReading, reading_for
 from ._needs import one_prompt, subject_prompt, the_axis
 from ._papers import BIASCONNECT
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
@@ -52,16 +53,19 @@ def evaluate_w1_below(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     label: str = "",
+    judge: JudgeReading | None = None,
 ) -> Verdict:
     """Normalised W1 (BiasConnect Eq. 1) between the answers and the ideal vs ``threshold``,
-    with a Dirichlet-posterior interval that reaches 0 at the ideal (``metrics.posterior``)."""
+    with a Dirichlet-posterior interval that reaches 0 at the ideal (``metrics.posterior``);
+    ``judge``: the shares corrected for the judge's confusion (``kinds._judge``)."""
+    judge = judge or JudgeReading(None, "off")
     choices, groups, prompts, abstained, filtered = per_prompt_labels(answers)
     target = ideal_shares(ideal, choices)
-    estimate = w1_estimate(groups, target, ordered=ordered,
-                           confidence=interval_level(confidence, interval_confidence), n_draws=n_resamples,
-                           seed=seed)
-    outcome = decide(estimate, threshold, confidence=confidence)
-    passed = passes(outcome, burden)
+    estimate = judge.estimate(lambda calibration: w1_estimate(
+        groups, target, ordered=ordered, confidence=interval_level(confidence, interval_confidence),
+        n_draws=n_resamples, seed=seed, calibration=calibration))
+    outcome = judge.outcome(decide(estimate, threshold, confidence=confidence))
+    passed = judge.passes(outcome, burden)
     subject = f" of {label}" if label else ""
     verb = verb_for(outcome, "is within", "exceeds")
     ideal_text = ", ".join(f"{c}={s:.2f}" for c, s in zip(choices, target))
@@ -70,6 +74,7 @@ def evaluate_w1_below(
         f"(margin {threshold - estimate.value:+.3f}){gate_note(confidence, outcome, burden)}\n"
         f"  answers: {describe_counts(choices, groups, abstained, filtered)}\n"
         f"  ideal: {ideal_text} ({'ordered' if ordered else 'nominal'} axis; 0 ideal, 1 fully biased)"
+        f"{judge.note()}"
     )
     return Verdict(
         passed=passed,
@@ -82,7 +87,7 @@ def evaluate_w1_below(
         message=message,
         figures={"distribution": distribution_of(np.concatenate(groups), choices).to_dict(),
                  "ideal": dict(zip(choices, map(float, target))), "label": label,
-                 **gallery_of(answers)},
+                 **judge.figures(), **gallery_of(answers)},
     )
 
 
@@ -91,13 +96,15 @@ def run(ctx: CheckContext) -> Verdict:
     return evaluate_w1_below(answers, ctx.check.params["threshold"],
                              ideal=ctx.instrument.ideal(ctx.axis, ctx.suite.filter),
                              ordered=ctx.axis.ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
-                             burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples)
+                             burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples,
+                             judge=reading_for(ctx, ctx.axis))
 
 
 KIND = CheckKind(
     name="w1_below",
     run=run,
     adaptive=True,
+    judge_calibrated=True,
     params=PARAMS,
     image_needs=subject_prompt,
     axes_read=the_axis,

@@ -14,16 +14,24 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .._settings import parse_model_options
+from .._settings import JUDGE_CORRECTIONS, parse_model_options
 from .._text import first_unsafe
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
 from ..kinds._params import MAX_IMAGES_PER_PROMPT, check_images
-from ..spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
+from ..spec import (
+    COUNTERFACTUAL_CALIBRATION,
+    AxisSpec,
+    CheckSpec,
+    FilterSpec,
+    Location,
+    QuestionPart,
+    Suite,
+)
 from ._yaml import Document, KeyPath, load_yaml
 
 TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models",
-            "burden")
+            "burden", "judge_correction")
 REQUIRED_TOP_KEYS = ("prompt", "subjects", "axes")
 BURDENS = ("model", "check")
 MODEL_ROLES = ("candidate", "baseline")
@@ -33,7 +41,8 @@ DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size", 
 FILTER_KEYS = ("question", "choices", "keep")
 FILTER_OPTIONAL_KEYS = ("statements",)
 AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
-             "classifier", "parts", "none", "phrases", "names")
+             "classifier", "parts", "none", "phrases", "names", "judge_calibration",
+             "abstain_below")
 AXIS_REQUIRED_KEYS = ("question", "choices")
 """Required of an axis without ``parts`` (a multi-part axis needs ``parts`` and ``none``)."""
 LLM_COUNTERFACTUALS = "llm"
@@ -205,12 +214,17 @@ class _SuiteReader:
         self.item_count(checks, subjects)
         models, model_options = self.models(data["models"]) if "models" in data else ({}, {})
         burden = self.burden(data["burden"], ("burden",)) if "burden" in data else None
+        correction = data.get("judge_correction")
+        if correction is not None and correction not in JUDGE_CORRECTIONS:
+            self.problem(("judge_correction",), f"judge_correction must be one of "
+                         f"{', '.join(JUDGE_CORRECTIONS)}, got {_describe(correction)}")
+            correction = None
         if self.problems:
             raise SuiteError.combine(self.problems)
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
                      location=self.location(()), models=models, model_options=model_options,
-                     burden=burden)
+                     burden=burden, judge_correction=correction)
 
     def valid_text(self, value: Any, at: KeyPath) -> None:
         """Every string (and key) of the suite is text a report can show: a lone surrogate
@@ -460,7 +474,36 @@ class _SuiteReader:
                                  f"{where}: classifier"),
             names=self.names(mapping["names"], (*at, "names"), f"{where}: names")
             if "names" in mapping else (),
+            calibration=self.judge_calibration(mapping, at, where),
+            abstain_below=self.abstain_below(mapping, at, where),
         )
+
+    def judge_calibration(self, mapping: dict, at: KeyPath, where: str) -> str | None:
+        """``judge_calibration: counterfactual | none | <labelled folder>``."""
+        if "judge_calibration" not in mapping:
+            return None
+        value = mapping["judge_calibration"]
+        if value in (COUNTERFACTUAL_CALIBRATION, "none"):
+            return value
+        if isinstance(value, dict) and set(value) == {"folder"} and isinstance(value["folder"], str) \
+                and value["folder"].strip():
+            return str((self.path.parent / value["folder"]).resolve())
+        self.problem((*at, "judge_calibration"), f"{where}: judge_calibration must be "
+                     f"{COUNTERFACTUAL_CALIBRATION} (the axis' counterfactual images), none, or "
+                     f"{{folder: <labelled images with index.jsonl>}}, got {_describe(value)}")
+        return None
+
+    def abstain_below(self, mapping: dict, at: KeyPath, where: str) -> float | None:
+        """``abstain_below: p``, a probability in [0, 1)."""
+        if "abstain_below" not in mapping:
+            return None
+        value = mapping["abstain_below"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                math.isfinite(value) and 0 <= value < 1):
+            self.problem((*at, "abstain_below"), f"{where}: abstain_below must be a probability "
+                         f"in [0, 1), got {_describe(value)}")
+            return None
+        return float(value)
 
     def parts(self, mapping: dict, at: KeyPath, where: str
               ) -> tuple[tuple[QuestionPart, ...], str | None, tuple[str, ...]]:

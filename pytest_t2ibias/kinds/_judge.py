@@ -1,0 +1,177 @@
+"""How a kind reads its judge: the calibration of the judge on the item's axis, and what the
+correction makes of an estimate (``metrics.judge``; docs/STATISTICS.md, "The judge's own
+error").
+
+Three readings, chosen by the plan's ``judge_correction`` and the calibration's source:
+
+- ``full``: every share corrected for the measured confusion. The default for a labelled
+  folder, whose labels are the truth.
+- ``bounds``: the default for counterfactual images. "A photo of a female doctor" is labelled
+  female, so an image the generator drew male reads as the judge's error: the calibration
+  cannot tell the judge's errors from the generator's non-adherence to explicit prompts. The
+  interval is the hull of the two extremes (all judge error: corrected; all non-adherence:
+  the judge's labels as truth), so a verdict holds under either.
+- ``off``: the judge's labels as truth (``judge_correction: off``, or no calibration).
+
+A judge that cannot read the axis (``JudgeCalibration.readable``) decides nothing: the item
+is inconclusive under every burden, with the reason, whatever its figure says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._types import Estimate
+from ..metrics.judge import COUNTERFACTUAL, LABELLED, JudgeCalibration, calibration_from_labels
+from ..spec import COUNTERFACTUAL_CALIBRATION
+from ..verdict import INCONCLUSIVE, passes
+
+if TYPE_CHECKING:
+    from ..instrument import Instrument
+    from ..spec import AxisSpec
+    from ._base import CheckContext, PlannedItem
+
+FULL, BOUNDS, OFF = "full", "bounds", "off"
+
+
+def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
+    """The judge's confusion on ``axis`` from the axis' ``judge_calibration`` source (none
+    when the correction is off: no image is drawn for it)."""
+    source = axis.calibration_source
+    if ctx.plan.judge_correction == OFF or source is None:
+        return None
+    if source == COUNTERFACTUAL_CALIBRATION and ctx.plan.audits_folder:
+        return None  # a folder audit draws nothing
+    if source == COUNTERFACTUAL_CALIBRATION:
+        return counterfactual_calibration(ctx, axis)
+    return folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
+
+
+def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
+    """The judge on the subject's counterfactual images of ``axis``, each labelled with the
+    value its prompt asked for; the plan's images a prompt, so an IS check on the same
+    subject draws the same images (paired seeds): none are drawn twice."""
+    from ..methods.biasconnect import counterfactual_prompts
+
+    suite = ctx.counterfactual_suite() if axis.counterfactuals_from_llm else ctx.suite
+    prompts = counterfactual_prompts(suite, ctx.subject, [axis.name]).get(axis.name, {})
+    prompts = {value: prompt for value, prompt in prompts.items() if value in axis.choices}
+    if len(prompts) < len(axis.choices):
+        return None  # a value without its prompt: no row of the confusion can be measured
+    truth, judged = [], []
+    for value, prompt in prompts.items():
+        answers = ctx.instrument.attributes(ctx.instrument.images([prompt]), axis, ctx.suite.filter)
+        truth.append(np.full(len(answers.labels), axis.choices.index(value)))
+        judged.append(answers.labels)
+    return calibration_from_labels(
+        ctx.instrument.judge_name(axis), axis.name, axis.choices, np.concatenate(truth),
+        np.concatenate(judged), source=COUNTERFACTUAL,
+        where=f"{ctx.instrument.images_per_prompt} counterfactual images a value of "
+              f"{ctx.subject!r}", confidence=ctx.interval_confidence)
+
+
+def folder_calibration(instrument: Instrument, axis: AxisSpec, folder: Path,
+                       confidence: float) -> JudgeCalibration:
+    """The judge on a labelled folder's images that carry a value of ``axis``."""
+    from .._types import ImageSet
+    from ..methods.socialcf import labelled_folder
+
+    images, rows = labelled_folder(folder)
+    keep = [i for i, row in enumerate(rows) if row.get(axis.name) in axis.choices]
+    if not keep:
+        raise ValueError(f"judge_calibration folder {folder}: no image of index.jsonl names a "
+                         f"value of {axis.name!r} ({', '.join(axis.choices)})")
+    answers = instrument.attributes(ImageSet(tuple(images[i] for i in keep)), axis)
+    truth = np.array([axis.choices.index(rows[i][axis.name]) for i in keep])
+    return calibration_from_labels(instrument.judge_name(axis), axis.name, axis.choices, truth,
+                                   answers.labels, source=LABELLED, where=f"{LABELLED} {folder}",
+                                   confidence=confidence)
+
+
+@dataclass(frozen=True)
+class JudgeReading:
+    """What the correction makes of one item's figures (module doc)."""
+
+    calibration: JudgeCalibration | None
+    asked: str = "on"
+    """The plan's ``judge_correction``: on, full or off."""
+
+    @property
+    def mode(self) -> str:
+        """full, bounds or off (what was applied)."""
+        if self.calibration is None or self.asked == OFF:
+            return OFF
+        if self.calibration.source == COUNTERFACTUAL and self.asked == "on":
+            return BOUNDS
+        return FULL
+
+    @property
+    def unreadable(self) -> str:
+        """Why the judge decides nothing on this axis (empty: it can read it)."""
+        if self.mode == OFF or self.calibration is None:
+            return ""
+        return self.calibration.why_unreadable()
+
+    def estimate(self, estimator: Callable[[np.ndarray | None], Estimate]) -> Estimate:
+        """``estimator(calibration counts or None)`` under this reading."""
+        plain = estimator(None)
+        if self.mode == OFF or self.unreadable:
+            return plain
+        corrected = estimator(self.calibration.counts)  # type: ignore[union-attr]
+        if self.mode == FULL:
+            return corrected
+        return replace(corrected, low=min(plain.low, corrected.low),
+                       high=max(plain.high, corrected.high),
+                       method=corrected.method + " (bounds: judge error or non-adherence)")
+
+    def outcome(self, outcome: str) -> str:
+        """An unreadable axis decides nothing."""
+        return INCONCLUSIVE if self.unreadable else outcome
+
+    def passes(self, outcome: str, burden: str) -> bool:
+        """Under every burden an unreadable axis fails the gate: it measured nothing."""
+        return False if self.unreadable else passes(outcome, burden)
+
+    def note(self) -> str:
+        """Lines for the verdict's message."""
+        if self.calibration is None:
+            return "" if self.asked == OFF else "\n  judge: uncorrected (no calibration for this axis)"
+        if self.unreadable:
+            return f"\n  INCONCLUSIVE: {self.unreadable}"
+        if self.mode == OFF:
+            return f"\n  judge: uncorrected (judge_correction: off); {self.calibration.describe()}"
+        how = {FULL: "corrected for the judge's confusion",
+               BOUNDS: "bounds between the judge's labels and its corrected confusion (the "
+                       "counterfactual calibration cannot tell judge error from the generator's "
+                       "non-adherence; judge_correction: full corrects fully)"}[self.mode]
+        return f"\n  judge: {how}; {self.calibration.describe()}"
+
+    def figures(self) -> dict[str, Any]:
+        """The row's ``judge_correction`` and ``judge_calibration`` (plain builtins)."""
+        return {"judge_correction": self.mode,
+                "judge_calibration": None if self.calibration is None else self.calibration.to_dict(),
+                **({"judge_unreadable": self.unreadable} if self.unreadable else {})}
+
+
+def calibration_prompts(item: PlannedItem) -> list[str]:
+    """The counterfactual prompts that calibrate the judge on ``item``'s axis (none for
+    another source, an LLM-phrased axis not yet phrased, or ``judge_correction: off``)."""
+    from ..methods.biasconnect import counterfactual_prompts
+
+    axis = item.axis
+    if axis is None or item.plan.judge_correction == OFF or item.plan.audits_folder or \
+            axis.calibration_source != COUNTERFACTUAL_CALIBRATION:
+        return []
+    prompts = counterfactual_prompts(item.suite, item.subject, [axis.name]).get(axis.name, {})
+    return [prompt for value, prompt in prompts.items() if value in axis.choices]
+
+
+def reading_for(ctx: CheckContext, axis: AxisSpec | None) -> JudgeReading:
+    """The reading of ``ctx``'s item on ``axis`` (no axis: nothing to calibrate)."""
+    calibration = None if axis is None else judge_calibration(ctx, axis)
+    return JudgeReading(calibration, ctx.plan.judge_correction)
