@@ -137,6 +137,14 @@ class JudgeReading:
         """Under every burden an unreadable axis fails the gate: it measured nothing."""
         return False if self.unreadable else passes(outcome, burden)
 
+    def gate_note(self, confidence: float | None, outcome: str, burden: str) -> str:
+        """``_verdicts.gate_note``, unless the judge cannot read the axis (then that decides)."""
+        from ._verdicts import gate_note
+
+        if self.unreadable:
+            return " (INCONCLUSIVE: the judge cannot read this axis, below; not a pass under any burden)"
+        return gate_note(confidence, outcome, burden)
+
     def note(self) -> str:
         """Lines for the verdict's message."""
         if self.calibration is None:

@@ -27,7 +27,6 @@ from ._verdicts import (
     DEFAULT_RESAMPLES,
     describe_counts,
     gallery_of,
-    gate_note,
     interval_level,
     per_prompt_labels,
     subject_attributes,
@@ -70,7 +69,7 @@ def evaluate_entropy_below(
     verb = verb_for(outcome, "is within", "exceeds")
     message = (
         f"severity{subject} {estimate} {verb} threshold {threshold:.3f} "
-        f"(margin {threshold - estimate.value:+.3f}){gate_note(confidence, outcome, burden)}\n"
+        f"(margin {threshold - estimate.value:+.3f}){judge.gate_note(confidence, outcome, burden)}\n"
         f"  answers: {describe_counts(choices, groups, abstained, filtered)}\n"
         f"  severity = 1 - H(p)/log|C|: 0 uniform, 1 one class{judge.note()}"
     )

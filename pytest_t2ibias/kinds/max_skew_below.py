@@ -24,7 +24,6 @@ from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_non_negative, check
 from ._verdicts import (
     DEFAULT_RESAMPLES,
     gallery_of,
-    gate_note,
     interval_level,
     subject_attributes,
     verb_for,
@@ -66,7 +65,7 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
     subject = f" of {label}" if label else ""
     message = (f"MaxSkew{subject} {estimate} ({skew.value} over-represented) "
                f"{verb_for(outcome, 'is within', 'exceeds')} threshold {threshold:.3f}"
-               f"{gate_note(confidence, outcome, burden)}\n"
+               f"{judge.gate_note(confidence, outcome, burden)}\n"
                f"  counts: {', '.join(f'{c}={n}' for c, n in skew.counts.items())}"
                f" vs target {', '.join(f'{c}={s:.2f}' for c, s in skew.target.items())}"
                + (f"; {skew.abstained} abstained" if skew.abstained else "")

@@ -28,7 +28,6 @@ from ._verdicts import (
     DEFAULT_RESAMPLES,
     describe_counts,
     gallery_of,
-    gate_note,
     interval_level,
     per_prompt_labels,
     subject_attributes,
@@ -71,7 +70,7 @@ def evaluate_w1_below(
     ideal_text = ", ".join(f"{c}={s:.2f}" for c, s in zip(choices, target))
     message = (
         f"normalised W1{subject} to the ideal {estimate} {verb} threshold {threshold:.3f} "
-        f"(margin {threshold - estimate.value:+.3f}){gate_note(confidence, outcome, burden)}\n"
+        f"(margin {threshold - estimate.value:+.3f}){judge.gate_note(confidence, outcome, burden)}\n"
         f"  answers: {describe_counts(choices, groups, abstained, filtered)}\n"
         f"  ideal: {ideal_text} ({'ordered' if ordered else 'nominal'} axis; 0 ideal, 1 fully biased)"
         f"{judge.note()}"
