@@ -118,6 +118,16 @@ TOP = {
         "(detection suites). A check's own `burden:` beats it and `--t2i-burden` beats both.",
         "burden: check", {"enum": ["model", "check"]},
         default="`model`"),
+    "judge_correction": KeyDoc(
+        "`on`, `full` or `off`", "How every share is corrected for the judge's measured "
+        "confusion (each axis' `judge_calibration`; docs/STATISTICS.md, \"The judge's own "
+        "error\"). `on`: a labelled folder's calibration fully, counterfactual images' as "
+        "bounds between judge error and the generator's non-adherence to explicit prompts; "
+        "`full`: counterfactual calibrations fully too; `off`: the judge's labels taken as "
+        "truth. An axis the calibration shows the judge cannot read decides nothing "
+        "(inconclusive, never a pass). A check's own `judge_correction:` beats it and "
+        "`--t2i-judge-correction` beats both.",
+        "judge_correction: full", {"enum": ["on", "full", "off"]}, default="`on`"),
 }
 
 # -- ``defaults:`` (``load.DEFAULT_KEYS``) -----------------------------------------------------
@@ -330,6 +340,35 @@ AXIS = {
         "    choices: [male, female]\n"
         "    names: [man, woman, boy, girl]",
         NAMES, default="none: only the choices and phrases"),
+    "judge_calibration": KeyDoc(
+        "`counterfactual`, `none` or `{folder: PATH}`", "Where the judge's confusion on this "
+        "axis is measured, for `judge_correction`: `counterfactual` (the axis' counterfactual "
+        "images of the item's subject, each labelled with the value its prompt asked for, at "
+        "the check's images per prompt: an IS check on the subject draws the same ones), a "
+        "labelled folder (relative to the suite; `index.jsonl` with `{file, <axis>: value}` "
+        "per line, as `judge_agrees` reads: a user's real labels, FairFace-style), or `none`. "
+        "Read by `w1_below`, `entropy_below` and `max_skew_below`.",
+        "axes:\n"
+        "  gender:\n"
+        '    question: "What is the gender (male, female) of the person?"\n'
+        "    choices: [male, female]\n"
+        "    judge_calibration: {folder: judges/labelled}",
+        {"oneOf": [{"enum": ["counterfactual", "none"]},
+                   {"type": "object", "properties": {"folder": TEXT}, "required": ["folder"],
+                    "additionalProperties": False}]},
+        default="`counterfactual` when the axis has counterfactuals, else `none`"),
+    "abstain_below": KeyDoc(
+        "number in [0, 1)", "The judge abstains on an image whose most probable answer on "
+        "this axis is below this probability: the image is counted as abstained (per prompt, "
+        "in every message) and leaves the shares, so a judge can say \"I can't tell\" (ENTIGEN's "
+        "uncertain class). Beats `--t2i-abstain-below`.",
+        "axes:\n"
+        "  gender:\n"
+        '    question: "What is the gender (male, female) of the person?"\n'
+        "    choices: [male, female]\n"
+        "    abstain_below: 0.7",
+        {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+        default="`--t2i-abstain-below`, else 0 (every image answered)"),
 }
 
 # -- one part of a multi-part axis (``load.PART_KEYS`` + ``PART_OPTIONAL_KEYS``) -----------------
@@ -423,6 +462,9 @@ COMMON_EXAMPLES = {
     "burden": "checks:\n"
               "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, "
               "confidence: 0.95, burden: check}",
+    "judge_correction": "checks:\n"
+                        "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, "
+                        "confidence: 0.95, judge_correction: full}",
     "images_per_prompt": "checks:\n"
                          "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, "
                          "confidence: 0.95, images_per_prompt: auto}",
@@ -435,6 +477,7 @@ COMMON_EXAMPLES = {
 COMMON_DEFAULTS = {
     "confidence": "none: a point decision; intervals at `--t2i-confidence`",
     "burden": "the suite's `burden:`, else `model`",
+    "judge_correction": "the suite's `judge_correction:`, else `on`",
     "images_per_prompt": "the suite's `defaults`",
     "margin": "0.1",
 }
@@ -460,6 +503,7 @@ PARAM_CHECKS: dict[Any, tuple[dict[str, Any], str]] = {
                        "not": {"additionalProperties": {"maximum": 0}}},
                       "mapping axis → weight ≥ 0 (one > 0)"),
     checks.check_burden: ({"enum": ["model", "check"]}, "`model` or `check`"),
+    checks.check_judge_correction: ({"enum": ["on", "full", "off"]}, "`on`, `full` or `off`"),
     checks.check_knowledge_base: ({"enum": list(checks.KNOWLEDGE_BASE_MODES)},
                                   "`floor`, `off` or `only`"),
     checks.check_severity_context: ({"enum": list(checks.SEVERITY_CONTEXTS)},
