@@ -237,6 +237,9 @@ def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
     if row.status != "error":
         charts = [_interval_chart(row), *_bar_charts(row)]
         parts.append(f'<div class="charts">{"".join(c for c in charts if c)}</div>')
+    calibration = row.figures.get("judge_calibration")
+    if isinstance(calibration, Mapping):
+        parts.append(_judge_calibration(calibration, str(row.figures.get("judge_correction", ""))))
     matrix = row.figures.get("matrix")
     if isinstance(matrix, Mapping):
         parts.append(f'<div class="matrix"><h3>Intersectional sensitivity IS[x → y]</h3>'
@@ -246,6 +249,32 @@ def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
         parts.append(_gallery(gallery, row, thumbnails, pills))
     css = {0: "attention", 1: "attention"}.get(_rank(row), "")
     return f'<section class="check {css}" id="{anchor}">{"".join(parts)}</section>'
+
+
+def _judge_calibration(calibration: Mapping[str, Any], correction: str) -> str:
+    """The judge's confusion on the row's axis (true class x judged class, counts), its
+    accuracy per class with n, its readability and how the figures used it."""
+    choices = [str(c) for c in calibration.get("choices", [])]
+    confusion = calibration.get("confusion", {})
+    accuracy = calibration.get("accuracy", {})
+    head = "".join(f"<th>judged {escape(c)}</th>" for c in choices)
+    body = []
+    for true in choices:
+        row = confusion.get(true, {}) if isinstance(confusion, Mapping) else {}
+        share = accuracy.get(true, {}) if isinstance(accuracy, Mapping) else {}
+        cells = "".join(f"<td>{int(row.get(c, 0))}</td>" for c in choices)
+        body.append(f"<tr><th>true {escape(true)}</th>{cells}<td>{_fmt(share.get('value'), 2)} "
+                    f"[{_fmt(share.get('low'), 2)}, {_fmt(share.get('high'), 2)}] "
+                    f"n={int(share.get('n', 0))}</td></tr>")
+    readability = calibration.get("readability", {})
+    verdict = "reads the axis" if calibration.get("readable") else "<b>cannot read the axis</b>"
+    return (f'<div class="judge"><h3>Judge calibration · {escape(str(calibration.get("judge", "")))}'
+            f' on {escape(str(calibration.get("axis", "")))}</h3>'
+            f'<p class="muted small">from {escape(str(calibration.get("where") or calibration.get("source", "")))}'
+            f' · readability {_fmt(readability.get("value"), 2)} [{_fmt(readability.get("low"), 2)}, '
+            f'{_fmt(readability.get("high"), 2)}] · {verdict} · correction: {escape(correction)}</p>'
+            f'<table class="confusion"><tr><th></th>{head}<th>accuracy</th></tr>{"".join(body)}'
+            f"</table></div>")
 
 
 def _figure_line(row: ReportRow) -> str:
