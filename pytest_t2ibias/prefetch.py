@@ -54,7 +54,7 @@ def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
     if kind is None or not kind.image_needs:
         return []
     needs = kind.image_needs(item)
-    if kind.judge_calibrated and (calibration := calibration_prompts(item)):
+    if kind.judge_calibrated and (calibration := calibration_prompts(item, axes_read(item))):
         needs = [*needs, ("candidate", calibration)]
     return needs
 

@@ -33,6 +33,7 @@ from ..verdict import INCONCLUSIVE, passes
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
+    from ..metrics import ISMatrix
     from ..spec import AxisSpec
     from ._base import CheckContext, PlannedItem
 
@@ -166,17 +167,94 @@ class JudgeReading:
                 **({"judge_unreadable": self.unreadable} if self.unreadable else {})}
 
 
-def calibration_prompts(item: PlannedItem) -> list[str]:
-    """The counterfactual prompts that calibrate the judge on ``item``'s axis (none for
+def calibration_prompts(item: PlannedItem, axes: list[AxisSpec]) -> list[str]:
+    """The counterfactual prompts that calibrate the judge on ``axes`` for ``item`` (none for
     another source, an LLM-phrased axis not yet phrased, or ``judge_correction: off``)."""
     from ..methods.biasconnect import counterfactual_prompts
 
-    axis = item.axis
-    if axis is None or item.plan.judge_correction == OFF or item.plan.audits_folder or \
-            axis.calibration_source != COUNTERFACTUAL_CALIBRATION:
+    if item.plan.judge_correction == OFF or item.plan.audits_folder:
         return []
-    prompts = counterfactual_prompts(item.suite, item.subject, [axis.name]).get(axis.name, {})
-    return [prompt for value, prompt in prompts.items() if value in axis.choices]
+    prompts = []
+    for axis in axes:
+        if axis.calibration_source != COUNTERFACTUAL_CALIBRATION:
+            continue
+        by_value = counterfactual_prompts(item.suite, item.subject, [axis.name]).get(axis.name, {})
+        prompts += [prompt for value, prompt in by_value.items() if value in axis.choices]
+    return prompts
+
+
+@dataclass(frozen=True)
+class AxisReadings:
+    """The readings of a kind that judges several axes at once (an IS matrix, IS_mit): an
+    entry on axis y is corrected with y's judge, bounded when y's calibration gives bounds,
+    and undecidable when y's judge cannot read it."""
+
+    readings: dict[str, JudgeReading]
+
+    def calibration(self) -> dict[str, np.ndarray]:
+        """Confusion counts of the axes whose figures are corrected (fully or as bounds)."""
+        return {y: r.calibration.counts for y, r in self.readings.items()  # type: ignore[union-attr]
+                if r.mode != OFF and not r.unreadable}
+
+    def mode(self, axis: str) -> str:
+        reading = self.readings.get(axis)
+        return OFF if reading is None else reading.mode
+
+    def unreadable(self, axes: list[str]) -> dict[str, str]:
+        """Axis -> why its judge decides nothing, for the axes among ``axes``."""
+        return {y: self.readings[y].unreadable for y in axes
+                if y in self.readings and self.readings[y].unreadable}
+
+    def judged(self, axis: str, plain: Estimate, corrected: Estimate) -> Estimate:
+        """The estimate on ``axis`` under its reading (``JudgeReading.estimate``)."""
+        reading = self.readings.get(axis)
+        if reading is None or reading.mode == OFF or reading.unreadable:
+            return plain
+        if reading.mode == FULL:
+            return corrected
+        return replace(corrected, low=min(plain.low, corrected.low),
+                       high=max(plain.high, corrected.high),
+                       method=corrected.method + " (bounds: judge error or non-adherence)")
+
+    def judged_matrix(self, plain: ISMatrix, corrected: ISMatrix) -> ISMatrix:
+        """Column y of the IS matrix (every entry read on axis y) under y's reading."""
+        value, low, high = corrected.value.copy(), corrected.low.copy(), corrected.high.copy()
+        for j, y in enumerate(plain.axes):
+            mode = self.mode(y)
+            if mode == OFF or self.unreadable([y]):
+                value[:, j], low[:, j], high[:, j] = plain.value[:, j], plain.low[:, j], plain.high[:, j]
+            elif mode == BOUNDS:
+                low[:, j] = np.fmin(plain.low[:, j], corrected.low[:, j])
+                high[:, j] = np.fmax(plain.high[:, j], corrected.high[:, j])
+        return replace(corrected, value=value, low=low, high=high,
+                       method=corrected.method + ", judge-corrected")
+
+    def decided(self, outcome: str, burden: str, axes: list[str]) -> tuple[str, bool, str]:
+        """(outcome, passed, note) once the judges of ``axes`` are accounted for: an axis
+        its judge cannot read leaves the verdict inconclusive under every burden."""
+        unreadable = self.unreadable(axes)
+        if unreadable:
+            return INCONCLUSIVE, False, "".join(f"\n  INCONCLUSIVE: {why}" for why in unreadable.values())
+        return outcome, passes(outcome, burden), self.note()
+
+    def note(self) -> str:
+        return "".join(r.note() for r in self.readings.values() if not r.unreadable)
+
+    def figures(self) -> dict[str, Any]:
+        """``judge_correction`` (one mode, or ``mixed``) and ``judge_calibrations`` by axis."""
+        modes = {r.mode for r in self.readings.values()} or {OFF}
+        unreadable = {y: r.unreadable for y, r in self.readings.items() if r.unreadable}
+        return {"judge_correction": modes.pop() if len(modes) == 1 else "mixed",
+                "judge_corrections": {y: r.mode for y, r in self.readings.items()},
+                "judge_calibrations": {y: r.calibration.to_dict()
+                                       for y, r in self.readings.items() if r.calibration},
+                **({"judge_unreadable": unreadable} if unreadable else {})}
+
+
+def readings_for(ctx: CheckContext, axes: list[str], suite: Any = None) -> AxisReadings:
+    """One reading per axis of ``axes`` (``suite``: the phrased suite, default ctx's)."""
+    suite = suite or ctx.suite
+    return AxisReadings({y: reading_for(ctx, suite.axes[y]) for y in axes})
 
 
 def reading_for(ctx: CheckContext, axis: AxisSpec | None) -> JudgeReading:

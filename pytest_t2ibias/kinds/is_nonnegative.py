@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..metrics import ISMatrix
-from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
+from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, Param, PlannedItem
+from ._judge import AxisReadings, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
@@ -41,8 +42,11 @@ def evaluate_is_nonnegative(
     confidence: float | None = None,
     burden: str = DEFAULT_BURDEN,
     label: str = "",
+    judges: AxisReadings | None = None,
 ) -> Verdict:
     """Every IS[x][y] (x in ``mitigate``, y in ``on``, y != x) must be >= -tolerance.
+    ``judges``: how each axis y was read (``kinds._judge``): an axis its judge cannot read
+    leaves the verdict inconclusive.
 
     ``matrix`` is an ``ISMatrix`` or plain data ``{x: {y: value}}``, a value being a number,
     an ``Estimate`` or ``(value, low, high)``."""
@@ -63,14 +67,16 @@ def evaluate_is_nonnegative(
     outcomes = {pair: decide(e, -tolerance, confidence=confidence, at_most=False)
                 for pair, e in entries.items()}
     outcome = worst(list(outcomes.values()))
-    passed = passes(outcome, burden)
+    judges = judges or AxisReadings({})
+    outcome, passed, judge_note = judges.decided(outcome, burden, sorted({y for _, y in entries}))
     offending = sorted((pair for pair, o in outcomes.items() if o == FAIL),
                        key=lambda pair: entries[pair].value)
     undecided = sorted(pair for pair, o in outcomes.items() if o == INCONCLUSIVE)
     worst_pair = min(entries, key=lambda pair: entries[pair].value)
     lowest = entries[worst_pair]
     subject = f" for {label}" if label else ""
-    note = gate_note(confidence, outcome, burden)
+    note = gate_note(confidence, outcome, burden) if not judge_note.startswith("\n  INCONCLUSIVE") \
+        else " (INCONCLUSIVE: a judge cannot read an axis, below; not a pass under any burden)"
     if outcome == PASS:
         message = (f"IS{subject}: no mitigation pushes another axis away from its ideal beyond "
                    f"tolerance {tolerance:.3f}; lowest IS[{worst_pair[0]}->{worst_pair[1]}] = "
@@ -85,6 +91,7 @@ def evaluate_is_nonnegative(
         message = (f"IS{subject}: {head}{note}\n" + "\n".join(lines)
                    + "\n  IS[x->y] = wbar_init(y) - wbar_x(y) (BiasConnect Eq. 4); "
                    "negative: mitigating x skews y")
+    message += judge_note
     return Verdict(
         passed=passed,
         outcome=outcome,
@@ -98,7 +105,7 @@ def evaluate_is_nonnegative(
         figures={"pairs": {f"{x}->{y}": e.to_dict() for (x, y), e in entries.items()},
                  "offending": [f"{x}->{y}" for x, y in offending],
                  "undecided": [f"{x}->{y}" for x, y in undecided], "label": label,
-                 "about": f"{worst_pair[0]} -> {worst_pair[1]}"},
+                 "about": f"{worst_pair[0]} -> {worst_pair[1]}", **judges.figures()},
     )
 
 
@@ -107,14 +114,22 @@ def run(ctx: CheckContext) -> Verdict:
 
     params = ctx.check.params
     on = affected(ctx.check, ctx.suite, ctx.axis)
-    matrix = intersectional_sensitivity_for(
-        ctx.instrument, ctx.counterfactual_suite(), ctx.subject, mitigate=[ctx.axis.name],
-        axes=list(dict.fromkeys([ctx.axis.name, *on])),
-        confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
+    suite = ctx.counterfactual_suite()
+    judges = readings_for(ctx, list(on), suite)
+
+    def matrix_for(calibration):
+        return intersectional_sensitivity_for(
+            ctx.instrument, suite, ctx.subject, mitigate=[ctx.axis.name],
+            axes=list(dict.fromkeys([ctx.axis.name, *on])), confidence=ctx.interval_confidence,
+            n_resamples=ctx.n_resamples, calibration=calibration)
+
+    matrix = matrix_for(None)
+    if calibration := judges.calibration():
+        matrix = judges.judged_matrix(matrix, matrix_for(calibration))
     verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
                                       tolerance=params.get("tolerance", 0.0),
                                       confidence=ctx.confidence, burden=ctx.plan.burden,
-                                      label=ctx.subject)
+                                      label=ctx.subject, judges=judges)
     return with_matrix(verdict, matrix)
 
 
@@ -141,6 +156,7 @@ KIND = CheckKind(
     name="is_nonnegative",
     run=run,
     adaptive=True,
+    judge_calibrated=True,
     axes_param="mitigate",
     params=PARAMS,
     image_needs=image_needs,

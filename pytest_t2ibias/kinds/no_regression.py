@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
+from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, Param, PlannedItem
+from ._judge import AxisReadings, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
@@ -40,11 +41,14 @@ def evaluate_no_regression(
     confidence: float | None = None,
     burden: str = DEFAULT_BURDEN,
     label: str = "",
+    judges: AxisReadings | None = None,
 ) -> Verdict:
     """Every IS_mit(y) (y in ``on``, default every axis not in ``fixes``) must be >= -tolerance.
 
     ``effect`` maps axis -> IS_mit = wbar_baseline - wbar_candidate (BiasConnect A.5/A.9;
     ``T2IBias.mitigation_effect``): a fine-tune that fixes ``fixes`` must not skew the rest.
+    ``judges``: how each axis was read (``kinds._judge``): an axis its judge cannot read
+    leaves the verdict inconclusive.
     """
     effect = {str(y): as_estimate(v, f"IS_mit[{y}]") for y, v in effect.items()}
     fixes = [fixes] if isinstance(fixes, str) else list(fixes)
@@ -60,13 +64,15 @@ def evaluate_no_regression(
     outcomes = {y: decide(e, -tolerance, confidence=confidence, at_most=False)
                 for y, e in entries.items()}
     outcome = worst(list(outcomes.values()))
-    passed = passes(outcome, burden)
+    judges = judges or AxisReadings({})
+    outcome, passed, judge_note = judges.decided(outcome, burden, list(entries))
     offending = sorted((y for y, o in outcomes.items() if o == FAIL), key=lambda y: entries[y].value)
     undecided = sorted(y for y, o in outcomes.items() if o == INCONCLUSIVE)
     worst_axis = min(entries, key=lambda y: entries[y].value)
     lowest = entries[worst_axis]
     subject = f" for {label}" if label else ""
-    note = gate_note(confidence, outcome, burden)
+    note = gate_note(confidence, outcome, burden) if not judge_note.startswith("\n  INCONCLUSIVE") \
+        else " (INCONCLUSIVE: a judge cannot read an axis, below; not a pass under any burden)"
     fixed = "; ".join(
         f"{x} {'improved' if effect[x].value > 0 else 'did not improve'}: IS_mit {effect[x]}"
         for x in fixes)
@@ -87,6 +93,7 @@ def evaluate_no_regression(
         message = (f"{head}{note}\n" + "\n".join(lines) + f"\n  fixed: {fixed}\n"
                    "  IS_mit(y) = wbar_baseline(y) - wbar_candidate(y), paired seeds "
                    "(BiasConnect A.5); negative: the fine-tune skewed y")
+    message += judge_note
     return Verdict(
         passed=passed,
         outcome=outcome,
@@ -99,7 +106,7 @@ def evaluate_no_regression(
         message=message,
         figures={"effect": {y: e.to_dict() for y, e in effect.items()},
                  "fixes": fixes, "regressed": offending, "undecided": undecided, "label": label,
-                 "about": f"{', '.join(fixes)} -> {worst_axis}"},
+                 "about": f"{', '.join(fixes)} -> {worst_axis}", **judges.figures()},
     )
 
 
@@ -108,14 +115,22 @@ def run(ctx: CheckContext) -> Verdict:
 
     params = ctx.check.params
     on = affected(ctx.check, ctx.suite, ctx.axis)
-    effect = mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
-                                   axes=list(dict.fromkeys([ctx.axis.name, *on])),
-                                   confidence=ctx.interval_confidence,
-                                   n_resamples=ctx.n_resamples)
+    judges = readings_for(ctx, list(on))
+
+    def effect_for(calibration):
+        return mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
+                                     axes=list(dict.fromkeys([ctx.axis.name, *on])),
+                                     confidence=ctx.interval_confidence,
+                                     n_resamples=ctx.n_resamples, calibration=calibration)
+
+    effect = effect_for(None)
+    if calibration := judges.calibration():
+        corrected = effect_for(calibration)
+        effect = {y: judges.judged(y, e, corrected[y]) for y, e in effect.items()}
     return evaluate_no_regression(effect, fixes=[ctx.axis.name], on=on,
                                   tolerance=params.get("tolerance", 0.0),
                                   confidence=ctx.confidence, burden=ctx.plan.burden,
-                                  label=ctx.label)
+                                  label=ctx.label, judges=judges)
 
 
 def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
@@ -132,6 +147,7 @@ KIND = CheckKind(
     name="no_regression",
     run=run,
     adaptive=True,
+    judge_calibrated=True,
     axes_param="fixes",
     params=PARAMS,
     image_needs=image_needs,

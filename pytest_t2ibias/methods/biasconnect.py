@@ -41,11 +41,13 @@ def intersectional_sensitivity_for(
     role: str = "candidate",
     confidence: float,
     n_resamples: int,
+    calibration: dict[str, np.ndarray] | None = None,
 ) -> ISMatrix:
     """The IS matrix of ``subject`` over ``axes`` (default: all of the suite's axes).
 
     ``mitigate`` limits the rows computed (and the counterfactual images generated) to those
     axes; the other rows stay NaN. A check of IS[gender][age] needs gender's rows only.
+    ``calibration``: the judge's confusion counts per axis (``metrics.judge``).
     """
     axes = list(axes or suite.axes)
     original = suite.prompt_for(subject)
@@ -66,4 +68,5 @@ def intersectional_sensitivity_for(
         ordered={y: suite.axes[y].ordered for y in axes},
         confidence=confidence,
         n_resamples=n_resamples,
+        calibration=calibration,
     )

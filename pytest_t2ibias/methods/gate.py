@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .._types import Estimate
 from ..metrics import mitigation_effect
 
@@ -32,8 +34,10 @@ def mitigation_effect_for(
     axes: Sequence[str] | None = None,
     confidence: float,
     n_resamples: int,
+    calibration: dict[str, np.ndarray] | None = None,
 ) -> dict[str, Estimate]:
-    """IS_mit(y) for every axis y in ``axes`` (default: all of the suite's axes)."""
+    """IS_mit(y) for every axis y in ``axes`` (default: all of the suite's axes);
+    ``calibration``: the judge's confusion counts per axis (``metrics.judge``)."""
     axes = list(axes or suite.axes)
     prompt = suite.prompt_for(subject)
     baseline = instrument.images([prompt], role="baseline")
@@ -51,4 +55,5 @@ def mitigation_effect_for(
         paired=True,  # image i of both models shares its noise seed
         confidence=confidence,
         n_resamples=n_resamples,
+        calibration=calibration,
     )

@@ -40,6 +40,7 @@ from pytest_t2ibias.metrics.distributions import (
     mean_of_shares,
 )
 from pytest_t2ibias.metrics.intervals import MatrixEstimate, bootstrap_matrix
+from pytest_t2ibias.metrics.judge import corrected_draws, corrected_point
 from pytest_t2ibias.metrics.posterior import (
     dirichlet_draws,
     ideal_not_rejected,
@@ -136,8 +137,13 @@ def intersectional_sensitivity(
     n_resamples: int = 1000,
     seed: int = 0,
     interval: str = "profile",
+    calibration: Mapping[str, np.ndarray] | None = None,
 ) -> ISMatrix:
     """The IS matrix (BiasConnect Eq. 4) with joint intervals (``interval``: module doc).
+
+    ``calibration[y]``: the judge's confusion counts on axis y (``metrics.judge``); every
+    prompt's shares on y are then corrected for it, draws with one confusion draw shared by
+    all prompts (one judge reads them all). Profile and posterior intervals only.
 
     ``initial[y]``: labels of the original prompt's images on axis y.
     ``counterfactual[x][value][y]``: labels on axis y of the images of x's counterfactual
@@ -145,10 +151,11 @@ def intersectional_sensitivity(
     ``ideal[y]`` defaults to uniform; ``ordered[y]`` (positional W1 cost) to False.
     ``n_resamples`` counts bootstrap replicates or posterior draws.
     """
-    _check_interval(interval)
+    _check_interval(interval, calibration)
     axes = tuple(choices)
     ideals, is_ordered = _axis_settings(axes, choices, ideal, ordered)
     _check_axes("counterfactual", counterfactual, axes)
+    confusion = _confusions(calibration, axes)
 
     tables = [_label_table(INITIAL, initial, axes, choices)]
     n_images = {INITIAL: len(tables[0])}
@@ -185,11 +192,12 @@ def intersectional_sensitivity(
     elif interval == "profile":
         joint = _profile_matrix(
             from_shares, tables, axes, choices, ideals, is_ordered, prompts_of, confidence,
-            n_resamples, seed,
+            n_resamples, seed, confusion,
         )
     else:
         joint = _posterior_matrix(
-            from_shares, tables, axes, choices, confidence, n_resamples, seed
+            from_shares, tables, axes, choices, confidence, n_resamples, seed,
+            confusion=confusion,
         )
         for j, y in enumerate(axes):
             _include_ideal(joint, (n_axes, j), [tables[0][:, j]], choices[y], ideals[y],
@@ -233,6 +241,7 @@ def mitigation_effect(
     n_resamples: int = 1000,
     seed: int = 0,
     interval: str = "profile",
+    calibration: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, Estimate]:
     """IS_mit(y) = w̄(D_init(y)) - w̄(D_mit(y)) per axis (BiasConnect A.5, A.9 Eqs. 5-6).
 
@@ -240,10 +249,13 @@ def mitigation_effect(
     Paired by default: image i of both came from the same seed, so both are resampled with
     one index vector and the shared noise cancels (needs equally many images on both sides);
     ``interval="posterior"`` then draws both sides from one Dirichlet over the joint cells.
+    ``calibration[y]``: as for ``intersectional_sensitivity``; one judge reads both models, so
+    both sides are corrected with the same confusion draw.
     """
-    _check_interval(interval)
+    _check_interval(interval, calibration)
     axes = tuple(choices)
     ideals, is_ordered = _axis_settings(axes, choices, ideal, ordered)
+    confusion = _confusions(calibration, axes)
     tables = [
         _label_table(INITIAL, initial, axes, choices),
         _label_table("mitigated", mitigated, axes, choices),
@@ -270,7 +282,8 @@ def mitigation_effect(
     elif interval == "profile":
         rng = np.random.default_rng(seed)
         observed = [
-            [label_shares(t[:, j], len(choices[y])) for j, y in enumerate(axes)] for t in tables
+            [_corrected_point(label_shares(t[:, j], len(choices[y])), confusion.get(y))
+             for j, y in enumerate(axes)] for t in tables
         ]
         value = np.asarray(from_shares([[s[None] for s in row] for row in observed]))[0]
         low, high = np.empty(len(axes)), np.empty(len(axes))
@@ -280,6 +293,8 @@ def mitigation_effect(
                                     rng, paired=True)
             else:
                 draws = [_prompt_draws(t[:, j], len(choices[y]), n_resamples, rng) for t in tables]
+            if y in confusion:
+                draws = corrected_draws(draws, confusion[y], rng)
             critical = profile_critical_value(confidence, len(choices[y]), is_ordered[y])
             forms = kink_forms(ideals[y], is_ordered[y])
             low[j], high[j] = profile_range(
@@ -291,7 +306,8 @@ def mitigation_effect(
                                "paired profile" if paired else "profile")
     else:
         joint = _posterior_matrix(
-            from_shares, tables, axes, choices, confidence, n_resamples, seed, paired=paired
+            from_shares, tables, axes, choices, confidence, n_resamples, seed, paired=paired,
+            confusion=confusion,
         )
         for j, y in enumerate(axes):
             _include_ideal(joint, (j,), [t[:, j] for t in tables], choices[y], ideals[y],
@@ -320,9 +336,23 @@ def _on_label_shares(from_shares, choices, axes):
     return statistic
 
 
-def _check_interval(interval: str) -> None:
+def _check_interval(interval: str, calibration: Mapping[str, np.ndarray] | None = None) -> None:
     if interval not in ("bootstrap", "posterior", "profile"):
         raise ValueError(f"interval={interval!r}: use 'bootstrap', 'posterior' or 'profile'")
+    if calibration and interval == "bootstrap":
+        raise ValueError("calibration= corrects posterior draws: use interval='profile' or "
+                         "'posterior' (the bootstrap resamples the judge's labels as truth)")
+
+
+def _confusions(calibration: Mapping[str, np.ndarray] | None,
+                axes: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The calibration counts of the axes that have one."""
+    return {y: np.asarray(counts) for y, counts in (calibration or {}).items() if y in axes}
+
+
+def _corrected_point(shares: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """One prompt's observed shares on an axis, corrected when the axis has a calibration."""
+    return shares if counts is None else corrected_point([shares], counts)[0]
 
 
 def _prompt_draws(labels: np.ndarray, n_choices: int, n_draws: int, rng) -> np.ndarray:
@@ -354,6 +384,7 @@ def _profile_matrix(
     confidence: float,
     n_draws: int,
     seed: int,
+    confusion: Mapping[str, np.ndarray] | None = None,
 ) -> MatrixEstimate:
     """Profile intervals of the IS matrix (and w_init) from one joint set of posterior draws.
 
@@ -363,12 +394,18 @@ def _profile_matrix(
     there; w_init(y) uses the initial prompt alone.
     """
     rng = np.random.default_rng(seed)
+    confusion = confusion or {}
     draws = [
         [_prompt_draws(t[:, j], len(choices[y]), n_draws, rng) for j, y in enumerate(axes)]
         for t in tables
     ]
+    for j, y in enumerate(axes):
+        if y in confusion:  # one confusion draw per draw, shared by every prompt
+            for p, corrected in enumerate(corrected_draws([d[j] for d in draws], confusion[y], rng)):
+                draws[p][j] = corrected
     observed = [
-        [label_shares(t[:, j], len(choices[y]))[None] for j, y in enumerate(axes)] for t in tables
+        [_corrected_point(label_shares(t[:, j], len(choices[y])), confusion.get(y))[None]
+         for j, y in enumerate(axes)] for t in tables
     ]
     value = np.asarray(from_shares(observed))[0]
     n_axes = len(axes)
@@ -404,6 +441,7 @@ def _posterior_matrix(
     n_draws: int,
     seed: int,
     paired: bool = False,
+    confusion: Mapping[str, np.ndarray] | None = None,
 ) -> MatrixEstimate:
     """Percentile intervals of ``from_shares`` over joint posterior draws of every prompt's shares.
 
@@ -411,9 +449,11 @@ def _posterior_matrix(
     consistent, as with one bootstrap replicate. Paired prompts share one joint Dirichlet per axis.
     """
     rng = np.random.default_rng(seed)
+    confusion = confusion or {}
     observed, draws = [], []
     for table in tables:
-        observed.append([label_shares(table[:, j], len(choices[y]))[None] for j, y in enumerate(axes)])
+        observed.append([_corrected_point(label_shares(table[:, j], len(choices[y])),
+                                          confusion.get(y))[None] for j, y in enumerate(axes)])
     if paired:
         per_axis = [
             share_draws([t[:, j] for t in tables], len(choices[y]), n_draws, rng, paired=True)
@@ -428,6 +468,10 @@ def _posterior_matrix(
                 counts = np.bincount(labels[labels >= 0], minlength=len(choices[y]))
                 row.append(dirichlet_draws(counts[None, None], n_draws, rng)[0, :, 0])
             draws.append(row)
+    for j, y in enumerate(axes):
+        if y in confusion:  # one confusion draw per draw, shared by every prompt
+            for p, corrected in enumerate(corrected_draws([d[j] for d in draws], confusion[y], rng)):
+                draws[p][j] = corrected
     value = np.asarray(from_shares(observed))[0]
     upper, lower = percentile_bounds(np.moveaxis(np.asarray(from_shares(draws)), 0, -1), confidence)
     # Reflected ("basic") interval: a distance near its ideal is biased upward, in the draws
