@@ -3,6 +3,8 @@ counterfactual calibrations, an unreadable axis that decides nothing, and the ro
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -135,8 +137,6 @@ def test_a_bad_calibration_or_floor_is_an_error_at_its_line(tmp_path, line, mess
 
 
 def test_the_plan_takes_the_correction_from_the_command_line_then_the_check_then_the_suite(tmp_path):
-    from dataclasses import replace
-
     from pytest_t2ibias.plan import plan_for
     from pytest_t2ibias.suite import load_suite
 
@@ -160,3 +160,33 @@ def _settings():
         seed=None, batch_size=BatchSizes(), cache_dir=Path("unused"), no_cache=True,
         refresh=False, offline=True, allow_pickle=False, json=None, html=None,
         confidence=0.95, bootstrap=100)
+
+
+def test_a_judge_abstains_below_its_floor_and_the_abstentions_are_counted(tmp_path):
+    from test_prefetch import Provider  # a painter and a judge whose confidence varies
+
+    from pytest_t2ibias._settings import Settings
+    from pytest_t2ibias.instrument import Instrument, Models
+    from pytest_t2ibias.plan import plan_for
+    from pytest_t2ibias.store.cache import Cache
+    from pytest_t2ibias.store.request_layer import RequestLayer
+    from pytest_t2ibias.suite import load_suite
+
+    path = tmp_path / "s.t2i.yaml"
+    path.write_text(SUITE.replace("abstain_below: 0.7", "abstain_below: 0.7\n    statements: "
+                                  "{male: a man, female: a woman}"))
+    suite = load_suite(path)
+    settings = Settings.standalone(model="m", vqa="v", batch_size=8)
+    instrument = Instrument(Models(settings, Provider()), RequestLayer(Cache(tmp_path / "c")),
+                            plan_for(settings, suite, n=40))
+    images = instrument.images(["a photo of a doctor"])
+    floored = instrument.attributes(images, suite.axes["gender"])
+    unfloored = instrument.attributes(images, suite.axes["age"])
+    confident = floored.probabilities.max(axis=1) >= 0.7
+    assert 0 < floored.abstentions < len(images)  # the painter's pixels spread 0.60-0.85
+    assert floored.abstentions == int((~confident).sum())
+    assert (floored.labels[confident] >= 0).all() and unfloored.abstentions == 0
+    run_floor = Instrument(instrument.models, instrument.requests,
+                           replace(instrument.plan, abstain_below=0.8))
+    assert run_floor.abstain_below(suite.axes["age"]) == 0.8  # the run's floor
+    assert run_floor.abstain_below(suite.axes["gender"]) == 0.7  # the axis' own wins
