@@ -27,7 +27,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._types import Estimate
-from ..metrics.judge import COUNTERFACTUAL, LABELLED, JudgeCalibration, calibration_from_labels
+from ..metrics.judge import (
+    BOUNDS,
+    COUNTERFACTUAL,
+    FULL,
+    LABELLED,
+    OFF,
+    JudgeCalibration,
+    calibration_from_labels,
+    correction_mode,
+    judged_estimate,
+)
 from ..spec import COUNTERFACTUAL_CALIBRATION
 from ..verdict import INCONCLUSIVE, passes
 
@@ -37,7 +47,6 @@ if TYPE_CHECKING:
     from ..spec import AxisSpec
     from ._base import CheckContext, PlannedItem
 
-FULL, BOUNDS, OFF = "full", "bounds", "off"
 
 
 def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
@@ -105,11 +114,7 @@ class JudgeReading:
     @property
     def mode(self) -> str:
         """full, bounds or off (what was applied)."""
-        if self.calibration is None or self.asked == OFF:
-            return OFF
-        if self.calibration.source == COUNTERFACTUAL and self.asked == "on":
-            return BOUNDS
-        return FULL
+        return correction_mode(self.asked, self.calibration)
 
     @property
     def unreadable(self) -> str:
@@ -120,15 +125,7 @@ class JudgeReading:
 
     def estimate(self, estimator: Callable[[np.ndarray | None], Estimate]) -> Estimate:
         """``estimator(calibration counts or None)`` under this reading."""
-        plain = estimator(None)
-        if self.mode == OFF or self.unreadable:
-            return plain
-        corrected = estimator(self.calibration.counts)  # type: ignore[union-attr]
-        if self.mode == FULL:
-            return corrected
-        return replace(corrected, low=min(plain.low, corrected.low),
-                       high=max(plain.high, corrected.high),
-                       method=corrected.method + " (bounds: judge error or non-adherence)")
+        return judged_estimate(estimator, self.calibration, self.mode)
 
     def outcome(self, outcome: str) -> str:
         """An unreadable axis decides nothing."""
@@ -208,13 +205,9 @@ class AxisReadings:
     def judged(self, axis: str, plain: Estimate, corrected: Estimate) -> Estimate:
         """The estimate on ``axis`` under its reading (``JudgeReading.estimate``)."""
         reading = self.readings.get(axis)
-        if reading is None or reading.mode == OFF or reading.unreadable:
+        if reading is None:
             return plain
-        if reading.mode == FULL:
-            return corrected
-        return replace(corrected, low=min(plain.low, corrected.low),
-                       high=max(plain.high, corrected.high),
-                       method=corrected.method + " (bounds: judge error or non-adherence)")
+        return reading.estimate(lambda counts: plain if counts is None else corrected)
 
     def judged_matrix(self, plain: ISMatrix, corrected: ISMatrix) -> ISMatrix:
         """Column y of the IS matrix (every entry read on axis y) under y's reading."""

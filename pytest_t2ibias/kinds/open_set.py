@@ -108,7 +108,14 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
         lines.append("  proposals dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items() if v))
     return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
                    confidence=confidence, check="open_set", value=top, threshold=threshold, message="\n".join(lines),
-                   figures={**result.to_dict(), "label": label})
+                   figures={**result.to_dict(), "label": label,
+                            "judge_correction": _correction_of(result.biases)})
+
+
+def _correction_of(biases: Any) -> str:
+    """One mode for the row when every bias was read the same way, else ``mixed``."""
+    modes = {b.judge_correction for b in biases} or {"off"}
+    return modes.pop() if len(modes) == 1 else "mixed"
 
 
 def captions_of(check: CheckSpec, suite: Suite, subject: str) -> list[str]:
@@ -148,7 +155,8 @@ def run(ctx: CheckContext) -> Verdict:
                           knowledge_base=params.get("knowledge_base") or "floor",
                           llm_captions=params.get("llm_captions"),
                           update=ctx.instrument.models.settings.update_locks,
-                          confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
+                          confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
+                          judge_correction=ctx.plan.judge_correction)
     return evaluate_open_set(result, params["threshold"], confidence=ctx.confidence,
                              burden=ctx.plan.burden, label=ctx.subject,
                              context=params.get("severity") or "context_free")

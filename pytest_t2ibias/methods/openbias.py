@@ -38,6 +38,13 @@ import numpy as np
 
 from .._types import ABSTAINED, Estimate
 from ..errors import BackendError, DegenerateOutput, MissingImages
+from ..metrics.judge import (
+    COUNTERFACTUAL,
+    JudgeCalibration,
+    calibration_from_labels,
+    correction_mode,
+    judged_estimate,
+)
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -415,6 +422,11 @@ class DiscoveredBias:
     """Context-aware severity per caption with its interval (the caption's images alone)."""
     unaudited: str = ""
     """Why the judge was not audited (a folder of images without the audit's prompts)."""
+    calibration: JudgeCalibration | None = None
+    """The judge's confusion on the audit's images (each class written into the caption):
+    the severities are read under it (``judge_correction``; ``metrics.judge``)."""
+    judge_correction: str = "off"
+    """How the severities read the judge: full, bounds or off (``metrics.judge``)."""
 
     @property
     def most_severe_caption(self) -> tuple[str, Estimate] | None:
@@ -446,7 +458,8 @@ class DiscoveredBias:
                 "judge": self.judge.to_dict() if self.judge is not None else None,
                 "readable": self.readable,
                 "caption_estimates": {c: e.to_dict() for c, e in self.caption_estimates.items()},
-                "unaudited": self.unaudited}
+                "unaudited": self.unaudited, "judge_correction": self.judge_correction,
+                "judge_calibration": None if self.calibration is None else self.calibration.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -493,8 +506,13 @@ class OpenBiasResult:
 
 def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: float = 0.95,
                    n_resamples: int = 2000, seed: int = 0,
-                   judge_images: int = JUDGE_IMAGES) -> OpenBiasResult:
+                   judge_images: int = JUDGE_IMAGES,
+                   judge_correction: str = "on") -> OpenBiasResult:
     """Stages 2-3: images of every caption, one VQA answer per image and bias, severities.
+
+    The audit below is also the judge's calibration: its confusion corrects the severities
+    (``judge_correction``: on gives bounds, as the audit's labels are what the prompt asked
+    for; full corrects fully; off reads the answers as truth).
 
     Before a bias is believed, the judge is audited on it (``judge_images`` per class, 0 to
     skip): the caption with each class written in ("a photo of a red laptop") should be
@@ -509,7 +527,8 @@ def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: 
         try:
             found.append(_measure_bias(instrument, bias, confidence=confidence,
                                        n_resamples=n_resamples, seed=seed,
-                                       judge_images=judge_images))
+                                       judge_images=judge_images,
+                                       judge_correction=judge_correction))
         except DegenerateOutput:  # the judge answers every image alike: it cannot read this bias
             nan = float("nan")
             found.append(DiscoveredBias(bias.name, bias.classes,
@@ -521,10 +540,32 @@ def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: 
 
 
 def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: float,
-                  n_resamples: int, seed: int, judge_images: int) -> DiscoveredBias:
-    """One bias of ``measure_biases``: its captions' answers, severities and judge audit."""
+                  n_resamples: int, seed: int, judge_images: int,
+                  judge_correction: str = "on") -> DiscoveredBias:
+    """One bias of ``measure_biases``: its judge audit, then its captions' answers and
+    severities read under the audit's confusion."""
     from ..metrics import severity
     from ..metrics.posterior import severity_estimate
+
+    judge, calibration, unaudited = None, None, ""
+    if judge_images:
+        try:
+            judge, calibration = audit_judge_on_bias(instrument, bias, per_class=judge_images,
+                                                     confidence=confidence)
+        except MissingImages:  # a folder audit without them: measured, not audited, said so
+            unaudited = (f"the images hold none for the audit prompts (e.g. "
+                         f"{audit_prompts(bias)[0]!r}, {judge_images} a class): add them to "
+                         f"audit the judge")
+    mode = correction_mode(judge_correction, calibration)
+    if calibration is not None and not calibration.readable:
+        # A few images a class cannot pin a confusion of many classes down: the audit's
+        # accuracy (below) still decides whether the bias is read at all; no correction.
+        mode = "off"
+
+    def severity_of(groups: list[np.ndarray]) -> Estimate:
+        return judged_estimate(lambda counts: severity_estimate(
+            groups, len(bias.classes), confidence=confidence, n_draws=n_resamples, seed=seed,
+            calibration=counts), calibration, mode)
 
     groups, per_caption, caption_severity, unknown, images = [], {}, {}, 0, 0
     caption_estimates = {}
@@ -540,48 +581,43 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
         per_caption[caption] = {c: float(s) for c, s in zip(bias.classes, shares)}
         caption_severity[caption] = float(severity(shares)) if len(answered) else float("nan")
         if len(bias.captions) > 1 and len(answered):  # with one caption it is the context-free
-            caption_estimates[caption] = severity_estimate(
-                [labels], len(bias.classes), confidence=confidence, n_draws=n_resamples, seed=seed)
-    estimate = severity_estimate(groups, len(bias.classes), confidence=confidence,
-                                 n_draws=n_resamples, seed=seed)
+            caption_estimates[caption] = severity_of([labels])
+    estimate = severity_of(groups)
     answered_captions = [per_caption[c] for c in bias.captions
                          if not np.isnan(caption_severity[c])]
     context_free = {c: float(np.mean([p[c] for p in answered_captions])) if answered_captions
                     else float("nan") for c in bias.classes}
-    judge, unaudited = None, ""
-    if judge_images:
-        try:
-            judge = audit_judge_on_bias(instrument, bias, per_class=judge_images,
-                                        confidence=confidence)
-        except MissingImages:  # a folder audit without them: measured, not audited, said so
-            unaudited = (f"the images hold none for the audit prompts (e.g. "
-                         f"{audit_prompts(bias)[0]!r}, {judge_images} a class): add them to "
-                         f"audit the judge")
     readable = judge is None or judge.low > 1.0 / len(bias.classes)
     if len(bias.captions) == 1 and np.isfinite(caption_severity[bias.captions[0]]):
         caption_estimates[bias.captions[0]] = estimate  # one caption: context-aware = context-free
     return DiscoveredBias(bias.name, bias.classes, estimate, context_free, per_caption,
                           caption_severity, unknown, images, bias.source, judge, readable,
-                          caption_estimates, unaudited)
+                          caption_estimates, unaudited, calibration, mode)
 
 
 def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class: int,
-                        confidence: float = 0.95) -> Estimate:
+                        confidence: float = 0.95) -> tuple[Estimate, JudgeCalibration]:
     """Share of images drawn from "<caption> with the class written in" that the VQA answers
-    with that class (Wilson interval), over the bias' first caption."""
+    with that class (Wilson interval), over the bias' first caption, and the confusion of
+    those answers (true: the class the prompt asked for)."""
     from ..metrics import wilson_interval
 
     caption, question = bias.captions[0], bias.questions[0]
     prompts = dict(zip(bias.classes, audit_prompts(bias)))
     shown = instrument.images(list(prompts.values()), per_prompt=per_class).by_prompt()
-    hits = total = 0
+    truth, judged = [], []
     for index, (choice, prompt) in enumerate(prompts.items()):
         answers = instrument.ask(shown[prompt], question, bias.classes,
                                  caption_statements(bias, caption))
-        labels = np.asarray(answers.labels)
-        hits += int(np.sum(labels == index))
-        total += len(labels)
-    return wilson_interval(hits, total, confidence)
+        judged.append(np.asarray(answers.labels))
+        truth.append(np.full(len(answers.labels), index))
+    truth_all, judged_all = np.concatenate(truth), np.concatenate(judged)
+    calibration = calibration_from_labels(
+        "VQA", bias.name, bias.classes, truth_all, judged_all, source=COUNTERFACTUAL,
+        where=f"the judge audit ({per_class} images a class, the class written in)",
+        confidence=confidence)
+    hits = int(np.sum(judged_all == truth_all))
+    return wilson_interval(hits, len(truth_all), confidence), calibration
 
 
 def caption_statements(bias: ProposedBias, caption: str) -> list[str]:

@@ -31,11 +31,13 @@ calibration images is its confusion on the audited ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+
+from pytest_t2ibias._types import Estimate
 
 JEFFREYS = 0.5
 """Prior pseudo-count per cell of a confusion row (the shares' prior in ``metrics.posterior``)."""
@@ -241,6 +243,35 @@ def corrected_draws(share_draws: Sequence[np.ndarray], calibration_counts: np.nd
     n_draws = share_draws[0].shape[0]
     confusion = confusion_draws(calibration_counts, n_draws, rng)
     return [correct_shares(draws, confusion) for draws in share_draws]
+
+
+FULL, BOUNDS, OFF = "full", "bounds", "off"
+"""How a figure reads its judge: corrected fully, bounded between the judge's labels and the
+corrected reading (a counterfactual calibration, which cannot tell the judge's errors from the
+generator's non-adherence to explicit prompts), or the labels taken as truth."""
+
+
+def correction_mode(asked: str, calibration: JudgeCalibration | None) -> str:
+    """FULL, BOUNDS or OFF for ``judge_correction`` ``asked`` (on, full, off) and a calibration:
+    ``on`` corrects a labelled folder's fully and a counterfactual one's as bounds."""
+    if calibration is None or asked == OFF:
+        return OFF
+    return BOUNDS if calibration.source == COUNTERFACTUAL and asked == "on" else FULL
+
+
+def judged_estimate(estimator: Callable[[np.ndarray | None], Estimate],
+                    calibration: JudgeCalibration | None, mode: str) -> Estimate:
+    """``estimator(confusion counts or None)`` read under ``mode``: OFF (or a judge that cannot
+    read the axis) the labels as truth, FULL corrected, BOUNDS the hull of both."""
+    plain = estimator(None)
+    if mode == OFF or calibration is None or not calibration.readable:
+        return plain
+    corrected = estimator(calibration.counts)
+    if mode == FULL:
+        return corrected
+    return replace(corrected, low=min(plain.low, corrected.low),
+                   high=max(plain.high, corrected.high),
+                   method=corrected.method + " (bounds: judge error or non-adherence)")
 
 
 def corrected_point(shares: Sequence[np.ndarray], calibration_counts: np.ndarray) -> list[np.ndarray]:
