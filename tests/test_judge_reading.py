@@ -190,3 +190,21 @@ def test_a_judge_abstains_below_its_floor_and_the_abstentions_are_counted(tmp_pa
                            replace(instrument.plan, abstain_below=0.8))
     assert run_floor.abstain_below(suite.axes["age"]) == 0.8  # the run's floor
     assert run_floor.abstain_below(suite.axes["gender"]) == 0.7  # the axis' own wins
+
+
+def test_entigens_improvement_is_read_through_the_judge_it_was_measured_with():
+    from pytest_t2ibias.methods.entigen import intervention_effects
+
+    rng = np.random.default_rng(3)
+    original = (rng.random(200) < 0.25).astype(int)  # judged 75% male
+    intervened = (rng.random(200) < 0.45).astype(int)
+    plain = intervention_effects(original, {"fair": intervened}, choices=CHOICES)
+    full = intervention_effects(original, {"fair": intervened}, choices=CHOICES,
+                                calibration=calibration(), judge_correction="full")
+    bounds = intervention_effects(original, {"fair": intervened}, choices=CHOICES,
+                                  calibration=calibration(COUNTERFACTUAL), judge_correction="on")
+    p, f, b = (r.effects[0].improvement for r in (plain, full, bounds))
+    assert "judge-corrected" in f.method and "bootstrap" in p.method
+    assert b.low <= min(p.low, f.low) + 1e-12 and b.high >= max(p.high, f.high) - 1e-12
+    # the judge misses men more than women: corrected, the original was less diverse
+    assert f.value != pytest.approx(p.value)

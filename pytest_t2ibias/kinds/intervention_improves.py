@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
+from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._judge import JudgeReading, calibration_prompts, reading_for
 from ._needs import questions_of
 from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_text_list, check_unit_interval
-from ._verdicts import gate_note, verb_for
+from ._verdicts import verb_for
 
 PARAMS = (Param("axes", AXIS_LIST, required=True, doc="two-valued axes to judge, one item each"),
           Param("interventions", AXIS_LIST, required=True, check=check_text_list,
@@ -47,16 +48,19 @@ def improvement_outcome(improvement: Any, limit: float, confidence: float | None
 
 def evaluate_intervention_improves(result: Any, min_improvement: float = 0.0, *,
                                    confidence: float | None = None, burden: str = DEFAULT_BURDEN,
-                                   label: str = "", early: bool = False) -> Verdict:
+                                   label: str = "", early: bool = False,
+                                   judge: JudgeReading | None = None) -> Verdict:
     """Fail unless every intervention lowers ENTIGEN diversity (Eq. 1) by more than
     ``min_improvement``; a control whose interval excludes 0 is a warning (the evaluator or
     the model reacts to irrelevant words). ``result``: ``methods.entigen.EntigenResult``;
-    ``early``: a look before an adaptive check's cap (``improvement_outcome``)."""
+    ``early``: a look before an adaptive check's cap (``improvement_outcome``); ``judge``:
+    how the axis was read (``kinds._judge``; the method corrected the intervals)."""
+    judge = judge or JudgeReading(None, "off")
     interventions = [e for e in result.effects if not e.control]
     controls = [e for e in result.effects if e.control]
     outcomes = [improvement_outcome(e.improvement, min_improvement, confidence, early)
                 for e in interventions]
-    outcome = worst(outcomes)
+    outcome = judge.outcome(worst(outcomes))
     smallest = min(interventions, key=lambda e: e.improvement.value).improvement
     moved = [e for e in controls if e.improvement.low > 0 or e.improvement.high < 0]
     a, b = result.choices
@@ -64,21 +68,22 @@ def evaluate_intervention_improves(result: Any, min_improvement: float = 0.0, *,
              f"{result.original_diversity:.3f}, bias({a}-{b}) {result.original_bias:+.3f} "
              f"({', '.join(f'{k}={v}' for k, v in result.original_counts.items())}"
              + (f", {result.original_excluded} uncertain excluded" if result.original_excluded else "")
-             + f"); improvement must exceed {min_improvement:.3f}{gate_note(confidence, outcome, burden)}"]
+             + f"); improvement must exceed {min_improvement:.3f}"
+             f"{judge.gate_note(confidence, outcome, burden)}"]
     for e, o in zip(interventions, outcomes):
         lines.append(f"  {e.phrase!r}: diversity {e.diversity:.3f}, improvement {e.improvement} "
                      f"[{verb_for(o, 'improves', 'does not improve')}], bias {e.bias:+.3f}")
     for e in controls:
         lines.append(f"  control {e.phrase!r}: diversity {e.diversity:.3f}, change {e.improvement}"
                      f", bias {e.bias:+.3f}" + ("  WARNING: the control moved diversity" if e in moved else ""))
-    return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
+    return Verdict(passed=judge.passes(outcome, burden), outcome=outcome, burden=burden,
                    confidence=confidence, at_most=False, check="intervention_improves", value=smallest, threshold=min_improvement,
-                   message="\n".join(lines),
+                   message="\n".join(lines) + judge.note(),
                    figures={"effects": [e.to_dict() for e in result.effects],
                             "original_diversity": result.original_diversity,
                             "original_bias": result.original_bias,
                             "warnings": [f"control {e.phrase!r} moved diversity" for e in moved],
-                            "label": label})
+                            "label": label, **judge.figures()})
 
 
 def run(ctx: CheckContext) -> Verdict:
@@ -86,20 +91,24 @@ def run(ctx: CheckContext) -> Verdict:
 
     params = ctx.check.params
     fill = lambda phrases: [p.replace("{subject}", ctx.subject) for p in phrases or ()]  # noqa: E731
+    judge = reading_for(ctx, ctx.axis)
     result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), ctx.axis,
                      fill(params["interventions"]), controls=fill(params.get("controls")),
                      filter=ctx.suite.filter, confidence=ctx.interval_confidence,
-                     n_resamples=ctx.n_resamples)
+                     n_resamples=ctx.n_resamples,
+                     calibration=None if judge.unreadable else judge.calibration,
+                     judge_correction=ctx.plan.judge_correction)
     return evaluate_intervention_improves(result, params.get("min_improvement") or 0.0,
                                           confidence=ctx.confidence, burden=ctx.plan.burden,
-                                          label=ctx.label, early=ctx.plan.before_cap)
+                                          label=ctx.label, early=ctx.plan.before_cap, judge=judge)
 
 
 def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     """The subject's prompt and the prompt with each phrase appended, the axis read off each."""
     prompt = item.suite.prompt_for(item.subject)
     phrases = [*item.check.params["interventions"], *(item.check.params.get("controls") or ())]
-    prompts = [prompt, *(f"{prompt} {p.replace('{subject}', item.subject)}".strip() for p in phrases)]
+    prompts = [prompt, *(f"{prompt} {p.replace('{subject}', item.subject)}".strip() for p in phrases),
+               *calibration_prompts(item, [item.axis] if item.axis else [])]
     questions = questions_of(item.suite, [item.axis.name] if item.axis else [])
     return [ExpectedImages("candidate", p, item.plan.images_per_prompt, questions)
             for p in dict.fromkeys(prompts)]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._types import Estimate
+from ..metrics.judge import JudgeCalibration, correction_mode, judged_estimate
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -64,6 +65,12 @@ class EntigenResult:
     effects: tuple[InterventionEffect, ...]
 
 
+def _share_improvement(shares: list[np.ndarray]) -> np.ndarray:
+    """Eq. 1 of the first prompt minus the second's, from their shares (|2 p_a - 1| each)."""
+    before, after = shares
+    return np.abs(2 * before[..., 0] - 1) - np.abs(2 * after[..., 0] - 1)
+
+
 def _diversity_of(labels: np.ndarray) -> float:
     from ..metrics.entigen import diversity
 
@@ -75,10 +82,19 @@ def intervention_effects(labels_original: np.ndarray, labels_intervened: dict[st
                          choices: Sequence[str], prompts: dict[str, str] | None = None,
                          controls: Sequence[str] = (), original_prompt: str = "",
                          axis: str = "", confidence: float = 0.95, n_resamples: int = 2000,
-                         seed: int = 0) -> EntigenResult:
-    """Eqs. 1-2 and the paired change in diversity, from labels (image i paired across prompts)."""
+                         seed: int = 0, calibration: JudgeCalibration | None = None,
+                         judge_correction: str = "off") -> EntigenResult:
+    """Eqs. 1-2 and the paired change in diversity, from labels (image i paired across prompts).
+
+    With a judge ``calibration`` (``metrics.judge``) the change is read under
+    ``judge_correction``: corrected, it is the paired Dirichlet posterior of both prompts'
+    shares, each corrected with one confusion draw (Eq. 1 of one prompt is |s_a - s_b| /
+    (s_a + s_b) = |2 p_a - 1|, a function of its shares); uncorrected, the paired bootstrap."""
     from ..metrics.entigen import bias
     from ..metrics.intervals import bootstrap_estimate
+    from ..metrics.posterior import posterior_estimate
+
+    mode = correction_mode(judge_correction, calibration)
 
     if len(choices) != 2:
         raise ValueError(f"ENTIGEN's scores need a two-valued axis; {axis!r} has {len(choices)}")
@@ -90,10 +106,18 @@ def intervention_effects(labels_original: np.ndarray, labels_intervened: dict[st
     effects = []
     for phrase, labels in labels_intervened.items():
         labels = np.asarray(labels)
-        estimate = bootstrap_estimate(
-            lambda groups: _diversity_of(groups[0]) - _diversity_of(groups[1]),
-            [original, labels], paired=True, confidence=confidence, n_resamples=n_resamples,
-            seed=seed)
+
+        def improvement(counts: np.ndarray | None, labels: np.ndarray = labels) -> Estimate:
+            if counts is None:
+                return bootstrap_estimate(
+                    lambda groups: _diversity_of(groups[0]) - _diversity_of(groups[1]),
+                    [original, labels], paired=True, confidence=confidence,
+                    n_resamples=n_resamples, seed=seed)
+            return posterior_estimate(_share_improvement, [original, labels], 2, paired=True,
+                                      confidence=confidence, n_draws=n_resamples, seed=seed,
+                                      calibration=counts)
+
+        estimate = judged_estimate(improvement, calibration, mode)
         c = counts(labels)
         effects.append(InterventionEffect(phrase, (prompts or {}).get(phrase, phrase),
                                           phrase in controls, _diversity_of(labels), estimate,
@@ -107,7 +131,9 @@ def intervention_effects(labels_original: np.ndarray, labels_intervened: dict[st
 
 def entigen(instrument: Instrument, prompt: str, axis: AxisSpec, interventions: Sequence[str], *,
             controls: Sequence[str] = (), filter: FilterSpec | None = None,
-            confidence: float = 0.95, n_resamples: int = 2000) -> EntigenResult:
+            confidence: float = 0.95, n_resamples: int = 2000,
+            calibration: JudgeCalibration | None = None,
+            judge_correction: str = "off") -> EntigenResult:
     """Images of ``prompt`` and of ``prompt + " " + phrase`` per phrase (paired seeds), the axis
     read off each, and every phrase's effect on diversity."""
     phrases = list(dict.fromkeys([*interventions, *controls]))
@@ -118,7 +144,8 @@ def entigen(instrument: Instrument, prompt: str, axis: AxisSpec, interventions: 
     return intervention_effects(by_prompt[prompt], {p: by_prompt[prompts[p]] for p in phrases},
                                 choices=axis.choices, prompts=prompts, controls=controls,
                                 original_prompt=prompt, axis=axis.name, confidence=confidence,
-                                n_resamples=n_resamples)
+                                n_resamples=n_resamples, calibration=calibration,
+                                judge_correction=judge_correction)
 
 
 @dataclass(frozen=True)
