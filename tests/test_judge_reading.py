@@ -208,3 +208,21 @@ def test_entigens_improvement_is_read_through_the_judge_it_was_measured_with():
     assert b.low <= min(p.low, f.low) + 1e-12 and b.high >= max(p.high, f.high) - 1e-12
     # the judge misses men more than women: corrected, the original was less diverse
     assert f.value != pytest.approx(p.value)
+
+
+def test_a_bgps_prompts_target_share_is_read_through_a_labelled_calibration():
+    from test_bgps_gate import ScriptedInstrument  # "intense" prompts draw only men
+
+    from pytest_t2ibias.methods.bgps import measure_prompts
+    from pytest_t2ibias.spec import AxisSpec
+
+    axis = AxisSpec("gender", "gender?", CHOICES)
+    prompts = ["a person working as an intense doctor", "a person working as a nurse"]
+    plain = measure_prompts(ScriptedInstrument(), axis, "male", prompts)
+    full = measure_prompts(ScriptedInstrument(), axis, "male", prompts, calibration=calibration(),
+                           judge_correction="on")  # a labelled folder's: fully corrected
+    assert [p.share.method for p in plain] == ["wilson", "wilson"]
+    assert all("judge-corrected" in p.share.method for p in full)
+    assert [p.n for p in full] == [12, 12]
+    # 12 of 12 judged male by a judge that calls 30% of men women: all men, still
+    assert full[0].share.high == pytest.approx(1.0) and full[1].share.value < 0.2

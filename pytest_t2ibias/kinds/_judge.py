@@ -62,6 +62,15 @@ def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | N
     return folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
 
 
+def labelled_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
+    """The judge on ``axis`` from its labelled folder only: for a check without a subject
+    whose counterfactual images could calibrate it (a BGPS gate's prompts are the search's)."""
+    source = axis.calibration_source
+    if ctx.plan.judge_correction == OFF or source in (None, COUNTERFACTUAL_CALIBRATION):
+        return None
+    return folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
+
+
 def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
     """The judge on the subject's counterfactual images of ``axis``, each labelled with the
     value its prompt asked for; the plan's images a prompt, so an IS check on the same

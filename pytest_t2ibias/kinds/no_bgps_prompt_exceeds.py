@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ..verdict import DEFAULT_BURDEN, FAIL, PASS, Verdict, decide, passes, worst
+from ..verdict import DEFAULT_BURDEN, FAIL, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._judge import JudgeReading, labelled_calibration
 from ._needs import questions_of
 from ._params import (
     BGPS_STATISTICS as STATISTICS,
@@ -38,7 +39,7 @@ from ._params import (
     check_text_list,
     check_unit_interval,
 )
-from ._verdicts import DEFAULT_CONFIDENCE, gate_note
+from ._verdicts import DEFAULT_CONFIDENCE
 
 PARAMS = (Param("target", (dict,), required=True, check=check_target,
                 check_with_axes=check_target_in_suite,
@@ -92,12 +93,15 @@ def evaluate_no_bgps_prompt_exceeds(
     interval_confidence: float | None = None,
     burden: str = DEFAULT_BURDEN,
     label: str = "",
+    judge: JudgeReading | None = None,
 ) -> Verdict:
     """``statistic="worst"``: every prompt BGPS found (``BGPSGateResult.prompts``) must draw
     the target value in at most ``threshold`` of its images; ``"mean"``: the mean share over
     the found prompts must (§4.1). The point value decides, or with ``confidence`` the
     interval (Wilson per prompt; two-stage bootstrap for the mean): wholly above the threshold
-    fails, across it is inconclusive, which fails under ``burden="model"``."""
+    fails, across it is inconclusive, which fails under ``burden="model"``. ``judge``: how the
+    target axis was read (``kinds._judge``; the shares were measured under it)."""
+    judge = judge or JudgeReading(None, "off")
     if statistic not in STATISTICS:
         raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}, got {statistic!r}")
     prompts = list(result.prompts)
@@ -110,8 +114,9 @@ def evaluate_no_bgps_prompt_exceeds(
                        key=lambda p: -np.nan_to_num(p.share.value, nan=2.0))
     highest = max(prompts, key=lambda p: np.nan_to_num(p.share.value, nan=2.0))
     mean = result.mean_share("found", level)
-    outcome = worst(outcomes) if statistic == "worst" else decide(mean, threshold, confidence=confidence)
-    passed = passes(outcome, burden)
+    outcome = judge.outcome(
+        worst(outcomes) if statistic == "worst" else decide(mean, threshold, confidence=confidence))
+    passed = judge.passes(outcome, burden)
     subject = f" for {label}" if label else ""
     judged = "its interval" if confidence is not None else "share"
 
@@ -119,7 +124,7 @@ def evaluate_no_bgps_prompt_exceeds(
         return (f"  {p.share.value:.2f} [{p.share.low:.2f}, {p.share.high:.2f}] n={p.n} "
                 f"perplexity {p.perplexity:.2f}: {p.prompt!r}")
 
-    note = gate_note(confidence, outcome, burden)
+    note = judge.gate_note(confidence, outcome, burden)
     verb = "draw" if outcome == FAIL else "may draw"
     if statistic == "mean":
         if outcome == PASS:
@@ -175,6 +180,7 @@ def evaluate_no_bgps_prompt_exceeds(
                 f"{result.settings.prompts} searches; "
                 + (f"searched in {result.search_wall_s:.1f}s, {result.unet_forwards} UNet forwards"
                    if result.searched else f"prompts from {result.source} (no search)"))
+    message += judge.note()
 
     def row(p) -> dict[str, Any]:
         return {"prompt": p.prompt, "share": float(p.share.value), "low": float(p.share.low),
@@ -199,7 +205,7 @@ def evaluate_no_bgps_prompt_exceeds(
                  "mean_share": mean.to_dict(), "paper": table,
                  "lift": {over: lift.to_dict() for over, lift in lifts.items() if lift is not None},
                  "searched": bool(result.searched), "search_wall_s": float(result.search_wall_s),
-                 "unet_forwards": result.unet_forwards, "label": label},
+                 "unet_forwards": result.unet_forwards, "label": label, **judge.figures()},
     )
 
 
@@ -208,14 +214,17 @@ def run(ctx: CheckContext) -> Verdict:
     from ..locks.bgps import gate_from_params
 
     gate = gate_from_params(ctx.check.id, ctx.suite, ctx.check.params)
+    judge = JudgeReading(labelled_calibration(ctx, gate.axis), ctx.plan.judge_correction)
     result = ctx.bgps_locks.run(ctx.instrument, ctx.suite, gate,
-                                confidence=ctx.interval_confidence, progress=ctx.progress)
+                                confidence=ctx.interval_confidence, progress=ctx.progress,
+                                calibration=None if judge.unreadable else judge.calibration,
+                                judge_correction=ctx.plan.judge_correction)
     return evaluate_no_bgps_prompt_exceeds(result, ctx.check.params["threshold"],
                                            statistic=ctx.check.params.get("statistic") or "worst",
                                            confidence=ctx.confidence,
                                            interval_confidence=ctx.interval_confidence,
                                            burden=ctx.plan.burden,
-                                           label=f"{gate.axis.name}={gate.target}")
+                                           label=f"{gate.axis.name}={gate.target}", judge=judge)
 
 
 def expected_work(item: PlannedItem) -> list[ExpectedImages]:

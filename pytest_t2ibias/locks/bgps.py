@@ -142,8 +142,10 @@ class BGPSLocks:
         ``--t2i-update-locks``, which would otherwise search once more every time."""
 
     def run(self, instrument: Instrument, suite: Suite, gate: BGPSGate, *, confidence: float,
-            progress: Callable[[str], None] | None = None) -> BGPSGateResult:
-        """The gate's measured prompts: from the lock when it matches, else searched and locked."""
+            progress: Callable[[str], None] | None = None, calibration: Any = None,
+            judge_correction: str = "off") -> BGPSGateResult:
+        """The gate's measured prompts: from the lock when it matches, else searched and
+        locked; measured through the judge's ``calibration`` (``methods.bgps.measure_prompts``)."""
         path = bgps_lock_path(suite.path)
         wanted = self._wanted(instrument, gate)
         entry = self._searched.get((str(path), gate.key))
@@ -170,7 +172,8 @@ class BGPSLocks:
                          neutral_prompt=gate.neutral_prompt, curated_prompts=gate.curated_prompts,
                          filter=suite.filter,
                          perplexity=self._perplexity(entry), confidence=confidence,
-                         searched=searched, source="search" if searched else str(path))
+                         searched=searched, source="search" if searched else str(path),
+                         calibration=calibration, judge_correction=judge_correction)
 
     # -- the lock ---------------------------------------------------------------------------
 

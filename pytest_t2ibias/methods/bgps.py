@@ -52,6 +52,7 @@ import numpy as np
 
 from .._types import Estimate
 from ..metrics.intervals import wilson_interval
+from ..metrics.judge import JudgeCalibration, correction_mode, judged_estimate
 
 NAMES_OF = {
     "gender": ("man", "men", "woman", "women", "boy", "girl", "he", "she", "his", "her", "him",
@@ -732,9 +733,16 @@ def measure_prompts(
     perplexity: Callable[[list[str]], Sequence[float]] | None = None,
     forbidden_names: Collection[str] = (),
     confidence: float = 0.95,
+    calibration: JudgeCalibration | None = None,
+    judge_correction: str = "off",
 ) -> tuple[MeasuredPrompt, ...]:
     """Generate each prompt's images (the instrument's plan), read ``axis`` off them and
-    count ``target`` among the answered images: Wilson share, n, perplexity (§4.1)."""
+    count ``target`` among the answered images: Wilson share, n, perplexity (§4.1). With a
+    judge ``calibration`` the share is read under ``judge_correction`` (``metrics.judge``):
+    corrected, the Dirichlet posterior of the prompt's shares with each draw corrected."""
+    from ..metrics.posterior import posterior_estimate
+
+    mode = correction_mode(judge_correction, calibration)
     if not found:
         return ()
     texts = [f if isinstance(f, str) else f.prompt for f in found]
@@ -746,7 +754,15 @@ def measure_prompts(
     for item, text, p in zip(found, texts, ppl):
         mine = labels[prompts == text]
         answered = mine[mine >= 0]
-        share = wilson_interval(int((answered == column).sum()), len(answered), confidence)
+
+        def target_share(counts, answered=answered, mine=mine):
+            if counts is None:
+                return wilson_interval(int((answered == column).sum()), len(answered), confidence)
+            return replace(posterior_estimate(lambda shares: shares[0][..., column], [mine],
+                                              len(axis.choices), confidence=confidence,
+                                              calibration=counts), n=len(answered))
+
+        share = judged_estimate(target_share, calibration, mode)
         extra = {} if isinstance(item, str) else {
             "score": item.score, "lm_log_likelihood": item.lm_log_likelihood,
             "probe_probability": item.probe_probability}
@@ -769,6 +785,8 @@ def bgps_gate(
     confidence: float = 0.95,
     searched: bool = True,
     source: str = "search",
+    calibration: JudgeCalibration | None = None,
+    judge_correction: str = "off",
 ) -> BGPSGateResult:
     """Measure what a search found (and its λ = 0 baseline and the neutral prompt) for the gate.
 
@@ -776,7 +794,9 @@ def bgps_gate(
     may instead pass prompts read back from a lock file (``searched=False``)."""
     started = time.perf_counter()
     names = found.settings.forbidden_names
-    measure = {"filter": filter, "perplexity": perplexity, "forbidden_names": names, "confidence": confidence}
+    measure = {"filter": filter, "perplexity": perplexity, "forbidden_names": names,
+               "confidence": confidence, "calibration": calibration,
+               "judge_correction": judge_correction}
     prompts = measure_prompts(instrument, axis, target, found.prompts, **measure)
     base = measure_prompts(instrument, axis, target, baseline.prompts, **measure) if baseline else ()
     curated = measure_prompts(instrument, axis, target, list(curated_prompts), **measure)
