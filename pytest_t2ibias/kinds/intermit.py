@@ -11,12 +11,19 @@ look before the last passes only once no step can have made a prioritised axis w
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..verdict import Verdict
 from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
 from ._needs import questions_of
 from ._papers import BIASCONNECT
-from ._params import COMMON_PARAMS, NUMBER, check_at_least_one, check_priority, check_unit_interval
+from ._params import (
+    COMMON_PARAMS,
+    NUMBER,
+    check_at_least_one,
+    check_priority,
+    check_unit_interval,
+)
 from ._verdicts import with_matrix
 
 PARAMS = (Param("priority", (dict,), doc="axis -> weight over the axes to mitigate "
@@ -46,6 +53,9 @@ def run(ctx: CheckContext) -> Verdict:
                       confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
     verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
                              label=ctx.subject, early=ctx.plan.before_cap)
+    # InterMit's tau and alerts still resample the judge's labels as truth (issue #33 left it)
+    verdict = replace(verdict, figures={**verdict.figures, "judge_correction": "off",
+                                        "judge_calibration": None})
     return with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
 
 
@@ -55,7 +65,11 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     splits n over m x |values| prompts). The steps are a guess: one per prioritised axis
     (tau is their weighted distance), at most ``max_steps``, most weight first; step 1's
     prompts are known, later ones are placeholders (the state depends on what was chosen)."""
-    from ..methods.intermit import combination_prompt, normalised_priority, suite_insertions
+    from ..methods.intermit import (
+        combination_prompt,
+        normalised_priority,
+        suite_insertions,
+    )
 
     suite, subject, n = item.suite, item.subject, item.plan.images_per_prompt
     params = item.check.params

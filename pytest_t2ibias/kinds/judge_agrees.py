@@ -52,7 +52,8 @@ def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
                    confidence=confidence, at_most=False, check="judge_agrees", value=lowest, threshold=threshold,
                    message="\n".join(lines),
                    figures={"audits": {a: audit.to_dict() for a, audit in audits.items()},
-                            "label": label, "about": f"{weakest.axis} ({weakest.judge})"})
+                            "label": label, "about": f"{weakest.axis} ({weakest.judge})",
+                            "judge_correction": "off"})  # it measures the judge itself
 
 
 def run(ctx: CheckContext) -> Verdict:
