@@ -230,6 +230,12 @@ class T2ISession:
                                       for check in _planned([item])]):
                 reporter.write_line(line)
         reporter.write_line(self.family.describe(self.settings.confidence))
+        from .reports.judges import unreadable_judges
+
+        for line in unreadable_judges([(item.nodeid, planned) for item in session.items
+                                       for planned in _planned([item])], self.settings,
+                                      None if self.settings.no_cache else self.settings.cache_dir):
+            reporter.write_line(line)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:

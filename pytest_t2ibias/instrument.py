@@ -285,10 +285,8 @@ class Instrument:
         return self.plan.abstain_below or 0.0
 
     def judge_name(self, axis: AxisSpec) -> str:
-        """Who reads ``axis``: the classifier configured for it, else the VQA model."""
-        if not axis.parts and self.models.has_classifier(axis.name):
-            return f"classifier {self.models.settings.classifiers.get(axis.name, axis.name)}"
-        return f"VQA {self.models.settings.vqa}"
+        """Who reads ``axis`` (``judge_name``)."""
+        return judge_name(self.models.settings, axis)
 
     def keep_mask(self, images: ImageSet, filter: FilterSpec) -> np.ndarray:
         """True for the images the filter keeps (the person filter: "is there a person?")."""
@@ -325,6 +323,14 @@ class Instrument:
             answers = self.attributes(reference_images(Path(axis.ideal["reference"])), axis, filter)
             return pooled_shares([answers.labels], len(axis.choices))
         return axis.ideal
+
+
+def judge_name(settings: Settings, axis: AxisSpec) -> str:
+    """Who reads ``axis``: the classifier configured for it, else the VQA model (the name a
+    judge calibration is kept under, and ``--t2i-plan`` looks it up by)."""
+    if not axis.parts and axis.name in settings.classifiers:
+        return f"classifier {settings.classifiers[axis.name]}"
+    return f"VQA {settings.vqa}"
 
 
 def reference_images(folder: Path) -> ImageSet:

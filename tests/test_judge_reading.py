@@ -226,3 +226,32 @@ def test_a_bgps_prompts_target_share_is_read_through_a_labelled_calibration():
     assert [p.n for p in full] == [12, 12]
     # 12 of 12 judged male by a judge that calls 30% of men women: all men, still
     assert full[0].share.high == pytest.approx(1.0) and full[1].share.value < 0.2
+
+
+def test_the_plan_names_an_axis_a_remembered_calibration_says_its_judge_cannot_read(tmp_path):
+    from pytest_t2ibias.kinds import PlannedItem
+    from pytest_t2ibias.plan import plan_for
+    from pytest_t2ibias.reports.judges import unreadable_judges
+    from pytest_t2ibias.store.calibrations import recalled, remember
+    from pytest_t2ibias.suite import load_suite
+
+    path = tmp_path / "s.t2i.yaml"
+    path.write_text(SUITE)
+    suite = load_suite(path)
+    settings = replace(_settings(), vqa="toy-clip")
+    chance = JudgeCalibration("VQA toy-clip", "gender", CHOICES, np.array([[12, 8], [9, 11]]),
+                              COUNTERFACTUAL, where="counterfactual images of 'doctor'")
+    readable = JudgeCalibration("VQA toy-clip", "age", ("young", "old"), np.array([[40, 0], [1, 39]]),
+                                LABELLED, where="labelled folder")
+    remember(tmp_path / "cache", chance)
+    remember(tmp_path / "cache", readable)
+    assert {r["axis"] for r in recalled(tmp_path / "cache")} == {"gender", "age"}
+    items = [(f"s.t2i.yaml::balance[doctor-{a}]",
+              PlannedItem(suite, suite.checks[0], "doctor", suite.axes[a], plan_for(settings, suite)))
+             for a in ("gender", "age", "setting")]
+    (line,) = unreadable_judges(items, settings, tmp_path / "cache")
+    assert "VQA toy-clip cannot read 'gender'" in line and "balance[doctor-gender]" in line
+    assert "doctor-age" not in line
+    assert unreadable_judges(items, replace(settings, vqa="another"), tmp_path / "cache") == []
+    (tmp_path / "cache" / "calibrations" / "junk.json").write_text("{not json")
+    assert len(recalled(tmp_path / "cache")) == 2  # a memo: an unreadable record is skipped

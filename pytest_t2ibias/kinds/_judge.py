@@ -39,6 +39,7 @@ from ..metrics.judge import (
     judged_estimate,
 )
 from ..spec import COUNTERFACTUAL_CALIBRATION
+from ..store.calibrations import remember
 from ..verdict import INCONCLUSIVE, passes
 
 if TYPE_CHECKING:
@@ -58,8 +59,12 @@ def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | N
     if source == COUNTERFACTUAL_CALIBRATION and ctx.plan.audits_folder:
         return None  # a folder audit draws nothing
     if source == COUNTERFACTUAL_CALIBRATION:
-        return counterfactual_calibration(ctx, axis)
-    return folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
+        calibration = counterfactual_calibration(ctx, axis)
+    else:
+        calibration = folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
+    if calibration is not None:  # for --t2i-plan's warning next time
+        remember(getattr(getattr(ctx.instrument.requests, "cache", None), "root", None), calibration)
+    return calibration
 
 
 def labelled_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
