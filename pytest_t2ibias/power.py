@@ -134,7 +134,9 @@ def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | N
 
 
 def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None, plan: Plan,
-              *, confidence: float, power: float) -> ItemPlan:
+              *, confidence: float, power: float, calibration_prompts: int = 0) -> ItemPlan:
+    """The item's cost and the images its threshold needs; ``calibration_prompts``: the
+    counterfactual prompts that calibrate its judge beyond the kind's own (``kinds._judge``)."""
     needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None
     note = "" if power_metric(check.kind) else "no power model for this kind"
     if needed is not None and plan.images_per_prompt < needed:
@@ -146,7 +148,11 @@ def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None
     never = never_passes(check)
     if never:
         note = "; ".join(filter(None, [note, never]))
-    return ItemPlan(nodeid, plan.images_per_prompt, prompts_of(check, suite, axis), needed, note)
+    prompts = prompts_of(check, suite, axis)
+    if prompts is not None and calibration_prompts:
+        prompts += calibration_prompts
+        note = "; ".join(filter(None, [note, f"{calibration_prompts} prompts calibrate the judge"]))
+    return ItemPlan(nodeid, plan.images_per_prompt, prompts, needed, note)
 
 
 def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: int | None,

@@ -190,7 +190,23 @@ class CheckItem(pytest.Item):
         settings = session_of(self.config).settings
         axis = self.suite.axes[self.axis] if self.axis else None
         return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
-                         confidence=self.plan.levels.interval, power=settings.power)
+                         confidence=self.plan.levels.interval, power=settings.power,
+                         calibration_prompts=self._calibration_prompts())
+
+    def _calibration_prompts(self) -> int:
+        """Prompts its judge's calibration draws beyond what the kind draws itself."""
+        from ..kinds import CHECK_KINDS
+        from ..kinds._judge import calibration_prompts
+        from ..prefetch import axes_read
+
+        planned = self.as_planned()
+        kind = CHECK_KINDS.get(self.check.kind)
+        if planned is None or kind is None or not kind.judge_calibrated or not kind.image_needs:
+            return 0
+        planned = replace(planned, suite=session_of(self.config).locks.phrase(self.suite,
+                                                                              self.subject))
+        own = {prompt for _, prompts in kind.image_needs(planned) for prompt in prompts}
+        return len(set(calibration_prompts(planned, axes_read(planned))) - own)
 
     def as_planned(self) -> PlannedItem | None:
         """This item as the session plan sees it; None when it will not run (a skip mark,

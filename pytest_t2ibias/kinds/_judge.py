@@ -187,8 +187,10 @@ def calibration_prompts(item: PlannedItem, axes: list[AxisSpec]) -> list[str]:
         return []
     prompts = []
     for axis in axes:
-        if axis.calibration_source != COUNTERFACTUAL_CALIBRATION:
-            continue
+        axis = item.suite.axes.get(axis.name, axis)  # the phrased suite's, when phrased
+        if axis.calibration_source != COUNTERFACTUAL_CALIBRATION or (
+                axis.counterfactuals_from_llm and not axis.counterfactuals):
+            continue  # an LLM-phrased axis not yet phrased: its check draws them as it runs
         by_value = counterfactual_prompts(item.suite, item.subject, [axis.name]).get(axis.name, {})
         prompts += [prompt for value, prompt in by_value.items() if value in axis.choices]
     return prompts
