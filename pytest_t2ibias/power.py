@@ -35,10 +35,14 @@ class ItemPlan:
     prompts: int | None
     needed: int | None
     note: str = ""
+    calibration_images: int = 0
+    """Images of the counterfactual prompts that calibrate its judge (``kinds._judge``)."""
 
     @property
     def images(self) -> int | None:
-        return None if self.prompts is None else self.prompts * self.images_per_prompt
+        if self.prompts is None:
+            return None
+        return self.prompts * self.images_per_prompt + self.calibration_images
 
     @property
     def underpowered(self) -> bool:
@@ -134,9 +138,10 @@ def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | N
 
 
 def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None, plan: Plan,
-              *, confidence: float, power: float, calibration_prompts: int = 0) -> ItemPlan:
-    """The item's cost and the images its threshold needs; ``calibration_prompts``: the
-    counterfactual prompts that calibrate its judge beyond the kind's own (``kinds._judge``)."""
+              *, confidence: float, power: float, calibration_images: int = 0) -> ItemPlan:
+    """The item's cost and the images its threshold needs; ``calibration_images``: those of
+    the counterfactual prompts that calibrate its judge beyond the kind's own
+    (``kinds._judge``)."""
     needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None
     note = "" if power_metric(check.kind) else "no power model for this kind"
     if needed is not None and plan.images_per_prompt < needed:
@@ -148,11 +153,10 @@ def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None
     never = never_passes(check)
     if never:
         note = "; ".join(filter(None, [note, never]))
-    prompts = prompts_of(check, suite, axis)
-    if prompts is not None and calibration_prompts:
-        prompts += calibration_prompts
-        note = "; ".join(filter(None, [note, f"{calibration_prompts} prompts calibrate the judge"]))
-    return ItemPlan(nodeid, plan.images_per_prompt, prompts, needed, note)
+    if calibration_images:
+        note = "; ".join(filter(None, [note, f"{calibration_images} images calibrate the judge"]))
+    return ItemPlan(nodeid, plan.images_per_prompt, prompts_of(check, suite, axis), needed, note,
+                    calibration_images)
 
 
 def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: int | None,

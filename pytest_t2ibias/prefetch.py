@@ -25,7 +25,7 @@ import numpy as np
 
 from ._types import ABSTAINED, Answers, ImageRequest, ImageSet
 from .kinds import CHECK_KINDS, PlannedItem
-from .kinds._judge import calibration_prompts
+from .kinds._judge import CALIBRATION_IMAGES, calibration_prompts
 
 if TYPE_CHECKING:
     from .instrument import Instrument
@@ -44,19 +44,26 @@ def listed_prompts(item: PlannedItem) -> list[tuple[str, str, int]] | None:
         return None
     n = item.plan.images_per_prompt
     return [(role, prompt, n) for role, prompts in image_needs(item)
-            for prompt in dict.fromkeys(prompts)]
+            for prompt in dict.fromkeys(prompts)] + [
+        (role, prompt, count) for role, prompts, count in calibration_needs(item)
+        for prompt in dict.fromkeys(prompts)]
 
 
 def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
-    """(role, prompts) the item's check generates, as its kind declares (none: a search),
-    with the counterfactual images that calibrate its judge when its kind corrects for it."""
+    """(role, prompts) the item's check generates, as its kind declares (none: a search)."""
     kind = CHECK_KINDS.get(item.check.kind)
-    if kind is None or not kind.image_needs:
+    return kind.image_needs(item) if kind is not None and kind.image_needs else []
+
+
+def calibration_needs(item: PlannedItem) -> list[tuple[str, list[str], int]]:
+    """(role, prompts, images a prompt) that calibrate the judge of a kind that corrects for
+    it (``kinds._judge``): ``CALIBRATION_IMAGES`` a prompt, whatever the item's n, so every
+    look of an adaptive check reads its judge through the same calibration."""
+    kind = CHECK_KINDS.get(item.check.kind)
+    if kind is None or not kind.judge_calibrated:
         return []
-    needs = kind.image_needs(item)
-    if kind.judge_calibrated and (calibration := calibration_prompts(item, axes_read(item))):
-        needs = [*needs, ("candidate", calibration)]
-    return needs
+    prompts = calibration_prompts(item, axes_read(item))
+    return [("candidate", prompts, CALIBRATION_IMAGES)] if prompts else []
 
 
 def axes_read(item: PlannedItem) -> list[AxisSpec]:
@@ -112,16 +119,17 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
     planned = [item for item in items if is_planned(item)]
     # 1. images: one request list per generator (model x steps x guidance), across checks
     by_generator: dict[str, tuple[Any, list[ImageRequest]]] = {}
-    ready: list[tuple[PlannedItem, Instrument, list[tuple[str, list[str]]]]] = []
+    ready: list[tuple[PlannedItem, Instrument, list[tuple[str, list[str], int]]]] = []
     for item in planned:
         try:
             instrument = instrument_for(item.plan)
-            needs = image_needs(item)
-            for role, prompts in needs:
+            needs = [(role, prompts, item.plan.images_per_prompt)
+                     for role, prompts in image_needs(item)] + calibration_needs(item)
+            for role, prompts, n in needs:
                 generator = instrument.generator(role)
                 _, requests = by_generator.setdefault(generator.fingerprint, (generator, []))
                 requests.extend(ImageRequest(p, item.plan.seed, i, **item.plan.sampling)
-                                for p in prompts for i in range(item.plan.images_per_prompt))
+                                for p in prompts for i in range(n))
         except Exception as error:  # noqa: BLE001 - the item's own run reports it
             _tell(on_error, item, error)
             continue
@@ -141,8 +149,8 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
     for item, instrument, needs in ready:
         recording = replace(instrument, requests=recorder)
         try:
-            for role, prompts in needs:
-                images = recording.images(prompts, role=role)
+            for role, prompts, n in needs:
+                images = recording.images(prompts, role=role, per_prompt=n)
                 for axis in axes_read(item):
                     recording.attributes(images, axis, item.suite.filter)
         except Exception as error:  # noqa: BLE001

@@ -191,22 +191,21 @@ class CheckItem(pytest.Item):
         axis = self.suite.axes[self.axis] if self.axis else None
         return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
                          confidence=self.plan.levels.interval, power=settings.power,
-                         calibration_prompts=self._calibration_prompts())
+                         calibration_images=self._calibration_images())
 
-    def _calibration_prompts(self) -> int:
-        """Prompts its judge's calibration draws beyond what the kind draws itself."""
-        from ..kinds import CHECK_KINDS
-        from ..kinds._judge import calibration_prompts
-        from ..prefetch import axes_read
+    def _calibration_images(self) -> int:
+        """Images its judge's calibration draws beyond those of the kind's own prompts."""
+        from ..prefetch import calibration_needs, image_needs
 
         planned = self.as_planned()
-        kind = CHECK_KINDS.get(self.check.kind)
-        if planned is None or kind is None or not kind.judge_calibrated or not kind.image_needs:
+        if planned is None:
             return 0
         planned = replace(planned, suite=session_of(self.config).locks.phrase(self.suite,
                                                                               self.subject))
-        own = {prompt for _, prompts in kind.image_needs(planned) for prompt in prompts}
-        return len(set(calibration_prompts(planned, axes_read(planned))) - own)
+        own = {prompt: planned.plan.images_per_prompt for _, prompts in image_needs(planned)
+               for prompt in prompts}
+        return sum(max(0, n - own.get(prompt, 0)) for _, prompts, n in calibration_needs(planned)
+                   for prompt in dict.fromkeys(prompts))
 
     def as_planned(self) -> PlannedItem | None:
         """This item as the session plan sees it; None when it will not run (a skip mark,

@@ -50,6 +50,13 @@ if TYPE_CHECKING:
 
 
 
+CALIBRATION_IMAGES = 48
+"""Images a counterfactual prompt that calibrate a judge: 48 a value put the accuracy of a
+90%-accurate judge within about ±0.09 (95%), and the same number at every n keeps every look
+of an adaptive check on one calibration; an IS check on the subject at n >= 48 has drawn them
+already (image i of a prompt is the same whatever n)."""
+
+
 def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
     """The judge's confusion on ``axis`` from the axis' ``judge_calibration`` source (none
     when the correction is off: no image is drawn for it)."""
@@ -89,14 +96,15 @@ def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibr
         return None  # a value without its prompt: no row of the confusion can be measured
     truth, judged = [], []
     for value, prompt in prompts.items():
-        answers = ctx.instrument.attributes(ctx.instrument.images([prompt]), axis, ctx.suite.filter)
+        images = ctx.instrument.images([prompt], per_prompt=CALIBRATION_IMAGES)
+        answers = ctx.instrument.attributes(images, axis, ctx.suite.filter)
         truth.append(np.full(len(answers.labels), axis.choices.index(value)))
         judged.append(answers.labels)
     return calibration_from_labels(
         ctx.instrument.judge_name(axis), axis.name, axis.choices, np.concatenate(truth),
         np.concatenate(judged), source=COUNTERFACTUAL,
-        where=f"{ctx.instrument.images_per_prompt} counterfactual images a value of "
-              f"{ctx.subject!r}", confidence=ctx.interval_confidence)
+        where=f"{CALIBRATION_IMAGES} counterfactual images a value of {ctx.subject!r}",
+        confidence=ctx.interval_confidence)
 
 
 def folder_calibration(instrument: Instrument, axis: AxisSpec, folder: Path,
