@@ -255,3 +255,40 @@ def test_the_plan_names_an_axis_a_remembered_calibration_says_its_judge_cannot_r
     assert unreadable_judges(items, replace(settings, vqa="another"), tmp_path / "cache") == []
     (tmp_path / "cache" / "calibrations" / "junk.json").write_text("{not json")
     assert len(recalled(tmp_path / "cache")) == 2  # a memo: an unreadable record is skipped
+
+
+def test_the_judges_calibration_is_prefetched_at_48_images_a_value_and_the_checks_draw_nothing_more(tmp_path):
+    from test_prefetch import SUITE as BATCHING_SUITE
+    from test_prefetch import Provider
+
+    from pytest_t2ibias._settings import Settings
+    from pytest_t2ibias.instrument import Instrument, Models
+    from pytest_t2ibias.kinds import CHECK_KINDS, CheckContext, PlannedItem
+    from pytest_t2ibias.kinds._judge import CALIBRATION_IMAGES
+    from pytest_t2ibias.plan import Levels, plan_for
+    from pytest_t2ibias.prefetch import prefetch
+    from pytest_t2ibias.store.cache import Cache
+    from pytest_t2ibias.store.request_layer import RequestLayer
+    from pytest_t2ibias.suite import load_suite
+
+    path = tmp_path / "tiny.t2i.yaml"
+    path.write_text(BATCHING_SUITE.replace("judge_correction: off", "judge_correction: full"))
+    suite = load_suite(path)
+    settings = Settings.standalone(model="m", vqa="v", batch_size=8)
+    provider = Provider()
+    requests = RequestLayer(Cache(tmp_path / "cache"), batch_size=8)
+    models = Models(settings, provider)
+    flat = suite.checks[0]  # entropy_below on gender (counterfactuals) and age (none)
+    items = [PlannedItem(suite, flat, subject, suite.axes[axis], plan_for(settings, suite, flat))
+             for subject in suite.subjects for axis in ("gender", "age")]
+    prefetch(items, lambda plan: Instrument(models, requests, plan))
+    generated = requests.counters.images_generated
+    # 2 subjects x (their prompt at 3 + "male/female {subject}" at 48 each for gender's judge)
+    assert generated == 2 * (3 + 2 * CALIBRATION_IMAGES)
+    for item in items:
+        context = CheckContext(check=item.check, suite=suite, subject=item.subject, axis=item.axis,
+                               plan=item.plan, instrument=Instrument(models, requests, item.plan),
+                               levels=Levels(None, 0.9), n_resamples=50, phrase=lambda s, subject: s)
+        verdict = CHECK_KINDS["entropy_below"].run(context)
+        assert verdict.figures["judge_correction"] == ("full" if item.axis.name == "gender" else "off")
+    assert requests.counters.images_generated == generated  # nothing drawn outside the plan

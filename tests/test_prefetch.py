@@ -18,6 +18,7 @@ from pytest_t2ibias.suite.load import load_suite
 SUITE = """\
 suite: tiny
 defaults: {images_per_prompt: 3, seed: 0, steps: 2}
+judge_correction: off  # batching alone here; the judge's calibration: test_judge_reading.py
 prompt: "a photo of a {subject}"
 subjects: [doctor, nurse]
 axes:
