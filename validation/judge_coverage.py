@@ -404,6 +404,24 @@ def _summary_lines(rows: list[Row]) -> list[str]:
     return lines
 
 
+def write_json(path: Path, rows: list[Row], seconds: float, command: str) -> None:
+    """The rows as lists under ``fields``, one a line, figures to 4 decimals."""
+    fields = list(asdict(rows[0]))
+
+    def compact(row: Row) -> str:
+        return json.dumps([round(v, 4) if isinstance(v, float) else v
+                           for v in asdict(row).values()])
+
+    head = json.dumps({"confidence": CONFIDENCE, "seconds": round(seconds), "command": command,
+                       "min_readability": MIN_READABILITY, "fields": fields})
+    path.write_text(head[:-1] + ', "rows": [\n' + ",\n".join(map(compact, rows)) + "\n]}\n")
+
+
+def read_json(path: Path) -> tuple[list[Row], dict]:
+    stored = json.loads(path.read_text())
+    return [Row(**dict(zip(stored["fields"], values))) for values in stored["rows"]], stored
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=400)
@@ -416,8 +434,7 @@ def main() -> None:
                         help="rewrite the docs section from --json without simulating")
     args = parser.parse_args()
     if args.from_json:
-        stored = json.loads(args.json.read_text())
-        rows = [Row(**r) for r in stored["rows"]]
+        rows, stored = read_json(args.json)
         section = markdown(rows, stored["seconds"], stored["command"])
         write_section(args.markdown, section, heading=SECTION)
         print(section)
@@ -433,9 +450,7 @@ def main() -> None:
         print(section)
         return
     write_section(args.markdown, section, heading=SECTION)
-    args.json.write_text(json.dumps({"confidence": CONFIDENCE, "seconds": seconds,
-                                     "command": command, "min_readability": MIN_READABILITY,
-                                     "rows": [asdict(r) for r in rows]}, indent=1))
+    write_json(args.json, rows, seconds, command)
     print(section)
 
 
