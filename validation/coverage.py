@@ -331,9 +331,11 @@ def markdown(rows: list[Row], seconds: float, only_profile: bool = False) -> str
 
 KEPT_SECTIONS = ("## Coverage under optional stopping (adaptive sampling)",
                  "## Beyond the fixed n: a larger cap decides what n left open",
-                 "## ENTIGEN's improvement under optional stopping")
+                 "## ENTIGEN's improvement under optional stopping",
+                 "## The judge's own error: corrected against uncorrected intervals")
 """The sections of docs/coverage.md other scripts write (validation/sequential_coverage.py,
-validation/beyond_fixed_n.py, validation/entigen_stopping.py): kept, from the first of them
+validation/beyond_fixed_n.py, validation/entigen_stopping.py, validation/judge_coverage.py):
+kept, from the first of them
 on, when this one rewrites it."""
 
 

@@ -423,6 +423,18 @@ def _cached_corrected_critical_value(statistic, answered, ideal, calibration, co
 
 
 def _corrected_critical_value(statistic, answered, ideal, calibration, confidence, seed):
+    shares = _corrected_null_shares(answered, ideal, calibration, seed)
+    null = np.sort(np.asarray(statistic(list(shares)), dtype=float))
+    null = null[~np.isnan(null)]
+    if not null.size:
+        return float("nan")
+    return float(null[int(np.ceil(confidence * null.size)) - 1])
+
+
+@lru_cache(maxsize=256)
+def _corrected_null_shares(answered, ideal, calibration, seed) -> tuple[np.ndarray, ...]:
+    """Each group's corrected shares under the null, (_NULL_SAMPLES, C) each: one simulation
+    serves every statistic of the same data and calibration (severity and W1 of one axis)."""
     rng = np.random.default_rng([seed, 0x1DEA2])
     ideal = np.asarray(ideal)
     calibration = np.asarray(calibration)
@@ -438,11 +450,9 @@ def _corrected_critical_value(statistic, answered, ideal, calibration, confidenc
             shares.append(np.full((_NULL_SAMPLES, len(ideal)), np.nan))
         else:
             shares.append(correct_shares(rng.multinomial(n, judged) / n, estimate))
-    null = np.sort(np.asarray(statistic(shares), dtype=float))
-    null = null[~np.isnan(null)]
-    if not null.size:
-        return float("nan")
-    return float(null[int(np.ceil(confidence * null.size)) - 1])
+    for s in shares:
+        s.flags.writeable = False
+    return tuple(shares)
 
 
 def observed_shares(labels: np.ndarray, n_choices: int) -> np.ndarray:
