@@ -240,6 +240,11 @@ def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
     calibration = row.figures.get("judge_calibration")
     if isinstance(calibration, Mapping):
         parts.append(_judge_calibration(calibration, str(row.figures.get("judge_correction", ""))))
+    by_axis = row.figures.get("judge_calibrations")
+    modes = row.figures.get("judge_corrections")
+    if isinstance(by_axis, Mapping):  # IS and IS_mit: one judge per affected axis
+        parts += [_judge_calibration(c, str(modes.get(axis, "")) if isinstance(modes, Mapping) else "")
+                  for axis, c in by_axis.items() if isinstance(c, Mapping)]
     matrix = row.figures.get("matrix")
     if isinstance(matrix, Mapping):
         parts.append(f'<div class="matrix"><h3>Intersectional sensitivity IS[x → y]</h3>'
