@@ -308,7 +308,7 @@ def test_a_step_worse_only_within_tolerance_raises_no_alert(fake_t2ibias, suite)
     interval of IS[gender][age] lies below -tolerance, none once it does not."""
     instrument = fake_t2ibias.instrument(suite)
     effect = None
-    for tolerance in (0.0, 0.1, 0.3):
+    for tolerance in (0.0, 0.3, 0.45):
         result = intermit(instrument, suite, "nurse", priority={"gender": 1, "age": 1},
                           epsilon=0.3, tolerance=tolerance, confidence=0.95, n_resamples=200)
         assert result.order[0] == "gender"
@@ -316,15 +316,14 @@ def test_a_step_worse_only_within_tolerance_raises_no_alert(fake_t2ibias, suite)
         assert effect.value == pytest.approx(-0.5, abs=0.1)
         alerted = any("made age worse" in a for a in result.alerts)
         assert alerted is (effect.high < -tolerance), (tolerance, effect)
-        assert alerted is (tolerance < 0.125)  # IS -0.500 [95% CI -0.625, -0.125]
+        assert alerted is (tolerance < 0.4)  # IS -0.500 [95% CI -0.907, -0.408]
 
 
 def test_intermit_checks_stop_at_the_look_that_decides_them(pytester: pytest.Pytester):
     """Fixed at 96 images a prompt, then in rounds (looks 16, 32, 64, 120: the cap 1.25 x
-    96): the failing
-    check's alert and the tolerant check's pass are shown at 64 (the earlier looks' levels,
-    1 - 5e-14 and so on, are beyond 200 bootstrap draws), the strict check's pass is never
-    proven before the cap; every verdict is the fixed-n one."""
+    96): the failing check's alert (IS -0.5 planted) is shown at the first look; the strict
+    check's pass is never proven before the cap, nor the tolerant one's (its steps' reflected
+    posterior intervals reach below -0.3 until then); every verdict is the fixed-n one."""
     pytester.makeconftest(FAKE_WORLD)
     pytester.makefile(".t2i.yaml", fake=SUITE.replace("images_per_prompt: 48",
                                                       "images_per_prompt: 96") + textwrap.dedent("""\
@@ -349,5 +348,5 @@ def test_intermit_checks_stop_at_the_look_that_decides_them(pytester: pytest.Pyt
     adaptive = run("--t2i-adaptive")
     assert {k: v[0] for k, v in adaptive.items()} == {k: v[0] for k, v in fixed.items()} == {
         "mitigate_all": "fail", "strict": "pass", "tolerant": "pass"}
-    assert {k: v[1] for k, v in adaptive.items()} == {"mitigate_all": 64, "strict": 120,
-                                                      "tolerant": 64}
+    assert {k: v[1] for k, v in adaptive.items()} == {"mitigate_all": 16, "strict": 120,
+                                                      "tolerant": 120}

@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from ..metrics.judge import BOUNDS
 from ..verdict import Verdict
 from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._judge import AxisReadings, JudgeReading, readings_for
 from ._needs import questions_of
 from ._papers import BIASCONNECT
 from ._params import (
@@ -41,22 +43,41 @@ PARAMS = (Param("priority", (dict,), doc="axis -> weight over the axes to mitiga
 
 
 def run(ctx: CheckContext) -> Verdict:
-    from ..methods.intermit import DEFAULT_EPSILON, intermit
+    from ..methods.intermit import DEFAULT_EPSILON, intermit, normalised_priority
 
     params = ctx.check.params
     epsilon = params.get("epsilon")
-    result = intermit(ctx.instrument, ctx.counterfactual_suite(), ctx.subject,
+    suite = ctx.counterfactual_suite()
+    readings = readings_for(ctx, list(normalised_priority(params.get("priority"), list(suite.axes))),
+                            suite)
+    judges = corrected_fully(readings)
+    result = intermit(ctx.instrument, suite, ctx.subject,
                       priority=params.get("priority"),
                       epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
                       max_steps=params.get("max_steps"),
                       tolerance=params.get("tolerance") or 0.0,
-                      confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples)
+                      confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
+                      calibration=judges.calibration())
     verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
                              label=ctx.subject, early=ctx.plan.before_cap)
-    # InterMit's tau and alerts still resample the judge's labels as truth (issue #33 left it)
-    verdict = replace(verdict, figures={**verdict.figures, "judge_correction": "off",
-                                        "judge_calibration": None})
+    outcome, passed, note = judges.decided(verdict.outcome, ctx.plan.burden, list(judges.readings))
+    if outcome != verdict.outcome or passed != verdict.passed:  # a judge cannot read an axis
+        verdict = replace(verdict, outcome=outcome, passed=passed)
+    if any(r.mode == BOUNDS for r in readings.readings.values()):
+        note += ("\n  judge: uncorrected (InterMit's path follows its point estimates, so a "
+                 "counterfactual calibration cannot be read as bounds; judge_correction: full "
+                 "corrects it)")
+    verdict = replace(verdict, message=verdict.message + note,
+                      figures={**verdict.figures, **judges.figures()})
     return with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
+
+
+def corrected_fully(judges: AxisReadings) -> AxisReadings:
+    """InterMit corrects only where the correction is full: its path (which axis to mitigate
+    next) follows its point estimates, so it cannot be read two ways and hulled as bounds; a
+    counterfactual calibration under ``judge_correction: on`` reads the labels as truth."""
+    return AxisReadings({y: r if r.mode != BOUNDS else JudgeReading(None, "off")
+                         for y, r in judges.readings.items()})
 
 
 def expected_work(item: PlannedItem) -> list[ExpectedImages]:

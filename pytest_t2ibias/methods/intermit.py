@@ -41,9 +41,8 @@ import numpy as np
 
 from .._types import Estimate
 from ..metrics import ISMatrix, ideal_shares, normalised_w1
-from ..metrics.distributions import label_shares, mean_of_shares
-from ..metrics.intersectional import INITIAL
-from ..metrics.intervals import bootstrap_matrix
+from ..metrics.distributions import mean_of_shares
+from ..metrics.intersectional import INITIAL, posterior_matrix
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes
 
 if TYPE_CHECKING:
@@ -324,16 +323,18 @@ def intermit(
     tolerance: float = 0.0,
     confidence: float,
     n_resamples: int,
+    calibration: Mapping[str, np.ndarray] | None = None,
 ) -> InterMitResult:
     """Algorithm 1 for ``subject``: mitigate axes one at a time by prompt modification; a
     step alerts when it makes an axis of B* worse by more than ``tolerance`` (IS wholly
-    below -tolerance)."""
+    below -tolerance). ``calibration``: the judge's confusion counts per selected axis
+    (``metrics.judge``): every share, and so every choice of the path, corrected."""
     p = normalised_priority(priority, list(suite.axes))
     selected = list(p)
     max_steps = len(suite.axes) if max_steps is None else max_steps
     insertions = suite_insertions(suite)  # every template checked before any image is made
     world = _PromptWorld(instrument, suite, subject, selected, p, insertions,
-                         confidence=confidence, n_resamples=n_resamples)
+                         confidence=confidence, n_resamples=n_resamples, calibration=calibration)
 
     state: list[Combination] = [()]
     mitigated: list[str] = []
@@ -393,10 +394,12 @@ class _PromptWorld:
 
     def __init__(self, instrument: Instrument, suite: Suite, subject: str, selected: list[str],
                  p: dict[str, float], insertions: dict[str, dict[str, tuple[Insertion, ...]]],
-                 *, confidence: float, n_resamples: int):
+                 *, confidence: float, n_resamples: int,
+                 calibration: Mapping[str, np.ndarray] | None = None):
         self.instrument, self.suite, self.subject = instrument, suite, subject
         self.selected, self.p, self.insertions = selected, p, insertions
         self.confidence, self.n_resamples = confidence, n_resamples
+        self.calibration = dict(calibration or {})
         self.n = instrument.images_per_prompt
         self.choices = {y: suite.axes[y].choices for y in selected}
         self.ideals = {y: ideal_shares(instrument.ideal(suite.axes[y], suite.filter),
@@ -436,16 +439,14 @@ class _PromptWorld:
         selected, n_cand = self.selected, len(candidates)
         weights = np.array([self.p[y] for y in selected])
 
-        def statistic(batch: list[np.ndarray]) -> np.ndarray:
-            shares = [[label_shares(t[..., j], len(self.choices[y])) for j, y in enumerate(selected)]
-                      for t in batch]
-
+        def from_shares(shares: list[list[np.ndarray]]) -> np.ndarray:
+            # shares[prompt][axis]: (draws, choices) of one prompt on one selected axis
             def wbar(indices: list[int], j: int, y: str) -> np.ndarray:
                 pooled = mean_of_shares([shares[i][j] for i in indices], len(self.choices[y]))
                 return normalised_w1(pooled, self.ideals[y], self.ordered[y])
 
             w_state = np.stack([wbar(state_index, j, y) for j, y in enumerate(selected)], axis=-1)
-            out = np.full((len(batch[0]), n_cand + 2, len(selected)), np.nan)
+            out = np.full((len(shares[0][0]), n_cand + 2, len(selected)), np.nan)
             out[:, n_cand] = w_state
             out[:, n_cand + 1, 0] = w_state @ weights  # tau = <wbar(B*), p>
             for i, x in enumerate(candidates):
@@ -453,8 +454,20 @@ class _PromptWorld:
                     out[:, i, j] = w_state[:, j] - wbar(counterfactual_index[x], j, y)
             return out
 
-        joint = bootstrap_matrix(statistic, tables, confidence=self.confidence,
-                                 n_resamples=self.n_resamples)
+        # The posterior machinery of every other kind (metrics.intersectional): the
+        # percentile bootstrap is biased for distances (docs/STATISTICS.md); each axis'
+        # shares corrected for its judge when calibrated.
+        joint = posterior_matrix(from_shares, tables, tuple(selected), self.choices,
+                                 self.confidence, self.n_resamples, seed=0,
+                                 confusion=self.calibration)
+        # The S entries (differences of distances) keep the reflected interval, as IS does;
+        # wbar and tau are distances, read as w1_below reads one: the posterior percentile
+        # interval (un-reflected: reflection sends a distance at its ideal below 0), with
+        # the estimate inside it.
+        value = joint.value[n_cand:]
+        low, high = 2 * value - joint.high[n_cand:], 2 * value - joint.low[n_cand:]
+        joint.low[n_cand:] = np.maximum(np.fmin(low, value), 0.0)
+        joint.high[n_cand:] = np.fmax(high, value)
 
         def estimate(row: int, column: int, n: int) -> Estimate:
             return Estimate(float(joint.value[row, column]), float(joint.low[row, column]),

@@ -195,7 +195,7 @@ def intersectional_sensitivity(
             n_resamples, seed, confusion,
         )
     else:
-        joint = _posterior_matrix(
+        joint = posterior_matrix(
             from_shares, tables, axes, choices, confidence, n_resamples, seed,
             confusion=confusion,
         )
@@ -305,7 +305,7 @@ def mitigation_effect(
         joint = MatrixEstimate(value, np.clip(low, -1, 1), np.clip(high, -1, 1), n, confidence,
                                "paired profile" if paired else "profile")
     else:
-        joint = _posterior_matrix(
+        joint = posterior_matrix(
             from_shares, tables, axes, choices, confidence, n_resamples, seed, paired=paired,
             confusion=confusion,
         )
@@ -432,7 +432,7 @@ def _profile_matrix(
                           "profile")
 
 
-def _posterior_matrix(
+def posterior_matrix(
     from_shares,
     tables: list[np.ndarray],
     axes: tuple[str, ...],
