@@ -219,8 +219,11 @@ class T2ISession:
             return
         from .reports.terminal import unread_in_plan
 
+        from .backends.readings import memo_folder
+
         unread = unread_in_plan([(item.nodeid, check) for item in session.items
-                                 for check in _planned([item])])  # unread words (#27)
+                                 for check in _planned([item])],  # unread words (#27)
+                                memo_folder(self.settings.cache_dir, self.settings.no_cache))
         reporter.write(render_plan(plans, self.settings.power, self._table_width(reporter),
                                    color=reporter.hasmarkup, unread=unread))
         if self.config.get_verbosity() > 0:  # -v: the prompts themselves

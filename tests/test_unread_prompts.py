@@ -120,3 +120,24 @@ def test_only_the_suites_own_prompts_decide_the_rest_are_flagged():
     judged = unread_prompts(verdict, both, decisive=own)
     assert judged.outcome == "inconclusive" and judged.figures["unread_prompts"] == both
     assert "informal" not in judged.message.split("\n")[0]  # the deciding prompt is named
+
+
+def test_readings_are_remembered_by_tokenizer_fingerprint_and_text(tmp_path):
+    """Issue #36: a second run reads what the tokenizer made of a text from the memo, without
+    loading the tokenizer; another tokenizer (other files) has its own memo."""
+    from pytest_t2ibias.backends.readings import TokenizerReader, problems
+
+    folder = tmp_path / "tok"
+    build_word_tokenizer(WORDS, model_max_length=8).save_pretrained(folder)
+    memo = tmp_path / "memo"
+    first = TokenizerReader("tokenizer", folder=folder, memo=memo)
+    assert problems([first], ["a photo of a pilot"]) == {
+        "a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
+    again = TokenizerReader("tokenizer", folder=folder, memo=memo)
+    reading = again.readings(["a photo of a pilot"])["a photo of a pilot"]
+    assert again._tokenizer is None  # never loaded
+    assert reading.unknown == ("pilot",) and reading.shown == "a photo of a <unk>"
+    build_word_tokenizer([*WORDS, "pilot"], model_max_length=8).save_pretrained(folder)
+    retrained = TokenizerReader("tokenizer", folder=folder, memo=memo)
+    assert retrained.fingerprint != first.fingerprint
+    assert problems([retrained], ["a photo of a pilot"]) == {}

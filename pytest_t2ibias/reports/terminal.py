@@ -19,6 +19,8 @@ from .._types import three_places
 from .rows import ReportRow
 
 if TYPE_CHECKING:  # rich loads when a report is drawn, not with the plugin (issue #14)
+    from pathlib import Path
+
     from rich.table import Table
     from rich.text import Text
 
@@ -177,13 +179,15 @@ def _plan_note(plan: Any, unread: str) -> Text:
     return note
 
 
-def unread_in_plan(planned: Sequence[tuple[str, Any]]) -> dict[str, str]:
+def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
+                   ) -> dict[str, str]:
     """nodeid -> what its generator's tokenizer cannot read of its prompts, for the plan
-    (tokenizers read from each model's folder, once a model; no weights loaded)."""
-    from ..backends.vocabulary import pipeline_tokenizers, prompt_problems
+    (tokenizers read from each model's folder, through the readings kept in ``memo``; no
+    weights loaded)."""
+    from ..backends.readings import pipeline_readers, problems
     from ..prefetch import image_needs
 
-    tokenizers: dict[str, list] = {}
+    readers: dict[str, list] = {}
     found = {}
     for nodeid, check in planned:
         said = []
@@ -193,12 +197,12 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]]) -> dict[str, str]:
             continue
         for role, prompts in needs:
             model = check.plan.model(role)
-            if model not in tokenizers:
-                try:
-                    tokenizers[model] = pipeline_tokenizers(model) if model else []
-                except Exception:  # noqa: BLE001 - the run reports a model it cannot read
-                    tokenizers[model] = []
-            said += prompt_problems(tokenizers[model], prompts).values()
+            try:
+                if model not in readers:
+                    readers[model] = pipeline_readers(model, memo)
+                said += problems(readers[model], prompts).values()
+            except Exception:  # noqa: BLE001 - the run reports a model it cannot read
+                readers[model] = []
         if said:
             found[nodeid] = "; ".join(dict.fromkeys(said))
     return found
