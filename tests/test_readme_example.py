@@ -15,7 +15,7 @@ EXAMPLE = ROOT / "docs" / "examples" / "occupations.t2i.yaml"
 def test_the_readme_shows_the_example_file_verbatim():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"<!-- docs/examples/occupations\.t2i\.yaml -->\n```yaml\n(.*?)```\n",
-                      readme, re.S)
+                      readme, re.DOTALL)
     assert shown, "README.md lost the example suite's block"
     assert shown.group(1) == EXAMPLE.read_text(encoding="utf-8")
 

@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from pytest_t2ibias.backends.vocabulary import cut_words, prompt_problems, unread_words
+from pytest_t2ibias.backends.readings import prompt_problems
+from pytest_t2ibias.backends.vocabulary import cut_words, unread_words
 from pytest_t2ibias.testing import make_tiny_clip, make_tiny_pipeline
 from pytest_t2ibias.testing.tokenizer import build_word_tokenizer
 
@@ -141,3 +142,44 @@ def test_readings_are_remembered_by_tokenizer_fingerprint_and_text(tmp_path):
     retrained = TokenizerReader("tokenizer", folder=folder, memo=memo)
     assert retrained.fingerprint != first.fingerprint
     assert problems([retrained], ["a photo of a pilot"]) == {}
+
+
+JUDGED = """\
+suite: judged
+defaults: {images_per_prompt: 2, seed: 0, steps: 2}
+prompt: "a photo of a {subject}"
+subjects: [nurse]
+filter: {question: "Is there a person in the image?", choices: [yes, no], keep: yes}
+axes:
+  gender:
+    question: "What is the gender (male, female) of the person?"
+    choices: [male, female]
+    statements: {male: "a photo of a man", female: "a photo of a female person"}
+checks:
+  - {id: lenient, kind: entropy_below, axes: [gender], threshold: 1.0}
+"""
+
+
+def test_statements_the_judge_reads_alike_are_one_error_before_any_image(project, tmp_path):
+    """Issue #36: toy CLIP reads 'a photo of a yes' and 'a photo of a no' as the same tokens;
+    the plan says so at the filter's line, naming what the tokenizer made of them."""
+    (project.path / "oov.t2i.yaml").unlink()
+    project.makefile(".t2i.yaml", judged=JUDGED)
+    result = project.runpytest("-p", "no:cacheprovider", "--t2i-plan")
+    result.stdout.fnmatch_lines([(
+        "*judged.t2i.yaml:5: the filter: the judge * cannot tell 'yes' ('a photo of a yes') and "
+        "'no' ('a photo of a no') apart: its tokenizer reads each as 'a photo of a <unk>'*"
+        "Give filter.statements one statement per choice*")])
+    assert not (tmp_path / "cache" / "images").exists()
+
+
+def test_words_the_judge_cannot_read_in_distinct_statements_are_a_warning(project):
+    fixed = JUDGED.replace("keep: yes}", 'keep: yes,\n         statements: {yes: "a photo of a '
+                                         'person", no: "a photo of a nurse"}}')
+    (project.path / "oov.t2i.yaml").unlink()
+    project.makefile(".t2i.yaml", judged=fixed)
+    result = project.runpytest("-p", "no:cacheprovider", "--t2i-plan")
+    result.stdout.fnmatch_lines([(
+        "*judged.t2i.yaml:8: JudgeTextWarning: axis 'gender': the judge * cannot read all it "
+        "scores: 'a photo of a man': man unknown to tokenizer (read as <unk>)*")])
+    result.stdout.no_fnmatch_line("*the filter*")

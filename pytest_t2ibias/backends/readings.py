@@ -166,6 +166,13 @@ def problems(readers: Sequence[TokenizerReader], texts: Iterable[str]) -> dict[s
     return {text: "; ".join(dict.fromkeys(said[text])) for text in texts if text in said}
 
 
+def prompt_problems(tokenizers: Sequence[tuple[str, Any]], texts: Iterable[str]
+                    ) -> dict[str, str]:
+    """``problems`` with tokenizers already loaded, by name (a loaded pipeline's)."""
+    return problems([TokenizerReader(name, tokenizer=tokenizer) for name, tokenizer in tokenizers],
+                    texts)
+
+
 def memo_folder(cache_dir: Path | None, no_cache: bool = False) -> Path | None:
     """Where readings are kept: ``<cache>/tokens`` (None with ``--t2i-no-cache``)."""
     return None if no_cache or cache_dir is None else Path(cache_dir) / "tokens"

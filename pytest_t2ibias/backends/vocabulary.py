@@ -11,7 +11,6 @@ and make the same images, and a check on them would judge words the model never 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 TOKENIZER_FOLDERS = ("tokenizer", "tokenizer_2", "tokenizer_3")
@@ -45,16 +44,6 @@ def cut_words(tokenizer: Any, prompt: str) -> list[str]:
                             skip_special_tokens=True)
     kept_words = len(_WORD.findall(kept))
     return _WORD.findall(prompt)[kept_words:]
-
-
-def prompt_problems(tokenizers: Sequence[tuple[str, Any]], prompts: Iterable[str]
-                    ) -> dict[str, str]:
-    """Each prompt some loaded tokenizer cannot read whole -> why, in words (the others:
-    absent). Tokenizers read from a folder, remembered across runs: ``readings.problems``."""
-    from .readings import TokenizerReader, problems
-
-    return problems([TokenizerReader(name, tokenizer=tokenizer) for name, tokenizer in tokenizers],
-                    prompts)
 
 
 def pipeline_of_tokenizers(pipeline: Any) -> list[tuple[str, Any]]:
