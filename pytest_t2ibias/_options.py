@@ -295,6 +295,7 @@ def read_settings(config: pytest.Config) -> Settings:
         update_locks=bool(get_option(config, "t2i_update_locks")),
         **_baseline_options(config),
         table_width=_checked(config, "t2i_table_width", minimum=40),
+        threads=_checked(config, "t2i_threads", minimum=1),
         html_images=get_option(config, "t2i_html_images"),
         strict_prompts=bool(get_option(config, "t2i_strict_prompts")),
         adaptive=bool(get_option(config, "t2i_adaptive")),

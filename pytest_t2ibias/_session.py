@@ -11,6 +11,7 @@ the controller (``reports.collect.RunResults``), which alone writes the reports.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,29 @@ class T2ISession:
         """``reports.progress.ReporterLines`` when progress goes to a log through pytest."""
         self._file_ends: set[str] = set()
         """Node ids after which pytest's line for a file is complete (not the run's last)."""
+        self.threads = self._choose_threads()
+        """torch's threads in this process (#36), given to torch at the first model load."""
+
+    # -- torch's threads: chosen at startup, said in the header, set at the first model load --
+
+    def _choose_threads(self):
+        from .backends import threads
+
+        worker = getattr(self.config, "workerinput", None)
+        if worker is not None:  # the controller measured the CPUs busy before workers began
+            count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
+            choice = threads.choose_threads(self.settings.threads, busy=worker.get("t2ibias_busy"),
+                                            workers=int(count) if count.isdigit() else 1)
+        else:
+            choice = threads.choose_threads(self.settings.threads, workers=_xdist_workers(self.config))
+        threads.decide(choice)
+        return choice
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: each worker divides the CPUs the controller found free (its siblings, started
+        together, would count as busy if it measured itself)."""
+        node.workerinput["t2ibias_busy"] = self.threads.busy
 
     # -- the family of gated checks: sized at collection, decided by the first check ----------
 
@@ -383,7 +407,7 @@ class T2ISession:
         """The models and the sampling the candidate declares (``plan.declared_sampling``)."""
         from .reports.header import header_lines
 
-        return header_lines(self.settings)
+        return [*header_lines(self.settings), self.threads.header()]
 
     def pytest_report_collectionfinish(self, config: pytest.Config,
                                        items: list[pytest.Item]) -> list[str]:
@@ -486,6 +510,14 @@ def as_error(report: pytest.TestReport) -> None:
 
 SESSION_KEY = pytest.StashKey[T2ISession]()
 PLUGIN_NAME = "t2ibias-session"
+
+
+def _xdist_workers(config: pytest.Config) -> int:
+    """The xdist workers this run starts (1 without xdist or with ``-n 0``)."""
+    if getattr(config.option, "dist", "no") == "no":
+        return 1
+    count = getattr(config.option, "numprocesses", None)
+    return count if isinstance(count, int) and count > 0 else 1
 
 
 def start_session(config: pytest.Config) -> T2ISession:
