@@ -183,3 +183,22 @@ def test_words_the_judge_cannot_read_in_distinct_statements_are_a_warning(projec
         "*judged.t2i.yaml:8: JudgeTextWarning: axis 'gender': the judge * cannot read all it "
         "scores: 'a photo of a man': man unknown to tokenizer (read as <unk>)*")])
     result.stdout.no_fnmatch_line("*the filter*")
+
+
+def test_unread_words_are_never_a_pass_under_burden_check():
+    """Issue #36: under burden: check an inconclusive check passes; one on words the model
+    never read measured nothing, so it is an ERROR (UnreadPrompt), not a green pass."""
+    from dataclasses import replace
+
+    from pytest_t2ibias._types import Estimate
+    from pytest_t2ibias.errors import UnreadPrompt
+    from pytest_t2ibias.figures import unread_prompts
+    from pytest_t2ibias.verdict import Verdict
+
+    verdict = replace(Verdict(True, "w1_below", Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok"),
+                      burden="check")
+    unread = {"a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
+    with pytest.raises(UnreadPrompt, match="pilot unknown.*under burden: check"):
+        unread_prompts(verdict, unread)
+    model = unread_prompts(replace(verdict, burden="model"), unread)
+    assert not model.passed and model.outcome == "inconclusive"
