@@ -514,9 +514,10 @@ PLUGIN_NAME = "t2ibias-session"
 
 def _xdist_workers(config: pytest.Config) -> int:
     """The xdist workers this run starts (1 without xdist or with ``-n 0``)."""
-    if getattr(config.option, "dist", "no") == "no":
+    option = getattr(config, "option", None)
+    if getattr(option, "dist", "no") == "no":
         return 1
-    count = getattr(config.option, "numprocesses", None)
+    count = getattr(option, "numprocesses", None)
     return count if isinstance(count, int) and count > 0 else 1
 
 
