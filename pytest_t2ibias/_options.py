@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -243,6 +244,7 @@ def read_settings(config: pytest.Config) -> Settings:
 
 
 MODEL_OPTIONS = ("model", "baseline_model", "vqa", "llm", "eval_llm")
+_HUB_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")
 
 
 def _refuse_missing_models(settings: Settings) -> None:
@@ -262,8 +264,9 @@ def _refuse_missing_models(settings: Settings) -> None:
         if not model or Path(model).exists():
             continue
         path = Path(model)
-        if not path.is_absolute() and not (offline and not _in_hub_cache(model)):
-            continue  # a hub id: loading says what is wrong with it
+        if not path.is_absolute() and not (offline and _HUB_ID.fullmatch(model)
+                                           and not _in_hub_cache(model)):
+            continue  # a hub id (or a name a conftest hook makes): loading says what is wrong
         siblings = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
         close = difflib.get_close_matches(path.name, siblings, n=1)
         hint = f"; did you mean {path.parent / close[0]}?" if close else ""
