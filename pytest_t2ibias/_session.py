@@ -164,6 +164,17 @@ class T2ISession:
             live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
         mode = "summary" if verbosity < 0 else "live" if live else "lines"
         # the run's totals, for one ETA (#27): the session plan's and each search's estimate
+        self.tally.expect(self.expected_work())
+        pause = capture.global_and_fixture_disabled if capture else nullcontext
+        return TerminalProgress(
+            stream, mode, tally=self.tally, pause=pause,
+            before=reporter.ensure_newline if reporter else (lambda: None),
+            name=f"t2ibias[{worker}]" if worker else "t2ibias",
+            write_line=None if mode == "live" else self._log_lines)
+
+    def expected_work(self):
+        """The run's images and answers before anything runs (``reports.progress.RunTally``):
+        the session plan's, each shared image and answer once, and each search's estimate."""
         from .prefetch import is_planned
         from .reports.progress import planned_work
 
@@ -172,15 +183,9 @@ class T2ISession:
                      and not _estimates(item)]
         checks = [(item.nodeid, planned) for item in self.planned_items
                   if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
-        self.tally.expect(planned_work([planned for _, planned in checks],
-                                       sum(images for images in unplanned if images),
-                                       nodeids=[nodeid for nodeid, _ in checks]))
-        pause = capture.global_and_fixture_disabled if capture else nullcontext
-        return TerminalProgress(
-            stream, mode, tally=self.tally, pause=pause,
-            before=reporter.ensure_newline if reporter else (lambda: None),
-            name=f"t2ibias[{worker}]" if worker else "t2ibias",
-            write_line=None if mode == "live" else self._log_lines)
+        return planned_work([planned for _, planned in checks],
+                            sum(images for images in unplanned if images),
+                            nodeids=[nodeid for nodeid, _ in checks])
 
     def progress_writer(self) -> Callable[[str], None] | None:
         """One line at a time on stderr through a terminal writer, past output capture;
@@ -257,6 +262,11 @@ class T2ISession:
                                       for check in _planned([item])]):
                 reporter.write_line(line)
         reporter.write_line(self.family.describe(self.settings.confidence))
+        work = self.expected_work().planned  # what the progress line's total starts from
+        reporter.write_line(f"t2ibias: the checks expect {work['images']:,} images and "
+                            f"{work['answers']:,} answers (each shared image and answer once, "
+                            "searches by their estimates; before the cache; Python tests add "
+                            "theirs as they run)")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
