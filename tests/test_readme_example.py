@@ -68,8 +68,8 @@ def test_the_readme_figures_of_the_example_run_are_what_the_plan_counts(pytester
     result = pytester.runpytest_subprocess(
         str(ROOT / "example_suites"), "--t2i-plan", "-p", "no:cacheprovider", "-c",
         str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT))
-    result.stdout.fnmatch_lines([f"t2ibias: the checks expect {said.group(1)} images and "
-                                 f"{said.group(2)} answers*"])
+    result.stdout.fnmatch_lines([(f"t2ibias: the checks expect {said.group(1)} images and "
+                                  f"{said.group(2)} answers*")])
 
 
 def test_the_two_commands_are_two_and_ci_finds_the_test_command():
