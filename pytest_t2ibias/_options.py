@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +239,53 @@ def _baseline_options(config: pytest.Config) -> dict[str, Any]:
 
 
 def read_settings(config: pytest.Config) -> Settings:
+    settings = _read_settings(config)
+    _refuse_missing_models(settings)
+    return settings
+
+
+MODEL_OPTIONS = ("model", "baseline_model", "vqa", "llm", "eval_llm")
+_HUB_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")
+
+
+def _refuse_missing_models(settings: Settings) -> None:
+    """A model path that names no folder is a usage error at startup, in one line (issue
+    #36), not an ERROR at the first check after collection: an absolute path (what a
+    mistyped local path resolves to) is never a hub id, and offline a relative one that is
+    not in the local Hugging Face cache cannot load either."""
+    import difflib
+    import os
+
+    offline = settings.offline or os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    named = [(f"--t2i-{name.replace('_', '-')}", getattr(settings, name)) for name in MODEL_OPTIONS]
+    named += [(f"--t2i-classifier={axis}", model) for axis, model in settings.classifiers.items()]
+    if settings.images:
+        named = [(option, model) for option, model in named if option != "--t2i-model"]
+    for option, model in named:
+        if not model or Path(model).exists():
+            continue
+        path = Path(model)
+        if not path.is_absolute() and not (offline and _HUB_ID.fullmatch(model)
+                                           and not _in_hub_cache(model)):
+            continue  # a hub id (or a name a conftest hook makes): loading says what is wrong
+        siblings = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
+        close = difflib.get_close_matches(path.name, siblings, n=1)
+        hint = f"; did you mean {path.parent / close[0]}?" if close else ""
+        why = "no such folder" if path.is_absolute() else (
+            "no such folder, and offline not a model in the local Hugging Face cache")
+        raise pytest.UsageError(f"{option}={model}: {why}{hint}")
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    """Whether the local Hugging Face cache holds ``repo_id`` (no download, no torch)."""
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+    except ImportError:
+        return False
+    return (Path(HF_HUB_CACHE) / f"models--{repo_id.replace('/', '--')}").is_dir()
+
+
+def _read_settings(config: pytest.Config) -> Settings:
     cache_dir = get_option(config, "t2i_cache_dir")
     confidence = get_option(config, "t2i_confidence")
     if not 0.5 <= confidence < 1:
@@ -306,6 +354,7 @@ def read_settings(config: pytest.Config) -> Settings:
         update_locks=bool(get_option(config, "t2i_update_locks")),
         **_baseline_options(config),
         table_width=_checked(config, "t2i_table_width", minimum=40),
+        threads=_checked(config, "t2i_threads", minimum=1),
         html_images=get_option(config, "t2i_html_images"),
         strict_prompts=bool(get_option(config, "t2i_strict_prompts")),
         adaptive=bool(get_option(config, "t2i_adaptive")),

@@ -11,6 +11,7 @@ the controller (``reports.collect.RunResults``), which alone writes the reports.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,29 @@ class T2ISession:
         """``reports.progress.ReporterLines`` when progress goes to a log through pytest."""
         self._file_ends: set[str] = set()
         """Node ids after which pytest's line for a file is complete (not the run's last)."""
+        self.threads = self._choose_threads()
+        """torch's threads in this process (#36), given to torch at the first model load."""
+
+    # -- torch's threads: chosen at startup, said in the header, set at the first model load --
+
+    def _choose_threads(self):
+        from .backends import threads
+
+        worker = getattr(self.config, "workerinput", None)
+        if worker is not None:  # the controller measured the CPUs busy before workers began
+            count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
+            choice = threads.choose_threads(self.settings.threads, busy=worker.get("t2ibias_busy"),
+                                            workers=int(count) if count.isdigit() else 1)
+        else:
+            choice = threads.choose_threads(self.settings.threads, workers=_xdist_workers(self.config))
+        threads.decide(choice)
+        return choice
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: each worker divides the CPUs the controller found free (its siblings, started
+        together, would count as busy if it measured itself)."""
+        node.workerinput["t2ibias_busy"] = self.threads.busy
 
     # -- the family of gated checks: sized at collection, decided by the first check ----------
 
@@ -140,6 +164,17 @@ class T2ISession:
             live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
         mode = "summary" if verbosity < 0 else "live" if live else "lines"
         # the run's totals, for one ETA (#27): the session plan's and each search's estimate
+        self.tally.expect(self.expected_work())
+        pause = capture.global_and_fixture_disabled if capture else nullcontext
+        return TerminalProgress(
+            stream, mode, tally=self.tally, pause=pause,
+            before=reporter.ensure_newline if reporter else (lambda: None),
+            name=f"t2ibias[{worker}]" if worker else "t2ibias",
+            write_line=None if mode == "live" else self._log_lines)
+
+    def expected_work(self):
+        """The run's images and answers before anything runs (``reports.progress.RunTally``):
+        the session plan's, each shared image and answer once, and each search's estimate."""
         from .prefetch import is_planned
         from .reports.progress import planned_work
 
@@ -148,15 +183,9 @@ class T2ISession:
                      and not _estimates(item)]
         checks = [(item.nodeid, planned) for item in self.planned_items
                   if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
-        self.tally.expect(planned_work([planned for _, planned in checks],
-                                       sum(images for images in unplanned if images),
-                                       nodeids=[nodeid for nodeid, _ in checks]))
-        pause = capture.global_and_fixture_disabled if capture else nullcontext
-        return TerminalProgress(
-            stream, mode, tally=self.tally, pause=pause,
-            before=reporter.ensure_newline if reporter else (lambda: None),
-            name=f"t2ibias[{worker}]" if worker else "t2ibias",
-            write_line=None if mode == "live" else self._log_lines)
+        return planned_work([planned for _, planned in checks],
+                            sum(images for images in unplanned if images),
+                            nodeids=[nodeid for nodeid, _ in checks])
 
     def progress_writer(self) -> Callable[[str], None] | None:
         """One line at a time on stderr through a terminal writer, past output capture;
@@ -219,8 +248,11 @@ class T2ISession:
             return
         from .reports.terminal import unread_in_plan
 
+        from .backends.readings import memo_folder
+
         unread = unread_in_plan([(item.nodeid, check) for item in session.items
-                                 for check in _planned([item])])  # unread words (#27)
+                                 for check in _planned([item])],  # unread words (#27)
+                                memo_folder(self.settings.cache_dir, self.settings.no_cache))
         reporter.write(render_plan(plans, self.settings.power, self._table_width(reporter),
                                    color=reporter.hasmarkup, unread=unread))
         if self.config.get_verbosity() > 0:  # -v: the prompts themselves
@@ -230,6 +262,11 @@ class T2ISession:
                                       for check in _planned([item])]):
                 reporter.write_line(line)
         reporter.write_line(self.family.describe(self.settings.confidence))
+        work = self.expected_work().planned  # what the progress line's total starts from
+        reporter.write_line(f"t2ibias: the checks expect {work['images']:,} images and "
+                            f"{work['answers']:,} answers (each shared image and answer once, "
+                            "searches by their estimates; before the cache; Python tests add "
+                            "theirs as they run)")
         from .reports.judges import unreadable_judges
 
         for line in unreadable_judges([(item.nodeid, planned) for item in session.items
@@ -386,7 +423,7 @@ class T2ISession:
         """The models and the sampling the candidate declares (``plan.declared_sampling``)."""
         from .reports.header import header_lines
 
-        return header_lines(self.settings)
+        return [*header_lines(self.settings), self.threads.header()]
 
     def pytest_report_collectionfinish(self, config: pytest.Config,
                                        items: list[pytest.Item]) -> list[str]:
@@ -489,6 +526,15 @@ def as_error(report: pytest.TestReport) -> None:
 
 SESSION_KEY = pytest.StashKey[T2ISession]()
 PLUGIN_NAME = "t2ibias-session"
+
+
+def _xdist_workers(config: pytest.Config) -> int:
+    """The xdist workers this run starts (1 without xdist or with ``-n 0``)."""
+    option = getattr(config, "option", None)
+    if getattr(option, "dist", "no") == "no":
+        return 1
+    count = getattr(option, "numprocesses", None)
+    return count if isinstance(count, int) and count > 0 else 1
 
 
 def start_session(config: pytest.Config) -> T2ISession:

@@ -202,6 +202,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_html", "write a visual report here", is_path=True),
     Option("t2i_html_images", "images of each prompt a check's gallery keeps for the HTML "
            "report: N or all", images_shown, default=8, metavar="N|all"),
+    Option("t2i_threads", "torch's intra-op threads in each process (default: the usable "
+           "CPUs less those other processes keep busy, divided among xdist workers; "
+           "OMP_NUM_THREADS also chooses)", int),
     Option("t2i_table_width", "width of the summary and plan tables (default: the terminal's; "
            "in a file or CI log as wide as the rows, so no name or verdict is split)", int),
     Option("t2i_confidence", "confidence level of every interval", float, default=0.95),
@@ -304,6 +307,8 @@ class Settings:
     """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
     storage: Path = Path(".t2ibias/runs")
     table_width: int | None = None
+    threads: int | None = None
+    """``--t2i-threads``: torch's threads a process; None: ``backends.threads`` chooses."""
     """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
     html_images: int | None = 8
     """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""

@@ -95,7 +95,8 @@ def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool 
     """``verdict`` made inconclusive when its prompts had words the generator never read
     (``backends.vocabulary``): two unknown subjects read as the same ``<unk>`` give the same
     images, and a tight interval on them says nothing about either (issue #27). ``strict``
-    (``--t2i-strict-prompts``): an ``UnreadPrompt`` error instead. ``decisive``: which unread
+    (``--t2i-strict-prompts``), or a burden under which inconclusive passes: an
+    ``UnreadPrompt`` error instead, so unread words are never a pass (issue #36). ``decisive``: which unread
     prompts decide that — all (True), none (False: prompts a search or an LLM chose, flagged
     in the figures only, since the check is about which prompts the model responds to, read
     or not), or those in a collection (the suite's own prompts, not the ones a method wrote
@@ -111,11 +112,15 @@ def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool 
     from .verdict import INCONCLUSIVE, passes
 
     said = "; ".join(f"{prompt!r}: {why}" for prompt, why in unread.items())
-    if strict:
+    if strict or passes(INCONCLUSIVE, verdict.burden):
         from .errors import UnreadPrompt
 
-        raise UnreadPrompt(f"the generator cannot read its prompts whole: {said} "
-                           f"(--t2i-strict-prompts)")
+        # issue #36: where inconclusive passes (burden: check), a check on words the model
+        # never read would pass having measured nothing: it cannot run instead
+        why = "--t2i-strict-prompts" if strict else (
+            "under burden: check an inconclusive check passes, and this one measured words "
+            "the model never read; --t2i-strict-prompts says the same for every burden")
+        raise UnreadPrompt(f"the generator cannot read its prompts whole: {said} ({why})")
     message = (f"inconclusive: the generator cannot read its prompts whole, so the figure is "
                f"about what it read instead: {said}\n{verdict.message}")
     return replace(flagged, passed=passes(INCONCLUSIVE, verdict.burden), outcome=INCONCLUSIVE,

@@ -100,6 +100,7 @@ class FilterSpec:
     choices: tuple[str, ...]
     keep: str
     statements: dict[str, str] = field(default_factory=dict)
+    location: Location | None = None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import torch
@@ -25,7 +24,7 @@ def test_all_is_complete():
     # The package loads its names on first access (PEP 562): dir() lists them all.
     public = {name for name in dir(backends) if not name.startswith(("_", "@"))}
     modules = {"classifier", "folder", "generator", "llm", "vqa", "hspace", "probe", "token_lm",
-               "vocabulary"}
+               "vocabulary", "readings", "judge_texts", "threads"}
     machinery = {"annotations", "lazy_exports", "TYPE_CHECKING"}
     assert public - modules - machinery == set(backends.__all__)
     assert all(getattr(backends, name) is not None for name in backends.__all__)
@@ -200,22 +199,34 @@ def test_uncached_hub_id_offline_says_what_to_do():
     assert "--t2i-offline" in message
 
 
-def test_xdist_workers_share_the_cores_unless_the_user_chose(monkeypatch):
+def test_torch_gets_the_free_cpus_shared_among_workers_unless_the_user_chose(monkeypatch):
+    """Issue #36: usable CPUs less the busy ones, divided among xdist workers; the option,
+    a thread variable or an earlier torch.set_num_threads win."""
     import torch
 
-    from pytest_t2ibias.backends import _hf
+    from pytest_t2ibias.backends import threads
+
+    choose = threads.choose_threads
+    assert choose(None, environ={}, cpus=2, busy=0.0).threads == 2
+    assert choose(None, environ={}, cpus=2, busy=1.2).threads == 1  # a busy neighbour
+    assert choose(None, environ={}, cpus=8, busy=0.0, workers=2).threads == 4
+    assert choose(None, environ={}, cpus=2, busy=5.0, workers=2).threads == 1  # at least one
+    assert choose(3, environ={"OMP_NUM_THREADS": "1"}, cpus=2, busy=0).threads == 3
+    chosen = choose(None, environ={"OMP_NUM_THREADS": "1"}, cpus=2, busy=0)
+    assert chosen.threads is None and "OMP_NUM_THREADS=1" in chosen.header()
+    assert choose(None, environ={}, cpus=2, busy=1.0).header() == (
+        "t2ibias: torch threads 1 (2 usable CPUs, 1.0 busy; --t2i-threads or OMP_NUM_THREADS "
+        "to choose)")
 
     before = torch.get_num_threads()
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    monkeypatch.setattr(threads, "_torch_default", lambda: 3)
     try:
-        torch.set_num_threads(cores)
-        for environ, expected in [({}, None), ({"PYTEST_XDIST_WORKER_COUNT": "1"}, None),
-                                  ({"PYTEST_XDIST_WORKER_COUNT": "2", "OMP_NUM_THREADS": "3"}, None),
-                                  ({"PYTEST_XDIST_WORKER_COUNT": "2"}, max(1, cores // 2))]:
-            monkeypatch.setattr(_hf, "_THREADS_SHARED", [])
-            torch.set_num_threads(cores)
-            assert _hf.share_cores(environ=environ) == expected
-        assert _hf.share_cores(environ={"PYTEST_XDIST_WORKER_COUNT": "2"}) is None  # once only
+        torch.set_num_threads(3)  # torch's default here
+        threads.decide(threads.ThreadChoice(1, "test"))
+        assert threads.apply() == 1 and torch.get_num_threads() == 1
+        assert threads.apply() is None  # once a process
+        threads.decide(threads.ThreadChoice(2, "test"))  # torch set by someone: left alone
+        assert threads.apply() is None and torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
 

@@ -197,7 +197,7 @@ def test_musician_coupling_is_a_clearly_negative_is_entry():
 def _example_conftest():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("example_conftest", ROOT / "example_suites" / "conftest.py")
+    spec = importlib.util.spec_from_file_location("example_conftest", ROOT / "conftest.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -286,3 +286,19 @@ def test_entigen_controls_change_nothing_and_checks_decide_with_90_percent_power
                                                  burden=check.params.get("burden") or ENTIGEN_SUITE.burden)
         right += verdict.passed == ("xfail" not in check.marks)
     assert right / runs >= 0.9, f"{check.id}[{subject}] at n={n}: power {right / runs:.2f} < 0.90"
+
+
+def test_the_root_conftest_shows_a_teams_own_judge_that_keeps_the_contract():
+    """Issue #36: the root conftest is where the example run takes its hooks from; its judge
+    hook makes a judge for its own name only and the plugin's contract check accepts it."""
+    from PIL import Image
+
+    from pytest_t2ibias.instrument import check_contract
+
+    conftest = _example_conftest()
+    assert conftest.pytest_t2ibias_make_vqa(None, "fixtures/toy-clip") is None
+    judge = conftest.pytest_t2ibias_make_vqa(None, "team:brightness")
+    assert check_contract(judge, "vqa", "team:brightness") is judge
+    images = [Image.new("RGB", (8, 8), (250, 250, 250)), Image.new("RGB", (8, 8), (10, 10, 10))]
+    scores = judge.score(images, "Is the photo dark or light?", ["dark", "light"])
+    assert scores.shape == (2, 2) and scores[0].argmax() == 1 and scores[1].argmax() == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +72,28 @@ def test_every_public_name_loads_on_first_use():
         assert getattr(pytest_t2ibias, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'assert_everything'"):
         pytest_t2ibias.assert_everything  # noqa: B018
+
+
+def test_a_warm_example_slice_imports_no_torch_diffusers_or_transformers(pytester, tmp_path):
+    """Issue #36: a run whose images and answers are all cached loads no model, and no
+    tokenizer either: which words a prompt's model cannot read is remembered by (tokenizer
+    fingerprint, prompt) beside the cache (``backends.readings``)."""
+    root = Path(__file__).resolve().parents[1]
+    pytester.makeconftest(f"""
+        import sys
+
+        def pytest_sessionfinish(session):
+            loaded = sorted(m for m in {HEAVY[:3]!r} if m in sys.modules)
+            with open({str(tmp_path / 'heavy.txt')!r}, "w") as out:
+                out.write(",".join(loaded))
+    """)
+    run = ("-p", "no:cacheprovider", "-c", str(root / "pyproject.toml"), "--rootdir", str(root),
+           "-p", "conftest", str(root / "example_suites" / "toy_occupations.t2i.yaml"),
+           "-k", "gender_severity_control", "--t2i-images-per-prompt=2", "--t2i-steps=2",
+           f"--t2i-cache-dir={tmp_path / 'cache'}", "--t2i-bootstrap=50")
+    cold = pytester.runpytest_subprocess(*run)
+    cold.assert_outcomes(passed=1)
+    assert "torch" in (tmp_path / "heavy.txt").read_text()  # the cold run did load them
+    warm = pytester.runpytest_subprocess(*run)
+    warm.assert_outcomes(passed=1)
+    assert (tmp_path / "heavy.txt").read_text() == ""

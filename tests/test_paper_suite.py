@@ -49,6 +49,8 @@ def test_not_collected_on_the_toy_models_but_on_a_real_one(pytester: pytest.Pyte
     monkeypatch.delenv("T2IBIAS_PAPER_SUITES", raising=False)
     toy = _collect(pytester)
     assert "paper/" not in toy and "toy_occupations.t2i.yaml::gender_balance" in toy
-    output = _collect(pytester, "--t2i-model=CompVis/stable-diffusion-v1-4")
+    # with a real judge too: the toy CLIP cannot read its statements (a collection error)
+    output = _collect(pytester, "--t2i-model=CompVis/stable-diffusion-v1-4",
+                      "--t2i-vqa=Salesforce/blip-vqa-base")
     assert "paper/occupations.t2i.yaml::spillover[nurse-gender]" in output
     assert "paper/occupations.t2i.yaml::balance[social worker-disability]" in output

@@ -186,8 +186,21 @@ def test_model_path_that_does_not_exist_names_the_path(pytester: pytest.Pytester
     missing = tmp_path / "no-such-model"
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "lenient and doctor and gender",
                                 f"--t2i-model={missing}", f"--t2i-cache-dir={tmp_path}")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"*could not run*{missing}*"])
+    # issue #36: refused at startup in one line, before collection and any check
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --t2i-model={missing}: no such folder"])
+
+
+def test_a_mistyped_model_folder_is_refused_at_startup_with_the_likely_name(pytester):
+    (pytester.path / "models" / "toy-sd").mkdir(parents=True)
+    pytester.makefile(".t2i.yaml", tiny=SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=models/toy-sdd")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([(f"ERROR: --t2i-model={pytester.path / 'models' / 'toy-sdd'}: "
+                                  f"no such folder; did you mean {pytester.path / 'models' / 'toy-sd'}?")])
+    offline = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=nobody/none", "--t2i-offline")
+    offline.stderr.fnmatch_lines([("ERROR: --t2i-model=nobody/none: no such folder, and offline "
+                                   "not a model in the local Hugging Face cache")])
 
 
 def test_a_broken_setting_is_an_error_not_a_fair_model(project, tmp_path):

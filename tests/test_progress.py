@@ -195,3 +195,36 @@ def test_request_layer_shows_only_the_work_it_computes(tmp_path):
     images = warm.images(CountingGenerator(), requests + requests[:3])
     assert len(progress.phases) == 1  # all cached: no phase at all
     assert len(images) == 13 and np.asarray(images[12].image)[0, 0, 0] == 20
+
+
+def test_a_python_test_drawing_the_plans_images_first_does_not_grow_the_total():
+    """Issue #36: a Python test that computed images the session plan also expects counted
+    them as done while the plan still expected them: the total grew with the done count
+    (128/9875 ... 728/10475) and the ETA with it. Now they are the plan's, done early."""
+    from collections import Counter
+
+    from pytest_t2ibias.reports.progress import PLAN, RunTally, work_identity
+
+    tally = RunTally(10, 20)
+    tally.plan_work = {
+        "images": Counter({work_identity("images", "toy-sd", "a photo of a nurse", 0, i): 1
+                           for i in range(10)}),
+        "answers": Counter({work_identity("answers", None, "a photo of a nurse", 0, i): 2
+                            for i in range(10)})}
+    with tally.working_on("example_suites/test_toy_occupations.py::test_nurses"):
+        tally.add("images", 4, 1.0, 1.0)
+        tally.computed("images", [work_identity("images", "toy-sd", "a photo of a nurse", 0, i)
+                                  for i in range(4)])
+        tally.add("answers", 8, 0.1, 1.1)
+        tally.computed("answers", [work_identity("answers", "toy-sd", "a photo of a nurse", 0, i)
+                                   for i in range(4) for _ in range(2)])
+        # its own image the plan does not draw: done, and in the total
+        tally.add("images", 1, 0.25, 1.35)
+        tally.computed("images", [work_identity("images", "toy-sd", "a photo of a pilot", 0, 0)])
+    assert tally.done == {"images": 5, "answers": 8}
+    assert tally.total("images") == 11 and tally.total("answers") == 20
+    assert tally.left("images") == 6 and tally.left("answers") == 12
+    with tally.working_on(PLAN):  # the plan draws the rest, finds the others cached
+        tally.add("images", 6, 1.0, 3.0)
+        tally.computed("images", [])
+    assert tally.total("images") == 11 and tally.left("images") == 0

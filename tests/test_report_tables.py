@@ -95,3 +95,16 @@ def test_the_plan_in_a_file_keeps_each_item_on_one_line():
     text = render_plan([_Plan()], 0.9, None, color=False)
     assert f"{LONG_CHECK}[nurse-gender]" in text
     assert _Plan.note in text
+
+
+def test_the_limit_column_says_which_side_passes():
+    """Issue #36: ``0.300`` beside ``0.350`` said nothing of direction; a distance must stay
+    at most its limit, an IS entry at least its."""
+    from dataclasses import replace
+
+    at_least = _row("s.t2i.yaml::spill[nurse-gender]", check_id="spill", check="is_nonnegative")
+    at_least = replace(at_least, figures={"at_most": False})
+    at_most = replace(_row("s.t2i.yaml::balance[nurse-gender]", check_id="balance",
+                           about="gender", check="w1_below"), threshold=0.35)
+    text = render_text([at_least, at_most], None, color=False)
+    assert "≥ -0.050" in text and "≤ 0.350" in text

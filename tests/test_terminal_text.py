@@ -82,6 +82,7 @@ def test_no_escape_byte_reaches_the_terminal_from_a_verdict_or_a_label(pytester)
         def test_label():
             assert_w1_below({"male": 9, "female": 1}, 0.1, label="\\x1b[2J\\rdoctor")
     '''))
+    pytester.mkdir("m")  # a model folder (a missing one is refused at startup); never loaded
     result = pytester.runpytest("-p", "no:cacheprovider", "--color=no", "--t2i-model=m",
                                 "--t2i-offline")
     result.assert_outcomes(failed=2)

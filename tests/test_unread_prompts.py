@@ -8,7 +8,8 @@ import textwrap
 
 import pytest
 
-from pytest_t2ibias.backends.vocabulary import cut_words, prompt_problems, unread_words
+from pytest_t2ibias.backends.readings import prompt_problems
+from pytest_t2ibias.backends.vocabulary import cut_words, unread_words
 from pytest_t2ibias.testing import make_tiny_clip, make_tiny_pipeline
 from pytest_t2ibias.testing.tokenizer import build_word_tokenizer
 
@@ -120,3 +121,84 @@ def test_only_the_suites_own_prompts_decide_the_rest_are_flagged():
     judged = unread_prompts(verdict, both, decisive=own)
     assert judged.outcome == "inconclusive" and judged.figures["unread_prompts"] == both
     assert "informal" not in judged.message.split("\n")[0]  # the deciding prompt is named
+
+
+def test_readings_are_remembered_by_tokenizer_fingerprint_and_text(tmp_path):
+    """Issue #36: a second run reads what the tokenizer made of a text from the memo, without
+    loading the tokenizer; another tokenizer (other files) has its own memo."""
+    from pytest_t2ibias.backends.readings import TokenizerReader, problems
+
+    folder = tmp_path / "tok"
+    build_word_tokenizer(WORDS, model_max_length=8).save_pretrained(folder)
+    memo = tmp_path / "memo"
+    first = TokenizerReader("tokenizer", folder=folder, memo=memo)
+    assert problems([first], ["a photo of a pilot"]) == {
+        "a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
+    again = TokenizerReader("tokenizer", folder=folder, memo=memo)
+    reading = again.readings(["a photo of a pilot"])["a photo of a pilot"]
+    assert again._tokenizer is None  # never loaded
+    assert reading.unknown == ("pilot",) and reading.shown == "a photo of a <unk>"
+    build_word_tokenizer([*WORDS, "pilot"], model_max_length=8).save_pretrained(folder)
+    retrained = TokenizerReader("tokenizer", folder=folder, memo=memo)
+    assert retrained.fingerprint != first.fingerprint
+    assert problems([retrained], ["a photo of a pilot"]) == {}
+
+
+JUDGED = """\
+suite: judged
+defaults: {images_per_prompt: 2, seed: 0, steps: 2}
+prompt: "a photo of a {subject}"
+subjects: [nurse]
+filter: {question: "Is there a person in the image?", choices: [yes, no], keep: yes}
+axes:
+  gender:
+    question: "What is the gender (male, female) of the person?"
+    choices: [male, female]
+    statements: {male: "a photo of a man", female: "a photo of a female person"}
+checks:
+  - {id: lenient, kind: entropy_below, axes: [gender], threshold: 1.0}
+"""
+
+
+def test_statements_the_judge_reads_alike_are_one_error_before_any_image(project, tmp_path):
+    """Issue #36: toy CLIP reads 'a photo of a yes' and 'a photo of a no' as the same tokens;
+    the plan says so at the filter's line, naming what the tokenizer made of them."""
+    (project.path / "oov.t2i.yaml").unlink()
+    project.makefile(".t2i.yaml", judged=JUDGED)
+    result = project.runpytest("-p", "no:cacheprovider", "--t2i-plan")
+    result.stdout.fnmatch_lines([(
+        "*judged.t2i.yaml:5: the filter: the judge * cannot tell 'yes' ('a photo of a yes') and "
+        "'no' ('a photo of a no') apart: its tokenizer reads each as 'a photo of a <unk>'*"
+        "Give filter.statements one statement per choice*")])
+    assert not (tmp_path / "cache" / "images").exists()
+
+
+def test_words_the_judge_cannot_read_in_distinct_statements_are_a_warning(project):
+    fixed = JUDGED.replace("keep: yes}", 'keep: yes,\n         statements: {yes: "a photo of a '
+                                         'person", no: "a photo of a nurse"}}')
+    (project.path / "oov.t2i.yaml").unlink()
+    project.makefile(".t2i.yaml", judged=fixed)
+    result = project.runpytest("-p", "no:cacheprovider", "--t2i-plan")
+    result.stdout.fnmatch_lines([(
+        "*judged.t2i.yaml:8: JudgeTextWarning: axis 'gender': the judge * cannot read all it "
+        "scores: 'a photo of a man': man unknown to tokenizer (read as <unk>)*")])
+    result.stdout.no_fnmatch_line("*the filter*")
+
+
+def test_unread_words_are_never_a_pass_under_burden_check():
+    """Issue #36: under burden: check an inconclusive check passes; one on words the model
+    never read measured nothing, so it is an ERROR (UnreadPrompt), not a green pass."""
+    from dataclasses import replace
+
+    from pytest_t2ibias._types import Estimate
+    from pytest_t2ibias.errors import UnreadPrompt
+    from pytest_t2ibias.figures import unread_prompts
+    from pytest_t2ibias.verdict import Verdict
+
+    verdict = replace(Verdict(True, "w1_below", Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok"),
+                      burden="check")
+    unread = {"a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
+    with pytest.raises(UnreadPrompt, match="pilot unknown.*under burden: check"):
+        unread_prompts(verdict, unread)
+    model = unread_prompts(replace(verdict, burden="model"), unread)
+    assert not model.passed and model.outcome == "inconclusive"

@@ -240,32 +240,6 @@ def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str,
         ) from None
 
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_THREADS_SHARED: list[int] = []
-
-
-def share_cores(*, environ: Any = os.environ) -> int | None:
-    """Under pytest-xdist, each worker's torch gets ``cores // workers`` threads, so N
-    workers on C cores do not run N x C threads that fight for the same cores (issue #14).
-
-    Done once, at the first model load; left alone when the user chose: OMP_NUM_THREADS or
-    MKL_NUM_THREADS set, or ``torch.set_num_threads`` already called. Returns the threads
-    set, or None.
-    """
-    if _THREADS_SHARED:
-        return None
-    _THREADS_SHARED.append(torch.get_num_threads())
-    workers = environ.get("PYTEST_XDIST_WORKER_COUNT", "")
-    if not workers.isdigit() or int(workers) < 2 or any(v in environ for v in THREAD_VARIABLES):
-        return None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if torch.get_num_threads() != (cores or 1):  # someone set it already
-        return None
-    threads = max(1, (cores or 1) // int(workers))
-    torch.set_num_threads(threads)
-    return threads
-
-
 def load_pretrained(
     loader: Any,
     path_or_id: str | os.PathLike,
@@ -283,7 +257,9 @@ def load_pretrained(
     """``loader.from_pretrained`` with our kwargs (``extra``: more of them, such as the
     ``--t2i-model-option`` component overrides), wrapped so failures read as BackendErrors;
     ``diagnose``: see :func:`loading_errors`."""
-    share_cores()
+    from .threads import apply as give_torch_its_threads
+
+    give_torch_its_threads()  # once, at the first load (issue #36: backends/threads.py)
     kwargs = pretrained_kwargs(
         loader, revision=revision, dtype=dtype, offline=offline, allow_pickle=allow_pickle,
         weights=weights,

@@ -103,10 +103,12 @@ def _again(error: BaseException) -> BaseException:
                         original=error.original)
 
 
-def _tokenizers_of(model: str, settings: Settings) -> list:
-    from .vocabulary import pipeline_tokenizers
+def _readers_of(model: str, settings: Settings) -> list:
+    """The pipeline's tokenizers (a folder's own files, never the hub), each read through
+    the memo beside the cache: a warm run loads none of them (issue #36)."""
+    from .readings import memo_folder, pipeline_readers
 
-    return pipeline_tokenizers(model, offline=True)  # a folder's own files, never the hub
+    return pipeline_readers(model, memo_folder(settings.cache_dir, settings.no_cache))
 
 
 def _load_pipeline(model: str, settings: Settings, origin: str, options: dict[str, Any]):
@@ -137,7 +139,7 @@ class LazyDiffusersGenerator:
     def __init__(self, model: str, settings: Settings, *, origin: str,
                  steps: int | None = None, guidance_scale: float | None = None,
                  height: int | None = None, width: int | None = None,
-                 base: _Once | None = None, tokenizers: _Once | None = None,
+                 base: _Once | None = None, readers: _Once | None = None,
                  options: dict[str, Any] | None = None) -> None:
         from .own_sampling import own_sampling_of
 
@@ -155,7 +157,7 @@ class LazyDiffusersGenerator:
         self.width = width
         self._base = base or _Once(lambda: _load_pipeline(model, settings, origin, self.options))
         self._configured = _Once(self._configure)
-        self._tokenizers = tokenizers or _Once(lambda: _tokenizers_of(model, settings))
+        self._readers = readers or _Once(lambda: _readers_of(model, settings))
         scheduler = _config_file(model, "scheduler/scheduler_config.json", offline=settings.offline)
         steps_within_schedule(model, self.steps, scheduler)
         options = {k: v for k, v in self.options.items() if k != "dtype"}
@@ -189,14 +191,14 @@ class LazyDiffusersGenerator:
             self.model, self.settings, origin=self.origin, steps=steps or self.steps,
             guidance_scale=self.guidance_scale if guidance_scale is None else guidance_scale,
             height=height or self.height, width=width or self.width, base=self._base,
-            tokenizers=self._tokenizers, options=self.options)
+            readers=self._readers, options=self.options)
 
     def prompt_problems(self, prompts: list[str]) -> dict[str, str]:
         """Prompts its tokenizers cannot read whole -> why; read from the pipeline's folder
-        (no weights loaded), so a fully cached run still says it."""
-        from .vocabulary import prompt_problems
+        (no weights loaded), so a fully cached run still says it, from the readings' memo."""
+        from .readings import problems
 
-        return prompt_problems(self._tokenizers(), prompts)
+        return problems(self._readers(), prompts)
 
     def generate(self, requests: list[ImageRequest]):
         return self._configured().generate(requests)

@@ -198,7 +198,8 @@ class DiffusersGenerator:
 
     def prompt_problems(self, prompts: Sequence[str]) -> dict[str, str]:
         """Prompts its tokenizers cannot read whole -> why (``vocabulary``)."""
-        from .vocabulary import pipeline_of_tokenizers, prompt_problems
+        from .readings import prompt_problems
+        from .vocabulary import pipeline_of_tokenizers
 
         return prompt_problems(pipeline_of_tokenizers(self.pipeline), prompts)
 

@@ -24,9 +24,8 @@ from ._hf import (
     load_pretrained,
     resolve_device,
 )
+from .judge_texts import CONTRASTIVE_MODEL_TYPES, DEFAULT_TEMPLATE  # one source (#36)
 
-DEFAULT_TEMPLATE = "a photo of a {choice}"
-CONTRASTIVE_MODEL_TYPES = frozenset({"clip", "siglip", "siglip2", "altclip", "chinese_clip"})
 BLIP_MODEL_TYPES = frozenset({"blip"})
 
 

@@ -37,6 +37,7 @@ class SuiteFile(pytest.File):
         self.planning_budget = PlanningBudget()  # collection ends, whatever auto asks
         self._check_marks(suite)
         settings = session_of(self.config).settings
+        check_judge_texts(suite, settings)
         for check in suite.checks:
             adaptive = adaptive_allowed(suite, check)
             plan = plan_for(settings, suite, check, n=auto_images(suite, check, settings,
@@ -73,6 +74,46 @@ class SuiteFile(pytest.File):
         if isinstance(excinfo.value, SuiteError) and not self.config.getoption("fulltrace", False):
             return excinfo.value.render(relative_to=self.config.rootpath)
         return super().repr_failure(excinfo)
+
+
+def check_judge_texts(suite: Suite, settings: Settings) -> None:
+    """Every text the VQA judge scores, read by its tokenizer before any image is made
+    (issue #36): statements it reads as the same tokens are a ``SuiteError`` at the axis'
+    line; words it cannot read, a ``JudgeTextWarning``. Readings come from the memo beside
+    the cache, so a warm run loads no tokenizer; a judge not on disk is not checked."""
+    import warnings
+
+    from ..backends.judge_texts import (
+        JudgeTextWarning,
+        is_contrastive,
+        same_readings,
+        scored_questions,
+        unread_in_statements,
+    )
+    from ..backends.readings import memo_folder, model_reader
+    from ..errors import SuiteError
+
+    contrastive = is_contrastive(settings.vqa)
+    reader = model_reader(settings.vqa, memo_folder(settings.cache_dir, settings.no_cache))
+    if contrastive is None or reader is None:
+        return
+    problems = []
+    for question in scored_questions(suite, contrastive=contrastive,
+                                     classified=settings.classifiers):
+        line = question.location.line if question.location else 1
+        try:
+            same = same_readings(question, reader, settings.vqa)
+            unread = unread_in_statements(question, reader, settings.vqa)
+        except Exception:  # noqa: BLE001 - a tokenizer that will not load: the run says why
+            return
+        if same:
+            problems.append(SuiteError(suite.path, line, same))
+        elif unread:
+            # shown at the suite's line, not ours (pytest's warning summary names the place)
+            warnings.warn_explicit(JudgeTextWarning(unread), JudgeTextWarning,
+                                   filename=str(suite.path), lineno=line)
+    if problems:
+        raise SuiteError.combine(problems)
 
 
 def adaptive_allowed(suite: Suite, check: CheckSpec) -> bool:

@@ -202,9 +202,9 @@ def _contents(ordered: Sequence[ReportRow]) -> str:
 
 
 def _limit(row: ReportRow) -> str:
-    if not finite(row.threshold):
-        return ""
-    return ("≤ " if row.figures.get("at_most", True) else "≥ ") + f"{row.threshold + 0.0:.3f}"
+    from .rows import limit_text
+
+    return limit_text(row)
 
 
 def _footer(thumbnails: Thumbnails) -> str:

@@ -17,8 +17,10 @@ The phase names a question, which is user text: it reaches rich only as ``Text``
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # rich loads with the first line shown: the tally is counted in every run
@@ -54,10 +56,28 @@ class RunTally:
         """Seconds spent computing each kind (between one batch's end and the next's)."""
         self.started: float | None = None
         """When the first counted work began (the wall time the overhead is measured on)."""
+        self.plan_work: dict[str, Counter] = {"images": Counter(), "answers": Counter()}
+        """The session plan's work by identity (``work_identity``): what another bucket (a
+        Python test drawing the same images first) computes of it is no longer left to the
+        plan, so the total does not count it twice (issue #36)."""
+        self.covered = {"images": 0, "answers": 0}
+        """The plan's work computed outside its bucket."""
 
     def expect(self, work: RunTally) -> None:
         """Take ``work``'s expectations (``planned_work``: known once the run is collected)."""
         self.expected = dict(work.expected)
+        self.plan_work = {kind: Counter(work.plan_work[kind]) for kind in KINDS}
+
+    def computed(self, kind: str, identities: Sequence[tuple]) -> None:
+        """Work of ``kind`` just computed; outside the plan's bucket, what of it the plan
+        expected counts as the plan's (it will find it cached)."""
+        if self.current == PLAN:
+            return
+        expected = self.plan_work[kind]
+        for identity in identities:
+            if expected[identity] > 0:
+                expected[identity] -= 1
+                self.covered[kind] += 1
 
     @property
     def planned(self) -> dict[str, int]:
@@ -89,7 +109,8 @@ class RunTally:
     def left(self, kind: str) -> int:
         """What the open buckets still expect."""
         done_in = self.done_in
-        return sum(max(work.get(kind, 0) - done_in.get(bucket, {}).get(kind, 0), 0)
+        return sum(max(work.get(kind, 0) - done_in.get(bucket, {}).get(kind, 0)
+                       - (self.covered[kind] if bucket == PLAN else 0), 0)
                    for bucket, work in self.expected.items() if bucket not in self.closed)
 
     def total(self, kind: str) -> int:
@@ -129,6 +150,8 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
 
     images: set[tuple] = set()
     answers: set[tuple] = set()
+    plan_work: dict[str, Counter] = {"images": Counter(), "answers": Counter()}
+    in_plan = True  # the session plan's part comes first, then the searches' estimates
 
     def count(item: Any, role: str | None, prompt: str, n: int, questions: Sequence[str]
               ) -> tuple[int, int]:
@@ -140,10 +163,16 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
             if role is not None and image not in images:
                 images.add(image)
                 new_images += 1
+                if in_plan:
+                    plan_work["images"][work_identity("images", model, prompt, item.plan.seed,
+                                                      index)] += 1
             for question in questions:
                 if (image, question) not in answers:
                     answers.add((image, question))
                     new_answers += 1
+                    if in_plan:
+                        plan_work["answers"][work_identity("answers", model, prompt,
+                                                           item.plan.seed, index)] += 1
         return new_images, new_answers
 
     searches: list[tuple[str, Any]] = []
@@ -164,6 +193,7 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
         for role, prompts in needs:
             for prompt in prompts:
                 count(item, role, prompt, item.plan.images_per_prompt, questions)
+    in_plan = False
     per_image = len(answers) / len(images) if images else 1.0
     tally_plan = (len(images) + unplanned_images, len(answers) + round(unplanned_images * per_image))
     expected: dict[str, dict[str, int]] = {}
@@ -181,7 +211,20 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
                                             each.questions)
             bucket["images"] += new_images
             bucket["answers"] += new_answers
-    return RunTally(*tally_plan, expected=expected)
+    tally = RunTally(*tally_plan, expected=expected)
+    tally.plan_work = plan_work
+    return tally
+
+
+def work_identity(kind: str, model: str | None, prompt: str, seed: int | None, index: int
+                  ) -> tuple:
+    """What names one image (its generator's name, prompt, seed, index) or one answer (its
+    image's prompt, seed and index: an answer does not know its generator), alike for the
+    plan and for the request layer's work."""
+    if kind == "images":
+        name = Path(model).name if model and Path(model).exists() else model
+        return (name, prompt, seed, index)
+    return (prompt, seed, index)
 
 
 def kind_of(what: str) -> str:
@@ -215,6 +258,12 @@ class TerminalProgress:
         None: ``stream``."""
         self._run_started = self._last_run_line = 0.0  # set when the first phase begins
         self._running = False
+
+    def computed(self, what: str, model: str, items: Sequence[Any]) -> None:
+        """The request layer's note of which images or answers a batch computed."""
+        kind = kind_of(what)
+        self.tally.computed(kind, [work_identity(kind, model, item.prompt, item.seed, item.index)
+                                   for item in items])
 
     @contextmanager
     def phase(self, what: str, total: int, model: str) -> Iterator[Callable[[int], None]]:

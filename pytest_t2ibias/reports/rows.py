@@ -96,6 +96,14 @@ class ReportRow:
         })
 
 
+def limit_text(row: ReportRow) -> str:
+    """The limit with the side a passing figure lies on: ``≤ 0.350`` for a distance or a
+    severity, ``≥ -0.050`` for an IS entry or an improvement (``figures["at_most"]``)."""
+    if not isinstance(row.threshold, (int, float)) or not math.isfinite(row.threshold):
+        return ""
+    return ("≤ " if row.figures.get("at_most", True) else "≥ ") + f"{row.threshold + 0.0:.3f}"
+
+
 def tally(rows: Sequence[ReportRow]) -> dict[str, int]:
     """Rows by pytest status, plus how many interval decisions were inconclusive."""
     counts = {status: sum(row.status == status for row in rows) for status in STATUSES}

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import shown
 from .._types import three_places
-from .rows import ReportRow
+from .rows import ReportRow, limit_text
 
 if TYPE_CHECKING:  # rich loads when a report is drawn, not with the plugin (issue #14)
+    from pathlib import Path
+
     from rich.table import Table
     from rich.text import Text
 
@@ -63,7 +65,7 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
         margin = "" if row.margin is None else f"{row.margin:+.3f}"
         table.add_row(*suite, plain_text(row.check_id or row.check), plain_text(where),
                       _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n),
-                      _fmt(row.threshold), margin, _verdict_cell(row, _short_reason(row.reason)))
+                      limit_text(row), margin, _verdict_cell(row, _short_reason(row.reason)))
     judged = [row for row in rows if row.status != "error"] or list(rows)
     levels = sorted({f"{row.confidence * 100:g}%" for row in judged if row.confidence == row.confidence})
     methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
@@ -177,13 +179,15 @@ def _plan_note(plan: Any, unread: str) -> Text:
     return note
 
 
-def unread_in_plan(planned: Sequence[tuple[str, Any]]) -> dict[str, str]:
+def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
+                   ) -> dict[str, str]:
     """nodeid -> what its generator's tokenizer cannot read of its prompts, for the plan
-    (tokenizers read from each model's folder, once a model; no weights loaded)."""
-    from ..backends.vocabulary import pipeline_tokenizers, prompt_problems
+    (tokenizers read from each model's folder, through the readings kept in ``memo``; no
+    weights loaded)."""
+    from ..backends.readings import pipeline_readers, problems
     from ..prefetch import image_needs
 
-    tokenizers: dict[str, list] = {}
+    readers: dict[str, list] = {}
     found = {}
     for nodeid, check in planned:
         said = []
@@ -193,12 +197,12 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]]) -> dict[str, str]:
             continue
         for role, prompts in needs:
             model = check.plan.model(role)
-            if model not in tokenizers:
-                try:
-                    tokenizers[model] = pipeline_tokenizers(model) if model else []
-                except Exception:  # noqa: BLE001 - the run reports a model it cannot read
-                    tokenizers[model] = []
-            said += prompt_problems(tokenizers[model], prompts).values()
+            try:
+                if model not in readers:
+                    readers[model] = pipeline_readers(model, memo)
+                said += problems(readers[model], prompts).values()
+            except Exception:  # noqa: BLE001 - the run reports a model it cannot read
+                readers[model] = []
         if said:
             found[nodeid] = "; ".join(dict.fromkeys(said))
     return found

@@ -201,9 +201,16 @@ class RequestLayer:
         """
         if not missing:
             return
+        computed = getattr(self.progress, "computed", None)  # which work, for the run's total
+
+        def compute_and_note(batch: list[tuple[str, T]]) -> None:
+            compute(batch)
+            if computed is not None:
+                computed(what, model, [item for _, item in batch])
+
         with self.progress.phase(what, len(missing), model) as advance:
             try:
-                self._compute_claimed(missing, from_cache, compute, batch_size, advance)
+                self._compute_claimed(missing, from_cache, compute_and_note, batch_size, advance)
             except BaseException:
                 self._writes.wait_quietly()  # what was computed is kept; the error is the news
                 raise

@@ -404,7 +404,8 @@ class _SuiteReader:
             return None
         statements = self.per_choice(mapping, at, "statements", choices, "filter", self.text,
                                      complete=True)
-        return FilterSpec(question=question, choices=choices, keep=keep, statements=statements)
+        return FilterSpec(question=question, choices=choices, keep=keep, statements=statements,
+                          location=self.location(at))
 
     def axes(self, value: Any) -> dict[str, AxisSpec]:
         mapping = self.mapping(value, ("axes",), "axes (name -> axis)")

@@ -1,0 +1,205 @@
+"""What a tokenizer makes of a text, remembered by (tokenizer fingerprint, text) (issue #36).
+
+Whether a prompt has words its generator cannot read, or two statements a judge cannot tell
+apart, needs the tokenizer; loading one imports transformers, and with it torch: a warm run,
+which loads no model, paid two seconds and 200 MiB for that. The answer depends only on the
+tokenizer's files and the text, so it is kept beside the cache
+(``<cache>/tokens/<fingerprint>.json``) and a warm run, or a second ``--t2i-plan``, reads it
+from there without loading the tokenizer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                   "added_tokens.json", "vocab.json", "merges.txt", "vocab.txt",
+                   "spiece.model", "tokenizer.model", "sentencepiece.bpe.model")
+"""The files a tokenizer is made of (transformers' names); a model's weights are not."""
+MEMO_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One text as a tokenizer reads it."""
+
+    unknown: tuple[str, ...]
+    """Words mapped (wholly or partly) to the unknown token."""
+    cut: tuple[str, ...]
+    """Words past the encoder's length, never read."""
+    ids: tuple[int, ...]
+    """The token ids the model receives (truncated at its length, no special tokens)."""
+    shown: str
+    """Those ids decoded, unknown tokens included: what the model 'reads'."""
+    unk_token: str | None = None
+    limit: int | None = None
+
+    def problem(self, name: str) -> str | None:
+        """Why the text is not read whole by tokenizer ``name``, in words; None when it is."""
+        said = []
+        if self.unknown:
+            said.append(f"{', '.join(self.unknown)} unknown to {name} (read as "
+                        f"{self.unk_token or 'the unknown token'})")
+        if self.cut:
+            lost = " ".join(self.cut[:6]) + (" …" if len(self.cut) > 6 else "")
+            said.append(f"cut at {self.limit} tokens by {name}: {len(self.cut)} words never "
+                        f"read ('{lost}')")
+        return "; ".join(said) or None
+
+
+def read_text(tokenizer: Any, text: str) -> Reading:
+    """``text`` through a loaded tokenizer."""
+    from .vocabulary import cut_words, max_length, unread_words
+
+    limit = max_length(tokenizer)
+    encoded = tokenizer(text, add_special_tokens=False, truncation=limit is not None,
+                        max_length=limit, verbose=False)["input_ids"]
+    return Reading(unknown=tuple(unread_words(tokenizer, text)),
+                   cut=tuple(cut_words(tokenizer, text)), ids=tuple(encoded),
+                   shown=tokenizer.decode(encoded, skip_special_tokens=False).strip(),
+                   unk_token=getattr(tokenizer, "unk_token", None), limit=limit)
+
+
+def tokenizer_fingerprint(folder: Path) -> str | None:
+    """A hash of the tokenizer files in ``folder``; None when it has none."""
+    digest = hashlib.sha256()
+    found = False
+    for name in TOKENIZER_FILES:
+        path = folder / name
+        if path.is_file():
+            found = True
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:32] if found else None
+
+
+class TokenizerReader:
+    """Reads texts with one tokenizer, loaded only for a text its memo has not seen.
+
+    ``folder``: the tokenizer's files (loaded with ``AutoTokenizer``, local files only);
+    or ``tokenizer``: one already loaded (a loaded pipeline's). ``memo``: the folder the
+    readings are kept in (None: this process only)."""
+
+    def __init__(self, name: str, *, folder: Path | None = None, tokenizer: Any = None,
+                 memo: Path | None = None) -> None:
+        self.name = name
+        self.folder = folder
+        self._tokenizer = tokenizer
+        self.fingerprint = tokenizer_fingerprint(folder) if folder is not None else None
+        self._memo_path = (memo / f"{self.fingerprint}.json"
+                           if memo is not None and self.fingerprint else None)
+        self._known: dict[str, Reading] | None = None
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            self._tokenizer = AutoTokenizer.from_pretrained(str(self.folder),
+                                                            local_files_only=True)
+        return self._tokenizer
+
+    def readings(self, texts: Iterable[str]) -> dict[str, Reading]:
+        """Each text's ``Reading``; the tokenizer loads only for texts never read before."""
+        known = self._memo()
+        texts = list(dict.fromkeys(texts))
+        new = {text: read_text(self.tokenizer, text) for text in texts if text not in known}
+        if new:
+            known.update(new)
+            self._save(new)
+        return {text: known[text] for text in texts}
+
+    def _memo(self) -> dict[str, Reading]:
+        if self._known is None:
+            self._known = _read_memo(self._memo_path) if self._memo_path else {}
+        return self._known
+
+    def _save(self, new: dict[str, Reading]) -> None:
+        """Adds ``new`` to the memo file (what other processes wrote meanwhile kept); a memo
+        that cannot be written is no error: the next run reads the tokenizer again."""
+        if self._memo_path is None:
+            return
+        merged = {**_read_memo(self._memo_path), **new}
+        payload = {"version": MEMO_VERSION, "tokenizer": str(self.folder),
+                   "readings": {text: asdict(reading) for text, reading in merged.items()}}
+        try:
+            self._memo_path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self._memo_path.parent, suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(payload, out)
+            os.replace(temporary, self._memo_path)
+        except OSError:
+            pass
+
+    def __repr__(self) -> str:
+        return f"TokenizerReader({self.name!r}, {self.folder})"
+
+
+def _read_memo(path: Path) -> dict[str, Reading]:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        if payload.get("version") != MEMO_VERSION:
+            return {}
+        return {text: Reading(unknown=tuple(r["unknown"]), cut=tuple(r["cut"]),
+                              ids=tuple(r["ids"]), shown=r["shown"], unk_token=r["unk_token"],
+                              limit=r["limit"])
+                for text, r in payload["readings"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}  # absent or damaged: read again, and rewritten
+
+
+def problems(readers: Sequence[TokenizerReader], texts: Iterable[str]) -> dict[str, str]:
+    """Each text some tokenizer cannot read whole -> why, in words (the others: absent)."""
+    texts = list(dict.fromkeys(texts))
+    said: dict[str, list[str]] = {}
+    for reader in readers:
+        for text, reading in reader.readings(texts).items():
+            why = reading.problem(reader.name)
+            if why:
+                said.setdefault(text, []).append(why)
+    return {text: "; ".join(dict.fromkeys(said[text])) for text in texts if text in said}
+
+
+def prompt_problems(tokenizers: Sequence[tuple[str, Any]], texts: Iterable[str]
+                    ) -> dict[str, str]:
+    """``problems`` with tokenizers already loaded, by name (a loaded pipeline's)."""
+    return problems([TokenizerReader(name, tokenizer=tokenizer) for name, tokenizer in tokenizers],
+                    texts)
+
+
+def memo_folder(cache_dir: Path | None, no_cache: bool = False) -> Path | None:
+    """Where readings are kept: ``<cache>/tokens`` (None with ``--t2i-no-cache``)."""
+    return None if no_cache or cache_dir is None else Path(cache_dir) / "tokens"
+
+
+def pipeline_readers(model: str | os.PathLike | None, memo: Path | None
+                     ) -> list[TokenizerReader]:
+    """The tokenizers a diffusers pipeline folder declares (``model_index.json``), by folder
+    name; none for a hub id not on disk. Nothing is loaded: ``model_index.json`` is read."""
+    from .vocabulary import TOKENIZER_FOLDERS
+
+    if not model:
+        return []
+    root = Path(model)
+    try:
+        declared = json.loads((root / "model_index.json").read_text())
+    except (OSError, ValueError):
+        return []
+    return [TokenizerReader(folder, folder=root / folder, memo=memo)
+            for folder in TOKENIZER_FOLDERS
+            if isinstance(declared.get(folder), list) and None not in declared[folder]
+            and (root / folder).is_dir()]
+
+
+def model_reader(model: str | os.PathLike | None, memo: Path | None
+                 ) -> TokenizerReader | None:
+    """The tokenizer of a transformers model folder (a CLIP judge's); None without one."""
+    if not model or not Path(model).is_dir() or tokenizer_fingerprint(Path(model)) is None:
+        return None
+    return TokenizerReader("tokenizer", folder=Path(model), memo=memo)
