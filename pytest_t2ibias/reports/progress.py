@@ -146,7 +146,7 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
     (``--t2i-plan``'s count; answered at the planned kinds' rate per image). Python tests
     add theirs as they go."""
     from ..kinds import CHECK_KINDS
-    from ..prefetch import axes_read, image_needs, is_planned
+    from ..prefetch import axes_read, calibration_needs, image_needs, is_planned
 
     images: set[tuple] = set()
     answers: set[tuple] = set()
@@ -185,14 +185,15 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
         if not is_planned(item):
             continue
         try:
-            needs = image_needs(item)
+            needs = [(role, prompts, item.plan.images_per_prompt)
+                     for role, prompts in image_needs(item)] + calibration_needs(item)
             read = [axis.name for axis in axes_read(item)]
         except Exception:  # noqa: BLE001 - the item's own run reports what is wrong with it
             continue
         questions = read + (["<filter>"] if item.suite.filter is not None else [])
-        for role, prompts in needs:
+        for role, prompts, n in needs:  # the kind's own, then its judge's calibration
             for prompt in prompts:
-                count(item, role, prompt, item.plan.images_per_prompt, questions)
+                count(item, role, prompt, n, questions)
     in_plan = False
     per_image = len(answers) / len(images) if images else 1.0
     tally_plan = (len(images) + unplanned_images, len(answers) + round(unplanned_images * per_image))
