@@ -6,7 +6,8 @@ import pytest_t2ibias.metrics as metrics
 
 PACKAGE = Path(metrics.__file__).parent
 ALLOWED_IMPORTS = {"__future__", "numpy", "scipy", "pytest_t2ibias"}
-STDLIB_USED = {"collections", "dataclasses", "functools", "itertools", "math", "warnings"}
+STDLIB_USED = {"collections", "dataclasses", "functools", "itertools", "math", "typing",
+               "warnings"}
 
 
 def public_names_defined_in_submodules():
@@ -35,6 +36,15 @@ def test_all_is_complete_and_importable():
         "profile_range",
         "share_draws",
         "single_choice",
+        "corrected_ideal_not_rejected",
+        "posterior_matrix",  # metrics.intersectional's, shared with InterMit
+    }
+    internal |= {  # metrics.judge's building blocks, shared with posterior and intersectional
+        "confusion_draws",
+        "corrected_draws",
+        "corrected_point",
+        "posterior_mean_confusion",
+        "project_to_simplex",
     }
     assert set(metrics.__all__) == public_names_defined_in_submodules() - internal
     for name in metrics.__all__:

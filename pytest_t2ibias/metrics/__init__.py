@@ -21,6 +21,12 @@ from pytest_t2ibias.metrics.intervals import bootstrap_matrix
 from pytest_t2ibias.metrics.intervals import difference_of_shares
 from pytest_t2ibias.metrics.intervals import jeffreys_interval
 from pytest_t2ibias.metrics.intervals import wilson_interval
+from pytest_t2ibias.metrics.judge import JudgeCalibration
+from pytest_t2ibias.metrics.judge import calibration_from_labels
+from pytest_t2ibias.metrics.judge import correct_shares
+from pytest_t2ibias.metrics.judge import correction_mode
+from pytest_t2ibias.metrics.judge import judged_estimate
+from pytest_t2ibias.metrics.judge import readability
 from pytest_t2ibias.metrics.posterior import max_skew_estimate
 from pytest_t2ibias.metrics.posterior import posterior_estimate
 from pytest_t2ibias.metrics.power import decision_rate
@@ -42,6 +48,7 @@ from pytest_t2ibias.metrics.skew import skew_at_k
 __all__ = [
     "Distribution",
     "ISMatrix",
+    "JudgeCalibration",
     "MatrixEstimate",
     "SkewValue",
     "betting_share_interval",
@@ -49,6 +56,9 @@ __all__ = [
     "bias",
     "bootstrap_estimate",
     "bootstrap_matrix",
+    "calibration_from_labels",
+    "correct_shares",
+    "correction_mode",
     "decision_rate",
     "difference_of_shares",
     "distribution_of",
@@ -59,6 +69,7 @@ __all__ = [
     "images_needed",
     "intersectional_sensitivity",
     "jeffreys_interval",
+    "judged_estimate",
     "kl_divergence",
     "look_confidence",
     "look_confidences",
@@ -69,6 +80,7 @@ __all__ = [
     "normalised_w1",
     "pooled_shares",
     "posterior_estimate",
+    "readability",
     "severity",
     "severity_estimate",
     "skew_at_k",
