@@ -99,6 +99,8 @@ def write_project(pytester, model_zoo, tmp_path, *, generator, vqa, llm, kinds, 
         t2i_cache_dir = {tmp_path / 'cache'}
         t2i_device = cpu
         t2i_bootstrap = 50
+        # random-weight judges read nothing: every calibration would say "cannot read"
+        t2i_judge_correction = off
         t2i_height = 16
         t2i_width = 16
         t2i_llm_tokens = 8

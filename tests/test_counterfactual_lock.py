@@ -338,6 +338,8 @@ def test_plugin_writes_uses_and_guards_the_lock(pytester: pytest.Pytester, tiny_
         t2i_cache_dir = {tmp_path / 'cache'}
         t2i_device = cpu
         t2i_bootstrap = 50
+        # random-weight judges read nothing: every calibration would say "cannot read"
+        t2i_judge_correction = off
     """))
     run = lambda *args: pytester.runpytest("-p", "no:cacheprovider", *args)
     lock_file = pytester.path / "tiny.t2i.lock.json"

@@ -151,8 +151,11 @@ def test_holm_and_bh_run_each_check_at_the_level_the_procedure_found(pytester, p
 
 def test_plan_prints_costs_and_needs_and_runs_nothing(pytester):
     result = _run(pytester, "--t2i-plan")
-    result.stdout.fnmatch_lines(["*t2ibias: plan*", "*policy.t2i.yaml::balance*48*1*48*",
-                                 "*policy.t2i.yaml::spill*48*3*144*no power model*"])
+    # each item's images, and those that calibrate its judge (gender's and age's
+    # counterfactuals, 48 a value; spill draws gender's itself)
+    result.stdout.fnmatch_lines(["*t2ibias: plan*",
+                                 "*policy.t2i.yaml::balance*48*1*144*96 images calibrate the judge*",
+                                 "*policy.t2i.yaml::spill*48*3*240*no power model*"])
     assert "items that cannot decide their threshold: 1" in " ".join(result.stdout.str().split())
     result.assert_outcomes()  # nothing ran: no model was loaded
 

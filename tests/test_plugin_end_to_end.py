@@ -79,6 +79,8 @@ def project(pytester: pytest.Pytester, tiny_models, tmp_path) -> pytest.Pytester
         t2i_cache_dir = {tmp_path / 'cache'}
         t2i_device = cpu
         t2i_bootstrap = 200
+        # random-weight judges read nothing: every calibration would say "cannot read"
+        t2i_judge_correction = off
     """))
     return pytester
 

@@ -48,6 +48,8 @@ def project(tmp_path_factory) -> Path:
         t2i_vqa = {clip}
         t2i_device = cpu
         t2i_bootstrap = 200
+        # random-weight judges read nothing: every calibration would say "cannot read"
+        t2i_judge_correction = off
     """))
     return root
 
