@@ -339,22 +339,18 @@ class T2ISession:
 
     def _write_report(self, what: str, option: str, path: str, write: Callable[[], None]
                       ) -> None:
-        """Write one report; an OS error (a full or read-only disk) is one paragraph at the
-        end of the summary and a failed session, never a traceback nor an old report left
-        to read as this run's."""
+        """Write one report; an OS error (a full or read-only disk, a device) is one
+        paragraph at the end of the summary and a failed session, never a traceback.
+        Nothing at ``path`` is removed (``reports.output``): what was there stays as it was,
+        and the paragraph says it is not this run's report."""
         try:
             write()
         except OSError as exc:
-            from pathlib import Path
-
-            try:
-                Path(path).unlink(missing_ok=True)  # half a report, or the last run's
-            except OSError:
-                pass
             reason = exc.strerror or str(exc)
             self.report_errors.append(
                 f"{option}={path}: the {what} report could not be written ({reason}"
-                f"{': ' + str(exc.filename) if exc.filename else ''}); free space there or "
+                f"{': ' + str(exc.filename) if exc.filename else ''}); whatever {path} held "
+                f"before is left as it was, not this run's report; free space there or "
                 f"point {option} at a writable file")
             return
         self.written_reports.append((what, path))

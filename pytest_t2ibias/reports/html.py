@@ -32,6 +32,7 @@ from .charts import (
     matrix_scale,
     share_bars,
 )
+from .output import write_report_text
 from .rows import ReportRow, tally
 
 THUMB_PX = 160
@@ -50,8 +51,7 @@ def write_html(path: str | Path, rows: Sequence[ReportRow],
     """Write the report of ``rows`` to ``path``; ``run`` is the JSON report's run header,
     ``cache_dir`` where the images are (None: placeholders instead of thumbnails)."""
     page = render_html(rows, run=run, cache_dir=cache_dir)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(page, encoding="utf-8")
+    write_report_text(path, page)
 
 
 def render_html(rows: Sequence[ReportRow], *, run: Mapping[str, Any] | None = None,
