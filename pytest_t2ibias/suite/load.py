@@ -51,8 +51,13 @@ TEMPLATE_FIELDS = ("subject",)
 IDEAL_SUM_TOLERANCE = 1e-3
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 """Axis names and check ids: they become parts of pytest item names."""
-MARKER_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-"""A check's ``marks:``: pytest marker names."""
+MARKER_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+"""A check's ``marks:``: pytest marker names (pytest refuses those starting with ``_``:
+``__class__`` would reach ``MarkGenerator`` as an attribute lookup)."""
+LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+"""Characters that break or shift a line: a name (a subject, a choice, a mark, the suite's
+name) holding one would start a line of its own in a failure message or a JUnit body
+(``"doctor\nPASSED ..."`` forged a result line), and means nothing in a name."""
 
 
 MAX_ITEMS = 20_000
@@ -136,6 +141,8 @@ class _SuiteReader:
         for index, item in enumerate(value):
             if not (isinstance(item, str) and item.strip()):
                 self.problem((*at, index), f"{what} must be strings (quote numbers), got {_describe(item)}")
+            elif not self.one_line(item, (*at, index), what):
+                continue
             elif item in names:
                 self.problem((*at, index), f"{what}: {item!r} is listed twice")
             else:
@@ -143,6 +150,17 @@ class _SuiteReader:
         if len(value) < minimum:
             self.problem(at, f"{what} must list at least {minimum}, got {len(value)}")
         return tuple(names)
+
+    def one_line(self, value: str, at: KeyPath, what: str) -> bool:
+        """A name is one line: refuse (and report) ``value`` if it holds a ``LINE_BREAKS``
+        character; True if it holds none."""
+        broken = next((c for c in value if c in LINE_BREAKS), None)
+        if broken is None:
+            return True
+        self.problem(at, f"{what}: {_describe(value)} holds the line break or tab "
+                         f"{broken.encode('unicode_escape').decode()}; a name is one line of "
+                         f"text (write it on one line, without \\n, \\r or \\t)")
+        return False
 
     def template(self, value: Any, at: KeyPath, what: str) -> str | None:
         """A prompt template with ``{subject}`` and no other placeholder.
@@ -194,7 +212,9 @@ class _SuiteReader:
         self.valid_text(data, ())
         name = suite_name_from_path(self.path)
         if "suite" in data:
-            name = self.text(data["suite"], ("suite",), "suite (the suite's name)") or name
+            given = self.text(data["suite"], ("suite",), "suite (the suite's name)")
+            if given is not None and self.one_line(given, ("suite",), "suite (the suite's name)"):
+                name = given
         defaults = self.defaults(data["defaults"]) if "defaults" in data else {}
         prompt = self.template(data["prompt"], ("prompt",), "prompt") if "prompt" in data else None
         subjects = self.names(data["subjects"], ("subjects",), "subjects") if "subjects" in data else ()
@@ -401,7 +421,7 @@ class _SuiteReader:
         axes: dict[str, AxisSpec] = {}
         for name, body in mapping.items():
             at = ("axes", name)
-            if not (isinstance(name, str) and NAME_PATTERN.match(name)):
+            if not (isinstance(name, str) and NAME_PATTERN.fullmatch(name)):
                 self.problem(at, f"axis name {name!r} must be a name (letters, digits, _ . -)")
                 continue
             self.axis_names.append(name)
@@ -596,7 +616,7 @@ class _SuiteReader:
             self.problem(at, "missing required key 'id' in check (a name for its test items)")
             return None
         check_id = mapping["id"]
-        if not (isinstance(check_id, str) and NAME_PATTERN.match(check_id)):
+        if not (isinstance(check_id, str) and NAME_PATTERN.fullmatch(check_id)):
             self.problem((*at, "id"), f"check id must be a name (letters, digits, _ . -), "
                                       f"got {_describe(check_id)}")
             return None
@@ -622,9 +642,9 @@ class _SuiteReader:
         marks = self.names(mapping["marks"], (*at, "marks"), f"{where}: marks") \
             if "marks" in mapping else ()
         for index, mark in enumerate(_items(mapping.get("marks"))):
-            if isinstance(mark, str) and not MARKER_PATTERN.match(mark):
+            if isinstance(mark, str) and not MARKER_PATTERN.fullmatch(mark):
                 self.problem((*at, "marks", index), f"{where}: mark {mark!r} must be a marker "
-                                                    f"name (a Python identifier)")
+                                                    f"name (a Python identifier not starting with _)")
         kind = self.kind(mapping, at, where)
         if kind is None:
             return None
