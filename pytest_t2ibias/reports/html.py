@@ -405,11 +405,13 @@ class Thumbnails:
         path = self.root / "images" / key[:2] / f"{key}.png"
         from PIL import Image
 
-        try:
-            with Image.open(path) as opened:
+        from ..store.cache import MAX_IMAGE_BYTES, read_entry
+
+        try:  # a regular file of bounded size only: never a FIFO waited on (#35)
+            with Image.open(io.BytesIO(read_entry(path, MAX_IMAGE_BYTES))) as opened:
                 image = opened.convert("RGB")
         except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
-            return None  # absent, unreadable, not an image or a decompression bomb
+            return None  # absent, unreadable, not a file, not an image or a decompression bomb
         buffer = io.BytesIO()
         if max(image.size) <= THUMB_PX:
             image.save(buffer, "PNG", optimize=True)
