@@ -99,6 +99,12 @@ class DegenerateOutput(CheckError):
     image for every seed, a judge answering every image alike."""
 
 
+class ImageFolderError(CheckError):
+    """A folder of images a check reads beside the model (an ideal's ``reference``, a judge
+    audit's labelled folder) that holds no image, a file that is no image, or an
+    ``index.jsonl`` line that cannot be read; the message names the file (and line)."""
+
+
 class CacheError(CheckError):
     """The cache directory cannot be used (read-only, not creatable, a file in the way)."""
 
