@@ -58,6 +58,9 @@ class T2ISession:
         """The run's work, for the progress line: expected when the request layer is built,
         counted per item (``pytest_runtest_call``) and for the session plan."""
         self._log_lines: Any = None
+        self.finished: set[str] = set()
+        """Node ids whose teardown was reported (here, or by an xdist worker): the items that
+        ran to the end, against the collected count an interrupted run's reports state."""
         """``reports.progress.ReporterLines`` when progress goes to a log through pytest."""
         self._file_ends: set[str] = set()
         """Node ids after which pytest's line for a file is complete (not the run's last)."""
@@ -259,6 +262,8 @@ class T2ISession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self.finished.add(report.nodeid)
         if self._log_lines is not None and self._log_lines.owed is not None:
             _, letter, _ = self.config.hook.pytest_report_teststatus(report=report,
                                                                      config=self.config)
@@ -321,7 +326,7 @@ class T2ISession:
         rows = self.sorted_results()
         if not (self.settings.json or self.settings.html):
             return
-        run = self.run_header()
+        run = {**self.run_header(), **self.interruption(session)}
         settings = self.settings
         if settings.json:
             from .reports.rows import write_json
@@ -336,6 +341,19 @@ class T2ISession:
                 cache_dir=None if settings.no_cache else settings.cache_dir))
         if self.report_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def interruption(self, session: pytest.Session) -> dict[str, Any]:
+        """The run header's ``interrupted`` (bool), and for an interrupted run (Ctrl-C, -x,
+        --maxfail, a crashed worker) ``items_not_run`` of ``items_collected`` and why, so its
+        reports never read as a complete run's."""
+        collected = session.testscollected
+        not_run = max(0, collected - len(self.finished))
+        if not not_run or self.config.option.collectonly:
+            return {"interrupted": False}
+        reason = (session.shouldfail or session.shouldstop  # -x, --maxfail: pytest's words
+                  or "interrupted (Ctrl-C, or a process that ended)")
+        return {"interrupted": True, "items_not_run": not_run, "items_collected": collected,
+                "interrupted_by": str(reason)}
 
     def _write_report(self, what: str, option: str, path: str, write: Callable[[], None]
                       ) -> None:

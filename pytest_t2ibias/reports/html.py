@@ -138,6 +138,7 @@ def _header(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> str:
     if run.get("git_revision"):
         meta.append(f"git {escape(run['git_revision'])}")
     parts = [f'<header><h1>t2ibias report</h1><p class="meta">{" · ".join(meta)}</p>'
+             f'{_interrupted(run)}'
              f'<p class="tally"><b>{len(rows)} results</b> {tallies}</p></header>']
     backends = [("Models", run.get("models") or []), ("Judges", run.get("judges") or [])]
     tables = "".join(_backends(title, entries) for title, entries in backends if entries)
@@ -146,6 +147,17 @@ def _header(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> str:
         parts.append(f'<section class="run"><h2>Run</h2><div class="run-grid"><div>{tables}'
                      f'</div>{_settings(settings)}</div></section>')
     return "\n".join(parts)
+
+
+def _interrupted(run: Mapping[str, Any]) -> str:
+    """A banner over the tally of a run that stopped early: its results are not the suite's."""
+    if not run.get("interrupted"):
+        return ""
+    not_run, collected = run.get("items_not_run"), run.get("items_collected")
+    return (f'<p class="interrupted"><b>Interrupted run</b>: {escape(str(not_run))} of '
+            f'{escape(str(collected))} items did not run '
+            f'({escape(str(run.get("interrupted_by") or "stopped early"))}); the results below '
+            f'are only those that did.</p>')
 
 
 def _backends(title: str, entries: Sequence[Mapping[str, Any]]) -> str:
@@ -490,6 +502,7 @@ h4 { font-size: 13px; margin: 0 0 2px; font-weight: 600; }
 .small { font-size: 12px; }
 .tally { font-size: 15px; margin: 10px 0 18px; }
 .tally .badge { margin-left: 6px; }
+.interrupted { background: #c62828; color: #fff; padding: 6px 12px; border-radius: 6px; }
 section { background: #fff; border: 1px solid #d0d7de; border-radius: 8px;
           padding: 16px 20px; margin: 0 0 18px; }
 section.attention { border-left: 5px solid #c62828; }
