@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # verdicts, reports and the equipment load when a check needs
     from .locks.counterfactual import PromptLocks
     from .plan import Plan
     from .reports.collect import RunResults
+    from .reports.progress import RunTally
     from .reports.rows import ReportRow
     from .store.request_layer import Progress, RequestLayer
     from .verdict import Verdict
@@ -58,6 +59,7 @@ class T2ISession:
         """The run's work, for the progress line: expected when the request layer is built,
         counted per item (``pytest_runtest_call``) and for the session plan."""
         self._log_lines: Any = None
+        self._work_counted = False
         self.finished: set[str] = set()
         """Node ids whose teardown was reported (here, or by an xdist worker): the items that
         ran to the end, against the collected count an interrupted run's reports state."""
@@ -142,7 +144,18 @@ class T2ISession:
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
         mode = "summary" if verbosity < 0 else "live" if live else "lines"
-        # the run's totals, for one ETA (#27): the session plan's and each search's estimate
+        if not self._work_counted:
+            self.tally.expect(self.run_work())
+        pause = capture.global_and_fixture_disabled if capture else nullcontext
+        return TerminalProgress(
+            stream, mode, tally=self.tally, pause=pause,
+            before=reporter.ensure_newline if reporter else (lambda: None),
+            name=f"t2ibias[{worker}]" if worker else "t2ibias",
+            write_line=None if mode == "live" else self._log_lines)
+
+    def run_work(self) -> RunTally:
+        """The run's totals, for one ETA (#27) and the budgets (#35): the session plan's
+        images and answers and each search's estimate."""
         from .prefetch import is_planned
         from .reports.progress import planned_work
 
@@ -151,15 +164,27 @@ class T2ISession:
                      and not _estimates(item)]
         checks = [(item.nodeid, planned) for item in self.planned_items
                   if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
-        self.tally.expect(planned_work([planned for _, planned in checks],
-                                       sum(images for images in unplanned if images),
-                                       nodeids=[nodeid for nodeid, _ in checks]))
-        pause = capture.global_and_fixture_disabled if capture else nullcontext
-        return TerminalProgress(
-            stream, mode, tally=self.tally, pause=pause,
-            before=reporter.ensure_newline if reporter else (lambda: None),
-            name=f"t2ibias[{worker}]" if worker else "t2ibias",
-            write_line=None if mode == "live" else self._log_lines)
+        self._work_counted = True
+        return planned_work([planned for _, planned in checks],
+                            sum(images for images in unplanned if images),
+                            nodeids=[nodeid for nodeid, _ in checks])
+
+    def _within_budgets(self, work: RunTally) -> None:
+        """Refuse a selection that plans more than ``budgets`` allow, before anything is
+        built for it: one usage error naming the totals and the largest check."""
+        from .budgets import over_budget
+
+        planned = work.planned
+        problem = over_budget(planned["images"], planned["answers"])
+        if problem is None:
+            return
+        largest = max((item for item in self.planned_items if hasattr(item, "plan")),
+                      key=lambda item: item.plan.images_per_prompt)
+        raise pytest.UsageError(
+            f"t2ibias: the selected checks plan {problem} (t2ibias budgets; the largest "
+            f"check: {largest.nodeid} at {largest.plan.images_per_prompt:,} images a prompt); "
+            f"select fewer checks (-k, or fewer subjects and axes a check), lower "
+            f"images_per_prompt or --t2i-images-per-prompt, or split the run")
 
     def progress_writer(self) -> Callable[[str], None] | None:
         """One line at a time on stderr through a terminal writer, past output capture;
@@ -196,6 +221,10 @@ class T2ISession:
 
             self._family = Family(self.settings.family, gated)
         self.planned_items = list(session.items)  # the progress line's totals (#27)
+        if any(hasattr(item, "as_planned") for item in session.items):
+            work = self.run_work()  # counted per prompt, not per image: cheap at any size
+            self._within_budgets(work)
+            self.tally.expect(work)
         files = [item.nodeid.split("::")[0] for item in session.items]
         self._file_ends = {item.nodeid for item, file, following
                            in zip(session.items, files, files[1:]) if file != following}
@@ -398,14 +427,16 @@ class T2ISession:
 
     def pytest_report_collectionfinish(self, config: pytest.Config,
                                        items: list[pytest.Item]) -> list[str]:
-        """A line for each suite whose ``models:``/``defaults:`` differ from the header's."""
+        """A line for each suite whose ``models:``/``defaults:`` differ from the header's,
+        and the work budgets the run is held to (``budgets``)."""
         suites = {id(suite): suite for item in items
                   if (suite := getattr(item, "suite", None)) is not None}
         if not suites:
             return []
+        from .budgets import describe
         from .reports.header import suite_lines
 
-        return suite_lines(self.settings, list(suites.values()))
+        return [*suite_lines(self.settings, list(suites.values())), describe()]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None:

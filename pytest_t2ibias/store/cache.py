@@ -66,9 +66,9 @@ ANSWER_HASH_FIELD = "hash"
 """An answer entry's own hash: of every other field (``answer_hash``)."""
 SUM_TOLERANCE = 0.01
 """How far a row of probabilities may sum from 1 (float16 judges round each to ~1e-3)."""
-MAX_IMAGE_BYTES = 256 * 2**20
-"""Largest PNG read: a 8,192 x 8,192 image of noise (the largest ``height``/``width`` a
-plan allows) is about 200 MB; anything larger is no entry this code wrote."""
+MAX_IMAGE_BYTES = 128 * 2**20
+"""Largest PNG read: a ``budgets.MAX_IMAGE_SIDE`` square of noise (the largest image a plan
+asks for) is about 50 MB; anything much larger is no entry this code wrote."""
 MAX_ANSWER_BYTES = 2**20
 """Largest answer entry read: a row of at most 64 choices with its question and statements
 is a few kB."""

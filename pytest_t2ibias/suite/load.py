@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._settings import parse_model_options
+from ..budgets import MAX_IMAGE_SIDE
 from .._text import first_unsafe
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
@@ -376,8 +377,8 @@ class _SuiteReader:
                 ok = _is_number(number) and number >= 0
                 expected = "a number >= 0"
             elif key in ("height", "width"):
-                ok = _is_int(number) and number >= 8
-                expected = "an integer >= 8 (pixels)"
+                ok = _is_int(number) and 8 <= number <= MAX_IMAGE_SIDE
+                expected = f"an integer in [8, {MAX_IMAGE_SIDE:,}] (pixels)"
             else:
                 ok = _is_int(number) and number >= (0 if key == "seed" else 1)
                 expected = "an integer >= 0" if key == "seed" else (
