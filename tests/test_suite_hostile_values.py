@@ -41,8 +41,9 @@ def error_of(tmp_path, text: str) -> SuiteError:
                                    "suite lie within +-9,223,372,036,854,775,807"),
     ("{guidance: " + HUGE + "}", "an integer of 400 digits is too large"),
     ("{seed: 18446744073709551616}", "the integer '18446744073709551616' is too large"),
+    ("{seed: !!timestamp tomorrow}", "'tomorrow' is not a valid YAML timestamp"),
 ], ids=["impossible-date", "empty-int", "bool-maybe", "float-abc", "4301-digits", "guidance",
-        "2^64"])
+        "2^64", "timestamp-word"])
 def test_a_scalar_its_constructor_refuses_is_a_file_line_error(tmp_path, defaults, says):
     error = error_of(tmp_path, f"defaults: {defaults}\n" + BASE)
     assert error.line == 1

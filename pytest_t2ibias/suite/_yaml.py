@@ -264,7 +264,10 @@ def _construct(loader: _Loader, node: yaml.Node, document: Document) -> Any:
         raise SuiteError(document.path, line, _too_large(f"an integer of {len(written)} digits"))
     try:
         value = loader.construct_object(node, deep=True)
-    except (ValueError, TypeError, IndexError, KeyError, OverflowError) as exc:
+    except yaml.YAMLError:
+        raise  # a marked error: ``load_yaml`` reports it with its line and column
+    except Exception as exc:  # noqa: BLE001 - any constructor's failure (!!timestamp tomorrow
+        # is an AttributeError inside PyYAML) means the value cannot be read
         why = f" ({exc})" if isinstance(exc, (ValueError, OverflowError)) else ""
         raise SuiteError(document.path, line,
                          f"{_shown_scalar(written)} is not a valid YAML {kind}{why}; write a "
