@@ -70,6 +70,10 @@ class _RecordingLayer:
     def __init__(self, real: RequestLayer) -> None:
         self.real = real
         self.asked: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+        self.asker: PlannedItem | None = None
+        """The item whose answers are being recorded; the first to ask a question owns a
+        failure to answer it (``first_asker``)."""
+        self.first_asker: dict[tuple, PlannedItem] = {}
 
     def images(self, generator, requests):
         return self.real.images(generator, requests)
@@ -80,6 +84,8 @@ class _RecordingLayer:
         statements = tuple(statements) if statements else None
         key = (answerer.fingerprint, question, choices, statements)
         _, pending = self.asked.setdefault(key, (answerer, {}))
+        if self.asker is not None:
+            self.first_asker.setdefault(key, self.asker)
         for item in images:
             pending.setdefault(item.key, item)
         n = len(images)
@@ -144,6 +150,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
     # 2. answers: what each check would ask, recorded, then asked once per question
     recorder = _RecordingLayer(real)
     for entry in ready:
+        recorder.asker = entry.item
         recording = replace(entry.instrument, requests=recorder)
         try:
             for role, prompts in entry.needs:
@@ -152,13 +159,15 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
                     recording.attributes(images, axis, entry.item.suite.filter)
         except Exception as error:  # noqa: BLE001
             _tell(on_error, entry.item, error)
-    for (_, question, choices, statements), (answerer, pending) in recorder.asked.items():
+    for key, (answerer, pending) in recorder.asked.items():
+        _, question, choices, statements = key
         mine = share(list(pending.values()))
         if mine:
             try:
                 real.answers(answerer, ImageSet(tuple(mine)), question, choices, statements)
-            except Exception:  # noqa: BLE001 - each item asking it meets the error in its run
-                continue
+            except Exception as error:  # noqa: BLE001 - the first asker's; the others meet
+                if key in recorder.first_asker:  # its repeat in their own runs
+                    _tell(on_error, recorder.first_asker[key], error)
     return len(ready)
 
 
