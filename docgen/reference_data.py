@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_t2ibias.budgets import MAX_IMAGE_SIDE
 from pytest_t2ibias.kinds import _params as checks
 from pytest_t2ibias.plan import DEFAULT_IMAGES_PER_PROMPT, DEFAULT_SEED
 from pytest_t2ibias.suite.load import (LLM_COUNTERFACTUALS, MARKER_PATTERN, MAX_CHOICES,
@@ -163,14 +164,16 @@ DEFAULTS = {
         default="the model's declared sampling (`t2ibias.json`), else the pipeline's own "
                 "(SD 1.x 7.5, SDXL 5.0, SD3 7.0, Flux 3.5, PixArt 4.5)"),
     "height": KeyDoc(
-        "integer ≥ 8", "Image height in pixels; part of every image's cache key. The run "
-        "header says which size was used and where it came from.",
-        "defaults: {height: 512, width: 512}", {"type": "integer", "minimum": 8},
+        f"integer in [8, {MAX_IMAGE_SIDE:,}]", "Image height in pixels; part of every image's "
+        "cache key. The run header says which size was used and where it came from.",
+        "defaults: {height: 512, width: 512}",
+        {"type": "integer", "minimum": 8, "maximum": MAX_IMAGE_SIDE},
         default="`--t2i-height`, else the model's declared sampling, else the pipeline's own "
                 "(its default sample size x the VAE's scale: Flux 1024)"),
     "width": KeyDoc(
-        "integer ≥ 8", "Image width in pixels; part of every image's cache key.",
-        "defaults: {width: 512}", {"type": "integer", "minimum": 8},
+        f"integer in [8, {MAX_IMAGE_SIDE:,}]", "Image width in pixels; part of every image's "
+        "cache key.",
+        "defaults: {width: 512}", {"type": "integer", "minimum": 8, "maximum": MAX_IMAGE_SIDE},
         default="`--t2i-width`, else the model's declared sampling, else the pipeline's own"),
     "batch_size": KeyDoc(
         "integer ≥ 1", "Accepted and validated, but not used at present: the images per "

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from .budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 from ._settings import (
     ADAPTIVE_SPENDING,
     FAMILY_POLICIES,
@@ -142,19 +143,26 @@ def _model_options(config: pytest.Config, name: str = "t2i_model_option") -> dic
         raise pytest.UsageError(f"{exc} (command line or ini key {name})") from None
 
 
-def _checked(config: pytest.Config, name: str, *, minimum: float) -> Any:
-    """The numeric option ``name``, unset (None) or a finite number >= ``minimum``.
+def _checked(config: pytest.Config, name: str, *, minimum: float,
+             maximum: float | None = None) -> Any:
+    """The numeric option ``name``, unset (None) or a finite number in [``minimum``,
+    ``maximum``] (``budgets``: images per prompt, pixels a side).
 
     Zero must not pass for "unset" further down (``images_per_prompt or default``), nor NaN
-    or infinity for a number, so out-of-range values stop the run here, naming the option.
+    or infinity for a number, nor an integer past a float (``math.isfinite`` of one raised
+    OverflowError), so out-of-range values stop the run here, naming the option.
     """
     value = get_option(config, name)
     if value is None:
         return None
-    if not math.isfinite(value) or value < minimum:
+    finite = isinstance(value, int) or math.isfinite(value)
+    if not finite or value < minimum or (maximum is not None and value > maximum):
         kind = "an integer" if isinstance(value, int) else "a finite number"
-        raise pytest.UsageError(f"{_BY_NAME[name].cli} must be {kind} >= {minimum:g}, got "
-                                f"{value!r}; fix it on the command line or the ini key {name}")
+        bounds = f">= {minimum:g}" if maximum is None else f"in [{minimum:g}, {maximum:,}]"
+        shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... " \
+                                                            f"({len(repr(value))} digits)"
+        raise pytest.UsageError(f"{_BY_NAME[name].cli} must be {kind} {bounds}, got {shown}; "
+                                f"fix it on the command line or the ini key {name}")
     return value
 
 
@@ -326,13 +334,14 @@ def _read_settings(config: pytest.Config) -> Settings:
         eval_llm=get_option(config, "t2i_eval_llm"),
         device=get_option(config, "t2i_device"),
         dtype=dtype,
-        images_per_prompt=_checked(config, "t2i_images_per_prompt", minimum=1),
+        images_per_prompt=_checked(config, "t2i_images_per_prompt", minimum=1,
+                                   maximum=MAX_IMAGES_PER_PROMPT),
         steps=_checked(config, "t2i_steps", minimum=1),
         guidance=_checked(config, "t2i_guidance", minimum=0),
         llm_tokens=_checked(config, "t2i_llm_tokens", minimum=1),
-        height=_checked(config, "t2i_height", minimum=8),
-        width=_checked(config, "t2i_width", minimum=8),
-        seed=_checked(config, "t2i_seed", minimum=0),
+        height=_checked(config, "t2i_height", minimum=8, maximum=MAX_IMAGE_SIDE),
+        width=_checked(config, "t2i_width", minimum=8, maximum=MAX_IMAGE_SIDE),
+        seed=_checked(config, "t2i_seed", minimum=0, maximum=2**63 - 1),
         batch_size=batch_size,
         cache_dir=Path(cache_dir) if cache_dir else config.rootpath / ".t2ibias_cache",
         cache_remote=get_option(config, "t2i_cache_remote"),

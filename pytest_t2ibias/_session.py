@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # verdicts, reports and the equipment load when a check needs
     from .locks.counterfactual import PromptLocks
     from .plan import Plan
     from .reports.collect import RunResults
+    from .reports.progress import RunTally
     from .reports.rows import ReportRow
     from .store.request_layer import Progress, RequestLayer
     from .verdict import Verdict
@@ -59,6 +60,10 @@ class T2ISession:
         """The run's work, for the progress line: expected when the request layer is built,
         counted per item (``pytest_runtest_call``) and for the session plan."""
         self._log_lines: Any = None
+        self._work_counted = False
+        self.finished: set[str] = set()
+        """Node ids whose teardown was reported (here, or by an xdist worker): the items that
+        ran to the end, against the collected count an interrupted run's reports state."""
         """``reports.progress.ReporterLines`` when progress goes to a log through pytest."""
         self._file_ends: set[str] = set()
         """Node ids after which pytest's line for a file is complete (not the run's last)."""
@@ -163,8 +168,8 @@ class T2ISession:
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
         mode = "summary" if verbosity < 0 else "live" if live else "lines"
-        # the run's totals, for one ETA (#27): the session plan's and each search's estimate
-        self.tally.expect(self.expected_work())
+        if not self._work_counted:
+            self.tally.expect(self.run_work())
         pause = capture.global_and_fixture_disabled if capture else nullcontext
         return TerminalProgress(
             stream, mode, tally=self.tally, pause=pause,
@@ -172,9 +177,9 @@ class T2ISession:
             name=f"t2ibias[{worker}]" if worker else "t2ibias",
             write_line=None if mode == "live" else self._log_lines)
 
-    def expected_work(self):
-        """The run's images and answers before anything runs (``reports.progress.RunTally``):
-        the session plan's, each shared image and answer once, and each search's estimate."""
+    def run_work(self) -> RunTally:
+        """The run's totals, for one ETA (#27) and the budgets (#35): the session plan's
+        images and answers and each search's estimate."""
         from .prefetch import is_planned
         from .reports.progress import planned_work
 
@@ -183,9 +188,27 @@ class T2ISession:
                      and not _estimates(item)]
         checks = [(item.nodeid, planned) for item in self.planned_items
                   if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
+        self._work_counted = True
         return planned_work([planned for _, planned in checks],
                             sum(images for images in unplanned if images),
                             nodeids=[nodeid for nodeid, _ in checks])
+
+    def _within_budgets(self, work: RunTally) -> None:
+        """Refuse a selection that plans more than ``budgets`` allow, before anything is
+        built for it: one usage error naming the totals and the largest check."""
+        from .budgets import over_budget
+
+        planned = work.planned
+        problem = over_budget(planned["images"], planned["answers"])
+        if problem is None:
+            return
+        largest = max((item for item in self.planned_items if hasattr(item, "plan")),
+                      key=lambda item: item.plan.images_per_prompt)
+        raise pytest.UsageError(
+            f"t2ibias: the selected checks plan {problem} (t2ibias budgets; the largest "
+            f"check: {largest.nodeid} at {largest.plan.images_per_prompt:,} images a prompt); "
+            f"select fewer checks (-k, or fewer subjects and axes a check), lower "
+            f"images_per_prompt or --t2i-images-per-prompt, or split the run")
 
     def progress_writer(self) -> Callable[[str], None] | None:
         """One line at a time on stderr through a terminal writer, past output capture;
@@ -222,6 +245,10 @@ class T2ISession:
 
             self._family = Family(self.settings.family, gated)
         self.planned_items = list(session.items)  # the progress line's totals (#27)
+        if any(hasattr(item, "as_planned") for item in session.items):
+            work = self.run_work()  # counted per prompt, not per image: cheap at any size
+            self._within_budgets(work)
+            self.tally.expect(work)
         files = [item.nodeid.split("::")[0] for item in session.items]
         self._file_ends = {item.nodeid for item, file, following
                            in zip(session.items, files, files[1:]) if file != following}
@@ -262,7 +289,7 @@ class T2ISession:
                                       for check in _planned([item])]):
                 reporter.write_line(line)
         reporter.write_line(self.family.describe(self.settings.confidence))
-        work = self.expected_work().planned  # what the progress line's total starts from
+        work = self.run_work().planned  # what the progress line's total starts from
         reporter.write_line(f"t2ibias: the checks expect {work['images']:,} images and "
                             f"{work['answers']:,} answers (each shared image and answer once, "
                             "searches by their estimates; before the cache; Python tests add "
@@ -302,6 +329,8 @@ class T2ISession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "teardown":
+            self.finished.add(report.nodeid)
         if self._log_lines is not None and self._log_lines.owed is not None:
             _, letter, _ = self.config.hook.pytest_report_teststatus(report=report,
                                                                      config=self.config)
@@ -364,7 +393,7 @@ class T2ISession:
         rows = self.sorted_results()
         if not (self.settings.json or self.settings.html):
             return
-        run = self.run_header()
+        run = {**self.run_header(), **self.interruption(session)}
         settings = self.settings
         if settings.json:
             from .reports.rows import write_json
@@ -380,24 +409,33 @@ class T2ISession:
         if self.report_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def interruption(self, session: pytest.Session) -> dict[str, Any]:
+        """The run header's ``interrupted`` (bool), and for an interrupted run (Ctrl-C, -x,
+        --maxfail, a crashed worker) ``items_not_run`` of ``items_collected`` and why, so its
+        reports never read as a complete run's."""
+        collected = session.testscollected
+        not_run = max(0, collected - len(self.finished))
+        if not not_run or self.config.option.collectonly:
+            return {"interrupted": False}
+        reason = (session.shouldfail or session.shouldstop  # -x, --maxfail: pytest's words
+                  or "interrupted (Ctrl-C, or a process that ended)")
+        return {"interrupted": True, "items_not_run": not_run, "items_collected": collected,
+                "interrupted_by": str(reason)}
+
     def _write_report(self, what: str, option: str, path: str, write: Callable[[], None]
                       ) -> None:
-        """Write one report; an OS error (a full or read-only disk) is one paragraph at the
-        end of the summary and a failed session, never a traceback nor an old report left
-        to read as this run's."""
+        """Write one report; an OS error (a full or read-only disk, a device) is one
+        paragraph at the end of the summary and a failed session, never a traceback.
+        Nothing at ``path`` is removed (``reports.output``): what was there stays as it was,
+        and the paragraph says it is not this run's report."""
         try:
             write()
         except OSError as exc:
-            from pathlib import Path
-
-            try:
-                Path(path).unlink(missing_ok=True)  # half a report, or the last run's
-            except OSError:
-                pass
             reason = exc.strerror or str(exc)
             self.report_errors.append(
                 f"{option}={path}: the {what} report could not be written ({reason}"
-                f"{': ' + str(exc.filename) if exc.filename else ''}); free space there or "
+                f"{': ' + str(exc.filename) if exc.filename else ''}); whatever {path} held "
+                f"before is left as it was, not this run's report; free space there or "
                 f"point {option} at a writable file")
             return
         self.written_reports.append((what, path))
@@ -427,14 +465,16 @@ class T2ISession:
 
     def pytest_report_collectionfinish(self, config: pytest.Config,
                                        items: list[pytest.Item]) -> list[str]:
-        """A line for each suite whose ``models:``/``defaults:`` differ from the header's."""
+        """A line for each suite whose ``models:``/``defaults:`` differ from the header's,
+        and the work budgets the run is held to (``budgets``)."""
         suites = {id(suite): suite for item in items
                   if (suite := getattr(item, "suite", None)) is not None}
         if not suites:
             return []
+        from .budgets import describe
         from .reports.header import suite_lines
 
-        return suite_lines(self.settings, list(suites.values()))
+        return [*suite_lines(self.settings, list(suites.values())), describe()]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None:

@@ -27,12 +27,16 @@ class BackendError(CheckError):
 
     The message names the model id or path, the option that named it (e.g. ``--t2i-model``)
     and what to do. ``original`` keeps the library exception for debugging without
-    printing its traceback from deep inside diffusers or transformers.
+    printing its traceback from deep inside diffusers or transformers. ``first``: for a load
+    failure said again in its first clause (the next check that needs the same model), the
+    whole error, for whoever has not said it yet (the session plan hands it to its item).
     """
 
-    def __init__(self, message: str, *, original: BaseException | None = None) -> None:
+    def __init__(self, message: str, *, original: BaseException | None = None,
+                 first: BackendError | None = None) -> None:
         super().__init__(message)
         self.original = original
+        self.first = first
 
 
 class MissingImages(BackendError):
@@ -97,6 +101,12 @@ def _relative(path: Path, root: Path | None) -> Path:
 class DegenerateOutput(CheckError):
     """A model's output no model under test gives on purpose: flat (all-black) images, one
     image for every seed, a judge answering every image alike."""
+
+
+class ImageFolderError(CheckError):
+    """A folder of images a check reads beside the model (an ideal's ``reference``, a judge
+    audit's labelled folder) that holds no image, a file that is no image, or an
+    ``index.jsonl`` line that cannot be read; the message names the file (and line)."""
 
 
 class CacheError(CheckError):

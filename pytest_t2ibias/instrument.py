@@ -19,7 +19,7 @@ import numpy as np
 
 from ._test_call import Sightings
 from ._types import FILTERED, Answers, GeneratedImage, ImageRequest, ImageSet
-from .errors import ContractError, MissingModel
+from .errors import ContractError, ImageFolderError, MissingModel
 
 if TYPE_CHECKING:
     from ._settings import Settings
@@ -335,20 +335,36 @@ def judge_name(settings: Settings, axis: AxisSpec) -> str:
 
 def reference_images(folder: Path) -> ImageSet:
     """Every image under ``folder``, as an ``ImageSet`` the extractors can read."""
-    from PIL import Image
-
     from .store.cache import content_hash
 
-    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES)
+    paths = sorted(p for p in folder.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES
+                   and p.is_file())
     if not paths:
-        raise FileNotFoundError(f"ideal reference folder {folder} holds no images (.png/.jpg/.webp)")
+        raise ImageFolderError(
+            f"the ideal's reference folder {folder} holds no images (.png, .jpg, .jpeg, "
+            f".webp, searched in its subfolders too): add the reference images, or give the "
+            f"axis another ideal (uniform, or shares per choice)")
     items = []
     for i, path in enumerate(paths):
-        with Image.open(path) as opened:
-            picture = opened.convert("RGB")
+        picture = read_image(path, "an ideal's reference image")
         digest = content_hash(picture)
         items.append(GeneratedImage(f"reference:{folder}", 0, i, picture, digest, digest))
     return ImageSet(tuple(items))
+
+
+def read_image(path: Path, what: str) -> Any:
+    """The RGB image at ``path``; ``ImageFolderError`` naming it if it is none."""
+    from PIL import Image
+
+    if not path.is_file():  # absent, or a FIFO whose open would wait forever
+        raise ImageFolderError(f"{path} ({what}) is not a file; add the image or remove "
+                               f"what names it")
+    try:
+        with Image.open(path) as opened:
+            return opened.convert("RGB")
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise ImageFolderError(f"{path} ({what}) cannot be read as an image ({exc}); replace "
+                               f"or remove it") from None
 
 
 def _in_order(statements: dict[str, str], choices: Sequence[str]) -> list[str] | None:

@@ -18,7 +18,7 @@ recording request layer, so the plan cannot drift from what the checks ask: each
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -84,6 +84,10 @@ class _RecordingLayer:
     def __init__(self, real: RequestLayer) -> None:
         self.real = real
         self.asked: dict[tuple, tuple[Any, dict[str, Any]]] = {}
+        self.asker: PlannedItem | None = None
+        """The item whose answers are being recorded; the first to ask a question owns a
+        failure to answer it (``first_asker``)."""
+        self.first_asker: dict[tuple, PlannedItem] = {}
 
     def images(self, generator, requests):
         return self.real.images(generator, requests)
@@ -94,6 +98,8 @@ class _RecordingLayer:
         statements = tuple(statements) if statements else None
         key = (answerer.fingerprint, question, choices, statements)
         _, pending = self.asked.setdefault(key, (answerer, {}))
+        if self.asker is not None:
+            self.first_asker.setdefault(key, self.asker)
         for item in images:
             pending.setdefault(item.key, item)
         n = len(images)
@@ -113,53 +119,96 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
     others generated from the shared cache).
 
     An item whose needs cannot be worked out (an LLM-phrased axis without its lock, a model
-    that fails to load) is left to its own run, which reports the error where it belongs.
+    that fails to load) or whose images cannot be made (a ``--t2i-images`` folder without a
+    prompt's images) is left to its own run, which reports the error where it belongs: a
+    batch that fails is retried item by item to find whose it is, and nothing raised here
+    lands on another item (#35: the first item of the run used to take the ERROR).
     Returns how many items were planned.
     """
     planned = [item for item in items if is_planned(item)]
     # 1. images: one request list per generator (model x steps x guidance), across checks
     by_generator: dict[str, tuple[Any, list[ImageRequest]]] = {}
-    ready: list[tuple[PlannedItem, Instrument, list[tuple[str, list[str], int]]]] = []
+    ready: list[_Ready] = []
     for item in planned:
         try:
             instrument = instrument_for(item.plan)
             needs = [(role, prompts, item.plan.images_per_prompt)
                      for role, prompts in image_needs(item)] + calibration_needs(item)
-            for role, prompts, n in needs:
+            wants = []
+            for role, prompts, n in needs:  # the kind's own, then its judge's calibration
                 generator = instrument.generator(role)
+                wanted = [ImageRequest(p, item.plan.seed, i, **item.plan.sampling)
+                          for p in prompts for i in range(n)]
                 _, requests = by_generator.setdefault(generator.fingerprint, (generator, []))
-                requests.extend(ImageRequest(p, item.plan.seed, i, **item.plan.sampling)
-                                for p in prompts for i in range(n))
+                requests.extend(wanted)
+                wants.append((generator, wanted))
         except Exception as error:  # noqa: BLE001 - the item's own run reports it
             _tell(on_error, item, error)
             continue
-        ready.append((item, instrument, needs))
+        ready.append(_Ready(item, instrument, needs, wants))
     if not ready:
         return 0
-    real = ready[0][1].requests
+    real = ready[0].instrument.requests
     share = share or (lambda requests: requests)
+    batches_failed = False
     for generator, requests in by_generator.values():
         mine = share(list(dict.fromkeys(requests)))
         if mine:
-            real.images(generator, mine)
+            try:
+                real.images(generator, mine)
+            except Exception:  # noqa: BLE001 - whose images failed: asked item by item below
+                batches_failed = True
+    if batches_failed:
+        ready = [entry for entry in ready if _images_made(entry, real, share, on_error)]
     if barrier is not None:
         barrier()
     # 2. answers: what each check would ask, recorded, then asked once per question
     recorder = _RecordingLayer(real)
-    for item, instrument, needs in ready:
-        recording = replace(instrument, requests=recorder)
+    for entry in ready:
+        recorder.asker = entry.item
+        recording = replace(entry.instrument, requests=recorder)
         try:
-            for role, prompts, n in needs:
+            for role, prompts, n in entry.needs:
                 images = recording.images(prompts, role=role, per_prompt=n)
-                for axis in axes_read(item):
-                    recording.attributes(images, axis, item.suite.filter)
+                for axis in axes_read(entry.item):
+                    recording.attributes(images, axis, entry.item.suite.filter)
         except Exception as error:  # noqa: BLE001
-            _tell(on_error, item, error)
-    for (_, question, choices, statements), (answerer, pending) in recorder.asked.items():
+            _tell(on_error, entry.item, error)
+    for key, (answerer, pending) in recorder.asked.items():
+        _, question, choices, statements = key
         mine = share(list(pending.values()))
         if mine:
-            real.answers(answerer, ImageSet(tuple(mine)), question, choices, statements)
+            try:
+                real.answers(answerer, ImageSet(tuple(mine)), question, choices, statements)
+            except Exception as error:  # noqa: BLE001 - the first asker's; the others meet
+                if key in recorder.first_asker:  # its repeat in their own runs
+                    _tell(on_error, recorder.first_asker[key], error)
     return len(ready)
+
+
+@dataclass
+class _Ready:
+    """A planned item whose needs are known: its instrument, (role, prompts, images a
+    prompt) and the image requests it makes of each generator."""
+
+    item: PlannedItem
+    instrument: Instrument
+    needs: list[tuple[str, list[str], int]]
+    wants: list[tuple[Any, list[ImageRequest]]]
+
+
+def _images_made(entry: _Ready, real: RequestLayer, share: Callable[[list], list],
+                 on_error: Callable[[PlannedItem, BaseException], None] | None) -> bool:
+    """Make one item's images alone; False (the error told) if they cannot be made."""
+    try:
+        for generator, requests in entry.wants:
+            mine = share(list(dict.fromkeys(requests)))
+            if mine:
+                real.images(generator, mine)
+    except Exception as error:  # noqa: BLE001 - the item's own run reports it
+        _tell(on_error, entry.item, error)
+        return False
+    return True
 
 
 def _tell(on_error, item: PlannedItem, error: BaseException) -> None:

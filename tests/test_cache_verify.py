@@ -1,9 +1,13 @@
-"""Every cache read verified (#23): a tampered entry of any kind is caught, moved aside,
-recomputed and never served; a warm cache written before the index stays warm."""
+"""Every cache read verified (#23, #35): a tampered entry of any kind is caught, moved aside,
+recomputed and never served; nothing the records do not vouch for (an unsealed answer, an
+image without its index record) is trusted or re-sealed; only regular files of bounded size
+are read (no symlink to /dev/zero read without end, no FIFO waited on)."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import shutil
 import struct
 import warnings
@@ -89,19 +93,34 @@ def test_an_image_replaced_by_a_plain_magenta_png_is_caught_and_recomputed(tmp_p
     assert (255, 0, 255) not in [item.image.getpixel((0, 0)) for item in again]
 
 
-def test_a_swapped_entry_written_before_the_index_is_caught_by_its_request(tmp_path):
-    """Without index records both PNGs vouch for their own pixels; their text chunks name
-    the prompt, seed and index they were made for, and those must be the request's."""
+def forged_png(image: Image.Image, request) -> bytes:
+    """A PNG as ``put_image`` writes it (prompt, seed, index and a matching content_hash
+    chunk) of other pixels: what a hand replacing an entry would write."""
+    from PIL import PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    for name, value in (("prompt", request.prompt), ("seed", str(request.seed)),
+                        ("index", str(request.index)),
+                        (store.CONTENT_HASH_TEXT, store.content_hash(image))):
+        info.add_text(name, value)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", pnginfo=info)
+    return buffer.getvalue()
+
+
+def test_a_forged_png_whose_index_record_is_deleted_is_recomputed(tmp_path):
+    """Was: a replacement PNG carrying its own content_hash chunk was served once its
+    index record was deleted (a figure moved 0.50 -> 0.17)."""
     images, _ = warm(tmp_path)
-    shutil.rmtree(tmp_path / "index")
-    first, second = image_file(tmp_path, images[0]), image_file(tmp_path, images[1])
-    data = first.read_bytes()
-    first.write_bytes(second.read_bytes())
-    second.write_bytes(data)
-    with pytest.warns(CacheWarning, match="swapped image"):
+    first = images[0]
+    forged = Image.new("RGB", (4, 4), (255, 0, 255))
+    image_file(tmp_path, first).write_bytes(forged_png(forged, requests("a", 2)[0]))
+    store.index_path(tmp_path, first.key).unlink()
+    with pytest.warns(CacheWarning, match=rf"{first.key}.*no index record for this key"):
         layer, _, again = rerun_images(tmp_path)
-    assert layer.counters.images_generated == 2
-    assert pixels(again) == pixels(images)
+    assert layer.counters.images_generated == 1 and layer.counters.images_from_cache == 1
+    assert pixels(again) == pixels(images)  # the generator's image, not the forged one
+    assert store.index_path(tmp_path, first.key).read_text() == store.content_hash(first.image)
 
 
 def png_claiming(width: int, height: int) -> bytes:
@@ -162,8 +181,11 @@ def test_flipped_answer_probabilities_are_caught_and_recomputed(tmp_path):
     assert len(corrupt(tmp_path)) == 1
 
 
-@pytest.mark.parametrize("resealed", [False, True], ids=["plain", "hash-recomputed"])
-def test_probabilities_out_of_range_are_caught_even_with_a_matching_hash(tmp_path, resealed):
+@pytest.mark.parametrize("resealed, says", [
+    (False, "no 'hash' field"), (True, r"\[-5, 6\] are not all within \[0, 1\]")],
+    ids=["plain", "hash-recomputed"])
+def test_probabilities_out_of_range_are_caught_even_with_a_matching_hash(tmp_path, resealed,
+                                                                         says):
     warm(tmp_path, n=1)
     path = answer_file(tmp_path)
     record = json.loads(path.read_text())
@@ -173,7 +195,7 @@ def test_probabilities_out_of_range_are_caught_even_with_a_matching_hash(tmp_pat
     else:
         record = {"probabilities": [-5, 6]}
     path.write_text(json.dumps(record))
-    with pytest.warns(CacheWarning, match=r"\[-5, 6\] are not all within \[0, 1\]"):
+    with pytest.warns(CacheWarning, match=says):
         layer, _, answers = rerun_answers(tmp_path)
     assert layer.counters.answers_scored == 1
     assert answers.probabilities.tolist() == [[0.918, 0.082]]
@@ -209,50 +231,109 @@ def test_a_whole_row_abstention_is_served_from_the_cache(tmp_path):
     assert answerer.calls == 0 and np.isnan(answers.probabilities).all()
 
 
-# -- a warm cache written before the index -----------------------------------------------
+# -- nothing unsealed is trusted or re-sealed (#35) -------------------------------------------
 
 
-def make_legacy(tmp_path):
-    """What the code before the index left: PNGs with their chunks and no records; answers
-    of question, choices, answerer and probabilities, no hash."""
+def w1_verdict(answers):
+    from pytest_t2ibias.kinds.w1_below import evaluate_w1_below
+
+    return evaluate_w1_below(answers, 0.3, confidence=0.95).passed
+
+
+def test_an_unsealed_answer_is_recomputed_never_resealed(tmp_path):
+    """Was: an answer with its ``hash`` removed was taken for a legacy entry and re-sealed;
+    reversing its probabilities turned a FAIL (male 4 / female 0) into a pass (2 / 2)."""
+    images, answers = warm(tmp_path, n=4, row=(0.9, 0.1))  # every image answers x: fails
+    assert not w1_verdict(answers)
+    paths = sorted((tmp_path / "answers").glob("*/*.json"))
+    for path in paths[:2]:  # two of four answers flipped, their hash removed
+        record = json.loads(path.read_text())
+        record["probabilities"] = record["probabilities"][::-1]
+        del record["hash"]
+        path.write_text(json.dumps(record))
+    with pytest.warns(CacheWarning, match="no 'hash' field"):
+        layer, _, _ = rerun_images(tmp_path, n=4)
+        answerer = FixedAnswerer([[0.9, 0.1]])
+        again = layer.answers(answerer, layer.images(NoiseColourGenerator(), requests("a", 4)),
+                              "q", ["x", "y"])
+    assert answerer.calls == 2 and layer.counters.answers_scored == 2
+    np.testing.assert_array_equal(again.probabilities, answers.probabilities)
+    assert not w1_verdict(again)  # the verdict is unchanged
+    assert len(corrupt(tmp_path)) == 2
+    assert all("hash" in json.loads(path.read_text()) for path in paths)  # recomputed, sealed
+
+
+def test_a_cache_of_unrecorded_entries_is_recomputed_once_then_warm(tmp_path):
+    """Entries written before the index and the answer hash (#23) carry nothing this cache
+    vouches for: each is moved aside and recomputed once, then served."""
+    images, answers = warm(tmp_path, n=3)
     shutil.rmtree(tmp_path / "index")
     for path in (tmp_path / "answers").glob("*/*.json"):
         record = json.loads(path.read_text())
         path.write_text(json.dumps({k: record[k] for k in
                                     ("question", "choices", "answerer", "probabilities")}))
+    with pytest.warns(CacheWarning):
+        layer, generator, served = rerun_images(tmp_path, n=3)
+        layer.answers(FixedAnswerer([[0.918, 0.082]]), served, "q", ["x", "y"])
+    assert layer.counters.images_generated == 3 and layer.counters.answers_scored == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        layer, generator, served = rerun_images(tmp_path, n=3)
+        again = layer.answers(FixedAnswerer([[0.1, 0.9]]), served, "q", ["x", "y"])
+    assert generator.batches == [] and layer.counters.answers_scored == 0
+    assert pixels(served) == pixels(images)
+    np.testing.assert_array_equal(again.probabilities, answers.probabilities)
 
 
-def test_a_warm_legacy_cache_is_served_without_recomputing_anything(tmp_path):
-    images, answers = warm(tmp_path, n=6)
-    make_legacy(tmp_path)
-    for _ in range(2):  # the first read records each entry, the second reads the records
-        layer, generator = RequestLayer(Cache(tmp_path)), NoiseColourGenerator()
-        answerer = FixedAnswerer([[0.1, 0.9]])  # would answer otherwise, were it asked
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            served = layer.images(generator, requests("a", 6))
-            again = layer.answers(answerer, served, "q", ["x", "y"])
-        assert layer.counters.images_generated == 0 and layer.counters.answers_scored == 0
-        assert generator.batches == [] and answerer.calls == 0
-        assert pixels(served) == pixels(images)
-        np.testing.assert_array_equal(again.probabilities, answers.probabilities)
-        assert len(list((tmp_path / "index").glob("*/*.sha256"))) == 6
-        assert all("hash" in json.loads(p.read_text())
-                   for p in (tmp_path / "answers").glob("*/*.json"))
-    assert corrupt(tmp_path) == []
+# -- only regular files of bounded size are read (#35) -----------------------------------------
 
 
-def test_a_read_only_legacy_cache_is_still_served(tmp_path, monkeypatch):
-    warm(tmp_path, n=2)
-    make_legacy(tmp_path)
+def _entry_paths(tmp_path, images):
+    answer = next((tmp_path / "answers").glob("*/*.json"))
+    return {"image": image_file(tmp_path, images[0]),
+            "index": store.index_path(tmp_path, images[0].key), "answer": answer}
 
-    def read_only(*args, **kwargs):
-        raise OSError(30, "Read-only file system", str(tmp_path))
 
-    monkeypatch.setattr("pytest_t2ibias.store.cache.write_atomically", read_only)
-    layer, generator, _ = rerun_images(tmp_path)
-    assert layer.counters.images_from_cache == 2 and generator.batches == []
-    assert not (tmp_path / "index").exists() or not list((tmp_path / "index").rglob("*.sha256"))
+@pytest.mark.parametrize("entry", ["image", "index", "answer"])
+def test_an_entry_linked_to_dev_zero_is_not_read_and_is_recomputed(tmp_path, entry):
+    """Was: an index or answer file symlinked to /dev/zero was read without limit (3.8 GB,
+    then MemoryError tracebacks)."""
+    images, answers = warm(tmp_path, n=1)
+    path = _entry_paths(tmp_path, images)[entry]
+    path.unlink()
+    path.symlink_to("/dev/zero")
+    with pytest.warns(CacheWarning, match="not a regular file|replaced or swapped"):
+        layer, generator, again = rerun_images(tmp_path, n=1)
+        answerer = FixedAnswerer([[0.918, 0.082]])
+        answered = layer.answers(answerer, again, "q", ["x", "y"])
+    assert pixels(again) == pixels(images)
+    np.testing.assert_array_equal(answered.probabilities, answers.probabilities)
+    assert w1_verdict(answered) == w1_verdict(answers)
+    assert not path.is_symlink()  # rewritten as a regular file; /dev/zero untouched
+    assert os.path.exists("/dev/zero") and not os.path.isfile("/dev/zero")
+
+
+@pytest.mark.parametrize("entry", ["image", "index", "answer"])
+def test_a_fifo_in_place_of_an_entry_is_not_waited_on_and_is_recomputed(tmp_path, entry):
+    """Was: a FIFO in place of a PNG hung the run forever (the bomb check's ``open``)."""
+    images, answers = warm(tmp_path, n=1)
+    path = _entry_paths(tmp_path, images)[entry]
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.warns(CacheWarning, match="a FIFO|replaced or swapped"):
+        layer, generator, again = rerun_images(tmp_path, n=1)
+        answered = layer.answers(FixedAnswerer([[0.918, 0.082]]), again, "q", ["x", "y"])
+    assert pixels(again) == pixels(images)
+    np.testing.assert_array_equal(answered.probabilities, answers.probabilities)
+    assert path.is_file()
+
+
+def test_an_oversized_answer_is_refused_unread(tmp_path, monkeypatch):
+    warm(tmp_path, n=1)
+    monkeypatch.setattr(store, "MAX_ANSWER_BYTES", 64)
+    with pytest.warns(CacheWarning, match="bytes, more than the 64 an entry may take"):
+        layer, answerer, answers = rerun_answers(tmp_path)
+    assert answerer.calls == 1 and answers.probabilities.tolist() == [[0.918, 0.082]]
 
 
 def test_index_records_are_no_entries_and_go_with_their_image_when_pruned(tmp_path):
@@ -270,4 +351,14 @@ def test_the_html_report_shows_no_thumbnail_for_a_bomb_and_does_not_break(tmp_pa
 
     images, _ = warm(tmp_path, n=1)
     image_file(tmp_path, images[0]).write_bytes(png_claiming(30_000, 30_000))
+    assert Thumbnails(tmp_path)(images[0].key) is None
+
+
+def test_the_html_report_waits_on_no_fifo(tmp_path):
+    from pytest_t2ibias.reports.html import Thumbnails
+
+    images, _ = warm(tmp_path, n=1)
+    path = image_file(tmp_path, images[0])
+    path.unlink()
+    os.mkfifo(path)
     assert Thumbnails(tmp_path)(images[0].key) is None

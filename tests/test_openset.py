@@ -412,3 +412,29 @@ def test_open_set_draws_in_rounds_and_stops_once_a_bias_is_shown(pytester, tmp_p
     stopped = adaptive["figures"]["adaptive"]
     assert stopped["images_per_prompt"] < 64 and stopped["cap"] == 64, stopped
     assert adaptive["n"] == stopped["images_per_prompt"] and adaptive["low"] > 0.35
+
+
+def test_a_prompt_missing_from_the_folder_errors_its_own_item_and_the_rest_run(pytester,
+                                                                               tmp_path):
+    """Was (#35): the session plan's prefetch raised outside the per-item guard, so the
+    ERROR "no image 0 for prompt 'a photo of a mug'" landed on the run's first item (which
+    had all its images) and the open-set check after it never wrote its lock entry."""
+    import json
+
+    options = _laptop_folder(tmp_path, ["silver"] * 10 + ["black"] * 2)  # no mug images
+    pytester.makefile(".t2i.yaml", folder=OPEN_SET_SUITE.replace(
+        "subjects: [laptop]", "subjects: [laptop, mug]").replace(
+        "  - {id: found,", "  - {id: balance, kind: w1_below, axes: [colour], threshold: 0.3, "
+        "burden: check}\n  - {id: found, subjects: [laptop],"))
+    result = pytester.runpytest(*options, "-rA")
+    result.assert_outcomes(failed=2, errors=1)  # the error on the mug's item alone
+    result.stdout.fnmatch_lines(["*ERROR at setup of folder::balance?mug-colour?*",
+                                 "folder.t2i.yaml:8: check 'balance' (w1_below) for subject "
+                                 "'mug', axis 'colour' could not run: MissingImages: *no image 0 "
+                                 "for prompt 'a photo of a mug'*"])
+    for line in ("FAILED folder.t2i.yaml::balance?laptop-colour?*",
+                 "FAILED folder.t2i.yaml::found?laptop?*"):
+        result.stdout.fnmatch_lines([line])
+    assert result.stdout.str().count("no image 0 for prompt") == 1
+    lock = json.loads((pytester.path / "folder.t2i.openbias.lock.json").read_text())
+    assert "found" in json.dumps(lock)

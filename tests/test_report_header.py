@@ -71,3 +71,11 @@ def test_the_summary_section_has_the_table_the_tally_the_family_and_the_work():
 
     assert reporter.lines[0] == "== t2ibias summary ==" and "w1_below" in reporter.lines[1]
     assert reporter.lines[2:] == ["t2ibias: 1 results: 1 passed", "family: none"]  # no work
+
+
+def test_an_escape_in_a_model_path_is_shown_not_obeyed(tmp_path):
+    """Was: ``--t2i-model`` with an ESC reached two header lines raw (#35)."""
+    model = str(tmp_path / "model\x1b[2Jcleared")
+    lines = header_lines(Settings.standalone(model=model, baseline_model=model))
+    assert lines and not any("\x1b" in line for line in lines)
+    assert sum("model\\x1b[2Jcleared" in line for line in lines) >= 2

@@ -56,16 +56,21 @@ def test_a_report_in_a_read_only_directory_is_a_usage_error(pytester: pytest.Pyt
                                  f"be written there: {locked} cannot be written (*)*"])
 
 
-def refuse_writes(monkeypatch, name: str, code: int) -> None:
-    """Path.write_text fails with ``code`` for files called ``name``, as the OS would."""
-    real = Path.write_text
+def refuse_writes(monkeypatch, code: int, name: str) -> None:
+    """``os.write`` fails with ``code`` for files whose name contains ``name`` (the temp file
+    beside the report included), as the OS would on a full or read-only disk."""
+    real = os.write
 
-    def write_text(self, *args, **kwargs):
-        if self.name == name or (name == "*.tmp" and self.name.endswith(".tmp")):
-            raise OSError(code, os.strerror(code), str(self))
-        return real(self, *args, **kwargs)
+    def write(fd, data):
+        if name in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(code, os.strerror(code))
+        return real(fd, data)
 
-    monkeypatch.setattr(Path, "write_text", write_text)
+    monkeypatch.setattr(os, "write", write)
+
+
+def no_temp_files_left(folder: Path) -> None:
+    assert [path.name for path in folder.iterdir() if path.name.endswith(".tmp")] == []
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS], ids=["full", "read-only"])
@@ -75,16 +80,48 @@ def test_a_report_failing_at_the_end_is_one_error_line_and_a_failed_session(
     name = f"report.{what.lower()}"
     stale = pytester.path / name
     stale.write_text('{"passed": 12, "failed": 0}')  # the last run's report
-    refuse_writes(monkeypatch, name, code)
+    refuse_writes(monkeypatch, code, name)
     result = run(pytester, f"{option}={stale}")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([
         f"t2ibias: ERROR {option}={stale}: the {what} report could not be written "
-        f"({os.strerror(code)}: {stale}); free space there or point {option} at a writable "
-        f"file"])
+        f"({os.strerror(code)}: {stale}); whatever {stale} held before is left as it was, not "
+        f"this run's report; free space there or point {option} at a writable file"])
     no_traceback(result)
-    assert not stale.exists()  # never the last run's report read as this one's
+    # a cleanup removes only the temp file it made: the path's file is the user's (#35)
+    assert stale.read_text() == '{"passed": 12, "failed": 0}'
+    no_temp_files_left(pytester.path)
+
+
+@pytest.mark.parametrize("option", ["--t2i-json", "--t2i-html"])
+def test_a_report_into_a_full_device_leaves_the_device_node(pytester: pytest.Pytester, option):
+    """Was: ``--t2i-html=/dev/full`` as root unlinked the device node, and the next run wrote
+    a regular file in its place. Here a node like /dev/full (1, 7) made in a temp dir."""
+    import stat
+
+    node = pytester.path / "full"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"cannot make a device node here: {exc}")
+    for _ in range(2):  # the second run finds the node still there
+        result = run(pytester, f"{option}={node}")
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        result.stdout.fnmatch_lines([f"t2ibias: ERROR {option}={node}: *could not be written "
+                                     f"(No space left on device: {node})*"])
+        no_traceback(result)
+        assert stat.S_ISCHR(os.lstat(node).st_mode)
+    no_temp_files_left(pytester.path)
+
+
+def test_a_report_replaces_the_last_one_whole(pytester: pytest.Pytester):
+    stale = pytester.path / "report.json"
+    stale.write_text("the last run's")
+    result = run(pytester, f"--t2i-json={stale}")
+    assert result.ret == pytest.ExitCode.OK
+    assert '"schema": "pytest-t2ibias report"' in stale.read_text()
+    no_temp_files_left(pytester.path)
 
 
 def test_a_run_that_cannot_be_saved_is_one_error_line(pytester: pytest.Pytester, monkeypatch):
@@ -94,7 +131,7 @@ from pytest_t2ibias import assert_w1_below
 def test_gender():
     assert_w1_below({"male": 50, "female": 50}, 1.0, confidence=0.95, label="gender")
 """)
-    refuse_writes(monkeypatch, "*.tmp", errno.ENOSPC)
+    refuse_writes(monkeypatch, errno.ENOSPC, "mine.json")
     storage = pytester.path / "runs"
     result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-save=mine",
                                 f"--t2i-storage={storage}", "--t2i-bootstrap=200")

@@ -1,7 +1,8 @@
 """Fuzz the suite loader: mutated example suites must load, or fail as one file:line error.
 
 Every mutant of ``example_suites/*.t2i.yaml`` (alias and merge-key bombs, control characters,
-deep nesting, hostile template fields, foreign tags, byte flips, truncations, ...) is loaded
+deep nesting, hostile template fields, foreign tags, byte flips, truncations, scalars YAML
+cannot build, integers past a float, marks pytest refuses, line breaks in names, ...) is loaded
 with ``load_suite`` in a worker process, one file at a time, and counted as
 
 * ``clean``: a ``SuiteError`` whose message names the file;
@@ -25,6 +26,7 @@ import collections
 import json
 import multiprocessing
 import random
+import re
 import sys
 import tempfile
 import time
@@ -183,9 +185,90 @@ def auto_planning(text: str, rng: random.Random) -> str:
               f"images_per_prompt: auto, margin: {margin}}}\n")
 
 
+BAD_SCALARS = ("2001-02-30", "2001-13-01", '!!int ""', "!!int abc", "!!bool maybe",
+               '!!bool ""', "!!float abc", '!!float ""', "!!timestamp tomorrow",
+               "!!null notnull", "0x", "0o9", "1_", "!!int 0b2", "2001-02-29 25:61:00")
+NUMBER_KEYS = ("threshold", "confidence", "margin", "tolerance", "epsilon", "seed", "guidance",
+               "steps", "images_per_prompt", "height", "width", "lambda", "k")
+MARKS = ("__class__", "_private", "__getattr__", "__init__", "_", "parametrize", "skipif",
+         "usefixtures", "filterwarnings", "xfail", "t2ibias", "a" * 300)
+LINE_CHARACTERS = ("\\n", "\\r", "\\t", "\\v", "\\f", "\\x85", "\\u2028", "\\u2029",
+                   "\\x1b[2J", "\\u202e", "\\x00", "\\x7f")
+"""Escapes written inside double quotes, so the YAML reader accepts them and the loader
+must (``control_characters`` inserts raw ones, which the reader refuses)."""
+
+
+def bad_scalar(text: str, rng: random.Random) -> str:
+    """A scalar its YAML constructor cannot build, as a value the loader reads (once
+    ValueError, IndexError or KeyError from inside PyYAML)."""
+    lines = text.splitlines()
+    candidates = [i for i, line in enumerate(lines) if ": " in line]
+    scalar = rng.choice(BAD_SCALARS)
+    if candidates and rng.random() < 0.6:
+        i = rng.choice(candidates)
+        key, _, _ = lines[i].partition(": ")
+        lines[i] = f"{key}: {scalar}"
+        return "\n".join(lines) + "\n"
+    key = rng.choice(("seed", "guidance", "steps", "images_per_prompt", "height"))
+    return text + f"\ndefaults: {{{key}: {scalar}}}\n"
+
+
+def big_integer(text: str, rng: random.Random) -> str:
+    """An integer past a float (1e308), past 2^63, or past Python's 4,300-digit limit, in a
+    number field of a check, the defaults, an ideal or a target."""
+    digits = rng.choice((19, 20, 40, 309, 400, 4300, 4301, 20000))
+    number = rng.choice(("", "-")) + "9" * digits
+    key = rng.choice(NUMBER_KEYS)
+    where = rng.random()
+    if where < 0.4 and re.search(r"\b(threshold|confidence): [0-9.]+", text):
+        return re.sub(r"\b(threshold|confidence): [0-9.]+", lambda m: f"{m.group(1)}: {number}",
+                      text, count=1)
+    if where < 0.6:
+        return text + f"\ndefaults: {{{rng.choice(('seed', 'guidance', 'steps', 'height'))}: {number}}}\n"
+    if where < 0.8:
+        return (text + f'\naxes:\n  g: {{question: "q", choices: [a, b], ideal: {{a: {number}, '
+                f'b: 0}}}}\n')
+    return (f'prompt: "a photo of a {{subject}}"\nsubjects: [mug]\naxes:\n  g: {{question: "q", '
+            f"choices: [a, b]}}\nchecks:\n  - {{id: c, kind: "
+            f"{rng.choice(('max_skew_below', 'w1_below', 'entropy_below'))}, axes: [g], "
+            f"threshold: 0.3, {key}: {number}"
+            + (f", target: {{a: {number}, b: 1}}" if rng.random() < 0.5 else "") + "}\n")
+
+
+def hostile_marks(text: str, rng: random.Random) -> str:
+    """Marks pytest refuses (``__class__`` once reached MarkGenerator as an attribute)."""
+    marks = ", ".join(rng.choice(MARKS) for _ in range(rng.randint(1, 3)))
+    if "marks: [" in text and rng.random() < 0.7:
+        return text.replace("marks: [", f"marks: [{marks}, ", 1)
+    return (f'prompt: "a photo of a {{subject}}"\nsubjects: [mug]\naxes:\n  g: {{question: "q", '
+            f"choices: [a, b]}}\nchecks:\n  - {{id: c, kind: w1_below, axes: [g], "
+            f"threshold: 0.3, marks: [{marks}]}}\n")
+
+
+def names_with_line_breaks(text: str, rng: random.Random) -> str:
+    """A line break or control character inside a quoted subject, choice, id, mark or suite
+    name (``"doctor\\nPASSED ..."`` once forged a result line)."""
+    char = rng.choice(LINE_CHARACTERS)
+    forged = f"doctor{char}PASSED integ.t2i.yaml::fake - all good"
+    field = rng.choice(("subjects", "choices", "id", "suite", "question", "prompt"))
+    if field == "subjects" and "subjects: [" in text:
+        return text.replace("subjects: [", f'subjects: ["{forged}", ', 1)
+    if field == "choices" and "choices: [" in text:
+        return text.replace("choices: [", f'choices: ["{forged}", ', 1)
+    if field == "id" and (found := re.search(r"id: ([A-Za-z_]+)", text)):
+        return text.replace(found.group(0), f'id: "{found.group(1)}{char}x"', 1)
+    if field == "question":
+        return text.replace('question: "', f'question: "{char}', 1)
+    if field == "prompt":
+        return text.replace('prompt: "', f'prompt: "{char}', 1)
+    kept = "\n".join(line for line in text.splitlines() if not line.startswith("suite:"))
+    return f'suite: "{forged}"\n' + kept + "\n"
+
+
 MUTATIONS = (alias_bomb, merge_bomb, recursive_alias, control_characters, deep_nesting,
              hostile_template, foreign_tag, byte_flips, truncate, shuffle_lines, insert_tokens,
-             huge_scalar, many_values, cross_product, auto_planning)
+             huge_scalar, many_values, cross_product, auto_planning, bad_scalar, big_integer,
+             hostile_marks, names_with_line_breaks)
 
 
 def mutate(text: str, rng: random.Random) -> tuple[str, list[str]]:

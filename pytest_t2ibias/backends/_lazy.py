@@ -100,7 +100,7 @@ def _again(error: BaseException) -> BaseException:
     if first.count("(") != first.count(")"):  # cut inside the library's words: before them
         first = first.split(" (", 1)[0]
     return BackendError(f"{first} (the first check that needed it said why in full)",
-                        original=error.original)
+                        original=error.original, first=error)
 
 
 def _readers_of(model: str, settings: Settings) -> list:

@@ -8,6 +8,7 @@ loads, and the items only touch the models when they run.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 
 ITEM_MARKER = "t2ibias"
 SESSION_PLANNED = pytest.StashKey[bool]()
+PLAN_ERROR = pytest.StashKey[BaseException]()
+"""Why the session plan could not make this item's images (a model that will not load, a
+``--t2i-images`` folder without its prompt): raised by the item in full, as its own (#35)."""
 FAMILY_DECIDED = pytest.StashKey[bool]()
 
 
@@ -68,6 +72,8 @@ class CheckItem(pytest.Item):
         self._require_classifiers()  # a CheckError: reported as an ERROR (_session.as_error)
         session = session_of(self.config)
         _plan_session_once(self)
+        if (planning := self.stash.get(PLAN_ERROR, None)) is not None:
+            raise planning
         if self.plan.adaptive and self.stopped_at is None:  # the session plan did not run it
             _sample_adaptively(self.config, [self])
         _decide_family_once(self)
@@ -270,15 +276,43 @@ def _plan_session_once(first: CheckItem) -> None:
 
     with session.tally.working_on(PLAN):  # the progress line's bucket for the plan's work
         if adaptive:
-            _sample_adaptively(config, adaptive, fixed=fixed)
+            _sample_adaptively(config, adaptive, fixed=fixed, on_error=_keep_for(items))
         else:
             from ..prefetch import prefetch
 
-            prefetch(fixed, session.instrument)
+            prefetch(fixed, session.instrument, on_error=_keep_for(items))
 
 
-def _sample_adaptively(config: pytest.Config, items: list[CheckItem],
-                       fixed: list[Any] = ()) -> None:
+def _keep_for(items: list[CheckItem]) -> Callable[[Any, BaseException], None]:
+    """The session plan's ``on_error``: a ``BackendError`` (its model or image source cannot
+    be used) is kept on the item it belongs to, which raises it in full when it runs; the
+    first check run must not take it, nor a later one see only its short repeat. Other
+    errors (a lock its own run may write) are left to that run."""
+    from ..errors import BackendError
+
+    owners = {_planned_key(item.as_planned()): item for item in items}
+    said: set[int] = set()  # load failures kept in full on an item already
+
+    def keep(planned: Any, error: BaseException) -> None:
+        owner = owners.get(_planned_key(planned))
+        if owner is None or not isinstance(error, BackendError) or PLAN_ERROR in owner.stash:
+            return
+        if error.first is not None and id(error.first) not in said:
+            error = error.first  # the plan swallowed the whole one: its first item says it
+        said.add(id(error))
+        owner.stash[PLAN_ERROR] = error
+
+    return keep
+
+
+def _planned_key(planned: Any) -> tuple:
+    """Which item a planned item is (the adaptive rounds copy it at each look)."""
+    axis = planned.axis.name if planned.axis is not None else None
+    return (id(planned.suite), planned.check.id, planned.subject, axis)
+
+
+def _sample_adaptively(config: pytest.Config, items: list[CheckItem], fixed: list[Any] = (),
+                       on_error: Callable[[Any, BaseException], None] | None = None) -> None:
     """Draw the adaptive items' images in rounds batched across them (and the ``fixed``
     items' in the first round), judging each at every look until decided
     (``prefetch.adaptive_rounds``); each item then runs at the images it stopped at."""
@@ -301,7 +335,8 @@ def _sample_adaptively(config: pytest.Config, items: list[CheckItem],
     planned = [PlannedItem(item.suite, item.check, item.subject,
                            item.suite.axes[item.axis] if item.axis else None, item.plan)
                for item in items]
-    stopped = adaptive_rounds(planned, session.instrument, decided, fixed=fixed)
+    stopped = adaptive_rounds(planned, session.instrument, decided, fixed=fixed,
+                              on_error=on_error)
     for index, item in enumerate(items):
         item.stopped_at = stopped.get(index, item.plan.images_per_prompt)
         item.plan = replace(item.plan, images_per_prompt=item.stopped_at)

@@ -65,6 +65,9 @@ class SuiteFile(pytest.File):
                 except pytest.fail.Exception as exc:
                     problems.append(SuiteError(self.path, check.location.line,
                                                f"check {check.id!r}: mark {exc.msg}"))
+                except AttributeError as exc:  # ``_x``: the loader refuses it; a backstop
+                    problems.append(SuiteError(self.path, check.location.line,
+                                               f"check {check.id!r}: mark {mark!r}: {exc}"))
         if problems:
             raise SuiteError.combine(problems)
 

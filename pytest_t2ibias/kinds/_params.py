@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._settings import JUDGE_CORRECTIONS
+from ..budgets import MAX_IMAGES_PER_PROMPT
 from ._base import Param
 
 if TYPE_CHECKING:
@@ -31,8 +32,6 @@ def check_at_least_one(value: Any) -> str | None:
     return None if value >= 1 else f"must be at least 1, got {value}"
 
 
-MAX_IMAGES_PER_PROMPT = 100_000
-"""Most images a check may ask for a prompt (``suite.load`` caps ``defaults`` the same)."""
 
 
 def check_images(value: Any) -> str | None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._types import Estimate, GeneratedImage, ImageSet
+from ..errors import ImageFolderError
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -78,22 +79,35 @@ class AxisAudit:
 
 
 def labelled_folder(folder: Path | str) -> tuple[ImageSet, list[dict[str, Any]]]:
-    """The images of a labelled folder and their rows of ``index.jsonl``."""
-    from PIL import Image
-
+    """The images of a labelled folder and their rows of ``index.jsonl``; ``ImageFolderError``
+    naming the file (and line) for anything that cannot be read."""
+    from ..instrument import read_image
     from ..store.cache import content_hash
 
     folder = Path(folder)
     index = folder / "index.jsonl"
-    if not index.exists():
-        raise FileNotFoundError(f"{index} is missing: a judge audit needs one JSON line per image "
-                                '({"file": "0001.png", "gender": "female", ...}); '
-                                "python -m toyworld labelled --out DIR writes one")
-    rows = [json.loads(line) for line in index.read_text().splitlines() if line.strip()]
+    usage = ('one JSON object per line and image: {"file": "0001.png", "gender": "female", '
+             '...}; python -m toyworld labelled --out DIR writes one')
+    try:
+        lines = index.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImageFolderError(f"{index} cannot be read ({exc}): a judge audit needs {usage}"
+                               ) from None
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise ImageFolderError(f"{index}:{number}: not JSON ({exc}); write {usage}") from None
+        if not (isinstance(row, dict) and isinstance(row.get("file"), str) and row["file"]):
+            raise ImageFolderError(f"{index}:{number}: a line must be an object with a \"file\" "
+                                   f"(the image's name in the folder); write {usage}")
+        rows.append(row)
     items = []
     for i, row in enumerate(rows):
-        with Image.open(folder / row["file"]) as opened:
-            picture = opened.convert("RGB")
+        picture = read_image(folder / row["file"], f"listed in {index}")
         digest = content_hash(picture)
         items.append(GeneratedImage(f"labelled:{folder.name}", 0, i, picture, digest, digest))
     return ImageSet(tuple(items)), rows

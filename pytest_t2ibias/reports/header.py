@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._text import shown
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -76,7 +78,7 @@ def header_lines(settings: Settings) -> list[str]:
     judges += [f"classifier {axis}={model}" for axis, model in settings.classifiers.items()]
     if judges:
         lines.append("t2ibias: judges " + "; ".join(judges))
-    return lines
+    return [shown(line) for line in lines]  # a path is the user's text: an ESC is shown (#35)
 
 
 def suite_lines(settings: Settings, suites: list[Suite]) -> list[str]:
@@ -100,7 +102,7 @@ def suite_lines(settings: Settings, suites: list[Suite]) -> list[str]:
                     .removeprefix("t2ibias: ") if plan.candidate else "")
         lines.append(f"t2ibias: suite {suite.name} ({suite.path.name}): "
                      + "; ".join(part for part in (models, sampling) if part))
-    return lines
+    return [shown(line) for line in lines]
 
 
 def _options_text(options: dict[str, Any]) -> str:

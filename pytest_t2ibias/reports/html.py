@@ -32,6 +32,7 @@ from .charts import (
     matrix_scale,
     share_bars,
 )
+from .output import write_report_text
 from .rows import ReportRow, tally
 
 THUMB_PX = 160
@@ -50,8 +51,7 @@ def write_html(path: str | Path, rows: Sequence[ReportRow],
     """Write the report of ``rows`` to ``path``; ``run`` is the JSON report's run header,
     ``cache_dir`` where the images are (None: placeholders instead of thumbnails)."""
     page = render_html(rows, run=run, cache_dir=cache_dir)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(page, encoding="utf-8")
+    write_report_text(path, page)
 
 
 def render_html(rows: Sequence[ReportRow], *, run: Mapping[str, Any] | None = None,
@@ -138,6 +138,7 @@ def _header(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> str:
     if run.get("git_revision"):
         meta.append(f"git {escape(run['git_revision'])}")
     parts = [f'<header><h1>t2ibias report</h1><p class="meta">{" · ".join(meta)}</p>'
+             f'{_interrupted(run)}'
              f'<p class="tally"><b>{len(rows)} results</b> {tallies}</p></header>']
     backends = [("Models", run.get("models") or []), ("Judges", run.get("judges") or [])]
     tables = "".join(_backends(title, entries) for title, entries in backends if entries)
@@ -146,6 +147,17 @@ def _header(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> str:
         parts.append(f'<section class="run"><h2>Run</h2><div class="run-grid"><div>{tables}'
                      f'</div>{_settings(settings)}</div></section>')
     return "\n".join(parts)
+
+
+def _interrupted(run: Mapping[str, Any]) -> str:
+    """A banner over the tally of a run that stopped early: its results are not the suite's."""
+    if not run.get("interrupted"):
+        return ""
+    not_run, collected = run.get("items_not_run"), run.get("items_collected")
+    return (f'<p class="interrupted"><b>Interrupted run</b>: {escape(str(not_run))} of '
+            f'{escape(str(collected))} items did not run '
+            f'({escape(str(run.get("interrupted_by") or "stopped early"))}); the results below '
+            f'are only those that did.</p>')
 
 
 def _backends(title: str, entries: Sequence[Mapping[str, Any]]) -> str:
@@ -439,11 +451,13 @@ class Thumbnails:
         path = self.root / "images" / key[:2] / f"{key}.png"
         from PIL import Image
 
-        try:
-            with Image.open(path) as opened:
+        from ..store.cache import MAX_IMAGE_BYTES, read_entry
+
+        try:  # a regular file of bounded size only: never a FIFO waited on (#35)
+            with Image.open(io.BytesIO(read_entry(path, MAX_IMAGE_BYTES))) as opened:
                 image = opened.convert("RGB")
         except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
-            return None  # absent, unreadable, not an image or a decompression bomb
+            return None  # absent, unreadable, not a file, not an image or a decompression bomb
         buffer = io.BytesIO()
         if max(image.size) <= THUMB_PX:
             image.save(buffer, "PNG", optimize=True)
@@ -522,6 +536,7 @@ h4 { font-size: 13px; margin: 0 0 2px; font-weight: 600; }
 .small { font-size: 12px; }
 .tally { font-size: 15px; margin: 10px 0 18px; }
 .tally .badge { margin-left: 6px; }
+.interrupted { background: #c62828; color: #fff; padding: 6px 12px; border-radius: 6px; }
 section { background: #fff; border: 1px solid #d0d7de; border-radius: 8px;
           padding: 16px 20px; margin: 0 0 18px; }
 section.attention { border-left: 5px solid #c62828; }

@@ -56,27 +56,34 @@ class RunTally:
         """Seconds spent computing each kind (between one batch's end and the next's)."""
         self.started: float | None = None
         """When the first counted work began (the wall time the overhead is measured on)."""
-        self.plan_work: dict[str, Counter] = {"images": Counter(), "answers": Counter()}
-        """The session plan's work by identity (``work_identity``): what another bucket (a
-        Python test drawing the same images first) computes of it is no longer left to the
-        plan, so the total does not count it twice (issue #36)."""
+        self.plan_work: dict[str, dict[tuple, dict[str, int]]] = {"images": {}, "answers": {}}
+        """The session plan's work by the prefix of its identity (``work_identity`` less the
+        index): the images a prompt it draws (its first n), the answers a question: what
+        another bucket (a Python test drawing the same images first) computes of it is no
+        longer left to the plan, so the total does not count it twice (issue #36). Per
+        prompt, not per image, so it holds any run (#35)."""
+        self._credited: dict[str, Counter] = {"images": Counter(), "answers": Counter()}
         self.covered = {"images": 0, "answers": 0}
         """The plan's work computed outside its bucket."""
 
     def expect(self, work: RunTally) -> None:
         """Take ``work``'s expectations (``planned_work``: known once the run is collected)."""
         self.expected = dict(work.expected)
-        self.plan_work = {kind: Counter(work.plan_work[kind]) for kind in KINDS}
+        self.plan_work = {kind: dict(work.plan_work[kind]) for kind in KINDS}
+        self._credited = {kind: Counter() for kind in KINDS}
 
     def computed(self, kind: str, identities: Sequence[tuple]) -> None:
         """Work of ``kind`` just computed; outside the plan's bucket, what of it the plan
         expected counts as the plan's (it will find it cached)."""
         if self.current == PLAN:
             return
-        expected = self.plan_work[kind]
         for identity in identities:
-            if expected[identity] > 0:
-                expected[identity] -= 1
+            planned = self.plan_work[kind].get(tuple(identity[:-1]))
+            if not planned:
+                continue
+            index = identity[-1]
+            if self._credited[kind][identity] < sum(1 for n in planned.values() if index < n):
+                self._credited[kind][identity] += 1
                 self.covered[kind] += 1
 
     @property
@@ -148,31 +155,37 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
     from ..kinds import CHECK_KINDS
     from ..prefetch import axes_read, calibration_needs, image_needs, is_planned
 
-    images: set[tuple] = set()
-    answers: set[tuple] = set()
-    plan_work: dict[str, Counter] = {"images": Counter(), "answers": Counter()}
+    # Image i of a prompt is one image whoever asks, so the images counted of a (model,
+    # prompt, seed, sampling) are always its first n: a count per prompt (and per prompt and
+    # question), never a set per image, holds what the run plans (#35: 2.9 GB for a valid
+    # suite of 10,000,000 images before the first one).
+    images: dict[tuple, int] = {}
+    answers: dict[tuple, int] = {}
+    plan_work: dict[str, dict[tuple, dict[str, int]]] = {"images": {}, "answers": {}}
     in_plan = True  # the session plan's part comes first, then the searches' estimates
 
     def count(item: Any, role: str | None, prompt: str, n: int, questions: Sequence[str]
               ) -> tuple[int, int]:
         sampling = tuple(sorted(item.plan.sampling.items(), key=lambda kv: kv[0]))
         model = item.plan.model(role) if role is not None else None
-        new_images = new_answers = 0
-        for index in range(n):
-            image = (model, prompt, item.plan.seed, index, sampling)
-            if role is not None and image not in images:
-                images.add(image)
-                new_images += 1
-                if in_plan:
-                    plan_work["images"][work_identity("images", model, prompt, item.plan.seed,
-                                                      index)] += 1
-            for question in questions:
-                if (image, question) not in answers:
-                    answers.add((image, question))
-                    new_answers += 1
-                    if in_plan:
-                        plan_work["answers"][work_identity("answers", model, prompt,
-                                                           item.plan.seed, index)] += 1
+        drawn = (model, prompt, item.plan.seed, sampling)
+        new_images = 0
+        if role is not None:
+            new_images = max(n - images.get(drawn, 0), 0)
+            images[drawn] = max(n, images.get(drawn, 0))
+            if in_plan:  # its first n images, by the prefix of their identity
+                planned = plan_work["images"].setdefault(
+                    work_identity("images", model, prompt, item.plan.seed, 0)[:-1], {})
+                planned[""] = max(n, planned.get("", 0))
+        new_answers = 0
+        for question in dict.fromkeys(questions):
+            asked = answers.get((drawn, question), 0)
+            new_answers += max(n - asked, 0)
+            answers[(drawn, question)] = max(n, asked)
+            if in_plan:  # the first n images' answers to each question
+                planned = plan_work["answers"].setdefault(
+                    work_identity("answers", model, prompt, item.plan.seed, 0)[:-1], {})
+                planned[question] = max(n, planned.get(question, 0))
         return new_images, new_answers
 
     searches: list[tuple[str, Any]] = []
@@ -195,8 +208,10 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
             for prompt in prompts:
                 count(item, role, prompt, n, questions)
     in_plan = False
-    per_image = len(answers) / len(images) if images else 1.0
-    tally_plan = (len(images) + unplanned_images, len(answers) + round(unplanned_images * per_image))
+    planned_images, planned_answers = sum(images.values()), sum(answers.values())
+    per_image = planned_answers / planned_images if planned_images else 1.0
+    tally_plan = (planned_images + unplanned_images,
+                  planned_answers + round(unplanned_images * per_image))
     expected: dict[str, dict[str, int]] = {}
     for nodeid, item in searches:
         kind = CHECK_KINDS.get(item.check.kind)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .output import write_report_text
+
 STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
 
 REPORT_SCHEMA_VERSION = 2
@@ -124,8 +126,7 @@ def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, 
         "failed": sum(not row.passed for row in judged),
         "work": counters,
     }
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(payload, indent=2, default=_jsonable))
+    write_report_text(path, json.dumps(payload, indent=2, default=_jsonable))
 
 
 def read_json(path: str | Path) -> tuple[list[ReportRow], dict[str, Any]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -115,13 +114,7 @@ def save_run(storage: Path, name: str, rows: Sequence[ReportRow], counters: dict
     storage = Path(storage)
     try:
         storage.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=storage, prefix=f".{name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            write_json(tmp, rows, counters, run)
-            os.replace(tmp, storage / f"{name}.json")
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        write_json(storage / f"{name}.json", rows, counters, run)  # atomic (reports.output)
     except OSError as exc:
         raise RunError(f"cannot save the run in {storage} ({exc.strerror or exc}); point "
                        f"--t2i-storage at a writable directory") from None

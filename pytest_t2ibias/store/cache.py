@@ -16,9 +16,15 @@ probabilities must be a whole row of numbers in [0, 1] summing to 1 (or all null
 abstention). An entry that fails (unreadable, a decompression bomb, wrong-typed, tampered) is
 moved aside to ``corrupt/`` (never deleted), with a ``CacheWarning`` naming it, and recomputed.
 
-Entries written before the index (no record) are served once their PNG chunk (images) or
-their question, choices and judge (answers) check out, and the record is written then, so a
-warm cache stays warm: nothing is recomputed for the migration.
+What the cache promises: integrity against accidents (a half-written file, a kill -9, a full
+disk, a bit flip, a file from another entry or an older version) -- a served entry is one
+this code wrote, for this key. Against a hand that edits the directory it promises detection
+of anything the records do not vouch for: an entry without its record (an image whose index
+record is gone, an answer without its ``hash``) is never trusted nor re-sealed, it is moved
+aside and recomputed. Someone who rewrites an entry *and* its record consistently (the
+hash is not a secret) is not detected: the directory is as trusted as the code reading it.
+Only regular files of bounded size are read (``read_entry``): a symlink to ``/dev/zero``, a
+FIFO or a device in the cache is caught like any corrupt entry, never read or waited on.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import json
 import logging
 import math
 import os
+import stat
 import tempfile
 import time
 import warnings
@@ -59,6 +66,14 @@ ANSWER_HASH_FIELD = "hash"
 """An answer entry's own hash: of every other field (``answer_hash``)."""
 SUM_TOLERANCE = 0.01
 """How far a row of probabilities may sum from 1 (float16 judges round each to ~1e-3)."""
+MAX_IMAGE_BYTES = 128 * 2**20
+"""Largest PNG read: a ``budgets.MAX_IMAGE_SIDE`` square of noise (the largest image a plan
+asks for) is about 50 MB; anything much larger is no entry this code wrote."""
+MAX_ANSWER_BYTES = 2**20
+"""Largest answer entry read: a row of at most 64 choices with its question and statements
+is a few kB."""
+MAX_RECORD_BYTES = 1024
+"""Largest index record read: a 64-digit hex hash."""
 
 
 class CacheWarning(UserWarning):
@@ -162,8 +177,9 @@ class Cache:
         if path is None or seen is None:
             return None
         try:
-            _refuse_bomb(path)
-            with Image.open(path) as opened:
+            data = read_entry(path, MAX_IMAGE_BYTES)
+            _refuse_bomb(data)
+            with Image.open(io.BytesIO(data)) as opened:
                 opened.load()
                 text = dict(getattr(opened, "text", {}))
                 image = opened.convert("RGB")
@@ -173,13 +189,10 @@ class Cache:
             self._quarantine(key, path, exc, seen)
             return None
         actual = content_hash(image)
-        recorded = self._recorded_hash(key)
-        problem = _image_problem(actual, recorded, text, request)
+        problem = _image_problem(actual, self._recorded_hash(key), text, request)
         if problem is not None:
             self._quarantine(key, path, ValueError(problem), seen)
             return None
-        if recorded is None:  # written before the index: its chunk vouched for it, record it
-            self._record_hash(key, actual)
         return image, actual
 
     def put_image(self, key: str, image: Image.Image, request: ImageRequest,
@@ -205,27 +218,17 @@ class Cache:
         return index_path(self.root, key)
 
     def _recorded_hash(self, key: str) -> str | None:
-        """The content hash recorded for image ``key`` (here, else in the remote tier)."""
+        """The content hash recorded for image ``key`` (here, else in the remote tier); None
+        when there is no record, "" when there is one that cannot be read."""
         path = self._record_path(key)
+        if not os.path.lexists(path) and self._fetch(path) is None:
+            return None
         try:
-            return path.read_text().strip()
-        except FileNotFoundError:
-            pass
-        except OSError:  # unreadable: the image cannot match it, and is recomputed
+            return read_entry(path, MAX_RECORD_BYTES).decode("ascii").strip()
+        except FileNotFoundError:  # a dangling link, or moved aside meanwhile
+            return None
+        except (OSError, ValueError):  # unreadable or no regular file: the image cannot match
             return ""
-        if self._fetch(path) is None:
-            return None
-        try:
-            return path.read_text().strip()
-        except OSError:
-            return None
-
-    def _record_hash(self, key: str, image_hash: str) -> None:
-        """Record a legacy entry's verified hash; a read-only cache still serves it."""
-        try:
-            self._write(self._record_path(key), image_hash.encode())
-        except CacheError as exc:
-            log.debug("could not record the hash of %s: %s", key, exc)
 
     # -- answers --------------------------------------------------------------------------
 
@@ -239,19 +242,13 @@ class Cache:
         if path is None or seen is None:
             return None
         try:
-            record = json.loads(path.read_text())
+            record = json.loads(read_entry(path, MAX_ANSWER_BYTES))
             _check_answer(record, expected or {})
         except FileNotFoundError:  # another process moved it aside meanwhile
             return None
         except (OSError, ValueError) as exc:
             self._quarantine(key, path, exc, seen)
             return None
-        if ANSWER_HASH_FIELD not in record:  # written before answers had a hash: seal it now
-            record = {**record, **(expected or {})}
-            try:
-                self.put_answer(key, record)
-            except CacheError as exc:  # a read-only cache still serves it
-                log.debug("could not add a hash to %s: %s", path, exc)
         return record
 
     def put_answer(self, key: str, record: dict[str, Any]) -> None:
@@ -425,12 +422,44 @@ def _move_if_unchanged(path: Path, target: Path, seen: os.stat_result) -> None:
         os.replace(path, target)
 
 
-def _refuse_bomb(path: Path) -> None:
+def read_entry(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them; else
+    ``ValueError`` saying what is there (``FileNotFoundError`` if nothing is).
+
+    Opened without blocking and checked on the open file, not on the name: a FIFO put in an
+    entry's place would otherwise hang the run, a symlink to ``/dev/zero`` read without end.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):
+            raise ValueError(f"not a regular file ({_file_kind(opened.st_mode)}): no entry "
+                             f"this cache wrote")
+        if opened.st_size > limit:
+            raise ValueError(f"{opened.st_size:,} bytes, more than the {limit:,} an entry may "
+                             f"take")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # grew since fstat
+        raise ValueError(f"more than the {limit:,} bytes an entry may take")
+    return data
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a file")
+
+
+def _refuse_bomb(data: bytes) -> None:
     """Raise ``DecompressionBombError`` for a PNG whose header claims more pixels than PIL
     allows, before PIL allocates them (PIL itself only warns up to twice its limit)."""
     limit = Image.MAX_IMAGE_PIXELS
-    with open(path, "rb") as handle:
-        header = handle.read(24)
+    header = data[:24]
     if limit is None or header[:8] != b"\x89PNG\r\n\x1a\n" or header[12:16] != b"IHDR":
         return
     width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
@@ -446,11 +475,12 @@ def _image_problem(actual: str, recorded: str | None, text: dict[str, Any],
     stored = text.get(CONTENT_HASH_TEXT)
     if stored is not None and stored != actual:
         return "pixels do not match the stored content hash"
-    if recorded is not None and recorded != actual:
+    if recorded is None:  # the PNG's own chunk cannot vouch for it: a forger writes that too
+        return ("no index record for this key (index/ab/<key>.sha256): nothing this cache "
+                "wrote vouches for the image")
+    if recorded != actual:
         return (f"pixels hash to {actual[:12]}, but the index records {recorded[:12] or '?'} "
                 f"for this key: a replaced or swapped image")
-    if recorded is None and stored is None:
-        return "no content hash in the index nor in the PNG: nothing to verify it against"
     if request is not None:
         said = {"prompt": request.prompt, "seed": str(request.seed), "index": str(request.index)}
         for name, value in said.items():
@@ -465,11 +495,13 @@ def _check_answer(record: Any, expected: dict[str, Any]) -> None:
     ``expected``, its probabilities one row (see ``check_probabilities``); else ValueError."""
     if not isinstance(record, dict) or "probabilities" not in record:
         raise ValueError("no 'probabilities' field")
-    sealed = ANSWER_HASH_FIELD in record
-    if sealed and record[ANSWER_HASH_FIELD] != answer_hash(record):
+    if ANSWER_HASH_FIELD not in record:  # never sealed now: nothing vouches for what it says
+        raise ValueError(f"no '{ANSWER_HASH_FIELD}' field: an entry this cache did not write, "
+                         f"or one from before answers were sealed")
+    if record[ANSWER_HASH_FIELD] != answer_hash(record):
         raise ValueError("the answer does not match its hash: edited since it was written")
     for field, value in expected.items():
-        if (sealed or field in record) and record.get(field) != value:
+        if record.get(field) != value:
             raise ValueError(f"the entry answers {field} {str(record.get(field))[:80]!r}, not "
                              f"{str(value)[:80]!r}: a swapped entry")
     choices = expected.get("choices", record.get("choices"))

@@ -37,6 +37,13 @@ MAX_EXPANDED_CHARACTERS = 2_000_000
 STANDARD_TAGS = frozenset(f"tag:yaml.org,2002:{name}" for name in
                           ("map", "seq", "str", "int", "float", "bool", "null", "merge", "timestamp"))
 """Tags a suite may carry; ``!!python/...`` and custom tags are rejected, never ignored."""
+MAX_INTEGER = 2**63 - 1
+"""Largest integer magnitude a suite may write: seeds, counts and pixels fit a signed 64-bit
+integer, and every number then converts to a finite float (an integer past 1e308 cannot)."""
+_MAX_INTEGER_DIGITS = len(str(MAX_INTEGER)) + 8
+"""Digits (and ``_`` separators) an integer scalar may have before it is built at all:
+Python refuses to parse more than 4,300, and a longer one is past ``MAX_INTEGER`` anyway."""
+_INT_TAG = "tag:yaml.org,2002:int"
 
 
 class _Loader(yaml.SafeLoader):
@@ -226,7 +233,7 @@ def _to_plain(loader: _Loader, node: yaml.Node, at: KeyPath, document: Document,
         loader.flatten_mapping(node)  # resolve ``<<`` merge keys like safe_load does
         mapping: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
+            key = _construct(loader, key_node, document)
             if not isinstance(key, (str, int, float, bool)) or key is None:
                 raise SuiteError(document.path, key_node.start_mark.line + 1,
                                  f"mapping keys must be plain scalars, got {key!r}")
@@ -243,4 +250,37 @@ def _to_plain(loader: _Loader, node: yaml.Node, at: KeyPath, document: Document,
             document.lines[(*at, index)] = item_node.start_mark.line + 1
             items.append(_to_plain(loader, item_node, (*at, index), document, open_nodes))
         return items
-    return loader.construct_object(node, deep=True)
+    return _construct(loader, node, document)
+
+
+def _construct(loader: _Loader, node: yaml.Node, document: Document) -> Any:
+    """A scalar's value, every constructor's failure a ``SuiteError`` at its line: an
+    impossible date (``2001-02-30``), ``!!int ""``, ``!!bool maybe``, ``!!float abc``, an
+    integer of thousands of digits or past ``MAX_INTEGER``."""
+    line = node.start_mark.line + 1
+    written = node.value if isinstance(node.value, str) else ""
+    kind = node.tag.rsplit(":", 1)[-1]
+    if node.tag == _INT_TAG and len(written) > _MAX_INTEGER_DIGITS:
+        raise SuiteError(document.path, line, _too_large(f"an integer of {len(written)} digits"))
+    try:
+        value = loader.construct_object(node, deep=True)
+    except yaml.YAMLError:
+        raise  # a marked error: ``load_yaml`` reports it with its line and column
+    except Exception as exc:  # noqa: BLE001 - any constructor's failure (!!timestamp tomorrow
+        # is an AttributeError inside PyYAML) means the value cannot be read
+        why = f" ({exc})" if isinstance(exc, (ValueError, OverflowError)) else ""
+        raise SuiteError(document.path, line,
+                         f"{_shown_scalar(written)} is not a valid YAML {kind}{why}; write a "
+                         f"valid {kind}, or quote the value to make it a string") from None
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+        raise SuiteError(document.path, line, _too_large(f"the integer {_shown_scalar(written)}"))
+    return value
+
+
+def _too_large(what: str) -> str:
+    return (f"{what} is too large: integers in a suite lie within +-{MAX_INTEGER:,} (2^63 - 1; "
+            f"no seed, count or share needs more); write a smaller number")
+
+
+def _shown_scalar(written: str) -> str:
+    return repr(written) if len(written) <= 40 else f"{written[:20]!r}... ({len(written)} characters)"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .._settings import JUDGE_CORRECTIONS, parse_model_options
+from ..budgets import MAX_IMAGE_SIDE
 from .._text import first_unsafe
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
@@ -60,8 +61,13 @@ TEMPLATE_FIELDS = ("subject",)
 IDEAL_SUM_TOLERANCE = 1e-3
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 """Axis names and check ids: they become parts of pytest item names."""
-MARKER_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-"""A check's ``marks:``: pytest marker names."""
+MARKER_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+"""A check's ``marks:``: pytest marker names (pytest refuses those starting with ``_``:
+``__class__`` would reach ``MarkGenerator`` as an attribute lookup)."""
+LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+"""Characters that break or shift a line: a name (a subject, a choice, a mark, the suite's
+name) holding one would start a line of its own in a failure message or a JUnit body
+(``"doctor\nPASSED ..."`` forged a result line), and means nothing in a name."""
 
 
 MAX_ITEMS = 20_000
@@ -145,6 +151,8 @@ class _SuiteReader:
         for index, item in enumerate(value):
             if not (isinstance(item, str) and item.strip()):
                 self.problem((*at, index), f"{what} must be strings (quote numbers), got {_describe(item)}")
+            elif not self.one_line(item, (*at, index), what):
+                continue
             elif item in names:
                 self.problem((*at, index), f"{what}: {item!r} is listed twice")
             else:
@@ -152,6 +160,17 @@ class _SuiteReader:
         if len(value) < minimum:
             self.problem(at, f"{what} must list at least {minimum}, got {len(value)}")
         return tuple(names)
+
+    def one_line(self, value: str, at: KeyPath, what: str) -> bool:
+        """A name is one line: refuse (and report) ``value`` if it holds a ``LINE_BREAKS``
+        character; True if it holds none."""
+        broken = next((c for c in value if c in LINE_BREAKS), None)
+        if broken is None:
+            return True
+        self.problem(at, f"{what}: {_describe(value)} holds the line break or tab "
+                         f"{broken.encode('unicode_escape').decode()}; a name is one line of "
+                         f"text (write it on one line, without \\n, \\r or \\t)")
+        return False
 
     def template(self, value: Any, at: KeyPath, what: str) -> str | None:
         """A prompt template with ``{subject}`` and no other placeholder.
@@ -203,7 +222,9 @@ class _SuiteReader:
         self.valid_text(data, ())
         name = suite_name_from_path(self.path)
         if "suite" in data:
-            name = self.text(data["suite"], ("suite",), "suite (the suite's name)") or name
+            given = self.text(data["suite"], ("suite",), "suite (the suite's name)")
+            if given is not None and self.one_line(given, ("suite",), "suite (the suite's name)"):
+                name = given
         defaults = self.defaults(data["defaults"]) if "defaults" in data else {}
         prompt = self.template(data["prompt"], ("prompt",), "prompt") if "prompt" in data else None
         subjects = self.names(data["subjects"], ("subjects",), "subjects") if "subjects" in data else ()
@@ -370,8 +391,8 @@ class _SuiteReader:
                 ok = _is_number(number) and number >= 0
                 expected = "a number >= 0"
             elif key in ("height", "width"):
-                ok = _is_int(number) and number >= 8
-                expected = "an integer >= 8 (pixels)"
+                ok = _is_int(number) and 8 <= number <= MAX_IMAGE_SIDE
+                expected = f"an integer in [8, {MAX_IMAGE_SIDE:,}] (pixels)"
             else:
                 ok = _is_int(number) and number >= (0 if key == "seed" else 1)
                 expected = "an integer >= 0" if key == "seed" else (
@@ -416,7 +437,7 @@ class _SuiteReader:
         axes: dict[str, AxisSpec] = {}
         for name, body in mapping.items():
             at = ("axes", name)
-            if not (isinstance(name, str) and NAME_PATTERN.match(name)):
+            if not (isinstance(name, str) and NAME_PATTERN.fullmatch(name)):
                 self.problem(at, f"axis name {name!r} must be a name (letters, digits, _ . -)")
                 continue
             self.axis_names.append(name)
@@ -640,7 +661,7 @@ class _SuiteReader:
             self.problem(at, "missing required key 'id' in check (a name for its test items)")
             return None
         check_id = mapping["id"]
-        if not (isinstance(check_id, str) and NAME_PATTERN.match(check_id)):
+        if not (isinstance(check_id, str) and NAME_PATTERN.fullmatch(check_id)):
             self.problem((*at, "id"), f"check id must be a name (letters, digits, _ . -), "
                                       f"got {_describe(check_id)}")
             return None
@@ -666,9 +687,9 @@ class _SuiteReader:
         marks = self.names(mapping["marks"], (*at, "marks"), f"{where}: marks") \
             if "marks" in mapping else ()
         for index, mark in enumerate(_items(mapping.get("marks"))):
-            if isinstance(mark, str) and not MARKER_PATTERN.match(mark):
+            if isinstance(mark, str) and not MARKER_PATTERN.fullmatch(mark):
                 self.problem((*at, "marks", index), f"{where}: mark {mark!r} must be a marker "
-                                                    f"name (a Python identifier)")
+                                                    f"name (a Python identifier not starting with _)")
         kind = self.kind(mapping, at, where)
         if kind is None:
             return None
