@@ -54,6 +54,21 @@ def test_llm_proposals_filtered_and_floored_by_the_knowledge_base():
     assert "gender" not in names  # person biases are not proposed for an object caption
 
 
+def test_a_bias_keeps_what_it_is_about_in_its_name():
+    """"car colour" of a car is the knowledge base's colour; "hair colour" of a person beside
+    a car is another bias, measured apart (issue #33: both used to become "colour", pooled)."""
+    def llm(prompt):
+        return reply({"name": "car color", "classes": ["red", "blue"], "question": "Which colour is the car?",
+                      "present_in_prompt": False},
+                     {"name": "hair colour", "classes": ["blond", "dark"], "question": "Which hair colour?",
+                      "present_in_prompt": False})
+    p = propose_biases(["a photo of a car"], knowledge_base=KB, llm=llm)
+    by_name = {b.name: b for b in p.biases}
+    assert "colour" in by_name and "car colour" not in by_name  # the car's own: merged with the floor
+    assert "hair colour" in by_name
+    assert {"blond", "dark"}.isdisjoint(by_name["colour"].classes)
+
+
 def test_captions_naming_a_class_or_synonym_are_dropped():
     p = propose_biases(["a photo of a woman doctor", "a photo of a doctor", "a photo of a smiling doctor",
                         "a photo of a red car"], knowledge_base=KB)

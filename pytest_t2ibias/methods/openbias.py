@@ -293,7 +293,7 @@ def propose_biases(
                 if len(classes) < 2:
                     counts["too_few_classes"] += 1
                     continue
-                name = _normalise(proposal["name"])
+                name = _normalise(proposal["name"], caption)
                 if proposal.get("present_in_prompt") in (True, "true", "yes") or \
                         _present(asked, caption, name, classes):
                     counts["present_in_prompt"] += 1
@@ -672,14 +672,20 @@ def _words(text: str, phrases: Iterable[str] = ()) -> set[str]:
     return words
 
 
-def _normalise(name: str) -> str:
-    """``Person gender`` / ``person_gender`` / ``Gender`` -> ``gender``; ``Car color`` -> ``colour``."""
+def _normalise(name: str, caption: str | None = None) -> str:
+    """``Person gender`` / ``person_gender`` / ``Gender`` -> ``gender``; ``Car color`` of a
+    caption that names the car -> ``colour``. What a bias is about stays in its name: ``hair
+    colour`` of "a person next to a car" is not the car's colour, and the two are measured
+    apart (they used to be pooled as one ``colour``)."""
     words = re.sub(r"[_\s]+", " ", name.strip().lower()).split()
     if len(words) > 1 and words[0] in ("person", "persons", "people", "object", "the"):
         words = words[1:]
+    if len(words) > 1 and words[-1] == "color":
+        words[-1] = "colour"
+    if len(words) > 1 and words[-1] == "colour" and (
+            caption is None or set(words[:-1]) <= _words(caption)):
+        words = words[-1:]  # "car colour" of "a red car": the colour of what the caption shows
     name = " ".join(words)
-    if len(words) > 1 and words[-1] in ("color", "colour"):
-        name = "colour"
     return {"color": "colour", "environment": "setting", "location": "setting",
             "skin color": "skin tone", "skin colour": "skin tone", "race": "race",
             "body shape": "body type"}.get(name, name)
