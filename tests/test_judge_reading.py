@@ -292,3 +292,21 @@ def test_the_judges_calibration_is_prefetched_at_48_images_a_value_and_the_check
         verdict = CHECK_KINDS["entropy_below"].run(context)
         assert verdict.figures["judge_correction"] == ("full" if item.axis.name == "gender" else "off")
     assert requests.counters.images_generated == generated  # nothing drawn outside the plan
+
+
+def test_the_run_header_lists_every_judge_calibration_once(tmp_path):
+    import json
+
+    from pytest_t2ibias.reports.html import render_html
+    from pytest_t2ibias.reports.rows import ReportRow, write_json
+
+    verdict = evaluate_entropy_below(judged_counts(), 0.15, confidence=0.95,
+                                     judge=JudgeReading(calibration(), "on"))
+    row = ReportRow.from_json({"nodeid": "s::a[doctor-gender]", "check": "entropy_below",
+                               "status": "failed", "outcome": "fail", "passed": False,
+                               "value": verdict.value.value, "low": verdict.value.low,
+                               "high": verdict.value.high, "n": 400, "figures": verdict.figures})
+    write_json(tmp_path / "r.json", [row, row], {})
+    (header,) = json.loads((tmp_path / "r.json").read_text())["run"]["judge_calibrations"]
+    assert header["judge"] == "classifier gender" and header["accuracy"]["male"]["n"] == 200
+    assert "<h3>Judge calibrations</h3>" in render_html([row], run={})

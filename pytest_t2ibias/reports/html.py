@@ -33,7 +33,7 @@ from .charts import (
     share_bars,
 )
 from .output import write_report_text
-from .rows import ReportRow, tally
+from .rows import ReportRow, judge_calibrations, tally
 
 THUMB_PX = 160
 """Larger images are shrunk to this many pixels on their long side (JPEG); smaller ones are
@@ -142,11 +142,28 @@ def _header(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> str:
              f'<p class="tally"><b>{len(rows)} results</b> {tallies}</p></header>']
     backends = [("Models", run.get("models") or []), ("Judges", run.get("judges") or [])]
     tables = "".join(_backends(title, entries) for title, entries in backends if entries)
+    tables += _calibrations(judge_calibrations(rows))
     settings = run.get("settings") or {}
     if tables or settings:
         parts.append(f'<section class="run"><h2>Run</h2><div class="run-grid"><div>{tables}'
                      f'</div>{_settings(settings)}</div></section>')
     return "\n".join(parts)
+
+
+def _calibrations(calibrations: Sequence[Mapping[str, Any]]) -> str:
+    """The run's judge calibrations, one line each: accuracy per class with n, readability."""
+    if not calibrations:
+        return ""
+    lines = []
+    for c in calibrations:
+        accuracy = ", ".join(f"{escape(str(k))} {_fmt(v.get('value'), 2)} (n={int(v.get('n', 0))})"
+                             for k, v in (c.get("accuracy") or {}).items())
+        readability = c.get("readability") or {}
+        state = "" if c.get("readable", True) else " · <b>cannot read</b>"
+        lines.append(f"<li>{escape(str(c.get('judge')))} on {escape(str(c.get('axis')))}: "
+                     f"{accuracy} · readability {_fmt(readability.get('value'), 2)}{state}"
+                     f' <span class="muted small">({escape(str(c.get("where") or c.get("source")))})</span></li>')
+    return f'<h3>Judge calibrations</h3><ul class="small">{"".join(lines)}</ul>'
 
 
 def _interrupted(run: Mapping[str, Any]) -> str:

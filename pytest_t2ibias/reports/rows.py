@@ -113,13 +113,34 @@ def tally(rows: Sequence[ReportRow]) -> dict[str, int]:
     return counts
 
 
+def judge_calibrations(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
+    """Every judge calibration the rows read their figures through, once each (by judge,
+    axis and where it was measured), for the run header: the judges a verdict rests on."""
+    seen: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        figures = row.figures
+        found = [figures.get("judge_calibration"),
+                 *(figures.get("judge_calibrations") or {}).values(),
+                 *(bias.get("judge_calibration") for bias in figures.get("biases") or ()
+                   if isinstance(bias, dict))]
+        for calibration in found:
+            if isinstance(calibration, dict) and "judge" in calibration:
+                key = (calibration["judge"], calibration.get("axis"), calibration.get("where"))
+                seen.setdefault(key, {k: calibration.get(k) for k in (
+                    "judge", "axis", "source", "where", "accuracy", "readability", "readable")})
+    return list(seen.values())
+
+
 def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, int],
                run: dict[str, Any] | None = None) -> None:
     judged = [row for row in rows if row.status != "error"]
+    run = dict(run or {})
+    if calibrations := judge_calibrations(rows):
+        run["judge_calibrations"] = calibrations
     payload = {
         "schema": "pytest-t2ibias report",
         "version": REPORT_SCHEMA_VERSION,
-        "run": run or {},
+        "run": run,
         "summary": tally(rows),
         "checks": [row.to_json() for row in rows],
         "passed": sum(row.passed for row in judged),
