@@ -98,7 +98,7 @@ def test_planned_work_counts_shared_images_once():
     from pytest_t2ibias.reports.progress import planned_work
 
     plan = SimpleNamespace(images_per_prompt=4, seed=0, sampling={"steps": 2},
-                           model=lambda role: "sd")
+                           model=lambda role: "sd", judge_correction="off")
     suite = SimpleNamespace(prompt_for=lambda subject: f"a {subject}", filter=None,
                             axes={})
     axis = SimpleNamespace(name="gender")
@@ -201,16 +201,14 @@ def test_a_python_test_drawing_the_plans_images_first_does_not_grow_the_total():
     """Issue #36: a Python test that computed images the session plan also expects counted
     them as done while the plan still expected them: the total grew with the done count
     (128/9875 ... 728/10475) and the ETA with it. Now they are the plan's, done early."""
-    from collections import Counter
-
     from pytest_t2ibias.reports.progress import PLAN, RunTally, work_identity
 
     tally = RunTally(10, 20)
+    # the plan's work per prompt (#35): the nurse's first 10 images, two questions of each
     tally.plan_work = {
-        "images": Counter({work_identity("images", "toy-sd", "a photo of a nurse", 0, i): 1
-                           for i in range(10)}),
-        "answers": Counter({work_identity("answers", None, "a photo of a nurse", 0, i): 2
-                            for i in range(10)})}
+        "images": {work_identity("images", "toy-sd", "a photo of a nurse", 0, 0)[:-1]: {"": 10}},
+        "answers": {work_identity("answers", None, "a photo of a nurse", 0, 0)[:-1]:
+                    {"gender": 10, "<filter>": 10}}}
     with tally.working_on("example_suites/test_toy_occupations.py::test_nurses"):
         tally.add("images", 4, 1.0, 1.0)
         tally.computed("images", [work_identity("images", "toy-sd", "a photo of a nurse", 0, i)
