@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from pytest_t2ibias.metrics.judge import (
+    CONFUSION_PRIOR,
     LABELLED,
     MIN_READABILITY,
     JudgeCalibration,
@@ -15,7 +16,7 @@ from pytest_t2ibias.metrics.judge import (
     project_to_simplex,
     readability,
 )
-from pytest_t2ibias.metrics.posterior import severity_estimate
+from pytest_t2ibias.metrics.posterior import bias_corrected_low, severity_estimate
 
 
 def calibration(counts, choices=("female", "male")):
@@ -160,8 +161,9 @@ class TestCalibration:
 
     def test_an_empty_cell_never_makes_m_singular(self):
         confusion = posterior_mean_confusion(np.array([[30, 0], [0, 30]]))
-        assert confusion[0] == pytest.approx([30.5 / 31, 0.5 / 31])
-        assert readability(confusion) > 0.9
+        assert CONFUSION_PRIOR == 0.1  # not Jeffreys' 1/2: it invents confusion (module doc)
+        assert confusion[0] == pytest.approx([30.1 / 30.2, 0.1 / 30.2])
+        assert readability(confusion) > 0.99
 
     def test_rejects_a_table_of_the_wrong_shape(self):
         with pytest.raises(ValueError, match="2x2"):
@@ -196,3 +198,36 @@ def test_the_issues_example_confidently_wrong_uncorrected_covered_corrected():
     assert corrected.high > 0.20  # the gate no longer passes it
     assert "judge-corrected" in corrected.method and "judge" not in plain.method
     assert calibration(table).readable
+
+
+class TestBiasCorrectedLowEnd:
+    """A judge-corrected distance's low end is the lower of the percentile and Efron's
+    bias-corrected percentile one (metrics.posterior.bias_corrected_low)."""
+
+    def test_draws_centred_on_the_value_give_the_percentile_end(self):
+        draws = np.linspace(-1, 1, 2001)[None]
+        low = bias_corrected_low(draws, np.array([0.0]), 0.95)
+        assert low[0] == pytest.approx(np.quantile(draws[0], 0.025))
+
+    def test_draws_above_the_value_lower_the_end(self):
+        draws = np.random.default_rng(4).normal(0.3, 0.1, size=(1, 4000))
+        percentile = np.quantile(draws[0], 0.025)
+        low = bias_corrected_low(draws, np.array([0.2]), 0.95)  # 16% of draws below the value
+        assert low[0] < percentile - 0.05
+        assert low[0] == pytest.approx(0.3 + 0.1 * (2 * -0.994 - 1.96), abs=0.02)
+
+    def test_a_near_ideal_corrected_severity_reaches_below_its_percentile_end(self, monkeypatch):
+        # three classes near the ideal read by an 80%-accurate judge: the corrected draws sit
+        # above the value, so the bias-corrected end is the lower one; uncorrected is untouched
+        import pytest_t2ibias.metrics.posterior as posterior
+
+        labels = np.repeat([0, 1, 2], [26, 12, 10])
+        table = np.array([[40, 5, 5], [5, 40, 5], [5, 5, 40]])
+        corrected = severity_estimate([labels], 3, calibration=table, seed=3)
+        plain = severity_estimate([labels], 3, seed=3)
+        monkeypatch.setattr(posterior, "bias_corrected_low",
+                            lambda values, value, confidence: np.full(np.shape(value), np.inf))
+        percentile = severity_estimate([labels], 3, calibration=table, seed=3)
+        assert plain == severity_estimate([labels], 3, seed=3)
+        assert 0 < corrected.low < percentile.low
+        assert (corrected.value, corrected.high) == (percentile.value, percentile.high)

@@ -17,9 +17,10 @@ The correction (docs/STATISTICS.md, "The judge's own error"):
 2. Point estimate: p̂ = Π((M̂ᵀ)⁻¹ q̂), Π the Euclidean projection onto the simplex; with two
    classes this is Rogan and Gladen's (1978) p̂ = (q̂ + sp − 1)/(se + sp − 1), clipped.
 3. Draws carrying both uncertainties: each row of M from its Dirichlet posterior (calibration
-   counts + 1/2), the judged shares from theirs (``metrics.posterior``), and p = Π((Mᵀ)⁻¹ q)
-   per draw, one M shared by every group of a draw (one judge reads them all). Every figure
-   built from shares (W1, severity, IS, MaxSkew, ...) is computed per corrected draw.
+   counts + ``CONFUSION_PRIOR`` = 1/10 a cell), the judged shares from theirs
+   (``metrics.posterior``), and p = Π((Mᵀ)⁻¹ q) per draw, one M shared by every group of a
+   draw (one judge reads them all). Every figure built from shares (W1, severity, IS,
+   MaxSkew, ...) is computed per corrected draw.
 4. A judge that cannot tell the classes apart decides nothing: its *readability*
    r(M) = 1 / ‖(Mᵀ)⁻¹‖₁, the factor by which its errors shrink a true difference of shares
    (1 for a perfect judge, 1 − 2e for a symmetric two-class error, 0 at chance), must be
@@ -39,8 +40,15 @@ import numpy as np
 
 from pytest_t2ibias._types import Estimate
 
-JEFFREYS = 0.5
-"""Prior pseudo-count per cell of a confusion row (the shares' prior in ``metrics.posterior``)."""
+CONFUSION_PRIOR = 0.1
+"""Prior pseudo-count per cell of a confusion row: M's rows are Dirichlet(counts + 1/10), not
+the Jeffreys 1/2 the shares get in ``metrics.posterior``. Jeffreys invents confusion in a row
+the judge reads perfectly: 20 of 20 read right becomes 95.3% right and 4.7% misread with three
+classes (M̂'s readability 0.91 for a perfect judge), so at small calibration sizes the
+correction overshoots, pushing p̂ away from the judge's confusion. With 1/10 a cell (99.0%
+right, readability 0.98) the worst borderline cell of validation/judge_coverage.py (severity,
+three classes, one-sided 60%, m = 20) went from 86.2% to 92.4% on a fresh seed and an over-covering uniform cell from 99.7% to 98.0%; the full grid
+with it: docs/coverage.md, "The judge's own error"; docs/STATISTICS.md, same section."""
 
 MIN_READABILITY = 0.2
 """Below this readability a judge's errors amplify sampling noise more than fivefold
@@ -86,7 +94,8 @@ class JudgeCalibration:
 
     @property
     def confusion(self) -> np.ndarray:
-        """M̂: each row's Jeffreys posterior mean (a row without images is uniform)."""
+        """M̂: each row's posterior mean under ``CONFUSION_PRIOR`` (a row without images is
+        uniform)."""
         return posterior_mean_confusion(self.counts)
 
     def accuracy(self) -> dict[str, tuple[float, float, float, int]]:
@@ -177,15 +186,17 @@ def calibration_from_labels(judge: str, axis: str, choices: Sequence[str], truth
 
 
 def posterior_mean_confusion(counts: np.ndarray) -> np.ndarray:
-    """M̂ from counts (..., C, C): (counts + 1/2) / row sums, never singular from an empty cell."""
-    counts = np.asarray(counts, dtype=float) + JEFFREYS
+    """M̂ from counts (..., C, C): (counts + CONFUSION_PRIOR) / row sums, never singular from an
+    empty cell."""
+    counts = np.asarray(counts, dtype=float) + CONFUSION_PRIOR
     return counts / counts.sum(axis=-1, keepdims=True)
 
 
 def confusion_draws(counts: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-    """Posterior draws of M, shape (n_draws, ..., C, C): each row Dirichlet(counts + 1/2)."""
+    """Posterior draws of M, shape (n_draws, ..., C, C): each row
+    Dirichlet(counts + CONFUSION_PRIOR)."""
     counts = np.asarray(counts, dtype=float)
-    gamma = rng.standard_gamma(counts + JEFFREYS, size=(n_draws,) + counts.shape)
+    gamma = rng.standard_gamma(counts + CONFUSION_PRIOR, size=(n_draws,) + counts.shape)
     return gamma / gamma.sum(axis=-1, keepdims=True)
 
 

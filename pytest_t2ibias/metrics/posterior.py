@@ -13,6 +13,9 @@ The construction (docs/STATISTICS.md; measured coverage in docs/coverage.md):
    weight. Paired groups (image i of each from one seed) share one Dirichlet over the joint
    cells, so the seed's common noise cancels as in the paired bootstrap.
 2. The interval is the central ``confidence`` percentile interval of the statistic's draws.
+   A judge-corrected distance (``calibration=`` with ``ideal=``) takes the lower of that low
+   end and the bias-corrected percentile one (``bias_corrected_low``): the correction
+   amplifies the upward bias of a distance near the ideal.
 3. Two points the draws can never reach are added by test inversion, since the data cannot
    reject them: the ideal, when a Monte Carlo test of "every group answers like the ideal"
    at level 1 - confidence does not reject it (so a balanced control includes 0 at the
@@ -249,6 +252,8 @@ def interval_from_counts(
     value = np.asarray(statistic([shares[:, i] for i in range(n_groups)]), dtype=float)
     values = np.asarray(statistic([draws[:, :, i] for i in range(n_groups)]), dtype=float)
     low, high = (np.atleast_1d(b).astype(float) for b in percentile_bounds(values, confidence))
+    if calibration is not None and ideal is not None:
+        low = np.fmin(low, bias_corrected_low(values, value, confidence))
     if ideal is not None:
         ideal = np.asarray(ideal, dtype=float)
         at_ideal = float(statistic([ideal] * n_groups))
@@ -332,6 +337,35 @@ def percentile_bounds(values: np.ndarray, confidence: float) -> tuple[np.ndarray
         warnings.simplefilter("ignore", RuntimeWarning)
         low, high = np.nanquantile(values, [tail, 1 - tail], axis=-1)
     return low, high
+
+
+def bias_corrected_low(values: np.ndarray, value: np.ndarray, confidence: float) -> np.ndarray:
+    """The low end of Efron's (1981) bias-corrected percentile interval of draws ``values``
+    (batch, draws) around ``value`` (batch): the quantile at Φ(2 z0 + z_tail), z0 = Φ⁻¹ of the
+    share of draws below the value (ties half), NaN draws dropped.
+
+    For a judge-corrected distance near the ideal the draws sit above the value (the
+    correction amplifies the shares' noise by up to 1/r, and a distance of noisy shares is
+    biased up), z0 < 0, and this end is lower than the percentile one; the corrected
+    ``interval_from_counts`` takes the lower of the two, so it never raises a low end. Measured:
+    three classes near the ideal (0.45/0.3/0.25) at n = 48, where the percentile low end missed
+    up to 12% (docs/coverage.md, "The judge's own error")."""
+    from scipy.stats import norm  # scipy only when a corrected interval is computed
+
+    values = np.atleast_2d(np.asarray(values, dtype=float))
+    value = np.atleast_1d(np.asarray(value, dtype=float))
+    kept = ~np.isnan(values)
+    size = kept.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = ((values < value[:, None]) & kept).sum(axis=-1) + 0.5 * (
+            (values == value[:, None]) & kept).sum(axis=-1)
+        share = np.clip(below / size, 0.5 / np.maximum(size, 1), 1 - 0.5 / np.maximum(size, 1))
+    z0 = norm.ppf(share)
+    level = norm.cdf(2 * z0 + norm.ppf((1 - confidence) / 2))
+    out = np.full(value.shape, np.nan)
+    for k in np.flatnonzero((size > 0) & ~np.isnan(value) & ~np.isnan(level)):
+        out[k] = np.quantile(values[k][kept[k]], level[k])
+    return out
 
 
 def ideal_not_rejected(
