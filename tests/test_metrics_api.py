@@ -37,6 +37,7 @@ def test_all_is_complete_and_importable():
         "share_draws",
         "single_choice",
         "corrected_ideal_not_rejected",
+        "bias_corrected_low",  # the corrected distances' low end (metrics.posterior)
         "posterior_matrix",  # metrics.intersectional's, shared with InterMit
     }
     internal |= {  # metrics.judge's building blocks, shared with posterior and intersectional
