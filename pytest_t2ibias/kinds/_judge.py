@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from ._base import CheckContext, PlannedItem
 
 
-
 CALIBRATION_IMAGES = 48
 """Images a counterfactual prompt that calibrate a judge: 48 a value put the accuracy of a
 90%-accurate judge within about ±0.09 (95%), and the same number at every n keeps every look
@@ -63,9 +62,9 @@ def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | N
     source = axis.calibration_source
     if ctx.plan.judge_correction == OFF or source is None:
         return None
-    if source == COUNTERFACTUAL_CALIBRATION and ctx.plan.audits_folder:
-        return None  # a folder audit draws nothing
     if source == COUNTERFACTUAL_CALIBRATION:
+        if ctx.plan.audits_folder:
+            return None  # a folder audit draws nothing
         calibration = counterfactual_calibration(ctx, axis)
     else:
         calibration = folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
@@ -77,16 +76,15 @@ def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | N
 def labelled_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
     """The judge on ``axis`` from its labelled folder only: for a check without a subject
     whose counterfactual images could calibrate it (a BGPS gate's prompts are the search's)."""
-    source = axis.calibration_source
-    if ctx.plan.judge_correction == OFF or source in (None, COUNTERFACTUAL_CALIBRATION):
+    if axis.calibration_source == COUNTERFACTUAL_CALIBRATION:
         return None
-    return folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
+    return judge_calibration(ctx, axis)
 
 
 def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
     """The judge on the subject's counterfactual images of ``axis``, each labelled with the
-    value its prompt asked for; the plan's images a prompt, so an IS check on the same
-    subject draws the same images (paired seeds): none are drawn twice."""
+    value its prompt asked for; ``CALIBRATION_IMAGES`` a prompt, which an IS check on the
+    same subject at n >= 48 has drawn already (paired seeds): none are drawn twice."""
     from ..methods.biasconnect import counterfactual_prompts
 
     suite = ctx.counterfactual_suite() if axis.counterfactuals_from_llm else ctx.suite
