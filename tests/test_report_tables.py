@@ -108,3 +108,33 @@ def test_the_limit_column_says_which_side_passes():
                            about="gender", check="w1_below"), threshold=0.35)
     text = render_text([at_least, at_most], None, color=False)
     assert "≥ -0.050" in text and "≤ 0.350" in text
+
+
+def test_n_counts_the_images_judged_and_says_how_many_were_drawn():
+    """Issue #36: one image judged of 24 drawn (a filter dropped 23) read ``n 24``, as if
+    the interval had seen 24; it is ``1/24``, the caption says what the slash means, and the
+    interval's own n is the one image it saw."""
+    import numpy as np
+
+    from pytest_t2ibias._types import FILTERED, Answers
+    from pytest_t2ibias.kinds.w1_below import evaluate_w1_below
+    from pytest_t2ibias.reports.collect import verdict_row
+
+    def row(labels: list[int]) -> ReportRow:
+        answers = Answers("q", ("male", "female"), np.array(labels),
+                          np.full((len(labels), 2), np.nan), ("a photo of a nurse",) * len(labels))
+        verdict = evaluate_w1_below(answers, 0.3, label="nurse/gender")
+        return verdict_row("s.t2i.yaml::balance[nurse-gender]", verdict, subject="nurse",
+                           axis="gender", check_id="balance")
+
+    filtered = row([FILTERED] * 23 + [0])
+    assert (filtered.n, filtered.drawn) == (1, 24)
+    assert "n=1]" in filtered.message.replace(" ", "")
+    whole = row([0, 1] * 12)
+    assert (whole.n, whole.drawn) == (24, 24)
+    text = render_text([filtered, whole], None, color=False)
+    # check, subject, /, axis, value, CI, n
+    cells = [line.split()[6] for line in text.splitlines() if line.startswith("balance")]
+    assert cells == ["1/24", "24"], text
+    assert "n: images judged / drawn" in text
+    assert "judged / drawn" not in render_text([whole], None, color=False)

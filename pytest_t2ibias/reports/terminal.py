@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import shown
 from .._types import three_places
-from .rows import ReportRow, limit_text
+from .rows import ReportRow, limit_text, n_text
 
 if TYPE_CHECKING:  # rich loads when a report is drawn, not with the plugin (issue #14)
     from pathlib import Path
@@ -64,13 +64,15 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
             continue
         margin = "" if row.margin is None else f"{row.margin:+.3f}"
         table.add_row(*suite, plain_text(row.check_id or row.check), plain_text(where),
-                      _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n),
+                      _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}", n_text(row),
                       limit_text(row), margin, _verdict_cell(row, _short_reason(row.reason)))
     judged = [row for row in rows if row.status != "error"] or list(rows)
     levels = sorted({f"{row.confidence * 100:g}%" for row in judged if row.confidence == row.confidence})
     methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
     if levels:
         table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
+    if any(row.drawn != row.n for row in rows):
+        table.caption = f"{table.caption or ''}; n: images judged / drawn".lstrip("; ")
     if any(row.figures.get("unread_prompts") for row in rows):
         table.caption = (f"{table.caption or ''}; unread words: the generator's tokenizer cannot "
                          f"read the prompt whole (unknown words or cut): inconclusive for the suite's own prompts, "
