@@ -138,3 +138,28 @@ def test_n_counts_the_images_judged_and_says_how_many_were_drawn():
     assert cells == ["1/24", "24"], text
     assert "n: images judged / drawn" in text
     assert "judged / drawn" not in render_text([whole], None, color=False)
+
+
+def test_at_80_columns_no_verdict_is_cut_and_the_legend_reads_from_the_left():
+    """Issue #36: at a terminal's 80 columns the verdict column was cut to its first letter
+    (``p``, ``i``), the legend was centred and cut, and a plan with nothing in it drew an
+    empty header over a centred block of footer."""
+    from dataclasses import replace
+
+    rows = [replace(row, figures={"unread_prompts": ["zorb"], "distribution": {"filtered": 3}})
+            for row in ROWS]
+    text = render_text(rows, 80, color=False)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 80, text
+    words = " ".join(line[line.index("verdict"):] if "verdict" in line else line
+                     for line in lines)
+    assert words.count("inconclusive:") == 1 and "pass unread" in words
+    for suite in ("toy_merge_gate.t2i.yaml", "toy_merge_gate_control.t2i.yaml",
+                  "test_toy_occupations.py", "test_toy_merge_gate.py"):
+        assert any(line.endswith(suite) for line in lines), suite  # one table a suite
+    legend = lines[lines.index("CI: 95%"):]
+    assert legend[1].startswith("n: images judged / drawn")
+    assert legend[2].startswith("unread words:") and legend[3].startswith("  words")
+    assert render_plan([], 0.9, 80, color=False) == "t2ibias: plan: no item to plan\n"
+    plan = render_plan([_Plan()], 0.9, 80, color=False).splitlines()
+    assert max(map(len, plan)) <= 80 and plan[-3].startswith("24 images in 1 items")
