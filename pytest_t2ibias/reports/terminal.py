@@ -179,11 +179,13 @@ def plan_table(plans: Sequence[Any], power: float,
     return table
 
 
-def plan_legend(plans: Sequence[Any]) -> list[str]:
+def plan_legend(plans: Sequence[Any], power: float) -> list[str]:
     known = [p.images for p in plans if p.images is not None]
     return [f"{sum(known)} images in {len(known)} items with a known count (before the cache; "
-            f"prompts shared between checks are generated once); items that cannot decide "
-            f"their threshold: {sum(p.underpowered for p in plans)}"]
+            f"prompts shared between checks are generated once)",
+            f"items underpowered near their limit: {sum(p.underpowered for p in plans)} (n for "
+            f"{power:.0%} above n: a truth within the check's margin of its limit may go "
+            f"undecided)"]
 
 
 def _plan_note(plan: Any, unread: str) -> Text:
@@ -249,7 +251,7 @@ def render_plan(plans: Sequence[Any], power: float, width: int | None, *, color:
     """The plan table as text; ``width`` None: as wide as its rows (``table_width``)."""
     if not plans:  # an empty table draws its header alone, its legend centred under nothing
         return "t2ibias: plan: no item to plan\n"
-    return _render([plan_table(plans, power, unread)], plan_legend(plans), width, color=color)
+    return _render([plan_table(plans, power, unread)], plan_legend(plans, power), width, color=color)
 
 
 def render_text(rows: Sequence[ReportRow], width: int | None, *, color: bool) -> str:
