@@ -22,7 +22,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from ..methods.bgps import (
     bgps_search,
     forbidden_names_for,
     llm_baseline,
+    measurement_seed,
 )
 from ..store.cache import locked, write_atomically
 from .counterfactual import (
@@ -168,12 +169,19 @@ class BGPSLocks:
                     searched = False
         found = BGPSResult.from_dict(entry["search"])
         baseline = BGPSResult.from_dict(entry["baseline"]) if entry.get("baseline") else None
-        return bgps_gate(instrument, gate.axis, gate.target, found, baseline=baseline,
-                         neutral_prompt=gate.neutral_prompt, curated_prompts=gate.curated_prompts,
-                         filter=suite.filter,
-                         perplexity=self._perplexity(entry), confidence=confidence,
-                         searched=searched, source="search" if searched else str(path),
-                         calibration=calibration, judge_correction=judge_correction)
+        # Each search seed measures on images of its own (the suite's seed for search seed 0).
+        plan = getattr(instrument, "plan", None)
+        seed = measurement_seed(plan.seed, gate.settings.seed) if plan is not None else None
+        measuring = instrument if plan is None or seed == plan.seed else instrument.with_plan(
+            replace(plan, seed=seed))
+        result = bgps_gate(measuring, gate.axis, gate.target, found, baseline=baseline,
+                           neutral_prompt=gate.neutral_prompt, curated_prompts=gate.curated_prompts,
+                           filter=suite.filter,
+                           perplexity=self._perplexity(entry), confidence=confidence,
+                           searched=searched, source="search" if searched else str(path),
+                           calibration=calibration, judge_correction=judge_correction)
+        return replace(result, image_seed=seed, probe_step=gate.step_index,
+                       schedule_steps=_schedule_steps(instrument))
 
     # -- the lock ---------------------------------------------------------------------------
 
@@ -308,6 +316,18 @@ def _pipeline_name(instrument: Instrument) -> str:
     loaded = getattr(generator, "_configured", None)
     pipeline = getattr(getattr(loaded, "_value", None), "pipeline", None)
     return type(pipeline).__name__ if pipeline is not None else f"the generator {generator!r}"
+
+
+def _schedule_steps(instrument: Instrument) -> int | None:
+    """The denoising steps the generator samples with (the plan's, else its own default)."""
+    steps = getattr(getattr(instrument, "plan", None), "steps", None)
+    if steps:
+        return int(steps)
+    if not hasattr(instrument, "generator"):
+        return None
+    generator = instrument.generator()
+    steps = getattr(generator, "steps", None)
+    return int(steps) if isinstance(steps, int) else None
 
 
 def _progress_line(key: str, progress: Callable[[str], None] | None
