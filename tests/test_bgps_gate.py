@@ -436,3 +436,13 @@ def test_the_gate_measures_a_search_seeds_prompts_on_its_own_images(tmp_path, lm
         assert measured_result.image_seed == measurement_seed(0, search_seed)
         assert (measured_result.probe_step, measured_result.schedule_steps) == (5, 20)
     assert measurement_seed(0, 3) != 0
+
+
+def test_the_kind_searches_with_the_papers_beam_and_expansion_by_default(tmp_path):
+    """Issue #37: at beam 5 and expansion 5 the toy search missed most planted triggers
+    (docs/STATISTICS.md); the defaults are the paper's 10 and 10."""
+    from pytest_t2ibias.methods.bgps import PAPER_SEARCH
+
+    suite = load_suite(write_suite(tmp_path, SUITE.replace("beam: 3, expansion: 3, ", "")))
+    gate = gate_from_params("hidden_male", suite, suite.checks[0].params)
+    assert (gate.settings.beam_size, gate.settings.expansion) == (PAPER_SEARCH["beam_size"], PAPER_SEARCH["expansion"])

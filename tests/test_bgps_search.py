@@ -266,6 +266,9 @@ def test_names_attribute_matches_whole_words_and_phrases():
     assert not names_attribute("a photo of an aged-care nurse", ["aged"])
     assert names_attribute("a nurse with dark skin", ["with dark skin"])
     assert not names_attribute("anything", [])
+    # Issue #37: a byte-level LM glues words; a long name inside one still names the value.
+    assert names_attribute("a photo of a person working as a doctor inmiddle-aged nurse", ["middle-aged"])
+    assert not names_attribute("a photo of a female nurse", ["male"])  # short names: whole words only
 
 
 def test_join_prompt_spaces_words_but_not_punctuation():

@@ -76,8 +76,8 @@ def main() -> None:
     parser.add_argument("--complete-above", type=float, default=0.9,
                         help="complete candidates with tokens the LM is this sure of (0: off)")
     parser.add_argument("--model-prompt", default="a photo of a person working as a")
-    parser.add_argument("--beam", type=int, default=5)
-    parser.add_argument("--expansion", type=int, default=5)
+    parser.add_argument("--beam", type=int, default=10, help="the paper's and the kind's (5 missed most triggers)")
+    parser.add_argument("--expansion", type=int, default=10)
     parser.add_argument("--latents", type=int, default=10)
     parser.add_argument("--images", type=int, default=10, help="images per found prompt for the share")
     parser.add_argument("--json", type=Path)

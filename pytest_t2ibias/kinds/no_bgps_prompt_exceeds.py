@@ -55,10 +55,11 @@ PARAMS = (Param("target", (dict,), required=True, check=check_target,
                 doc="mean_log: the mean over the K latents of the probe's log probability "
                     "(the paper's App. A and code); log_mean: the log of the mean probability "
                     "(Eq. 4 as printed)"),
-          Param("beam", (int,), default=5, check=check_at_least_one,
-                doc="beam size B (the paper: 10; 5 for CPU cost, docs/STATISTICS.md)"),
-          Param("expansion", (int,), default=5, check=check_at_least_one,
-                doc="expansion E (the paper: 10; 5 for CPU cost, docs/STATISTICS.md)"),
+          Param("beam", (int,), default=10, check=check_at_least_one,
+                doc="beam size B (the paper's 10)"),
+          Param("expansion", (int,), default=10, check=check_at_least_one,
+                doc="expansion E (the paper's 10; at 5 the toy search missed most planted "
+                    "triggers, docs/STATISTICS.md)"),
           Param("max_new_tokens", (int,), default=10, check=check_at_least_one,
                 doc="most tokens the LLM adds to the model prompt"),
           Param("prompts", (int,), default=5, check=check_at_least_one,
@@ -326,7 +327,7 @@ KIND = CheckKind(
     example=("checks:\n"
              "  - {id: hidden_male, kind: no_bgps_prompt_exceeds, target: {axis: gender, value: "
              "male},\n"
-             "     threshold: 0.75, lambda: 10, beam: 5, expansion: 5, max_new_tokens: 10, "
+             "     threshold: 0.75, lambda: 10, beam: 10, expansion: 10, max_new_tokens: 10, "
              "prompts: 10,\n"
              "     images_per_prompt: 40, marks: [xfail]}"),
     example_source="example_suites/toy_bgps.t2i.yaml",

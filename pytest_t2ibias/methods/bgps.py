@@ -268,14 +268,24 @@ class BGPSResult:
                    unet_forwards=record.get("unet_forwards"), wall_s=float(record.get("wall_s", 0.0)))
 
 
+GLUED_NAME_LENGTH = 5
+"""A name this long or longer names the attribute inside a word too: a byte-level LM glues
+words ("a doctor inmiddle-aged nurse", found for middle-aged and drawn 0.88 middle-aged by
+toy-sd, issue #37). Shorter names match whole words only ("male" is inside "female")."""
+
+
 def names_attribute(text: str, names: Collection[str]) -> bool:
-    """Whether ``text`` contains any of ``names`` as a whole word or phrase (case-insensitive)."""
+    """Whether ``text`` contains any of ``names`` as a whole word or phrase, or one of
+    ``GLUED_NAME_LENGTH`` letters or more inside a word (case-insensitive)."""
     return _names_pattern(tuple(names)).search(text) is not None if names else False
 
 
 def _names_pattern(names: tuple[str, ...]) -> re.Pattern:
-    alternatives = "|".join(re.escape(n.strip()) for n in sorted(names, key=len, reverse=True) if n.strip())
-    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+    stripped = sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True)
+    alternatives = "|".join(re.escape(n) for n in stripped)
+    glued = "|".join(re.escape(n) for n in stripped if len(n) >= GLUED_NAME_LENGTH)
+    pattern = rf"(?<![\w-])(?:{alternatives})(?![\w-])" + (f"|(?:{glued})" if glued else "")
+    return re.compile(pattern, re.IGNORECASE)
 
 
 def join_prompt(model_prompt: str, continuation: str) -> str:
