@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .plan import Plan
     from .spec import AxisSpec, CheckSpec, Suite
 
-DEFAULT_MARGIN = 0.1
 DEFAULT_POWER = 0.9
 
 
@@ -83,14 +82,14 @@ def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float,
     """Images per prompt for ``check`` on ``axis`` to decide with ``power`` when the truth is
     ``margin`` (check parameter, default 0.1) above or below its threshold; None for kinds
     without a power model. With ``budget``, ``OverBudget`` when the search would run past it."""
-    metric = power_metric(check.kind)
-    if metric is None or (isinstance(axis.ideal, dict) and "reference" in axis.ideal):
+    metric, threshold = power_metric(check.kind), limit_of(check)
+    if metric is None or threshold is None or (
+            isinstance(axis.ideal, dict) and "reference" in axis.ideal):
         return None
     from .metrics import ideal_shares
     from .metrics.power import images_needed
 
-    threshold = float(check.params["threshold"])
-    margin = float(check.params.get("margin") or DEFAULT_MARGIN)
+    margin = float(check.params.margin)
     ideal = ideal_shares(axis.ideal, axis.choices) if metric == "w1" else None
     ordered = axis.ordered if metric == "w1" else False
     needed = []
@@ -131,6 +130,12 @@ def power_metric(kind: str) -> str | None:
     return declared.power_metric if declared is not None else None
 
 
+def limit_of(check: CheckSpec) -> float | None:
+    """The limit the check's figure is decided against (``CheckKind.limit``), or None."""
+    kind = CHECK_KINDS.get(check.kind)
+    return float(kind.limit(check.params)) if kind is not None and kind.limit else None
+
+
 def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
     """How many prompts one item generates (None: it depends on what the run finds)."""
     kind = CHECK_KINDS.get(check.kind)
@@ -146,7 +151,7 @@ def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None
     note = "" if power_metric(check.kind) else "no power model for this kind"
     if needed is not None and plan.images_per_prompt < needed:
         note = (f"cannot decide its threshold: {needed} images a prompt give power {power:.0%} "
-                f"at +/-{float(check.params.get('margin') or DEFAULT_MARGIN):g}")
+                f"at +/-{float(check.params.margin):g}")
     if plan.adaptive:  # issue #26
         note = "; ".join(filter(None, [adaptive_note(check, axis, plan, prompts_of(
             check, suite, axis), confidence=confidence), note]))
@@ -165,22 +170,20 @@ def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: 
     its threshold, the larger) and at most (its cap), for ``--t2i-plan``; a search, whose
     prompts are unknown up front, at most its cap a prompt."""
     looks = ", ".join(map(str, plan.looks))
+    kind = CHECK_KINDS.get(check.kind)
     if prompts is None:
         note = f"adaptive: at most {plan.looks[-1]} images a prompt (looks {looks})"
-        if check.kind == "intermit" and not float(check.params.get("tolerance") or 0.0):
-            note += ("; passes only at its cap: with tolerance 0 a step that leaves an axis as "
-                     "it was is never shown within it")
-        return note
+        caveat = kind.adaptive_caveat(check.params) if kind and kind.adaptive_caveat else ""
+        return "; ".join(filter(None, [note, caveat]))
     cap = plan.looks[-1] * prompts
-    metric = power_metric(check.kind)
+    metric, threshold = power_metric(check.kind), limit_of(check)
     expected = ""
-    if metric is not None and axis is not None and not (
+    if metric is not None and threshold is not None and axis is not None and not (
             isinstance(axis.ideal, dict) and "reference" in axis.ideal):
         from .metrics import ideal_shares
         from .metrics.power import expected_images
 
-        threshold = float(check.params["threshold"])
-        margin = float(check.params.get("margin") or DEFAULT_MARGIN)
+        margin = float(check.params.margin)
         ideal = (ideal_shares(axis.ideal, axis.choices) if metric == "w1"
                  else np.full(len(axis.choices), 1 / len(axis.choices)))
         ordered = axis.ordered if metric == "w1" else False
@@ -195,21 +198,11 @@ def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: 
 
 
 def never_passes(check: CheckSpec) -> str:
-    """A warning when the check's limit is the no-bias value itself: a model with no bias at
-    all cannot be shown within it (an equivalence needs a margin), so under ``burden:
-    model`` it can only fail or be inconclusive."""
-    params = check.params
-    if params.get("confidence") is None:
+    """A warning when a gated check's limit is the no-bias value itself: a model with no
+    bias at all cannot be shown within it (an equivalence needs a margin), so under
+    ``burden: model`` it can only fail or be inconclusive. The kind knows its rule
+    (``CheckKind.never_passes``)."""
+    kind = CHECK_KINDS.get(check.kind)
+    if check.params.confidence is None or kind is None or kind.never_passes is None:
         return ""
-    if check.kind in ("is_nonnegative", "no_regression"):  # the tolerance is the limit
-        if float(params.get("tolerance") or 0.0) == 0.0:
-            return ("never passes for a model without any effect: tolerance 0 is the no-effect "
-                    "value (IS = 0), which an interval cannot be shown above; give a tolerance "
-                    "> 0")
-        return ""
-    threshold = params.get("threshold")
-    distance = power_metric(check.kind) is not None or check.kind == "max_skew_below"
-    if distance and threshold is not None and float(threshold) <= 0.0:
-        return ("never passes: threshold 0 is the no-bias value, which an interval "
-                "cannot be shown below; give a threshold > 0")
-    return ""
+    return kind.never_passes(check.params)

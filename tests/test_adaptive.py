@@ -413,7 +413,7 @@ def _bgps_lock(pytester, prompts):
     from pytest_t2ibias.locks.bgps import LOCK_VERSION, bgps_lock_path, gate_from_params
 
     suite = load_suite(pytester.path / "searched.t2i.yaml")
-    identity = gate_from_params("hidden_male", suite, suite.checks[0].params).identity()
+    identity = gate_from_params("hidden_male", suite, suite.checks[0].params.as_entry()).identity()
     found = [{"prompt": f"{identity['settings']['model_prompt']} {word}", "continuation": word,
               "score": -1.0, "lm_log_likelihood": -1.0, "probe_probability": 0.9, "tokens": 1,
               "finished": True, "runs": [1]} for word in prompts]

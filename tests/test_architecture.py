@@ -194,3 +194,48 @@ def test_the_table_is_read_from_the_document():
     for module in plugin_modules():
         layer_of(module)
 
+
+
+PARAMS_READERS = ("kinds", "suite.load")
+"""Where a check's parameters may be read by name: the kinds (through their typed ``Params``)
+and the loader (which builds them from the YAML keys)."""
+UNTIL_ISSUE_37 = ("locks.bgps",)
+"""BGPS' lock still takes the kind's parameters as a mapping (``Params.as_entry``); it moves
+to the kind's ``Params`` when issue #37's change to the BGPS gate has landed."""
+
+
+def string_key_reads(module: str) -> list[str]:
+    """``x.params["key"]``, ``x.params.get("key")``, ``params["key"]``, ``params.get("key")``
+    in ``module``: a check parameter read by its YAML key, not by its typed field."""
+
+    def is_params(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "params") or (
+            isinstance(node, ast.Name) and node.id == "params")
+
+    found = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Subscript) and is_params(node.value) and isinstance(
+                node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            found.append(f"line {node.lineno}: params[{node.slice.value!r}]")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "get" and is_params(node.func.value) and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            found.append(f"line {node.lineno}: params.get({node.args[0].value!r})")
+    return found
+
+
+def test_no_check_parameter_is_read_by_its_key_outside_the_kinds_and_the_loader():
+    """A kind's parameters are a typed ``Params``: read as ``ctx.params.beam``, their default
+    in one place, never ``params.get("beam") or 5`` somewhere else."""
+    readers = {m for m in MODULES if _owner(m, PARAMS_READERS + UNTIL_ISSUE_37)}
+    offending = {m: string_key_reads(m) for m in sorted(set(MODULES) - readers)}
+    assert {m: reads for m, reads in offending.items() if reads} == {}
+    assert string_key_reads("kinds.w1_below") == []  # the kinds read fields too
+
+
+def test_the_string_key_check_catches_a_read(tmp_path, monkeypatch):
+    module = tmp_path / "sneaky.py"
+    module.write_text('def f(check, params):\n'
+                      '    return check.params["beam"], params.get("prompts") or 5\n')
+    monkeypatch.setitem(MODULES, "sneaky", module)
+    assert string_key_reads("sneaky") == ["line 2: params['beam']", "line 2: params.get('prompts')"]

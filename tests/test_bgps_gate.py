@@ -180,11 +180,11 @@ def test_new_params_reach_the_gate_and_a_bad_value_is_a_suite_error(tmp_path):
         "threshold: 0.8, beam: 3, expansion: 3, prompts: 3, max_new_tokens: 4}", entry))
     suite = load_suite(path)
     check = suite.checks[0]
-    gate = gate_from_params(check.id, suite, check.params)
+    gate = gate_from_params(check.id, suite, check.params.as_entry())
     assert gate.settings.probe_term == "log_mean" and gate.settings.complete_above is None  # 1: off
     assert gate.curated_prompts == ("a photo of a nurse", "a photo of a doctor")
     assert "curated_prompts" not in json.dumps(gate.identity())  # measured, not searched
-    default = gate_from_params(check.id, load_suite(write_suite(tmp_path)), load_suite(write_suite(tmp_path)).checks[0].params)
+    default = gate_from_params(check.id, load_suite(write_suite(tmp_path)), load_suite(write_suite(tmp_path)).checks[0].params.as_entry())
     assert default.settings.probe_term == "mean_log" and default.settings.complete_above == 0.9
     for bad, expected in (("statistic: median", "one of worst, mean"), ("probe_term: mean", "mean_log, log_mean"),
                           ("complete_above: 0.3", "(0.5, 1]")):
@@ -253,7 +253,7 @@ def settings(tmp_path, **overrides):
 
 
 def run_gate(tmp_path, suite, locks, instrument=None):
-    gate = gate_from_params("hidden_male", suite, suite.checks[0].params)
+    gate = gate_from_params("hidden_male", suite, suite.checks[0].params.as_entry())
     return locks.run(instrument or ScriptedInstrument(), suite, gate, confidence=0.95)
 
 
@@ -313,7 +313,7 @@ def test_a_gate_judged_again_in_one_process_searches_once_even_when_updating(tmp
     assert second.texts == first.texts
     assert ScriptedLocks(settings(tmp_path, update_locks=True), ScriptedModels(),
                          update=True).run(ScriptedInstrument(), suite, gate_from_params(
-                             "hidden_male", suite, suite.checks[0].params),
+                             "hidden_male", suite, suite.checks[0].params.as_entry()),
                              confidence=0.95).searched  # a new process searches again
 
 

@@ -193,7 +193,7 @@ def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
     # Step 2: gamma gender 1/6, age 0 -> mitigate gender; female nurses are all young, so
     #   age goes 0 -> 0.5 (an alert); tau -> (0 + 0.5 + 0)/3 = 1/6 <= 0.2.
     result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", epsilon=0.2,
-                      confidence=0.95, n_resamples=200)
+                      tolerance=0.0, confidence=0.95, n_resamples=200)
     assert result.order == ("environment", "gender")
     assert result.initial_tau.value == pytest.approx(2 / 3)
     first, second = result.steps
@@ -218,7 +218,7 @@ def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
 
 
 def test_intermit_alerts_when_tau_cannot_reach_epsilon(fake_t2ibias, suite):
-    result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", confidence=0.95,
+    result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", tolerance=0.0, confidence=0.95,
                       n_resamples=200, priority={"gender": 1, "environment": 1},
                       epsilon=0.1, max_steps=1)
     # p = (1/2, 1/2) over gender, environment: tau 1 -> 0.5 after mitigating either; ties go
@@ -287,7 +287,7 @@ def test_an_early_look_passes_only_once_no_step_can_have_made_a_prioritised_axis
     is not ruled out at tolerance 0 (inconclusive: draw more), and is at tolerance 0.3."""
     instrument = fake_t2ibias.instrument(suite)
     strict = intermit(instrument, suite, "nurse", priority={"environment": 1, "age": 1},
-                      epsilon=0.2, confidence=0.95, n_resamples=200)
+                      epsilon=0.2, tolerance=0.0, confidence=0.95, n_resamples=200)
     assert strict.order == ("environment",) and strict.alerts == ()
     effect = strict.matrix.entry("environment", "age")
     assert effect.value == pytest.approx(0.0) and effect.low < 0 < effect.high

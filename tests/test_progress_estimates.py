@@ -47,7 +47,7 @@ def test_intermit_estimate_is_within_a_fifth_of_what_it_computes(pytester, tmp_p
     item = PlannedItem(suite, check, "nurse", None, plan_for(facade.settings, suite, check))
     expected = planned_work([item], nodeids=["mitigate"]).expected["mitigate"]
 
-    result = intermit(facade.instrument(suite), suite, "nurse", epsilon=epsilon,
+    result = intermit(facade.instrument(suite), suite, "nurse", epsilon=epsilon, tolerance=0.0,
                       confidence=0.95, n_resamples=200)
     assert len(result.steps) == steps
     done = facade.equipment.counters

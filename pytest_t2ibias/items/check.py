@@ -158,12 +158,7 @@ class CheckItem(pytest.Item):
 
     def _axes_read(self) -> list[str]:
         """The item's axis, the check's axes and every axis its parameters name."""
-        from ..suite.load import AXIS_REFERENCE_PARAMS
-
-        names = [self.axis, *self.check.axes]
-        for param in AXIS_REFERENCE_PARAMS:
-            value = self.check.params.get(param)
-            names.extend([value] if isinstance(value, str) else value or [])
+        names = [self.axis, *self.check.axes, *self.check.params.axes_named()]
         return [name for name in dict.fromkeys(names) if isinstance(name, str)]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],

@@ -27,11 +27,10 @@ from ._base import (
     CheckContext,
     CheckKind,
     ExpectedImages,
-    Param,
     PlannedItem,
     register_check,
 )
-from ._params import COMMON_PARAMS, NUMBER
+from ._params import COMMON_PARAMS, NUMBER, Param, Params, param
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -42,7 +41,9 @@ __all__ = [
     "CheckKind",
     "ExpectedImages",
     "Param",
+    "Params",
     "PlannedItem",
+    "param",
     "register_check",
 ]
 

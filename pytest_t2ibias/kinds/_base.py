@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+
+from ..params import Param, Params, declared, params_class
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -19,23 +21,11 @@ if TYPE_CHECKING:
     from ..verdict import Verdict
 
 
-@dataclass(frozen=True)
-class Param:
-    """One key of a check entry. ``types`` as for ``isinstance``; ``check`` may reject a value
-    with a message (returned string) after the type matched."""
-
-    name: str
-    types: tuple[type, ...]
-    required: bool = False
-    default: Any = None
-    check: Callable[[Any], str | None] | None = None
-    doc: str = ""
-    check_with_axes: Callable[[Any, dict[str, AxisSpec]], str | None] | None = None
-    """Like ``check``, with the suite's axes (a target naming an axis and one of its values)."""
+P = TypeVar("P", bound=Params)
 
 
 @dataclass(frozen=True)
-class CheckContext:
+class CheckContext(Generic[P]):
     """What one item's ``run`` receives: where it sits in its suite, how it samples (and who
     carries the burden of proof: ``plan.burden``), and the instrument to measure with.
 
@@ -58,6 +48,11 @@ class CheckContext:
     """Where a long run (a BGPS search) reports one line per step; None: quiet."""
     bgps_locks: Any = None
     """The suites' BGPS lock files (``locks.bgps.BGPSLocks``) for ``no_bgps_prompt_exceeds``."""
+
+    @property
+    def params(self) -> P:
+        """The check's parameters, as its kind's ``Params`` (built by the suite loader)."""
+        return cast(P, self.check.params)
 
     @property
     def confidence(self) -> float | None:
@@ -88,6 +83,13 @@ class PlannedItem:
     subject: str
     axis: AxisSpec | None
     plan: Plan
+
+    def params_as(self, cls: type[P]) -> P:
+        """The check's parameters as its kind's ``Params`` (the loader built them so)."""
+        if not isinstance(self.check.params, cls):
+            raise TypeError(f"check {self.check.id!r}: parameters are "
+                            f"{type(self.check.params).__name__}, not {cls.__name__}")
+        return self.check.params
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,9 @@ class CheckKind:
 
     name: str
     run: Run
-    params: tuple[Param, ...] = ()
+    params: type[Params] = Params
+    """The kind's ``Params`` dataclass: its keys, their types, defaults, validators and docs
+    (a tuple of ``Param``, the 0.1.0 form, is turned into one)."""
     axes_param: str | None = "axes"
     """Parameter listing the axes to expand items over (one item per subject x axis);
     None for kinds with one item per subject."""
@@ -144,7 +148,16 @@ class CheckKind:
     total and ETA count it before the item runs. None: unknown until it runs."""
     power_metric: str | None = None
     """The figure ``metrics.power`` simulates for power planning (``"w1"``, ``"severity"``);
-    None: no power model."""
+    None: no power model. It needs ``limit``."""
+    limit: Callable[[Any], float] | None = None
+    """The limit a check's figure is decided against, from its ``Params`` (its threshold):
+    what power planning simulates either side of."""
+    never_passes: Callable[[Any], str] | None = None
+    """A warning for ``--t2i-plan`` when a gated check of these ``Params`` cannot pass for a
+    model without any bias (its limit is the no-bias value itself); "" when it can."""
+    adaptive_caveat: Callable[[Any], str] | None = None
+    """A note for ``--t2i-plan`` on an adaptive check of these ``Params`` (when a look before
+    the cap cannot pass); "" when there is none."""
     prompts: Callable[[CheckSpec, Suite, AxisSpec | None], int | None] | None = None
     """How many prompts one item generates (power planning's cost); None: unknown up front."""
     judge_calibrated: bool = False
@@ -165,9 +178,18 @@ class CheckKind:
     example_source: str = ""
     """The example suite ``example`` is copied from; a test holds the copy to the suite."""
 
+    def __post_init__(self) -> None:
+        if isinstance(self.params, tuple):
+            object.__setattr__(self, "params", params_class(self.name, self.params))
+
     @property
     def figure_name(self) -> str:
         return self.figure or self.name
+
+    @property
+    def declared(self) -> tuple[Param, ...]:
+        """Every key a check of this kind may have: its own, then the common ones."""
+        return declared(self.params)
 
 
 CHECK_KINDS: dict[str, CheckKind] = {}
@@ -179,5 +201,9 @@ def register_check(kind: CheckKind) -> CheckKind:
         raise ValueError(f"check kind {kind.name!r} is already registered")
     if not callable(kind.run):
         raise TypeError(f"check kind {kind.name!r}: run must be a callable taking a CheckContext")
+    if not (isinstance(kind.params, type) and issubclass(kind.params, Params)):
+        raise TypeError(f"check kind {kind.name!r}: params must be a Params dataclass "
+                        "(kinds._params.Params subclassed, each field a param(...))")
+    declared(kind.params)  # a field without param(...) or of an unknown type fails here
     CHECK_KINDS[kind.name] = kind
     return kind

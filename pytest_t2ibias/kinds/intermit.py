@@ -11,51 +11,51 @@ look before the last passes only once no step can have made a prioritised axis w
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..metrics.judge import BOUNDS
 from ..verdict import Verdict
-from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
 from ._judge import AxisReadings, JudgeReading, readings_for
 from ._needs import questions_of
 from ._papers import BIASCONNECT
 from ._params import (
-    COMMON_PARAMS,
-    NUMBER,
+    Params,
     check_at_least_one,
     check_priority,
     check_unit_interval,
+    param,
 )
 from ._verdicts import with_matrix
 
-PARAMS = (Param("priority", (dict,), doc="axis -> weight over the axes to mitigate "
-                                         "(B*, normalised; default: every axis equally)",
-                check=check_priority),
-          Param("epsilon", NUMBER, default=0.35, check=check_unit_interval,
-                doc="stop when tau = <wbar(B*), p> is at most this"),
-          Param("max_steps", (int,), check=check_at_least_one,
-                doc="most axes to mitigate (default: as many as there are axes)"),
-          Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
-                doc="a step alerts when it makes a prioritised axis worse by more than this "
-                    "(IS[i*][y] wholly below -tolerance); adaptive, a look before the cap "
-                    "passes only once every step's IS[i*][y] is wholly at least -tolerance"),
-          *COMMON_PARAMS)
+
+@dataclass(frozen=True, kw_only=True)
+class IntermitParams(Params):
+    priority: dict[str, float] | None = param(
+        "axis -> weight over the axes to mitigate (B*, normalised; default: every axis equally)",
+        check=check_priority, names_axes=True)
+    epsilon: float = param("stop when tau = <wbar(B*), p> is at most this", default=0.35,
+                           check=check_unit_interval)
+    max_steps: int | None = param("most axes to mitigate (default: as many as there are axes)",
+                                  check=check_at_least_one)
+    tolerance: float = param(
+        "a step alerts when it makes a prioritised axis worse by more than this "
+        "(IS[i*][y] wholly below -tolerance); adaptive, a look before the cap "
+        "passes only once every step's IS[i*][y] is wholly at least -tolerance",
+        default=0.0, check=check_unit_interval)
 
 
-def run(ctx: CheckContext) -> Verdict:
-    from ..methods.intermit import DEFAULT_EPSILON, intermit, normalised_priority
+def run(ctx: CheckContext[IntermitParams]) -> Verdict:
+    from ..methods.intermit import intermit, normalised_priority
 
-    params = ctx.check.params
-    epsilon = params.get("epsilon")
+    params = ctx.params
     suite = ctx.counterfactual_suite()
-    readings = readings_for(ctx, list(normalised_priority(params.get("priority"), list(suite.axes))),
+    readings = readings_for(ctx, list(normalised_priority(params.priority, list(suite.axes))),
                             suite)
     judges = corrected_fully(readings)
-    result = intermit(ctx.instrument, suite, ctx.subject,
-                      priority=params.get("priority"),
-                      epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
-                      max_steps=params.get("max_steps"),
-                      tolerance=params.get("tolerance") or 0.0,
+    result = intermit(ctx.instrument, suite, ctx.subject, priority=params.priority,
+                      epsilon=params.epsilon, max_steps=params.max_steps,
+                      tolerance=params.tolerance,
                       confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
                       calibration=judges.calibration())
     verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
@@ -93,8 +93,8 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     )
 
     suite, subject, n = item.suite, item.subject, item.plan.images_per_prompt
-    params = item.check.params
-    priority = normalised_priority(params.get("priority"), list(suite.axes))
+    params = item.params_as(IntermitParams)
+    priority = normalised_priority(params.priority, list(suite.axes))
     questions = questions_of(suite, priority)
     values = {a: list(spec.choices if spec.counterfactuals_from_llm and not spec.counterfactuals
                       else spec.counterfactuals)
@@ -102,7 +102,7 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     templated = [a for a in values if suite.axes[a].counterfactuals]
     insertions = suite_insertions(suite, templated) if templated else {}
     chosen = sorted((a for a in priority if a in values), key=lambda a: -priority[a])
-    steps = min(params.get("max_steps") or len(suite.axes), max(1, len(chosen)), len(values))
+    steps = min(params.max_steps or len(suite.axes), max(1, len(chosen)), len(values))
     chosen += [a for a in values if a not in chosen]
     work = [ExpectedImages("candidate", suite.prompt_for(subject), n, questions)]
     state = 1  # prompts in the state
@@ -126,8 +126,11 @@ KIND = CheckKind(
     name="intermit",
     run=run,
     expected_work=expected_work,
+    adaptive_caveat=lambda params: "" if params.tolerance else (
+        "passes only at its cap: with tolerance 0 a step that leaves an axis as it was is "
+        "never shown within it"),
     axes_param=None,
-    params=PARAMS,
+    params=IntermitParams,
     adaptive=True,
     figure="tau after mitigation",
     doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "

@@ -49,9 +49,6 @@ if TYPE_CHECKING:
     from ..instrument import Instrument
     from ..spec import Suite
 
-DEFAULT_EPSILON = 0.35
-"""The paper's threshold on tau (Sec. 5.3)."""
-
 Combination = tuple[tuple[str, str], ...]
 """Mitigated (axis, value) pairs, in the suite's axis order; () is the base prompt."""
 
@@ -318,9 +315,9 @@ def intermit(
     subject: str,
     *,
     priority: Mapping[str, float] | None = None,
-    epsilon: float = DEFAULT_EPSILON,
+    epsilon: float,
     max_steps: int | None = None,
-    tolerance: float = 0.0,
+    tolerance: float,
     confidence: float,
     n_resamples: int,
     calibration: Mapping[str, np.ndarray] | None = None,
