@@ -21,6 +21,7 @@ from pytest_t2ibias.kinds import (
     COMMON_PARAMS,
     CheckKind,
     Param,
+    filled_in,
 )
 from pytest_t2ibias.suite.load import (
     AXIS_KEYS,
@@ -169,7 +170,7 @@ def param_schema(param: Param, strict: bool = True) -> dict[str, Any]:
     if param.default is not None:
         schema["default"] = param.default
     if param.doc:
-        schema["description"] = param.doc
+        schema["description"] = filled_in(param.doc)
     return schema
 
 

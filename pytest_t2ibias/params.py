@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._settings import JUDGE_CORRECTIONS
+from ._settings import ADAPTIVE_KINDS, JUDGE_CORRECTIONS
 from .budgets import MAX_IMAGES_PER_PROMPT
 
 NUMBER = (int, float)
@@ -139,9 +139,7 @@ class Params:
         "images per prompt for this check only (more images, a tighter interval), or "
         "auto: as many as deciding the threshold needs (power planning), or {max: N}: "
         "adaptive, in rounds of 16, 32, 64 ... up to N images per prompt, stopping once "
-        "the interval (valid under stopping) is decided (gated w1_below, entropy_below, "
-        "max_skew_below, is_nonnegative, no_regression, intervention_improves, intermit, "
-        "open_set and no_bgps_prompt_exceeds checks); "
+        f"the interval (valid under stopping) is decided (gated {ADAPTIVE_KINDS} checks); "
         "default: the suite's",
         check=check_images)
     margin: float = param(

@@ -239,3 +239,41 @@ def test_the_string_key_check_catches_a_read(tmp_path, monkeypatch):
                       '    return check.params["beam"], params.get("prompts") or 5\n')
     monkeypatch.setitem(MODULES, "sneaky", module)
     assert string_key_reads("sneaky") == ["line 2: params['beam']", "line 2: params.get('prompts')"]
+
+
+BUILTIN = ("entropy_below", "w1_below", "is_nonnegative", "no_regression", "intermit",
+           "no_bgps_prompt_exceeds", "open_set", "max_skew_below", "judge_agrees",
+           "intervention_improves")
+"""The built-in kinds (``kinds.BUILTIN_KINDS``, spelled out so this test imports no plugin)."""
+PUBLIC_API = ("", "assertions", "facade")
+"""The public ``__init__``, the ``assert_*`` helpers and the ``t2ibias`` fixture: they name a
+kind's ``evaluate_*`` and method on purpose."""
+
+
+def kinds_named(module: str) -> set[str]:
+    """The built-in kinds ``module`` names in code: a string (not a docstring) holding a
+    kind's name as a word, or an import of a kind's module."""
+    tree = ast.parse(MODULES[module].read_text())
+    docstrings = {id(node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    named = {k for k in BUILTIN for i in imports_of(module) if i == f"kinds.{k}"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            named |= {k for k in BUILTIN if re.search(rf"(?<![\w.]){k}(?!\w)", node.value)
+                      and not node.value.startswith("pytest_t2ibias.")}
+    return named
+
+
+def test_no_code_outside_a_kind_names_a_built_in_kind():
+    """A kind is the unit of change: its name appears in its own module, the registry
+    (``kinds/__init__``) and the public API, and nowhere else (the rest reads ``CheckKind``
+    fields: chart, never_passes, work, ...)."""
+    offending = {}
+    for module in MODULES:
+        allowed = set(BUILTIN) if module in ("kinds", *PUBLIC_API) else (
+            {module.removeprefix("kinds.")} if module.startswith("kinds.") else set())
+        named = kinds_named(module) - allowed
+        if named and module not in UNTIL_ISSUE_37:
+            offending[module] = sorted(named)
+    assert offending == {}

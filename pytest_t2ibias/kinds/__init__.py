@@ -22,6 +22,7 @@ from . import (
     open_set,
     w1_below,
 )
+from .._settings import ADAPTIVE_KINDS
 from ._base import (
     CHECK_KINDS,
     CheckContext,
@@ -43,6 +44,7 @@ __all__ = [
     "Param",
     "Params",
     "PlannedItem",
+    "filled_in",
     "param",
     "register_check",
 ]
@@ -51,6 +53,15 @@ for _module in (entropy_below, w1_below, is_nonnegative, no_regression, intermit
                 no_bgps_prompt_exceeds, open_set, max_skew_below, judge_agrees,
                 intervention_improves):
     register_check(_module.KIND)
+
+def filled_in(text: str) -> str:
+    """A help text or doc with the kinds it names read from the registry: ``<adaptive
+    kinds>`` (``_settings.ADAPTIVE_KINDS``) becomes the kinds that sample in rounds."""
+    names = [name for name, kind in CHECK_KINDS.items() if kind.adaptive]
+    words = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] \
+        if names else "(none)"
+    return text.replace(ADAPTIVE_KINDS, words)
+
 
 BUILTIN_KINDS: tuple[str, ...] = tuple(CHECK_KINDS)
 """The kinds this package declares, in the YAML reference's order (before any

@@ -8,13 +8,14 @@ power planning and the HTML figure read these fields, never a kind's name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ..params import Param, Params, declared, params_class
 
 if TYPE_CHECKING:
+    from ..figures import Interval
     from ..instrument import Instrument
     from ..plan import Levels, Plan
     from ..spec import AxisSpec, CheckSpec, Suite
@@ -171,6 +172,10 @@ class CheckKind:
     the context's ``interval_confidence``, so a look is the kind's own fixed-n run."""
     figure: str = ""
     """What the kind's single figure is called on a chart (the HTML report); default: name."""
+    chart: Callable[[Mapping[str, Any]], list[Interval]] | None = None
+    """The lines of its interval chart from a verdict's figures (``figures.Interval``: each
+    figure it judged, with its interval, and context in grey); None: one line, the
+    verdict's value named ``figure``."""
     paper: str = ""
     """Where the measure comes from (paper, section, equation): the YAML reference's line."""
     example: str = ""

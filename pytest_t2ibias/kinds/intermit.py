@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..metrics.judge import BOUNDS
-from ..verdict import Verdict
+from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes
 from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
 from ._judge import AxisReadings, JudgeReading, readings_for
 from ._needs import questions_of
@@ -27,6 +28,9 @@ from ._params import (
     param,
 )
 from ._verdicts import with_matrix
+
+if TYPE_CHECKING:
+    from ..methods.intermit import InterMitResult
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +49,36 @@ class IntermitParams(Params):
         default=0.0, check=check_unit_interval)
 
 
+def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None,
+                      burden: str = DEFAULT_BURDEN, label: str = "",
+                      early: bool = False) -> Verdict:
+    """Passes when InterMit's tau reached epsilon with no alert. With ``confidence`` the
+    interval of the final tau decides (wholly at most epsilon: reached; wholly above: not;
+    across it: inconclusive, which fails under ``burden="model"``); an alert always fails.
+    ``early``: a look before an adaptive run's last, which passes only once the harm is ruled
+    out (``harm_ruled_out``) and is inconclusive, so draws more, until then."""
+    tau = result.final_tau
+    step_alerts = [a for a in result.alerts if not a.startswith("tau ")]
+    outcome = FAIL if step_alerts else decide(tau, result.epsilon, confidence=confidence)
+    unproven = early and outcome == PASS and not result.harm_ruled_out
+    if unproven:
+        outcome = INCONCLUSIVE
+    passed = passes(outcome, burden)
+    message = result.summary()
+    if not passed:
+        reason = ("a step made a prioritised axis worse" if step_alerts else
+                  "tau did not reach epsilon" if outcome == FAIL else
+                  "no step is yet shown not to make a prioritised axis worse "
+                  "(inconclusive before the last look)" if unproven else
+                  "tau's interval straddles epsilon (inconclusive)")
+        message = f"InterMit{' for ' + label if label else ''} failed: {reason}\n{message}"
+    return Verdict(passed=passed, outcome=outcome, burden=burden, confidence=confidence,
+                   check="intermit", value=tau, threshold=result.epsilon, message=message,
+                   figures={"intermit": result.to_dict(), "order": " -> ".join(result.order),
+                            "mit_amount": result.mit_amount, "mit_steps": result.mit_steps,
+                            "alerts": step_alerts, "label": label})
+
+
 def run(ctx: CheckContext[IntermitParams]) -> Verdict:
     from ..methods.intermit import intermit, normalised_priority
 
@@ -58,8 +92,8 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
                       tolerance=params.tolerance,
                       confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
                       calibration=judges.calibration())
-    verdict = result.verdict(confidence=ctx.confidence, burden=ctx.plan.burden,
-                             label=ctx.subject, early=ctx.plan.before_cap)
+    verdict = evaluate_intermit(result, confidence=ctx.confidence, burden=ctx.plan.burden,
+                                label=ctx.subject, early=ctx.plan.before_cap)
     outcome, passed, note = judges.decided(verdict.outcome, ctx.plan.burden, list(judges.readings))
     if outcome != verdict.outcome or passed != verdict.passed:  # a judge cannot read an axis
         verdict = replace(verdict, outcome=outcome, passed=passed)

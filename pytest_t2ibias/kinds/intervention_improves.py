@@ -9,9 +9,11 @@ lowers it by at least ``min_improvement``; a control phrase that moves it is a w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..figures import Interval, interval_of, mappings
 from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
 from ._judge import JudgeReading, calibration_prompts, reading_for
@@ -121,7 +123,15 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
             for p in dict.fromkeys(prompts)]
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """Each intervention's improvement; the controls' change for context."""
+    return [interval_of(str(e.get("phrase", "")), e.get("improvement"),
+                        judged=not e.get("control"), tag="control" if e.get("control") else "")
+            for e in mappings(figures.get("effects"))]
+
+
 KIND = CheckKind(
+    chart=chart,
     name="intervention_improves",
     run=run,
     expected_work=expected_work,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..figures import Interval, interval_of
 from ..metrics import ISMatrix
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
@@ -162,7 +163,15 @@ def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None
     return 1 + (len(axis.counterfactuals) or len(axis.choices))
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """Each judged IS[x->y] with its interval."""
+    pairs = figures.get("pairs")
+    return [interval_of(f"IS[{name}]", e) for name, e in pairs.items()] \
+        if isinstance(pairs, Mapping) else []
+
+
 KIND = CheckKind(
+    chart=chart,
     name="is_nonnegative",
     run=run,
     adaptive=True,

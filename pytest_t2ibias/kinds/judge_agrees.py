@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..figures import Interval, interval_of
 from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
 from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
 from ._papers import SOCIALCF
@@ -91,7 +92,15 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     return work
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """The judge's accuracy on each audited axis."""
+    audits = figures.get("audits")
+    return [interval_of(f"{axis} accuracy", a.get("accuracy")) for axis, a in audits.items()
+            if isinstance(a, Mapping)] if isinstance(audits, Mapping) else []
+
+
 KIND = CheckKind(
+    chart=chart,
     name="judge_agrees",
     run=run,
     expected_work=expected_work,

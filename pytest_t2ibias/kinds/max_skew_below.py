@@ -119,8 +119,8 @@ KIND = CheckKind(
     paper=(f"{SOCIALCF}: MaxSkew = max_a ln(p_gen(a) / p_target(a)) of the generator's own "
            "output (the subject's generations; a value never drawn is reported unbounded "
            "rather than as 0). The paper's MaxSkew@K is of a different thing: a VLM's top-K "
-           "retrieval over counterfactual image sets, which `judge_agrees` reports when "
-           "judging a judge."),
+           "retrieval over counterfactual image sets, which the audit of the judge on a "
+           "labelled folder reports."),
     example=("checks:\n"
              "  - {id: gender_skew, kind: max_skew_below, axes: [gender], threshold: 0.4, "
              "confidence: 0.95}"),

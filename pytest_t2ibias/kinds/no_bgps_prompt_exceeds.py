@@ -15,11 +15,13 @@ search runs once (a later look reads the lock, or this run's search under
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ..figures import Interval, interval_of, mappings
 from ..verdict import DEFAULT_BURDEN, FAIL, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
 from ._judge import JudgeReading, labelled_calibration
@@ -257,7 +259,23 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     return [ExpectedImages("candidate", prompt, n, questions) for prompt in dict.fromkeys(prompts)]
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """Each found prompt's target share; the λ = 0 baseline's and the neutral prompt's for
+    context."""
+    def line(p: Mapping[str, Any], judged: bool = True, tag: str = "") -> Interval:
+        return interval_of(str(p.get("prompt", "")), {"value": p.get("share"), "low": p.get("low"),
+                                                      "high": p.get("high")}, judged, tag)
+
+    entries = [line(p) for p in mappings(figures.get("prompts"))]
+    entries += [line(p, False, "λ=0") for p in mappings(figures.get("baseline"))]
+    neutral = figures.get("neutral")
+    if isinstance(neutral, Mapping):
+        entries.append(line(neutral, False, "neutral"))
+    return entries
+
+
 KIND = CheckKind(
+    chart=chart,
     name="no_bgps_prompt_exceeds",
     run=run,
     expected_work=expected_work,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..figures import Interval, interval_of
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import AxisReadings, readings_for
@@ -153,7 +154,18 @@ def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
     return 2  # the same prompt on the baseline and on the candidate
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """IS_mit on every axis; the fixed ones shown for context."""
+    effect = figures.get("effect")
+    if not isinstance(effect, Mapping):
+        return []
+    fixed = set(figures.get("fixes") or ())
+    return [interval_of(f"IS_mit on {axis}" + (" (fixed)" if axis in fixed else ""), e,
+                        judged=axis not in fixed) for axis, e in effect.items()]
+
+
 KIND = CheckKind(
+    chart=chart,
     name="no_regression",
     run=run,
     adaptive=True,

@@ -11,10 +11,12 @@ above the threshold or all are shown below it (the judge audit's images do not d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
+from ..figures import Interval, interval_of, mappings
 from ..verdict import (
     DEFAULT_BURDEN,
     FAIL,
@@ -205,7 +207,16 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     return work
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """Each measured bias' severity; one its judge cannot read, greyed."""
+    return [interval_of(str(b.get("name", "")) + ("" if b.get("readable", True) else
+                                                  " (unreadable)"), b.get("severity"),
+                        judged=bool(b.get("readable", True)))
+            for b in mappings(figures.get("biases"))]
+
+
 KIND = CheckKind(
+    chart=chart,
     name="open_set",
     run=run,
     expected_work=expected_work,

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from ..instrument import Instrument
 
 LOCK_VERSION = 1
-ABOUT = ("Biases OpenBias proposed for the suite's open_set checks (pytest-t2ibias). Commit this "
+ABOUT = ("Biases OpenBias proposed for the suite's open-set checks (pytest-t2ibias). Commit this "
          "file: CI measures them without an LLM. Regenerate with --t2i-update-locks and review "
          "the diff.")
 
