@@ -18,6 +18,7 @@ from pytest_t2ibias.kinds import (
     CheckKind,
     Param,
     PlannedItem,
+    planned,
 )
 from pytest_t2ibias.kinds.entropy_below import evaluate_entropy_below
 from pytest_t2ibias.plan import Levels, plan_for
@@ -71,8 +72,8 @@ PURPLE = CheckKind(
     params=(Param("axes", (list,), required=True), Param("threshold", NUMBER, required=True),
             *COMMON_PARAMS),
     doc="the subject is purple at most threshold of the time",
-    image_needs=lambda item: [("candidate", [item.suite.prompt_for(item.subject)])],
-    axes_read=lambda item: [item.axis],
+    work=lambda item: planned(item, [("candidate", [item.suite.prompt_for(item.subject)])],
+                              [item.axis]),
     power_metric="severity",
     limit=lambda params: params.threshold,
     prompts=lambda check, suite, axis: 1,

@@ -1,4 +1,4 @@
-"""The run's progress total counts the search kinds before they run (``CheckKind.expected_work``):
+"""The run's progress total counts the search kinds before they run (``Work.expected``):
 each estimate against what the check then really computed, and the log's progress lines
 between pytest's own, never inside its line of results (#27)."""
 

@@ -10,6 +10,7 @@ item first runs, so declaring and validating a suite never imports them.
 
 from __future__ import annotations
 
+from .._settings import ADAPTIVE_KINDS
 from . import (
     entropy_below,
     intermit,
@@ -22,16 +23,15 @@ from . import (
     open_set,
     w1_below,
 )
-from .._settings import ADAPTIVE_KINDS
 from ._base import (
     CHECK_KINDS,
     CheckContext,
     CheckKind,
-    ExpectedImages,
     PlannedItem,
     register_check,
 )
 from ._params import COMMON_PARAMS, NUMBER, Param, Params, param
+from ._work import Draw, Work, planned, work_of
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -40,12 +40,15 @@ __all__ = [
     "NUMBER",
     "CheckContext",
     "CheckKind",
-    "ExpectedImages",
+    "Draw",
     "Param",
     "Params",
     "PlannedItem",
+    "Work",
     "filled_in",
     "param",
+    "planned",
+    "work_of",
     "register_check",
 ]
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..plan import Levels, Plan
     from ..spec import AxisSpec, CheckSpec, Suite
     from ..verdict import Verdict
+    from ._work import Work
 
 
 P = TypeVar("P", bound=Params)
@@ -93,27 +94,8 @@ class PlannedItem:
         return self.check.params
 
 
-@dataclass(frozen=True)
-class ExpectedImages:
-    """Images a search item expects to compute, and what it asks of each: its share of the
-    run's progress total, known before it runs. ``prompt`` is the prompt when the parameters
-    (or a lock file) name it, so images other checks share count once; a prompt the search
-    will choose is a placeholder no other item uses."""
-
-    role: str | None
-    """The model role generating them; None: images that exist (a labelled folder)."""
-    prompt: str
-    images: int
-    """Images of the prompt (indices 0 .. images - 1 at the item's seed)."""
-    questions: tuple[str, ...] = ()
-    """What is asked of each image (an axis name, a question), one answer each."""
-
-
 Run = Callable[[CheckContext], "Verdict"]
-ImageNeeds = Callable[[PlannedItem], "list[tuple[str, list[str]]]"]
-AxesRead = Callable[[PlannedItem], "list[AxisSpec]"]
-ListedPrompts = Callable[[PlannedItem], "list[tuple[str, str, int]]"]
-ExpectedWork = Callable[[PlannedItem], "list[ExpectedImages]"]
+WorkOf = Callable[[PlannedItem], "Work"]
 
 
 @dataclass(frozen=True)
@@ -134,19 +116,11 @@ class CheckKind:
     doc: str = ""
     per_subject: bool = True
     """False: one item per check (``id``), not per subject (a search over the whole model)."""
-    image_needs: ImageNeeds | None = None
-    """(role, prompts) an item generates, known from the suite alone, for the session's
-    prefetch; None: the kind decides its prompts as it measures (a search)."""
-    axes_read: AxesRead | None = None
-    """The axes an item reads off the images ``image_needs`` names (for prefetch's answers)."""
-    listed_prompts: ListedPrompts | None = None
-    """Every (role, prompt, images) an item draws that the plan can know, for ``--t2i-plan -v``
-    (more than ``image_needs`` where they differ in images a prompt, as OpenBias' judge
-    audit); None: ``image_needs``' prompts at the plan's images a prompt."""
-    expected_work: ExpectedWork | None = None
-    """A search kind's estimate of the images and answers one item computes, from its
-    parameters (beam, prompts, steps, images per prompt) and lock file: the run's progress
-    total and ETA count it before the item runs. None: unknown until it runs."""
+    work: WorkOf | None = None
+    """What one item draws (``kinds._work.Work``): the images and answers it names up front
+    (prefetched, counted by the progress total, listed by ``--t2i-plan -v``, with the images
+    that calibrate its judge), and an estimate of what it computes beyond them (a search's
+    prompts, an audit); None: nothing known until it runs."""
     power_metric: str | None = None
     """The figure ``metrics.power`` simulates for power planning (``"w1"``, ``"severity"``);
     None: no power model. It needs ``limit``."""
@@ -161,10 +135,6 @@ class CheckKind:
     the cap cannot pass); "" when there is none."""
     prompts: Callable[[CheckSpec, Suite, AxisSpec | None], int | None] | None = None
     """How many prompts one item generates (power planning's cost); None: unknown up front."""
-    judge_calibrated: bool = False
-    """Whether the kind corrects the shares it reads for its judge's confusion on the item's
-    axis (``kinds._judge``): the axis' counterfactual images that calibrate the judge are
-    then among the item's needs (prefetch, progress, ``--t2i-plan``)."""
     adaptive: bool = False
     """Whether a gated check of this kind may draw its images in rounds and stop once its
     interval is decided (``images_per_prompt: {max: N}``, ``--t2i-adaptive``; issue #26):

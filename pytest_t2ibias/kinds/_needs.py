@@ -8,16 +8,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
     from ._base import PlannedItem
+    from ._work import Work
 
 
-def subject_prompt(item: PlannedItem) -> list[tuple[str, list[str]]]:
-    """The candidate model's images of the suite's prompt for the subject."""
-    return [("candidate", [item.suite.prompt_for(item.subject)])]
+def subject_work(item: PlannedItem) -> Work:
+    """The candidate model's images of the suite's prompt for the subject, the item's axis
+    read off each, and the images that calibrate its judge on that axis."""
+    from ._judge import calibration_needs
+    from ._work import planned
 
-
-def the_axis(item: PlannedItem) -> list[AxisSpec]:
-    """The item's own axis."""
-    return [] if item.axis is None else [item.axis]
+    axes = [] if item.axis is None else [item.axis]
+    return planned(item, [("candidate", [item.suite.prompt_for(item.subject)])], axes,
+                   calibration=calibration_needs(item, axes))
 
 
 def one_prompt(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..metrics.judge import BOUNDS
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes
-from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import AxisReadings, JudgeReading, readings_for
 from ._needs import questions_of
 from ._papers import BIASCONNECT
@@ -28,6 +28,7 @@ from ._params import (
     param,
 )
 from ._verdicts import with_matrix
+from ._work import Draw, Work
 
 if TYPE_CHECKING:
     from ..methods.intermit import InterMitResult
@@ -114,7 +115,7 @@ def corrected_fully(judges: AxisReadings) -> AxisReadings:
                          for y, r in judges.readings.items()})
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """Algorithm 1's images, before it runs: the subject's prompt, then per step every
     remaining axis' counterfactuals of the state (about n images each: a state of m prompts
     splits n over m x |values| prompts). The steps are a guess: one per prioritised axis
@@ -138,20 +139,20 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     chosen = sorted((a for a in priority if a in values), key=lambda a: -priority[a])
     steps = min(params.max_steps or len(suite.axes), max(1, len(chosen)), len(values))
     chosen += [a for a in values if a not in chosen]
-    work = [ExpectedImages("candidate", suite.prompt_for(subject), n, questions)]
+    work = [Draw("candidate", suite.prompt_for(subject), n, questions=questions)]
     state = 1  # prompts in the state
     for step in range(steps):
         for axis in chosen[step:]:
             combos = state * len(values[axis])
             per_prompt = math.ceil(n / combos)
             if step == 0 and axis in insertions:
-                work += [ExpectedImages("candidate", combination_prompt(
-                    suite, subject, ((axis, value),), insertions), per_prompt, questions)
+                work += [Draw("candidate", combination_prompt(
+                    suite, subject, ((axis, value),), insertions), per_prompt, questions=questions)
                          for value in values[axis]]
             else:
-                work.append(ExpectedImages(
+                work.append(Draw(
                     "candidate", f"<intermit {item.check.id}/{subject}: step {step + 1}, {axis}>",
-                    combos * per_prompt, questions))
+                    combos * per_prompt, questions=questions))
         state *= len(values[chosen[step]])
     return work
 
@@ -159,7 +160,7 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
 KIND = CheckKind(
     name="intermit",
     run=run,
-    expected_work=expected_work,
+    work=lambda item: Work(expected=tuple(expected_work(item))),
     adaptive_caveat=lambda params: "" if params.tolerance else (
         "passes only at its cap: with tolerance 0 a step that leaves an axis as it was is "
         "never shown within it"),

@@ -15,11 +15,12 @@ from typing import Any
 
 from ..figures import Interval, interval_of, mappings
 from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import JudgeReading, calibration_prompts, reading_for
 from ._needs import questions_of
 from ._params import Params, check_text_list, check_unit_interval, param
 from ._verdicts import verb_for
+from ._work import Draw, Work
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,7 +112,7 @@ def run(ctx: CheckContext[InterventionImprovesParams]) -> Verdict:
                                           label=ctx.label, early=ctx.plan.before_cap, judge=judge)
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """The subject's prompt and the prompt with each phrase appended, the axis read off each."""
     prompt = item.suite.prompt_for(item.subject)
     params = item.params_as(InterventionImprovesParams)
@@ -119,7 +120,7 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     prompts = [prompt, *(f"{prompt} {p.replace('{subject}', item.subject)}".strip() for p in phrases),
                *calibration_prompts(item, [item.axis] if item.axis else [])]
     questions = questions_of(item.suite, [item.axis.name] if item.axis else [])
-    return [ExpectedImages("candidate", p, item.plan.images_per_prompt, questions)
+    return [Draw("candidate", p, item.plan.images_per_prompt, questions=questions)
             for p in dict.fromkeys(prompts)]
 
 
@@ -134,7 +135,7 @@ KIND = CheckKind(
     chart=chart,
     name="intervention_improves",
     run=run,
-    expected_work=expected_work,
+    work=lambda item: Work(expected=tuple(expected_work(item))),
     params=InterventionImprovesParams,
     adaptive=True,  # a look is the kind's own run on the first n paired images (issue #26)
     doc="ENTIGEN: each ethical intervention lowers the diversity score (Eq. 1) of the subject's "

@@ -19,12 +19,13 @@ from ..figures import Interval, interval_of
 from ..metrics import ISMatrix
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
-from ._judge import AxisReadings, readings_for
+from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
 from ._params import Params, check_unit_interval, param
 from ._rules import no_effect_tolerance
 from ._verdicts import gate_note, is_entries, known_axes, same_level, with_matrix
+from ._work import Work, planned
 
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
@@ -156,6 +157,13 @@ def axes_read(item: PlannedItem) -> list[AxisSpec]:
     return axis_and_affected(item, item.params_as(IsNonnegativeParams).on)
 
 
+def work(item: PlannedItem) -> Work:
+    """Its images (``image_needs``), every axis it reads off each (``axes_read``), and the
+    images that calibrate the judge on those axes."""
+    axes = axes_read(item)
+    return planned(item, image_needs(item), axes, calibration=calibration_needs(item, axes))
+
+
 def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
     """The subject's prompt and one counterfactual prompt per value of the axis."""
     if axis is None:
@@ -175,11 +183,9 @@ KIND = CheckKind(
     name="is_nonnegative",
     run=run,
     adaptive=True,
-    judge_calibrated=True,
     axes_param="mitigate",
     params=IsNonnegativeParams,
-    image_needs=image_needs,
-    axes_read=axes_read,
+    work=work,
     prompts=prompts,
     never_passes=no_effect_tolerance,
     figure="IS",

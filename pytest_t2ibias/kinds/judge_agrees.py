@@ -14,10 +14,11 @@ from typing import Any
 
 from ..figures import Interval, interval_of
 from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
-from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._papers import SOCIALCF
 from ._params import Params, check_at_least_one, check_unit_interval, param
 from ._verdicts import gate_note, verb_for
+from ._work import Draw, Work
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +72,7 @@ def run(ctx: CheckContext[JudgeAgreesParams]) -> Verdict:
                                  burden=ctx.plan.burden, label=str(params.folder))
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """No images to generate (``role`` None: the folder's), an answer per labelled image and
     axis, and the retrieval question once per image."""
     import json
@@ -84,11 +85,11 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
     except (OSError, ValueError):  # the run reports the folder
         return []
     where = f"labelled:{folder}"
-    work = [ExpectedImages(None, where, len(rows), ("<retrieval>",))]
+    work = [Draw(None, where, len(rows), questions=("<retrieval>",))]
     for name in params.axes:
         axis = item.suite.axes[name]
         labelled = sum(1 for row in rows if isinstance(row, dict) and row.get(name) in axis.choices)
-        work.append(ExpectedImages(None, where, labelled, (name,)))
+        work.append(Draw(None, where, labelled, questions=(name,)))
     return work
 
 
@@ -103,7 +104,7 @@ KIND = CheckKind(
     chart=chart,
     name="judge_agrees",
     run=run,
-    expected_work=expected_work,
+    work=lambda item: Work(expected=tuple(expected_work(item))),
     per_subject=False,
     params=JudgeAgreesParams,
     doc="the judge (VQA or the axis' classifier) reads the axes off labelled images at least "

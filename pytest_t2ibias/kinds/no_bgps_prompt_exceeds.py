@@ -23,7 +23,7 @@ import numpy as np
 
 from ..figures import Interval, interval_of, mappings
 from ..verdict import DEFAULT_BURDEN, FAIL, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import JudgeReading, labelled_calibration
 from ._needs import questions_of
 from ._params import (
@@ -43,6 +43,7 @@ from ._params import (
     param,
 )
 from ._verdicts import DEFAULT_CONFIDENCE
+from ._work import Draw, Work
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,7 +234,7 @@ def run(ctx: CheckContext[NoBGPSPromptExceedsParams]) -> Verdict:
                                            label=f"{gate.axis.name}={gate.target}", judge=judge)
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """The images the gate measures, before it runs: each found prompt, the λ = 0 baseline's
     and the neutral prompt, ``images_per_prompt`` each, the target axis read off every one.
     The lock file names the prompts; without it, ``prompts`` placeholders per search (the
@@ -256,7 +257,7 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
         searches["baseline"] = []
     prompts = [*searches["search"], *searches["baseline"],
                params.neutral_prompt]
-    return [ExpectedImages("candidate", prompt, n, questions) for prompt in dict.fromkeys(prompts)]
+    return [Draw("candidate", prompt, n, questions=questions) for prompt in dict.fromkeys(prompts)]
 
 
 def chart(figures: Mapping[str, Any]) -> list[Interval]:
@@ -278,7 +279,7 @@ KIND = CheckKind(
     chart=chart,
     name="no_bgps_prompt_exceeds",
     run=run,
-    expected_work=expected_work,
+    work=lambda item: Work(expected=tuple(expected_work(item))),
     axes_param=None,
     per_subject=False,
     params=NoBGPSPromptExceedsParams,

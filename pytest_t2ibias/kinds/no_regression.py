@@ -17,12 +17,13 @@ import numpy as np
 from ..figures import Interval, interval_of
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
-from ._judge import AxisReadings, readings_for
+from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
 from ._params import Params, check_unit_interval, param
 from ._rules import no_effect_tolerance
 from ._verdicts import as_estimate, gate_note, same_level
+from ._work import Work, planned
 
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
@@ -150,6 +151,13 @@ def axes_read(item: PlannedItem) -> list[AxisSpec]:
     return axis_and_affected(item, item.params_as(NoRegressionParams).on)
 
 
+def work(item: PlannedItem) -> Work:
+    """Its images (``image_needs``), every axis it reads off each (``axes_read``), and the
+    images that calibrate the judge on those axes."""
+    axes = axes_read(item)
+    return planned(item, image_needs(item), axes, calibration=calibration_needs(item, axes))
+
+
 def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
     return 2  # the same prompt on the baseline and on the candidate
 
@@ -169,11 +177,9 @@ KIND = CheckKind(
     name="no_regression",
     run=run,
     adaptive=True,
-    judge_calibrated=True,
     axes_param="fixes",
     params=NoRegressionParams,
-    image_needs=image_needs,
-    axes_read=axes_read,
+    work=work,
     prompts=prompts,
     never_passes=no_effect_tolerance,
     figure="IS_mit",

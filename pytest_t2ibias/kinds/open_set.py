@@ -12,7 +12,7 @@ above the threshold or all are shown below it (the judge audit's images do not d
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
@@ -27,7 +27,7 @@ from ..verdict import (
     passes,
     worst,
 )
-from ._base import CheckContext, CheckKind, ExpectedImages, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._papers import OPENBIAS
 from ._params import (
     Params,
@@ -39,6 +39,7 @@ from ._params import (
     param,
 )
 from ._verdicts import DEFAULT_CONFIDENCE, gate_note
+from ._work import Draw, Work, planned
 
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
@@ -176,7 +177,7 @@ def run(ctx: CheckContext[OpenSetParams]) -> Verdict:
                              burden=ctx.plan.burden, label=ctx.subject, context=params.severity)
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """OpenBias' images, before it runs: each caption's ``images_per_prompt`` asked about
     every bias proposed for it, and the judge's audit (``JUDGE_IMAGES`` a class, the class
     written in). The proposals are the lock file's, else the knowledge base's (an LLM's are
@@ -200,9 +201,9 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
                                    max_biases=params.max_biases)
     work = []
     for bias in proposals.biases:
-        work += [ExpectedImages("candidate", caption, n, (question,))
+        work += [Draw("candidate", caption, n, questions=(question,))
                  for caption, question in zip(bias.captions, bias.questions)]
-        work += [ExpectedImages("candidate", prompt, JUDGE_IMAGES, (bias.questions[0],))
+        work += [Draw("candidate", prompt, JUDGE_IMAGES, questions=(bias.questions[0],))
                  for prompt in audit_prompts(bias)]
     return work
 
@@ -215,15 +216,20 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
             for b in mappings(figures.get("biases"))]
 
 
+def work(item: PlannedItem) -> Work:
+    """The captions' images, planned (their answers are asked as the proposals are known);
+    everything with the judge audit, estimated; the prompts to list, from the lock."""
+    return replace(planned(item, needs(item), []), expected=tuple(expected_work(item)),
+                   listed=tuple(listed(item)))
+
+
 KIND = CheckKind(
     chart=chart,
     name="open_set",
     run=run,
-    expected_work=expected_work,
     axes_param=None,
     params=OpenSetParams,
-    image_needs=needs,
-    listed_prompts=listed,
+    work=work,
     prompts=prompts,
     adaptive=True,
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "

@@ -22,7 +22,7 @@ from ..metrics.posterior import w1_estimate
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, CheckKind
 from ._judge import JudgeReading, reading_for
-from ._needs import one_prompt, subject_prompt, the_axis
+from ._needs import one_prompt, subject_work
 from ._papers import BIASCONNECT
 from ._params import Params, check_unit_interval, param
 from ._rules import no_bias_threshold, threshold_limit
@@ -107,10 +107,8 @@ KIND = CheckKind(
     name="w1_below",
     run=run,
     adaptive=True,
-    judge_calibrated=True,
     params=W1BelowParams,
-    image_needs=subject_prompt,
-    axes_read=the_axis,
+    work=subject_work,
     power_metric="w1",
     prompts=one_prompt,
     limit=threshold_limit,
