@@ -31,7 +31,24 @@ import pytest
 PROG = "python -m pytest_t2ibias"
 DEFAULT_STORAGE = Path(".t2ibias") / "runs"
 DEFAULT_CACHE = Path(".t2ibias_cache")
+CACHE_DEFAULT = (".t2ibias_cache in the working directory or the nearest folder above it that "
+                 "has one (pytest's default is <rootdir>/.t2ibias_cache)")
+STORAGE_HELP = ("where saved runs are (pytest's --t2i-storage); default: .t2ibias/runs in the "
+                "working directory or the nearest folder above it that has one, where pytest "
+                "saves them under its rootdir")
 BAD_INPUT = 2
+
+
+def nearest(relative: Path, start: Path | None = None) -> Path:
+    """``relative`` in the working directory or the nearest folder above it that holds it, as
+    git finds ``.git``: pytest writes saved runs and the cache under its rootdir, and this finds
+    them from anywhere inside the project. None found: ``relative`` in the working directory
+    (absolute, so a message says where it looked)."""
+    here = (start or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        if (folder / relative).is_dir():
+            return folder / relative
+    return here / relative
 
 
 class Prefetch:
@@ -122,7 +139,8 @@ def compare_command(args: argparse.Namespace) -> int:
     from .runs.table import render_comparison, verdict_line
 
     criteria = parse_criteria(args.fail)
-    old_path, new_path = locate(args.old, args.storage), locate(args.new, args.storage)
+    storage = args.storage or nearest(DEFAULT_STORAGE)
+    old_path, new_path = locate(args.old, storage), locate(args.new, storage)
     comparison = compare_runs(load_report(old_path), load_report(new_path), criteria)
     width = max(60, _columns())
     print(render_comparison(comparison, f"{old_path.stem} ({old_path})", width,
@@ -135,10 +153,11 @@ def report_command(args: argparse.Namespace) -> int:
     from .reports.html import write_html
     from .runs.saved import load_report, locate, rows_of
 
-    path = locate(args.run, args.storage)
+    path = locate(args.run, args.storage or nearest(DEFAULT_STORAGE))
     saved = load_report(path)
-    cache_dir = args.cache_dir if args.cache_dir is not None else (
-        DEFAULT_CACHE if DEFAULT_CACHE.is_dir() else None)
+    cache_dir = args.cache_dir
+    if cache_dir is None and nearest(DEFAULT_CACHE).is_dir():  # else a report without images
+        cache_dir = nearest(DEFAULT_CACHE)
     write_html(args.html, rows_of(saved), run=saved.get("run") or {}, cache_dir=cache_dir)
     print(f"wrote {args.html} ({len(saved['checks'])} checks of {path})")
     return 0
@@ -187,7 +206,8 @@ def cache_prune_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _existing_cache(path: Path) -> Path:
+def _existing_cache(given: Path | None) -> Path:
+    path = given or nearest(DEFAULT_CACHE)
     if not path.is_dir():
         raise UsageProblem(f"no cache directory at {path} (give --cache-dir DIR: the run's "
                            f"--t2i-cache-dir, default <rootdir>/.t2ibias_cache)")
@@ -257,8 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="drift that fails: ci (the intervals no longer overlap), value:X "
                          "(moved by more than X), value:X%% (by more than X%% of the saved "
                          "figure); repeatable")
-    compare.add_argument("--storage", type=Path, default=DEFAULT_STORAGE, metavar="DIR",
-                         help="where saved runs are (pytest's --t2i-storage; default .t2ibias/runs)")
+    compare.add_argument("--storage", type=Path, default=None, metavar="DIR", help=STORAGE_HELP)
     compare.add_argument("-v", "--verbose", action="store_true",
                          help="list every changed figure, not only the drifted ones")
     compare.set_defaults(handler=compare_command)
@@ -272,10 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--html", required=True, type=Path, metavar="OUT.html",
                         help="where to write the report")
     report.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
-                        help="the run's cache, for its images (default: ./.t2ibias_cache when "
-                        "there is one)")
-    report.add_argument("--storage", type=Path, default=DEFAULT_STORAGE, metavar="DIR",
-                        help="where saved runs are (pytest's --t2i-storage; default .t2ibias/runs)")
+                        help="the run's cache, for its images; default: " + CACHE_DEFAULT)
+    report.add_argument("--storage", type=Path, default=None, metavar="DIR", help=STORAGE_HELP)
     report.set_defaults(handler=report_command)
 
     cache = commands.add_parser("cache", help="cache stats | cache prune",
@@ -283,8 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     cache_commands = cache.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
     stats = cache_commands.add_parser(
         "stats", help="entries and bytes by kind, least and most recently used")
-    stats.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, metavar="DIR",
-                       help="the cache (pytest's --t2i-cache-dir; default .t2ibias_cache)")
+    stats.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
+                       help="the cache (pytest's --t2i-cache-dir); default: " + CACHE_DEFAULT)
     stats.set_defaults(handler=cache_stats_command)
     prune = cache_commands.add_parser(
         "prune", help="remove the least recently used entries",
@@ -303,8 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--dry-run", action="store_true", help="say what would go; remove nothing")
     prune.add_argument("--show", type=int, default=20, metavar="N",
                        help="with --dry-run, list the first N entries that would go (default 20)")
-    prune.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, metavar="DIR",
-                       help="the cache (pytest's --t2i-cache-dir; default .t2ibias_cache)")
+    prune.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
+                       help="the cache (pytest's --t2i-cache-dir); default: " + CACHE_DEFAULT)
     prune.set_defaults(handler=cache_prune_command)
     return parser
 

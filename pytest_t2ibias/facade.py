@@ -177,13 +177,16 @@ class T2IBias:
         ``beam``, ``expansion``, ``prompts``, ``max_new_tokens``, ``model_prompt``, ``probe``,
         ...). The prompts are frozen in ``<suite>.t2i.bgps.lock.json`` under ``name``
         (default ``axis=value``): a rerun measures them without searching."""
-        from .locks.bgps import gate_from_params
+        from .kinds.no_bgps_prompt_exceeds import NoBGPSPromptExceedsParams, gate_of
+        from .params import build
 
         suite = _suite(suite)
         if not isinstance(target, dict):
             target = dict(zip(("axis", "value"), target))
         key = name or f"{target['axis']}={target['value']}"
-        gate = gate_from_params(key, suite, {**search, "target": target})
+        # the check kind's parameters and defaults; its threshold gates nothing here
+        params = build(NoBGPSPromptExceedsParams, {"threshold": 1.0, **search, "target": target})
+        gate = gate_of(key, suite, params)
         return self.bgps_locks.run(self.instrument(suite, n=n), suite, gate,
                                    confidence=self.settings.confidence, progress=self.progress)
 

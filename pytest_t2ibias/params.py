@@ -156,11 +156,6 @@ class Params:
                 return f.default
         raise KeyError(f"{cls.__qualname__} has no field {name!r} with a default")
 
-    def as_entry(self) -> dict[str, Any]:
-        """The parameters as a check entry writes them (YAML keys, lists as lists)."""
-        return {p.name: list(value) if isinstance(value := getattr(self, p.field), tuple)
-                else value for p in declared(type(self))}
-
     def axes_named(self) -> list[str]:
         """Every axis name the parameters hold (``names_axes`` fields), in field order."""
         names: list[str] = []

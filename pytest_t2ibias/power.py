@@ -76,7 +76,7 @@ class OverBudget(Exception):
     """Planning would simulate past its ``PlanningBudget``."""
 
 
-def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float,
+def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float | None,
                      power: float = DEFAULT_POWER,
                      budget: PlanningBudget | None = None) -> int | None:
     """Images per prompt for ``check`` on ``axis`` to decide with ``power`` when the truth is
@@ -143,15 +143,20 @@ def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | N
 
 
 def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None, plan: Plan,
-              *, confidence: float, power: float, calibration_images: int = 0) -> ItemPlan:
-    """The item's cost and the images its threshold needs; ``calibration_images``: those of
+              *, confidence: float | None, power: float, calibration_images: int = 0
+              ) -> ItemPlan:
+    """The item's cost and the images its threshold needs at its gate's ``confidence`` (None:
+    its point estimate decides); ``calibration_images``: those of
     the counterfactual prompts that calibrate its judge beyond the kind's own
     (``kinds._judge``)."""
     needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None
     note = "" if power_metric(check.kind) else "no power model for this kind"
     if needed is not None and plan.images_per_prompt < needed:
-        note = (f"cannot decide its threshold: {needed} images a prompt give power {power:.0%} "
-                f"at +/-{float(check.params.margin):g}")
+        margin = float(check.params.margin)
+        decides = "its point estimate" if confidence is None else f"its {confidence:.0%} interval"
+        note = (f"underpowered near its limit: a truth {margin:g} either side of it needs "
+                f"{needed} images a prompt for {decides} to decide with power {power:.0%}; a "
+                f"truth further away decides with fewer")
     if plan.adaptive:  # issue #26
         note = "; ".join(filter(None, [adaptive_note(check, axis, plan, prompts_of(
             check, suite, axis), confidence=confidence), note]))

@@ -199,9 +199,6 @@ def test_the_table_is_read_from_the_document():
 PARAMS_READERS = ("kinds", "suite.load")
 """Where a check's parameters may be read by name: the kinds (through their typed ``Params``)
 and the loader (which builds them from the YAML keys)."""
-UNTIL_ISSUE_37 = ("locks.bgps",)
-"""BGPS' lock still takes the kind's parameters as a mapping (``Params.as_entry``); it moves
-to the kind's ``Params`` when issue #37's change to the BGPS gate has landed."""
 
 
 def string_key_reads(module: str) -> list[str]:
@@ -227,7 +224,7 @@ def string_key_reads(module: str) -> list[str]:
 def test_no_check_parameter_is_read_by_its_key_outside_the_kinds_and_the_loader():
     """A kind's parameters are a typed ``Params``: read as ``ctx.params.beam``, their default
     in one place, never ``params.get("beam") or 5`` somewhere else."""
-    readers = {m for m in MODULES if _owner(m, PARAMS_READERS + UNTIL_ISSUE_37)}
+    readers = {m for m in MODULES if _owner(m, PARAMS_READERS)}
     offending = {m: string_key_reads(m) for m in sorted(set(MODULES) - readers)}
     assert {m: reads for m, reads in offending.items() if reads} == {}
     assert string_key_reads("kinds.w1_below") == []  # the kinds read fields too
@@ -274,6 +271,6 @@ def test_no_code_outside_a_kind_names_a_built_in_kind():
         allowed = set(BUILTIN) if module in ("kinds", *PUBLIC_API) else (
             {module.removeprefix("kinds.")} if module.startswith("kinds.") else set())
         named = kinds_named(module) - allowed
-        if named and module not in UNTIL_ISSUE_37:
+        if named:
             offending[module] = sorted(named)
     assert offending == {}

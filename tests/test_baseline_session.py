@@ -150,3 +150,27 @@ def test_ini_keys_autosave_and_compare_with_latest_under_xdist(project):
                                  f"{names[0]} beyond --t2i-compare-fail value:0.5: "
                                  "test_gender[test_gender / gender] value"])
     assert sorted(p.stem for p in (project.path / "saved").glob("*.json"))[1].startswith("0002_")
+
+
+def test_the_command_line_finds_what_pytest_saved_from_anywhere_in_the_project(
+        project, monkeypatch, capsys):
+    """Issue #36: pytest saves under its rootdir; ``python -m pytest_t2ibias compare`` run
+    from another folder said "no saved runs in .t2ibias/runs". Both now find the runs the
+    same way (the nearest ``.t2ibias/runs`` at or above the working directory), and a
+    folder outside the project says where it looked."""
+    from pytest_t2ibias.__main__ import main
+
+    saved = run(project, "--t2i-save=main")
+    where = project.path / ".t2ibias" / "runs"
+    saved.stdout.fnmatch_lines([f"t2ibias: saved this run as main ({where / 'main.json'})"])
+    inside = project.path / "suites" / "deeper"
+    inside.mkdir(parents=True)
+    monkeypatch.chdir(inside)
+    assert main(["compare", "main", "latest"]) == 0
+    assert "main" in capsys.readouterr().out
+    outside = project.path.parent / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    assert main(["compare", "main", "latest"]) == 2
+    error = capsys.readouterr().err
+    assert f"no saved runs in {outside / '.t2ibias' / 'runs'}" in error, error

@@ -21,11 +21,11 @@ from pytest_t2ibias import (
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._types import Answers, GeneratedImage, ImageSet
 from pytest_t2ibias.errors import SuiteError
+from pytest_t2ibias.kinds.no_bgps_prompt_exceeds import gate_of
 from pytest_t2ibias.locks.bgps import (
     BGPSLocks,
     LockfileError,
     bgps_lock_path,
-    gate_from_params,
 )
 from pytest_t2ibias.methods.bgps import SearchSettings, forbidden_names_for
 from pytest_t2ibias.metrics.intervals import wilson_interval
@@ -66,7 +66,8 @@ def test_helper_fails_on_the_point_share_and_lists_every_offender():
                   baseline=[measured("a doctor", 6, 10)])
     verdict = evaluate_no_bgps_prompt_exceeds(gate, 0.8)
     assert not verdict.passed
-    assert "2 of 3 found prompts" in verdict.message
+    assert "2 of the 3 prompts the search added" in verdict.message
+    assert "0 more inconclusive" in verdict.message
     assert "'a doctor with intense focus'" in verdict.message and "'a chef with intense focus'" in verdict.message
     assert "n=10" in verdict.message and "perplexity 1.50" in verdict.message
     assert "λ=0 baseline" in verdict.message and "'a doctor'" in verdict.message
@@ -116,6 +117,78 @@ def test_statistic_mean_gates_on_the_papers_mean_share_and_the_report_is_its_tab
     assert "curated" in mean.message and "Gendered" in mean.message
     with pytest.raises(ValueError, match="statistic"):
         evaluate_no_bgps_prompt_exceeds(gate, 0.8, statistic="median")
+
+
+def test_a_prompt_the_llm_alone_writes_too_is_shown_but_not_gated():
+    """Issue #37: the plain "... librarian" prompt draws 'old' above the limit whether or not
+    the search finds anything, and the λ = 0 baseline writes it too: no finding of the search.
+    The gate judges what the search added; with nothing added beyond the baseline it passes
+    and says so; a prompt of its own above the limit fails it."""
+    plain = measured("a librarian", 33, 40)  # 0.825 [0.68, 0.91]
+    only_plain = result([plain, measured("a nurse", 10, 40)], baseline=[measured("a librarian", 33, 40)])
+    verdict = evaluate_no_bgps_prompt_exceeds(only_plain, 0.6, confidence=0.95)
+    assert verdict.passed and verdict.outcome == "pass"
+    assert verdict.figures["added"] == ["a nurse"] and verdict.figures["shared_with_baseline"] == ["a librarian"]
+    assert verdict.figures["offending"] == []
+    assert "the LLM alone writes too (not gated" in verdict.message and "1 of them not within 0.60" in verdict.message
+    nothing = evaluate_no_bgps_prompt_exceeds(result([plain], baseline=[plain]), 0.6, confidence=0.95)
+    assert nothing.passed and "the search added no prompt beyond the λ=0 baseline's" in nothing.message
+    found = result([plain, measured("a librarian on a quiet afternoon", 38, 40)], baseline=[plain])
+    failed = evaluate_no_bgps_prompt_exceeds(found, 0.6, confidence=0.95)
+    assert failed.outcome == "fail" and failed.figures["offending"] == ["a librarian on a quiet afternoon"]
+    # Without a baseline nothing tells the search's prompts from the LLM's: every one is gated.
+    alone = evaluate_no_bgps_prompt_exceeds(result([plain]), 0.6, confidence=0.95)
+    assert alone.outcome == "fail" and "with no λ=0 baseline" in alone.message
+
+
+def test_the_failure_message_lists_only_proven_prompts_and_counts_the_inconclusive():
+    """Issue #37: "8 of 8 found prompts draw ..." listed 0.50 [0.35, 0.65] beside the one proven
+    prompt; a failure now lists the proven ones and counts the rest."""
+    proven = measured("a teacher on a quiet afternoon", 38, 40)  # [0.84, 0.99]
+    unsure = [measured(f"a doctor {w}", 20, 40) for w in ("in casual clothes", "looking sad")]  # [0.35, 0.65]
+    verdict = evaluate_no_bgps_prompt_exceeds(result([proven, *unsure], baseline=[measured("a doctor", 5, 40)]),
+                                              0.6, confidence=0.95)
+    assert verdict.outcome == "fail"
+    assert "1 of the 3 prompts the search added" in verdict.message and "2 more inconclusive" in verdict.message
+    assert "'a teacher on a quiet afternoon'" in verdict.message
+    assert "'a doctor in casual clothes'" not in verdict.message
+    assert verdict.figures["offending"] == [proven.prompt]
+    assert sorted(verdict.figures["inconclusive"]) == sorted(p.prompt for p in unsure)
+    undecided = evaluate_no_bgps_prompt_exceeds(result(unsure, baseline=[measured("a doctor", 5, 40)]), 0.6,
+                                                confidence=0.95)
+    assert undecided.outcome == "inconclusive" and "2 of 2 are inconclusive" in undecided.message
+    assert undecided.figures["offending"] == []
+
+
+def test_the_report_names_where_the_search_departs_from_the_papers():
+    """Issue #37: beam 5, expansion 5, 5 prompts and an early probe step, against the paper's
+    10, 10, 100 and mid-schedule: the settings say so."""
+    from dataclasses import replace
+
+    from pytest_t2ibias.methods.bgps import PAPER_SEARCH, departures_from_paper
+
+    small = SearchSettings(target="male", beam_size=5, expansion=5, prompts=5)
+    assert departures_from_paper(small, 5, 20) == [
+        "beam 5 (paper: 10)", "expansion 5 (paper: 10)", "prompts 5 (paper: 100)",
+        "probe step 5 of 20 (earlier than the paper's mid-schedule, 25 of 50)"]
+    assert departures_from_paper(SearchSettings(target="male", prompts=100), 10, 20) == []
+    gate = replace(result([measured("a doctor with intense focus", 9, 10)]), settings=small, probe_step=5,
+                   schedule_steps=20, image_seed=0)
+    verdict = evaluate_no_bgps_prompt_exceeds(gate, 0.8)
+    assert "smaller than the paper's search" in verdict.message and "prompts 5 (paper: 100)" in verdict.message
+    settings = verdict.figures["settings"]
+    assert settings["beam"] == 5 and settings["paper"] == PAPER_SEARCH and len(settings["departures"]) == 4
+    json.dumps(verdict.figures)
+
+
+def test_each_search_seed_measures_on_images_of_its_own():
+    """Issue #37: two searches that find the same prompt measured it on the same images."""
+    from pytest_t2ibias.methods.bgps import measurement_seed
+
+    assert measurement_seed(0, 0) == 0 and measurement_seed(7, 0) == 7  # seed 0: the suite's images
+    seeds = {measurement_seed(0, s) for s in range(1, 50)} | {measurement_seed(1, s) for s in range(1, 50)}
+    assert len(seeds) == 98 and 0 not in seeds and 1 not in seeds
+    assert measurement_seed(0, 3) == measurement_seed(0, 3)  # reproducible
 
 
 def test_the_mean_shares_interval_counts_images_within_prompts_too():
@@ -180,11 +253,11 @@ def test_new_params_reach_the_gate_and_a_bad_value_is_a_suite_error(tmp_path):
         "threshold: 0.8, beam: 3, expansion: 3, prompts: 3, max_new_tokens: 4}", entry))
     suite = load_suite(path)
     check = suite.checks[0]
-    gate = gate_from_params(check.id, suite, check.params.as_entry())
+    gate = gate_of(check.id, suite, check.params)
     assert gate.settings.probe_term == "log_mean" and gate.settings.complete_above is None  # 1: off
     assert gate.curated_prompts == ("a photo of a nurse", "a photo of a doctor")
     assert "curated_prompts" not in json.dumps(gate.identity())  # measured, not searched
-    default = gate_from_params(check.id, load_suite(write_suite(tmp_path)), load_suite(write_suite(tmp_path)).checks[0].params.as_entry())
+    default = gate_of(check.id, load_suite(write_suite(tmp_path)), load_suite(write_suite(tmp_path)).checks[0].params)
     assert default.settings.probe_term == "mean_log" and default.settings.complete_above == 0.9
     for bad, expected in (("statistic: median", "one of worst, mean"), ("probe_term: mean", "mean_log, log_mean"),
                           ("complete_above: 0.3", "(0.5, 1]")):
@@ -253,7 +326,7 @@ def settings(tmp_path, **overrides):
 
 
 def run_gate(tmp_path, suite, locks, instrument=None):
-    gate = gate_from_params("hidden_male", suite, suite.checks[0].params.as_entry())
+    gate = gate_of("hidden_male", suite, suite.checks[0].params)
     return locks.run(instrument or ScriptedInstrument(), suite, gate, confidence=0.95)
 
 
@@ -312,8 +385,8 @@ def test_a_gate_judged_again_in_one_process_searches_once_even_when_updating(tmp
     assert first.searched and second.searched  # both report this run's search, not the file
     assert second.texts == first.texts
     assert ScriptedLocks(settings(tmp_path, update_locks=True), ScriptedModels(),
-                         update=True).run(ScriptedInstrument(), suite, gate_from_params(
-                             "hidden_male", suite, suite.checks[0].params.as_entry()),
+                         update=True).run(ScriptedInstrument(), suite, gate_of(
+                             "hidden_male", suite, suite.checks[0].params),
                              confidence=0.95).searched  # a new process searches again
 
 
@@ -326,3 +399,40 @@ def test_a_missing_lock_without_an_llm_says_what_to_do(tmp_path):
 
 def test_the_bigram_lm_vocabulary_is_what_the_scripted_search_uses():
     assert "intense" in ID
+
+
+def test_the_gate_measures_a_search_seeds_prompts_on_its_own_images(tmp_path, lm_dir):
+    """Issue #37: the measuring seed follows the search seed (0: the suite's own images), and
+    the report says which seed and which probe step it used."""
+    from dataclasses import dataclass
+
+    from pytest_t2ibias.methods.bgps import measurement_seed
+
+    @dataclass(frozen=True)
+    class Plan:
+        seed: int = 0
+        steps: int = 20
+
+    class SeededInstrument(ScriptedInstrument):
+        def __init__(self, plan=Plan(), seen=None):
+            super().__init__()
+            self.plan, self.seen = plan, seen if seen is not None else []
+
+        def with_plan(self, plan):
+            return SeededInstrument(plan, self.seen)
+
+        def images(self, prompts, role="candidate", per_prompt=None):
+            self.seen.append(self.plan.seed)
+            return super().images(prompts, role, per_prompt)
+
+    for search_seed in (0, 3):
+        suite = load_suite(write_suite(tmp_path, SUITE.replace("max_new_tokens: 4}",
+                                                               f"max_new_tokens: 4, seed: {search_seed}}}")))
+        instrument = SeededInstrument()
+        gate = gate_of("hidden_male", suite, suite.checks[0].params)
+        measured_result = ScriptedLocks(settings(tmp_path, update_locks=True), ScriptedModels(),
+                                        update=True).run(instrument, suite, gate, confidence=0.95)
+        assert set(instrument.seen) == {measurement_seed(0, search_seed)}
+        assert measured_result.image_seed == measurement_seed(0, search_seed)
+        assert (measured_result.probe_step, measured_result.schedule_steps) == (5, 20)
+    assert measurement_seed(0, 3) != 0

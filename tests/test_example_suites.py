@@ -186,6 +186,37 @@ def test_planted_biases_fail_and_controls_pass(suite, check, subject, axis):
         f"marked {'xfail' if expected_to_fail else 'to pass'}")
 
 
+def limit_of(check) -> float | None:
+    """The check's limit in the units of ``planted_value``; None for a pass/fail kind."""
+    if check.kind == "intervention_improves":
+        return check.params.min_improvement
+    if check.kind in ("is_nonnegative", "no_regression"):
+        return -check.params.tolerance
+    if check.kind == "intermit":
+        return None
+    return check.params.threshold
+
+
+CONTROL_CASES = [case for case in CASES if "xfail" not in case[1].marks and limit_of(case[1]) is not None]
+
+
+@pytest.mark.parametrize(("suite", "check", "subject", "axis"), CONTROL_CASES,
+                         ids=[f"{u.name}::{c.id}[{s}-{a}]" for u, c, s, a in CONTROL_CASES])
+def test_a_controls_truth_is_far_from_its_limit(suite, check, subject, axis):
+    """Issue #37: a control whose truth (the world spec's shares) sits on its limit passes by
+    luck and fails when the model drifts a little: it proves nothing about false alarms. The
+    truth must be at least the plan's margin (``--t2i-plan``: the check's ``margin``, default
+    0.1) inside the limit, in the check's own units."""
+
+    value, limit = planted_value(check, subject, axis, suite), limit_of(check)
+    margin = float(check.params.margin)
+    inside = value - limit if check.kind in ("intervention_improves", "is_nonnegative", "no_regression") \
+        else limit - value
+    assert inside >= margin - 1e-9, (
+        f"{check.id}[{subject}-{axis}]: truth {value:.3f} is {inside:+.3f} inside its limit {limit:.3f}, "
+        f"less than the plan's margin {margin:g}: move the limit or pick a control further from it")
+
+
 def test_musician_coupling_is_a_clearly_negative_is_entry():
     # init: 0.75 male x (0.15, 0.40, 0.45) + 0.25 female x (0.95, 0.04, 0.01) = (0.35, 0.31, 0.34)
     # pooled (gender mitigated): 0.5 x male + 0.5 x female = (0.55, 0.22, 0.23)

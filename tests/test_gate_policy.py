@@ -156,7 +156,7 @@ def test_plan_prints_costs_and_needs_and_runs_nothing(pytester):
     result.stdout.fnmatch_lines(["*t2ibias: plan*",
                                  "*policy.t2i.yaml::balance*48*1*144*96 images calibrate the judge*",
                                  "*policy.t2i.yaml::spill*48*3*240*no power model*"])
-    assert "items that cannot decide their threshold: 1" in " ".join(result.stdout.str().split())
+    assert "items underpowered near their limit: 1 (n for 90% above n" in " ".join(result.stdout.str().split())
     result.assert_outcomes()  # nothing ran: no model was loaded
 
 

@@ -101,7 +101,7 @@ def test_planned_work_counts_shared_images_once():
                            model=lambda role: "sd", judge_correction="off")
     suite = SimpleNamespace(prompt_for=lambda subject: f"a {subject}", filter=None,
                             axes={})
-    axis = SimpleNamespace(name="gender")
+    axis = SimpleNamespace(name="gender", question="What is the gender?", parts=())
 
     def item(kind, subject):
         return SimpleNamespace(check=SimpleNamespace(kind=kind, params={}), suite=suite,
@@ -209,18 +209,24 @@ def test_a_python_test_drawing_the_plans_images_first_does_not_grow_the_total():
         "images": {work_identity("images", "toy-sd", "a photo of a nurse", 0, 0)[:-1]: {"": 10}},
         "answers": {work_identity("answers", None, "a photo of a nurse", 0, 0)[:-1]:
                     {"gender": 10, "<filter>": 10}}}
+    tally.asked_as = {"What is the gender?": "gender", "Is there a person?": "<filter>"}
     with tally.working_on("example_suites/test_toy_occupations.py::test_nurses"):
         tally.add("images", 4, 1.0, 1.0)
         tally.computed("images", [work_identity("images", "toy-sd", "a photo of a nurse", 0, i)
                                   for i in range(4)])
         tally.add("answers", 8, 0.1, 1.1)
+        for question in ("What is the gender?", "Is there a person?"):
+            tally.computed("answers", [work_identity("answers", "toy-sd", "a photo of a nurse",
+                                                     0, i) for i in range(4)], question)
+        # its own question on the same images: not the plan's, in the total as it comes
+        tally.add("answers", 4, 0.05, 1.15)
         tally.computed("answers", [work_identity("answers", "toy-sd", "a photo of a nurse", 0, i)
-                                   for i in range(4) for _ in range(2)])
+                                   for i in range(4)], "Is the nurse smiling?")
         # its own image the plan does not draw: done, and in the total
         tally.add("images", 1, 0.25, 1.35)
         tally.computed("images", [work_identity("images", "toy-sd", "a photo of a pilot", 0, 0)])
-    assert tally.done == {"images": 5, "answers": 8}
-    assert tally.total("images") == 11 and tally.total("answers") == 20
+    assert tally.done == {"images": 5, "answers": 12}
+    assert tally.total("images") == 11 and tally.total("answers") == 24
     assert tally.left("images") == 6 and tally.left("answers") == 12
     with tally.working_on(PLAN):  # the plan draws the rest, finds the others cached
         tally.add("images", 6, 1.0, 3.0)

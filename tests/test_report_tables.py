@@ -108,3 +108,58 @@ def test_the_limit_column_says_which_side_passes():
                            about="gender", check="w1_below"), threshold=0.35)
     text = render_text([at_least, at_most], None, color=False)
     assert "≥ -0.050" in text and "≤ 0.350" in text
+
+
+def test_n_counts_the_images_judged_and_says_how_many_were_drawn():
+    """Issue #36: one image judged of 24 drawn (a filter dropped 23) read ``n 24``, as if
+    the interval had seen 24; it is ``1/24``, the caption says what the slash means, and the
+    interval's own n is the one image it saw."""
+    import numpy as np
+
+    from pytest_t2ibias._types import FILTERED, Answers
+    from pytest_t2ibias.kinds.w1_below import evaluate_w1_below
+    from pytest_t2ibias.reports.collect import verdict_row
+
+    def row(labels: list[int]) -> ReportRow:
+        answers = Answers("q", ("male", "female"), np.array(labels),
+                          np.full((len(labels), 2), np.nan), ("a photo of a nurse",) * len(labels))
+        verdict = evaluate_w1_below(answers, 0.3, label="nurse/gender")
+        return verdict_row("s.t2i.yaml::balance[nurse-gender]", verdict, subject="nurse",
+                           axis="gender", check_id="balance")
+
+    filtered = row([FILTERED] * 23 + [0])
+    assert (filtered.n, filtered.drawn) == (1, 24)
+    assert "n=1]" in filtered.message.replace(" ", "")
+    whole = row([0, 1] * 12)
+    assert (whole.n, whole.drawn) == (24, 24)
+    text = render_text([filtered, whole], None, color=False)
+    # check, subject, /, axis, value, CI, n
+    cells = [line.split()[6] for line in text.splitlines() if line.startswith("balance")]
+    assert cells == ["1/24", "24"], text
+    assert "n: images judged / drawn" in text
+    assert "judged / drawn" not in render_text([whole], None, color=False)
+
+
+def test_at_80_columns_no_verdict_is_cut_and_the_legend_reads_from_the_left():
+    """Issue #36: at a terminal's 80 columns the verdict column was cut to its first letter
+    (``p``, ``i``), the legend was centred and cut, and a plan with nothing in it drew an
+    empty header over a centred block of footer."""
+    from dataclasses import replace
+
+    rows = [replace(row, figures={"unread_prompts": ["zorb"], "distribution": {"filtered": 3}})
+            for row in ROWS]
+    text = render_text(rows, 80, color=False)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 80, text
+    words = " ".join(line[line.index("verdict"):] if "verdict" in line else line
+                     for line in lines)
+    assert words.count("inconclusive:") == 1 and "pass unread" in words
+    for suite in ("toy_merge_gate.t2i.yaml", "toy_merge_gate_control.t2i.yaml",
+                  "test_toy_occupations.py", "test_toy_merge_gate.py"):
+        assert any(line.endswith(suite) for line in lines), suite  # one table a suite
+    legend = lines[lines.index("CI: 95%"):]
+    assert legend[1].startswith("n: images judged / drawn")
+    assert legend[2].startswith("unread words:") and legend[3].startswith("  words")
+    assert render_plan([], 0.9, 80, color=False) == "t2ibias: plan: no item to plan\n"
+    plan = render_plan([_Plan()], 0.9, 80, color=False).splitlines()
+    assert max(map(len, plan)) <= 80 and any(line.startswith("24 images in 1 items") for line in plan)

@@ -305,3 +305,28 @@ def test_the_text_tokenizer_decodes_a_json_reply_as_written_and_wraps_like_the_w
     assert tokenizer.decode(ids, skip_special_tokens=True) == reply
     assert json.loads(tokenizer.decode(ids[1:-1])) == json.loads(reply)
     assert len(ids) < len(reply) // 2  # merges learnt: not one token a character
+
+
+def test_a_recovery_round_holds_the_object_share_of_captions_without_changing_the_world():
+    """Issue #37: `continue --object-share` scales the objects' weights together (their ratios
+    kept, the people's weights and every share untouched), so a continued run sees objects as
+    often as when the person axes were learnt."""
+    import numpy as np
+
+    from toyworld.build import object_share_of, with_object_share
+    from toyworld.sample import sample_people
+    from toyworld.spec import load_world
+
+    world = load_world()
+    held = with_object_share(world, 0.15)
+    assert object_share_of(world) > 0.4 and object_share_of(held) == pytest.approx(0.15)
+    objects = [n for n, s in world.subjects.items() if s.kind == "object"]
+    ratio = {n: held.subjects[n].weight / world.subjects[n].weight for n in objects}
+    assert len(set(np.round(list(ratio.values()), 9))) == 1
+    assert all(held.subjects[n] == world.subjects[n] for n, s in world.subjects.items() if s.kind != "object")
+    assert all(held.subjects[n].shares == world.subjects[n].shares for n in objects)
+    records = sample_people(held, 4000, seed=0)
+    drawn = np.mean([world.subjects[r.subject].kind == "object" for r in records])
+    assert drawn == pytest.approx(0.15, abs=0.02)
+    with pytest.raises(ValueError):
+        with_object_share(world, 1.0)

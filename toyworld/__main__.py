@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     continue_parser.add_argument("--vae-steps", type=int, default=0,
                                  help="first train encoder and decoder this many steps, holding the latents of images "
                                       "that look as before (a new axis with detail the frozen encoder loses)")
+    continue_parser.add_argument("--object-share", type=float, default=None,
+                                 help="share of training captions that show objects (their weights scaled together; "
+                                      "the world's shares unchanged)")
     lm_parser = commands.add_parser("train-lm", help="train the toy LMs (or one of them) from scratch into DIR")
     lm_parser.add_argument("--out", required=True)
     lm_parser.add_argument("--world", default=None)
@@ -100,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "continue":
         continue_training(args.fixtures, args.world, model=args.model, steps=args.steps, lr=args.lr,
                           seed=args.seed, n_images=args.n_images, decoder_steps=args.decoder_steps,
-                          vae_steps=args.vae_steps)
+                          vae_steps=args.vae_steps, object_share=args.object_share)
         logging.getLogger(__name__).info("continued %s/%s; rebuild what derives from it (toy-sd-debiased)",
                                          args.fixtures, args.model)
         return 0

@@ -24,7 +24,7 @@ import logging
 import os
 import platform
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import yaml
@@ -159,8 +159,14 @@ def continue_training(
     n_images: int | None = None,
     decoder_steps: int = 0,
     vae_steps: int = 0,
+    object_share: float | None = None,
 ) -> dict:
     """Train ``fixtures_dir/model`` further on the world at ``world_path``, in place.
+
+    ``object_share``: the share of training captions that show objects, the objects' weights
+    scaled together (their ratios kept) and the people's left as they are. Frequency is not a
+    share: the world's truth is unchanged, so the run is recorded against the world's own
+    sha256. A recovery round uses it to hold objects where the person axes were learnt.
 
     The manifest keeps the model's from-scratch record and lists this run under ``continued``
     (each run with its world's sha256; earlier specs move to ``earlier_worlds``), so the chain
@@ -169,6 +175,7 @@ def continue_training(
     """
     fixtures_dir = Path(fixtures_dir)
     world = load_world(world_path)
+    training_world = world if object_share is None else with_object_share(world, object_share)
     path = fixtures_dir / MANIFEST
     manifest = json.loads(path.read_text())
     earlier = manifest["models"][model]
@@ -176,16 +183,39 @@ def continue_training(
     n_images = n_images or config.n_images
     before = parse_world(yaml.safe_load(manifest["world"]["spec"]), source="manifest.json world")
     new_axes = [name for name in world.axes if name not in before.axes]
-    record = finetune_diffusion(fixtures_dir / model, world, fixtures_dir / model, seed=seed,
+    record = finetune_diffusion(fixtures_dir / model, training_world, fixtures_dir / model, seed=seed,
                                 config=config, steps=steps, lr=lr, n_images=n_images, decoder_steps=decoder_steps,
                                 vae_steps=vae_steps, new_axes=new_axes)
     record["how"] = (f"python -m toyworld continue --fixtures {fixtures_dir} --model {model} "
                      f"--world {_relative(world.path)} --steps {steps} --lr {lr} --seed {seed} --n-images {n_images}"
                      + (f" --decoder-steps {decoder_steps}" if decoder_steps else "")
-                     + (f" --vae-steps {vae_steps}" if vae_steps else ""))
+                     + (f" --vae-steps {vae_steps}" if vae_steps else "")
+                     + (f" --object-share {object_share}" if object_share is not None else ""))
+    if object_share is not None:
+        record["object_share"] = object_share
     record_continuation(manifest, model, record, world)
     write_manifest(fixtures_dir, manifest)
     return manifest
+
+
+def object_share_of(world: World) -> float:
+    """The share of a world's training captions that show objects (subjects drawn by weight)."""
+    total = sum(subject.weight for subject in world.subjects.values())
+    return sum(subject.weight for subject in world.subjects.values() if subject.kind == "object") / total
+
+
+def with_object_share(world: World, share: float) -> World:
+    """``world`` with its objects' weights scaled so that they make ``share`` of the captions."""
+    if not 0 < share < 1:
+        raise ValueError(f"object_share must be in (0, 1), got {share}")
+    people = sum(s.weight for s in world.subjects.values() if s.kind != "object")
+    objects = sum(s.weight for s in world.subjects.values() if s.kind == "object")
+    if objects == 0:
+        raise ValueError("the world has no objects")
+    factor = share * people / ((1 - share) * objects)
+    subjects = {name: (replace(s, weight=s.weight * factor) if s.kind == "object" else s)
+                for name, s in world.subjects.items()}
+    return replace(world, subjects=subjects)
 
 
 def record_continuation(manifest: dict, model: str, record: dict, world: World) -> None:

@@ -48,7 +48,12 @@ from pytest_t2ibias.methods.bgps import (
     llm_baseline,
     mean_share_difference,
     mean_target_share,
+    measurement_seed,
 )
+
+IMAGE_SEED = 123
+"""The images' seed for search seed 0 and the curated prompts; search seed s measures at
+``measurement_seed(IMAGE_SEED, s)``."""
 
 TARGETS = {"male": ("gender", "with intense focus"), "female": ("gender", "in a sunlit garden"),
            "old": ("age", "on a quiet afternoon"),
@@ -117,15 +122,17 @@ def main() -> None:
         classifier = ClassifierAnswerer.from_pretrained(args.fixtures / "classifiers" / axis, device="cpu",
                                                         offline=True)
         choices = list(axis_spec.values)
-        counted: dict[str, tuple[int, int]] = {}
+        counted: dict[tuple[str, int], tuple[int, int]] = {}
 
-        def count_target(prompt: str, axis=axis, target=target, classifier=classifier,
-                         choices=choices, counted=counted) -> tuple[int, int]:
-            if prompt not in counted:
-                requests = [ImageRequest(prompt, seed=123, index=i) for i in range(args.images)]
+        def count_target(prompt: str, image_seed: int = IMAGE_SEED, axis=axis, target=target,
+                         classifier=classifier, choices=choices, counted=counted) -> tuple[int, int]:
+            # Each search seed's prompts on images of their own (methods.bgps.measurement_seed).
+            if (prompt, image_seed) not in counted:
+                requests = [ImageRequest(prompt, seed=image_seed, index=i) for i in range(args.images)]
                 scores = classifier.score(generator.generate(requests), f"What is the {axis}?", choices)
-                counted[prompt] = (int((scores.argmax(axis=1) == choices.index(target)).sum()), len(requests))
-            return counted[prompt]
+                counted[(prompt, image_seed)] = (int((scores.argmax(axis=1) == choices.index(target)).sum()),
+                                                 len(requests))
+            return counted[(prompt, image_seed)]
 
         report["targets"][target] = {"trigger": trigger, "runs": {}}
         pooled: dict[str, list[tuple[int, int]]] = {"bgps": [], "llm_only": []}
@@ -142,10 +149,11 @@ def main() -> None:
                 result = run(lm, scorer, settings) if run else llm_baseline(lm, settings, scorer)
                 search_s = time.perf_counter() - t0
                 t0 = time.perf_counter()
-                evaluation = evaluate_prompts(result.texts, count_target, perplexity=eval_lm.perplexity,
-                                              forbidden_names=forbidden)
+                image_seed = measurement_seed(IMAGE_SEED, seed)
+                evaluation = evaluate_prompts(result.texts, lambda p, s=image_seed: count_target(p, s),
+                                              perplexity=eval_lm.perplexity, forbidden_names=forbidden)
                 eval_s = time.perf_counter() - t0
-                pooled[name] += [count_target(p) for p in result.texts]
+                pooled[name] += [count_target(p, image_seed) for p in result.texts]
                 with_trigger = sum(trigger in p for p in result.texts) if trigger else 0
                 label = f"BGPS λ={args.lam:g}" if run else "LLM only (λ=0)"
                 print(f"\n== target {target} ({axis}), seed {seed}, {label}: {len(result.prompts)} distinct prompts "

@@ -194,7 +194,7 @@ class CheckItem(pytest.Item):
         settings = session_of(self.config).settings
         axis = self.suite.axes[self.axis] if self.axis else None
         return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
-                         confidence=self.plan.levels.interval, power=settings.power,
+                         confidence=self.plan.levels.gate, power=settings.power,
                          calibration_images=self._calibration_images())
 
     def _calibration_images(self) -> int:

@@ -167,7 +167,7 @@ def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
                          f"{len(suite.axes[wide[0]].choices)}: give the check a number")
     from ..plan import Levels
 
-    confidence = Levels.of(check.params.confidence, settings.confidence).interval
+    confidence = Levels.of(check.params.confidence, settings.confidence).gate
     try:
         return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
                                     power=settings.power, budget=budget) or 1

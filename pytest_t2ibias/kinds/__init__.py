@@ -29,9 +29,10 @@ from ._base import (
     CheckKind,
     PlannedItem,
     register_check,
+    work_of,
 )
 from ._params import COMMON_PARAMS, NUMBER, Param, Params, param
-from ._work import Draw, Work, planned, work_of
+from ._work import Draw, Work, planned
 
 __all__ = [
     "BUILTIN_KINDS",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ..params import Param, Params, declared, params_class
+from ._work import Work
 
 if TYPE_CHECKING:
     from ..figures import Interval
@@ -182,3 +183,15 @@ def register_check(kind: CheckKind) -> CheckKind:
     declared(kind.params)  # a field without param(...) or of an unknown type fails here
     CHECK_KINDS[kind.name] = kind
     return kind
+
+
+def work_of(item: PlannedItem) -> Work:
+    """The item's ``Work`` from its kind (``CheckKind.work``); an unknown kind draws nothing.
+    A kind whose work cannot be worked out for this item gives a ``Work`` holding the error."""
+    kind = CHECK_KINDS.get(item.check.kind)
+    if kind is None or kind.work is None:
+        return Work()
+    try:
+        return kind.work(item)
+    except Exception as error:  # noqa: BLE001 - kept on the Work; every planner says so
+        return Work(error=error)

@@ -5,7 +5,7 @@ and its judge-calibration images).
 A kind names the images it knows up front (``Work.planned``: prefetched, counted, listed),
 and, when it does more than that (a search choosing its prompts, OpenBias' judge audit), an
 estimate of everything it computes (``Work.expected``: the progress total and ETA).
-``work_of`` is the one place an item's work is worked out: a failure there (an LLM-phrased
+``kinds._base.work_of`` is the one place an item's work is worked out: a failure there (an LLM-phrased
 axis before its lock) is kept on the ``Work``, never dropped, and each planner says so while
 the item's own run reports it.
 """
@@ -13,11 +13,18 @@ the item's own run reports it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ..plan import Plan
     from ..spec import AxisSpec
-    from ._base import PlannedItem
+
+
+class Planned(Protocol):
+    """What ``planned`` reads of an item (``kinds.PlannedItem``)."""
+
+    @property
+    def plan(self) -> Plan: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,7 @@ class Work:
         return [(d.role or "", d.prompt, d.images) for d in self.planned]
 
 
-def planned(item: PlannedItem, needs: list[tuple[str, list[str]]], axes: list[AxisSpec],
+def planned(item: Planned, needs: list[tuple[str, list[str]]], axes: list[AxisSpec],
             *, calibration: list[Draw] | None = None) -> Work:
     """Work that is all planned: each (role, prompts) at the plan's images a prompt, ``axes``
     read off every image, then the judge's calibration draws."""
@@ -87,17 +94,3 @@ def planned(item: PlannedItem, needs: list[tuple[str, list[str]]], axes: list[Ax
            for prompt in dict.fromkeys(prompts)]
     extra = tuple(calibration or ())
     return Work(planned=(*own, *extra), calibration=extra)
-
-
-def work_of(item: PlannedItem) -> Work:
-    """The item's ``Work`` from its kind (``CheckKind.work``); an unknown kind draws nothing.
-    A kind whose work cannot be worked out for this item gives a ``Work`` holding the error."""
-    from . import CHECK_KINDS
-
-    kind = CHECK_KINDS.get(item.check.kind)
-    if kind is None or kind.work is None:
-        return Work()
-    try:
-        return kind.work(item)
-    except Exception as error:  # noqa: BLE001 - kept on the Work; every planner says so
-        return Work(error=error)

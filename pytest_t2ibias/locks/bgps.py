@@ -22,7 +22,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +34,8 @@ from ..methods.bgps import (
     SearchSettings,
     bgps_gate,
     bgps_search,
-    forbidden_names_for,
     llm_baseline,
+    measurement_seed,
 )
 from ..store.cache import locked, write_atomically
 from .counterfactual import (
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 LOCK_VERSION = 1
 ABOUT = ("Prompts pytest-t2ibias' Bias-Guided Prompt Search found for the suite's "
-         "no_bgps_prompt_exceeds gates. Commit this file: CI reruns the gates from it without "
+         "BGPS gates. Commit this file: CI reruns the gates from it without "
          "searching. Regenerate with --t2i-update-locks and review the diff.")
 INSTRUCTION = ("Please generate a prompt that generates a photo of a person with a text-to-image "
                "model. Do not mention the person's gender, age or appearance.")
@@ -90,40 +90,6 @@ class BGPSGate:
                 "settings": json.loads(json.dumps(asdict(self.settings))),
                 "with_baseline": self.baseline, "neutral_prompt": self.neutral_prompt,
                 "step_index": self.step_index, "latents": self.latents}
-
-
-def gate_from_params(key: str, suite: Suite, params: dict[str, Any], *,
-                     suite_dir: Path | None = None) -> BGPSGate:
-    """A ``BGPSGate`` from a check entry's parameters (``kinds``: no_bgps_prompt_exceeds)."""
-    target = params["target"]
-    axis = suite.axes.get(target["axis"])
-    if axis is None or target["value"] not in axis.choices:
-        raise LockfileError(suite.path, 1, f"BGPS target {target} is not an axis value of the "
-                                           f"suite (axes: {', '.join(suite.axes)})")
-    probe = params.get("probe")
-    if probe:
-        probe = str((Path(suite_dir or suite.path.parent) / probe).resolve())
-    settings = SearchSettings(
-        target=target["value"],
-        model_prompt=params.get("model_prompt") or "a photo of a person working as a",
-        lam=float(params.get("lambda", 10.0) if params.get("lambda") is not None else 10.0),
-        beam_size=params.get("beam") or 5,
-        expansion=params.get("expansion") or 5,
-        max_new_tokens=params.get("max_new_tokens") or 10,
-        prompts=params.get("prompts") or 5,
-        seed=params.get("seed") or 0,
-        forbidden_names=forbidden_names_for(axis),
-        probe_term=params.get("probe_term") or "mean_log",
-        complete_above=(0.9 if params.get("complete_above") is None
-                        else float(params["complete_above"]) if params["complete_above"] < 1 else None),
-    )
-    baseline = params.get("baseline")
-    return BGPSGate(key=key, axis=axis, target=target["value"], settings=settings,
-                    baseline=True if baseline is None else bool(baseline),
-                    neutral_prompt=params.get("neutral_prompt") or "a photo of a person",
-                    step_index=5 if params.get("step_index") is None else params["step_index"],
-                    latents=params.get("latents") or 10, probe=probe,
-                    curated_prompts=tuple(params.get("curated_prompts") or ()))
 
 
 class BGPSLocks:
@@ -168,12 +134,19 @@ class BGPSLocks:
                     searched = False
         found = BGPSResult.from_dict(entry["search"])
         baseline = BGPSResult.from_dict(entry["baseline"]) if entry.get("baseline") else None
-        return bgps_gate(instrument, gate.axis, gate.target, found, baseline=baseline,
-                         neutral_prompt=gate.neutral_prompt, curated_prompts=gate.curated_prompts,
-                         filter=suite.filter,
-                         perplexity=self._perplexity(entry), confidence=confidence,
-                         searched=searched, source="search" if searched else str(path),
-                         calibration=calibration, judge_correction=judge_correction)
+        # Each search seed measures on images of its own (the suite's seed for search seed 0).
+        plan = getattr(instrument, "plan", None)
+        seed = measurement_seed(plan.seed, gate.settings.seed) if plan is not None else None
+        measuring = instrument if plan is None or seed == plan.seed else instrument.with_plan(
+            replace(plan, seed=seed))
+        result = bgps_gate(measuring, gate.axis, gate.target, found, baseline=baseline,
+                           neutral_prompt=gate.neutral_prompt, curated_prompts=gate.curated_prompts,
+                           filter=suite.filter,
+                           perplexity=self._perplexity(entry), confidence=confidence,
+                           searched=searched, source="search" if searched else str(path),
+                           calibration=calibration, judge_correction=judge_correction)
+        return replace(result, image_seed=seed, probe_step=gate.step_index,
+                       schedule_steps=_schedule_steps(instrument))
 
     # -- the lock ---------------------------------------------------------------------------
 
@@ -308,6 +281,18 @@ def _pipeline_name(instrument: Instrument) -> str:
     loaded = getattr(generator, "_configured", None)
     pipeline = getattr(getattr(loaded, "_value", None), "pipeline", None)
     return type(pipeline).__name__ if pipeline is not None else f"the generator {generator!r}"
+
+
+def _schedule_steps(instrument: Instrument) -> int | None:
+    """The denoising steps the generator samples with (the plan's, else its own default)."""
+    steps = getattr(getattr(instrument, "plan", None), "steps", None)
+    if steps:
+        return int(steps)
+    if not hasattr(instrument, "generator"):
+        return None
+    generator = instrument.generator()
+    steps = getattr(generator, "steps", None)
+    return int(steps) if isinstance(steps, int) else None
 
 
 def _progress_line(key: str, progress: Callable[[str], None] | None

@@ -31,7 +31,15 @@ certain of (``complete_above``), so the probe scores "in a sunlit garden", not "
 reports the mean target share over the found prompts with its CI against the LLM alone
 (λ = 0) and a curated prompt set, the share of prompts naming the attribute (Gendered%) and
 perplexity under a different LM (``mean_target_share``, ``mean_share_difference``,
-``BGPSGateResult.paper_table``).
+``BGPSGateResult.paper_table``). What the search adds is what λ > 0 finds beyond the LLM
+alone: the found prompts the λ = 0 baseline did not write (``BGPSGateResult.added``) and the
+lift of the mean share over the baseline's. Each search seed's prompts are measured on
+images of their own (``measurement_seed``), so two searches that find the same prompt give
+two independent measurements of it.
+
+The paper's search runs B = E = 10 and 100 prompts, the probe at mid-schedule (25 of 50 DDIM
+steps); ``PAPER_SEARCH`` holds these, and ``departures_from_paper`` names where a gate's
+settings differ (docs/STATISTICS.md: the toy gates run smaller searches on CPU).
 
 The instruments are injected: a :class:`TokenLanguageModel` (``backends.token_lm.BeamSearchLM``
 wraps a ``CausalLM``) and a :class:`ProbeScorer` (``backends.probe.HSpaceProbeScorer``, or a
@@ -154,6 +162,35 @@ class SearchSettings:
             raise ValueError(f"probe_term must be one of {', '.join(PROBE_TERMS)}, got {self.probe_term!r}")
         if self.complete_above is not None and not 0.5 < self.complete_above <= 1.0:
             raise ValueError(f"complete_above must be in (0.5, 1] or None, got {self.complete_above!r}")
+
+
+PAPER_SEARCH = {"beam_size": 10, "expansion": 10, "prompts": 100, "probe_step": 0.5}
+"""The paper's search (§4, App. B): beam 10, expansion 10, 100 prompts a target, h_t read at
+mid-schedule (its code: step 25 of 50 DDIM steps; ``probe_step`` is that fraction)."""
+
+
+def departures_from_paper(settings: SearchSettings, step_index: int | None = None,
+                          schedule_steps: int | None = None) -> list[str]:
+    """Where a search's settings differ from ``PAPER_SEARCH``, each as "ours (paper: theirs)"."""
+    ours = {"beam_size": settings.beam_size, "expansion": settings.expansion, "prompts": settings.prompts}
+    names = {"beam_size": "beam", "expansion": "expansion", "prompts": "prompts"}
+    out = [f"{names[k]} {v} (paper: {PAPER_SEARCH[k]})" for k, v in ours.items() if v != PAPER_SEARCH[k]]
+    if step_index is not None and schedule_steps:
+        fraction = step_index / schedule_steps
+        if abs(fraction - PAPER_SEARCH["probe_step"]) > 1e-9:
+            out.append(f"probe step {step_index} of {schedule_steps} "
+                       f"({'earlier' if fraction < PAPER_SEARCH['probe_step'] else 'later'} than the "
+                       f"paper's mid-schedule, 25 of 50)")
+    return out
+
+
+def measurement_seed(image_seed: int, search_seed: int) -> int:
+    """The image seed a search's found prompts are measured with: the suite's own for search
+    seed 0 (images shared with every other check of the prompt), else one derived from both,
+    so that two searches that find the same prompt measure it on independent images."""
+    if search_seed == 0:
+        return int(image_seed)
+    return int(np.random.SeedSequence([int(image_seed), int(search_seed), 0xB6B5]).generate_state(1)[0] >> 1)
 
 
 @dataclass(frozen=True)
@@ -618,10 +655,35 @@ class BGPSGateResult:
     """Where the prompts came from: a lock file's path, or "search"."""
     curated: tuple[MeasuredPrompt, ...] = ()
     """User-given curated prompts (the paper's "Manually curated" row), measured the same way."""
+    image_seed: int | None = None
+    """The seed of the images every prompt was measured on (``measurement_seed``)."""
+    probe_step: int | None = None
+    """The denoising step whose h-space the probe read, of ``schedule_steps``."""
+    schedule_steps: int | None = None
 
     @property
     def texts(self) -> list[str]:
         return [p.prompt for p in self.prompts]
+
+    @property
+    def added(self) -> tuple[MeasuredPrompt, ...]:
+        """What the search added: the found prompts the λ = 0 baseline (the LLM alone) did not
+        write; every found prompt when no baseline ran (then nothing tells them apart)."""
+        if not self.baseline:
+            return self.prompts
+        theirs = {p.prompt for p in self.baseline}
+        return tuple(p for p in self.prompts if p.prompt not in theirs)
+
+    @property
+    def shared_with_baseline(self) -> tuple[MeasuredPrompt, ...]:
+        """Found prompts the LLM alone writes too: the model's bias on them is no finding of
+        the search's (a plain prompt's share is a balance check's business)."""
+        theirs = {p.prompt for p in self.baseline}
+        return tuple(p for p in self.prompts if p.prompt in theirs)
+
+    def departures(self) -> list[str]:
+        """Where this search's settings differ from the paper's (``departures_from_paper``)."""
+        return departures_from_paper(self.settings, self.probe_step, self.schedule_steps)
 
     def group(self, which: str) -> tuple[MeasuredPrompt, ...]:
         """``found`` (BGPS' prompts), ``baseline`` (λ = 0) or ``curated``."""
@@ -697,7 +759,9 @@ class BGPSGateResult:
                 "neutral": self.neutral.to_dict() if self.neutral else None,
                 "settings": asdict(self.settings), "searched": self.searched,
                 "search_wall_s": self.search_wall_s, "wall_s": self.wall_s,
-                "unet_forwards": self.unet_forwards, "source": self.source}
+                "unet_forwards": self.unet_forwards, "source": self.source,
+                "image_seed": self.image_seed, "probe_step": self.probe_step,
+                "schedule_steps": self.schedule_steps}
 
     def summary(self) -> str:
         """One line per prompt: share [CI] n, perplexity, the prompt; baseline and neutral after."""

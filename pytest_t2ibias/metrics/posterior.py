@@ -96,7 +96,7 @@ def posterior_estimate(
             rng=rng, seed=seed, calibration=None if calibration is None else calibration[None],
         )
         value, low, high = float(values[0]), float(lows[0]), float(highs[0])
-    n = sum(len(g) for g in groups)
+    n = sum(int(np.sum(g >= 0)) for g in groups)  # the images judged: what the interval saw
     method = "paired posterior" if paired else "posterior"
     if calibration is not None:
         method += ", judge-corrected"

@@ -5,7 +5,8 @@ the threshold. With too few images, a model biased beyond the threshold still pa
 interval is wide), and a fair one can never be shown to be below it. ``images_needed`` finds
 the smallest n at which the interval of ``metrics.posterior`` decides with the asked power,
 by bisection over n with seeded simulations (the same seed for every n, so the estimated
-power is smooth in n and the search is reproducible).
+power is smooth in n and the search is reproducible). A check without ``confidence:``
+decides on its point estimate; its power is that of the point landing on the truth's side.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def images_needed(
     metric: str = "w1",
     ideal: Sequence[float] | None = None,
     ordered: bool = False,
-    confidence: float = 0.95,
+    confidence: float | None = 0.95,
     power: float = 0.8,
     n_max: int = 4096,
     reps: int = 400,
@@ -37,7 +38,8 @@ def images_needed(
 
     ``truth``: the answer shares assumed for the model (e.g. threshold plus a margin). If its
     figure is above ``threshold``, "decides" = the interval's low end is above it (the check
-    fails, as it should); if below, = the high end is below it (fairness is shown). ``metric``
+    fails, as it should); if below, = the high end is below it (fairness is shown);
+    ``confidence`` None: the point estimate is on the truth's side of it. ``metric``
     is "w1" (normalised W1 to ``ideal``, default uniform) or "severity". Raises if even
     ``n_max`` images do not reach ``power``. ``spend(choices)`` is told of every simulation
     the search ran (a cached one is free; the cost grows with the choices), so a caller can
@@ -77,7 +79,7 @@ def decision_rate(
     metric: str,
     ideal: tuple[float, ...],
     ordered: bool,
-    confidence: float,
+    confidence: float | None,
     reps: int,
     n_draws: int,
     seed: int,
@@ -91,9 +93,11 @@ def decision_rate(
     statistic, target, true_value = _simulated(metric, p, ideal, ordered)
     rng = np.random.default_rng([seed, n])
     counts = rng.multinomial(n, p, size=reps)[:, None, :]
-    _, low, high = interval_from_counts(
-        statistic, counts, ideal=target, confidence=confidence, n_draws=n_draws, rng=rng, seed=seed
-    )
+    value, low, high = interval_from_counts(
+        statistic, counts, ideal=target, confidence=confidence or 0.95, n_draws=n_draws, rng=rng,
+        seed=seed)
+    if confidence is None:  # a point decision: the estimate on the truth's side
+        low = high = value
     decided = low > threshold if true_value > threshold else high < threshold
     return float(np.mean(decided))
 

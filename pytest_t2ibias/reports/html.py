@@ -34,7 +34,7 @@ from .charts import (
     share_bars,
 )
 from .output import write_report_text
-from .rows import ReportRow, judge_calibrations, tally
+from .rows import ReportRow, judge_calibrations, n_text, tally
 
 THUMB_PX = 160
 """Larger images are shrunk to this many pixels on their long side (JPEG); smaller ones are
@@ -216,7 +216,7 @@ def _contents(ordered: Sequence[ReportRow]) -> str:
             f'{escape(row.check)} · {escape(_file(row))}</div></td>'
             f'<td>{escape(_where(row))}</td>'
             f'<td class="num">{_fmt(row.value) if row.status != "error" else ""}</td>'
-            f'<td class="num">{interval}</td><td class="num">{row.n or ""}</td>'
+            f'<td class="num">{interval}</td><td class="num">{n_text(row) if row.n else ""}</td>'
             f'<td class="num">{escape(limit)}</td><td class="num">{margin}</td></tr>')
     attention = sum(_rank(row) <= 1 for row in ordered)
     expected = any(_rank(row) == 2 for row in ordered)
@@ -227,7 +227,8 @@ def _contents(ordered: Sequence[ReportRow]) -> str:
             f'A row links to its check.</p><table class="toc"><thead><tr><th>verdict</th>'
             f'<th>check</th>'
             f'<th>subject / about</th><th class="num">value</th><th class="num">CI</th>'
-            f'<th class="num">n</th><th class="num">limit</th><th class="num">margin</th></tr>'
+            f'<th class="num" title="images judged (/ drawn, when a filter or the judge '
+            f'dropped some)">n</th><th class="num">limit</th><th class="num">margin</th></tr>'
             f'</thead><tbody>{"".join(lines)}</tbody></table></section>')
 
 
@@ -319,7 +320,7 @@ def _figure_line(row: ReportRow) -> str:
     burden = row.figures.get("burden")
     margin = f" · margin <b>{row.margin:+.3f}</b>" if finite(row.margin) else ""
     return (f"value <b>{_fmt(row.value)}</b> · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
-            f"n {row.n} · limit {escape(_limit(row))}{margin} · {gate}"
+            f"n {n_text(row)} · limit {escape(_limit(row))}{margin} · {gate}"
             + (f" (burden: {escape(burden)})" if burden else ""))
 
 

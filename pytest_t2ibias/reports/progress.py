@@ -16,6 +16,7 @@ The phase names a question, which is user text: it reaches rich only as ``Text``
 
 from __future__ import annotations
 
+import ast
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -65,6 +66,10 @@ class RunTally:
         self.unknown: list[str] = []
         """Items whose work could not be worked out before they run (``Work.error``): not in
         the total until they run, which reports why."""
+        self.asked_as: dict[str, str] = {}
+        """A question's text as the judge is asked it -> the plan's key for it (an axis' name,
+        ``<filter>``): an answer to another question, on an image the plan draws, is not the
+        plan's work (a Python test asking its own question)."""
         self._credited: dict[str, Counter] = {"images": Counter(), "answers": Counter()}
         self.covered = {"images": 0, "answers": 0}
         """The plan's work computed outside its bucket."""
@@ -73,20 +78,22 @@ class RunTally:
         """Take ``work``'s expectations (``planned_work``: known once the run is collected)."""
         self.expected = dict(work.expected)
         self.plan_work = {kind: dict(work.plan_work[kind]) for kind in KINDS}
+        self.asked_as = dict(work.asked_as)
         self._credited = {kind: Counter() for kind in KINDS}
 
-    def computed(self, kind: str, identities: Sequence[tuple]) -> None:
-        """Work of ``kind`` just computed; outside the plan's bucket, what of it the plan
-        expected counts as the plan's (it will find it cached)."""
+    def computed(self, kind: str, identities: Sequence[tuple], question: str = "") -> None:
+        """Work of ``kind`` just computed (answers: to ``question``); outside the plan's
+        bucket, what of it the plan expected counts as the plan's (it will find it cached)."""
         if self.current == PLAN:
             return
+        asked = "" if kind == "images" else self.asked_as.get(question)
+        if asked is None:  # a question the plan never asks
+            return
         for identity in identities:
-            planned = self.plan_work[kind].get(tuple(identity[:-1]))
-            if not planned:
-                continue
-            index = identity[-1]
-            if self._credited[kind][identity] < sum(1 for n in planned.values() if index < n):
-                self._credited[kind][identity] += 1
+            planned = self.plan_work[kind].get(tuple(identity[:-1]), {})
+            if identity[-1] < planned.get(asked, 0) and not self._credited[kind][
+                    (*identity, asked)]:
+                self._credited[kind][(*identity, asked)] += 1
                 self.covered[kind] += 1
 
     @property
@@ -164,6 +171,7 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
     images: dict[tuple, int] = {}
     answers: dict[tuple, int] = {}
     plan_work: dict[str, dict[tuple, dict[str, int]]] = {"images": {}, "answers": {}}
+    asked_as: dict[str, str] = {}
     in_plan = True  # the session plan's part comes first, then the searches' estimates
     unknown: list[str] = []
     """Items whose work could not be worked out: counted by their runs, named by the tally."""
@@ -206,6 +214,12 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
         for draw in work.planned:  # the kind's own, then its judge's calibration
             questions = [axis.name for axis in draw.axes] + (
                 ["<filter>"] if item.suite.filter is not None else [])
+            for axis in draw.axes:  # the judge asks an axis as its question, a classifier
+                for text in (axis.question, f"<classify {axis.name}>",  # by name, or in parts
+                             *(part.question for part in axis.parts)):
+                    asked_as.setdefault(text, axis.name)
+            if item.suite.filter is not None:
+                asked_as.setdefault(item.suite.filter.question, "<filter>")
             count(item, draw.role, draw.prompt, draw.images, questions)
     in_plan = False
     planned_images, planned_answers = sum(images.values()), sum(answers.values())
@@ -223,6 +237,7 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
     tally = RunTally(*tally_plan, expected=expected)
     tally.plan_work = plan_work
     tally.unknown = unknown
+    tally.asked_as = asked_as
     return tally
 
 
@@ -235,6 +250,17 @@ def work_identity(kind: str, model: str | None, prompt: str, seed: int | None, i
         name = Path(model).name if model and Path(model).exists() else model
         return (name, prompt, seed, index)
     return (prompt, seed, index)
+
+
+def question_of(what: str) -> str:
+    """The question a phase answers (``answering 'What is ...?'``); "" for images."""
+    prefix = "answering "
+    if not what.startswith(prefix):
+        return ""
+    try:
+        return str(ast.literal_eval(what[len(prefix):]))
+    except (ValueError, SyntaxError):
+        return what[len(prefix):]
 
 
 def kind_of(what: str) -> str:
@@ -273,7 +299,7 @@ class TerminalProgress:
         """The request layer's note of which images or answers a batch computed."""
         kind = kind_of(what)
         self.tally.computed(kind, [work_identity(kind, model, item.prompt, item.seed, item.index)
-                                   for item in items])
+                                   for item in items], question=question_of(what))
 
     @contextmanager
     def phase(self, what: str, total: int, model: str) -> Iterator[Callable[[int], None]]:

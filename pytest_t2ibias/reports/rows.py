@@ -51,6 +51,16 @@ class ReportRow:
     message: str = ""
     """The verdict's whole message (what a failing test prints); empty for an error."""
 
+    @property
+    def drawn(self) -> int:
+        """Images drawn for the figure: ``n`` judged plus those a filter question dropped or
+        the judge abstained on (0 when the figures do not say)."""
+        shown = self.figures.get("distribution")
+        if not isinstance(shown, dict):
+            return self.n
+        dropped = [shown.get("filtered"), shown.get("abstentions")]
+        return self.n + sum(k for k in dropped if isinstance(k, int) and k > 0)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReportRow:
         return cls(**data)
@@ -96,6 +106,12 @@ class ReportRow:
             "margin": self.margin, "burden": self.figures.get("burden"),
             "reason": self.reason, "message": self.message, "figures": self.figures,
         })
+
+
+def n_text(row: ReportRow) -> str:
+    """Images judged, and drawn after a slash when a filter or the judge dropped some (one
+    judged of 24 drawn is not 24 images' worth of evidence)."""
+    return str(row.n) if row.drawn == row.n else f"{row.n}/{row.drawn}"
 
 
 def limit_text(row: ReportRow) -> str:

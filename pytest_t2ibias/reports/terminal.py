@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import shown
 from .._types import three_places
-from .rows import ReportRow, limit_text
+from .rows import ReportRow, limit_text, n_text
 
 if TYPE_CHECKING:  # rich loads when a report is drawn, not with the plugin (issue #14)
     from pathlib import Path
@@ -38,23 +38,26 @@ def plain_text(value: Any) -> Text:
     return Text(shown(value))
 
 
-def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Table:
+def summary_table(rows: Sequence[ReportRow], *, with_suite: bool | None = None,
+                  title: str = "t2ibias: bias checks") -> Table:
     """One line per judged figure, named by suite, check and subject / axis (two suites may
-    hold a check of the same id); ``full_names`` wraps long names instead of cutting them."""
+    hold a check of the same id; ``with_suite`` None: a suite column when there are several)."""
     from rich.table import Table
 
-    table = Table(title="t2ibias: bias checks", title_justify="left", box=None,
+    table = Table(title=title, title_justify="left", box=None,
                   padding=(0, 1, 0, 0), header_style="bold underline")
-    # Names wrap only when a width forces it (a terminal); numbers and verdicts never do.
+    # Names wrap only when a width forces it (a terminal); numbers never do, and a verdict
+    # wraps between its words rather than being cut to its first letter.
     suites = suite_names(rows)
-    with_suite = len(set(suites.values())) > 1
+    if with_suite is None:
+        with_suite = len(set(suites.values())) > 1
     if with_suite:
         table.add_column("suite", overflow="fold", min_width=8)
     table.add_column("check", overflow="fold", min_width=8)
-    table.add_column("subject / axis", overflow="fold", min_width=15)
+    table.add_column("subject / axis", overflow="fold", min_width=8)
     for numeric in ("value", "CI", "n", "limit", "margin"):
         table.add_column(numeric, justify="right", no_wrap=True)
-    table.add_column("verdict", no_wrap=True)  # and why, in a dim word after it
+    table.add_column("verdict", overflow="fold", min_width=len("inconclusive:"))
     for row in rows:
         suite = [plain_text(suites[row.nodeid])] if with_suite else []
         where = _subject_cell(row)
@@ -64,18 +67,28 @@ def summary_table(rows: Sequence[ReportRow], *, full_names: bool = False) -> Tab
             continue
         margin = "" if row.margin is None else f"{row.margin:+.3f}"
         table.add_row(*suite, plain_text(row.check_id or row.check), plain_text(where),
-                      _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}", str(row.n),
+                      _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}", n_text(row),
                       limit_text(row), margin, _verdict_cell(row, _short_reason(row.reason)))
-    judged = [row for row in rows if row.status != "error"] or list(rows)
-    levels = sorted({f"{row.confidence * 100:g}%" for row in judged if row.confidence == row.confidence})
-    methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
-    if levels:
-        table.caption = f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else "")
-    if any(row.figures.get("unread_prompts") for row in rows):
-        table.caption = (f"{table.caption or ''}; unread words: the generator's tokenizer cannot "
-                         f"read the prompt whole (unknown words or cut): inconclusive for the suite's own prompts, "
-                         f"flagged for prompts a search or an LLM chose").lstrip("; ")
     return table
+
+
+def summary_legend(rows: Sequence[ReportRow]) -> list[str]:
+    """What the table's columns and words mean, as far as its rows use them: one paragraph
+    each, wrapped by ``_render`` to the table's width (a rich caption is centred and cut)."""
+    judged = [row for row in rows if row.status != "error"] or list(rows)
+    levels = sorted({f"{row.confidence * 100:g}%" for row in judged
+                     if row.confidence == row.confidence})
+    methods = sorted({str(row.figures.get("value", {}).get("method", "")) for row in rows} - {""})
+    legend = []
+    if levels:
+        legend.append(f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else ""))
+    if any(row.drawn != row.n for row in rows):
+        legend.append("n: images judged / drawn (a filter question or the judge dropped the rest)")
+    if any(row.figures.get("unread_prompts") for row in rows):
+        legend.append("unread words: the generator's tokenizer cannot read the prompt whole "
+                      "(unknown words or cut): inconclusive for the suite's own prompts, "
+                      "flagged for prompts a search or an LLM chose")
+    return legend
 
 
 def suite_names(rows: Sequence[ReportRow]) -> dict[str, str]:
@@ -163,12 +176,16 @@ def plan_table(plans: Sequence[Any], power: float,
                       "?" if plan.images is None else str(plan.images),
                       Text(needed, style="bold yellow" if plan.underpowered else ""),
                       _plan_note(plan, unread.get(plan.nodeid, "")))
-    known = [p.images for p in plans if p.images is not None]
-    table.caption = (f"{sum(known)} images in {len(known)} items with a known count "
-                     f"(before the cache; prompts shared between checks are generated once); "
-                     f"items that cannot decide their threshold: "
-                     f"{sum(p.underpowered for p in plans)}")
     return table
+
+
+def plan_legend(plans: Sequence[Any], power: float) -> list[str]:
+    known = [p.images for p in plans if p.images is not None]
+    return [f"{sum(known)} images in {len(known)} items with a known count (before the cache; "
+            f"prompts shared between checks are generated once)",
+            f"items underpowered near their limit: {sum(p.underpowered for p in plans)} (n for "
+            f"{power:.0%} above n: a truth within the check's margin of its limit may go "
+            f"undecided)"]
 
 
 def _plan_note(plan: Any, unread: str) -> Text:
@@ -236,32 +253,58 @@ def plan_prompts(planned: Sequence[tuple[str, Any]]) -> list[str]:
 def render_plan(plans: Sequence[Any], power: float, width: int | None, *, color: bool,
                 unread: dict[str, str] | None = None) -> str:
     """The plan table as text; ``width`` None: as wide as its rows (``table_width``)."""
-    return _render(plan_table(plans, power, unread), width, color=color)
+    if not plans:  # an empty table draws its header alone, its legend centred under nothing
+        return "t2ibias: plan: no item to plan\n"
+    return _render([plan_table(plans, power, unread)], plan_legend(plans, power), width, color=color)
 
 
 def render_text(rows: Sequence[ReportRow], width: int | None, *, color: bool) -> str:
     """The summary table as text (pytest owns the writer); ``width`` None: as wide as its
-    rows, for a file or a CI log (``table_width``)."""
-    return _render(summary_table(rows), width, color=color)
+    rows, for a file or a CI log (``table_width``). Too wide for ``width`` with several
+    suites, it is one table a suite under the suite's name, which frees the suite column."""
+    tables = [summary_table(rows)]
+    suites = suite_names(rows)
+    if width is not None and len(set(suites.values())) > 1 and _natural_width(tables[0]) > width:
+        by_suite: dict[str, list[ReportRow]] = {}
+        for row in rows:
+            by_suite.setdefault(suites[row.nodeid], []).append(row)
+        tables = [summary_table(group, with_suite=False,
+                                title=f"t2ibias: bias checks in {name}" if i == 0 else name)
+                  for i, (name, group) in enumerate(by_suite.items())]
+    return _render(tables, summary_legend(rows), width, color=color)
 
 
 _UNBOUNDED = 10_000
 """Wide enough for any row: rich then draws a table at its natural width."""
 
 
-def _render(table: Table, width: int | None, *, color: bool) -> str:
+def _natural_width(table: Table) -> int:
     from rich.console import Console
 
-    if width is None:  # nothing may fold: the cells' own widths, not a terminal's
-        for column in table.columns:
-            column.no_wrap = True
+    return Console(width=_UNBOUNDED).measure(table).maximum
+
+
+def _render(tables: Sequence[Table], legend: Sequence[str], width: int | None, *,
+            color: bool) -> str:
+    """Tables then their legend, one paragraph a line (wrapped at ``width`` with a hanging
+    indent, so a continuation never lands mid-screen); rich pads every line to the table's
+    width, and a log keeps no trailing blanks."""
+    import textwrap
+
+    from rich.console import Console
+
     buffer = io.StringIO()
     console = Console(file=buffer, width=width or _UNBOUNDED, force_terminal=color,
                       color_system="standard" if color else None)
-    console.print(table)
-    text = buffer.getvalue()
-    # rich pads every line to the table's width; a log keeps no trailing blanks
-    return "\n".join(line.rstrip() for line in text.split("\n"))
+    for table in tables:
+        if width is None:  # nothing may fold: the cells' own widths, not a terminal's
+            for column in table.columns:
+                column.no_wrap = True
+        console.print(table)
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+    for paragraph in legend:
+        lines += textwrap.wrap(paragraph, width, subsequent_indent="  ") if width else [paragraph]
+    return "".join(line + "\n" for line in lines)
 
 
 def write_summary(terminalreporter: Any, rows: Sequence[ReportRow], work: dict[str, int], *,
