@@ -143,7 +143,7 @@ def markdown_reference() -> str:
           for name, kind in kinds.items()),
         "",
     ]
-    for name, kind in kinds.items():
+    for kind in kinds.values():
         out += _kind(kind)
     return "\n".join(out).rstrip("\n") + "\n"
 

@@ -13,7 +13,6 @@ JSON Schema. A value, like ``spec``: it imports no kind.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -169,12 +168,22 @@ class Params:
 COMMON_FIELDS = frozenset(f.name for f in dataclasses.fields(Params))
 
 
-@functools.cache
+_DECLARED: dict[type[Params], tuple[Param, ...]] = {}
+"""``declared``'s answers: a class' fields do not change once it is made."""
+
+
 def declared(cls: type[Params]) -> tuple[Param, ...]:
     """The ``Param`` descriptions of ``cls``'s fields: the kind's own first, then the common
     ones (the loader's and the YAML reference's order)."""
+    if cls not in _DECLARED:
+        _DECLARED[cls] = _described(cls)
+    return _DECLARED[cls]
+
+
+def _described(cls: type[Params]) -> tuple[Param, ...]:
     hints = typing.get_type_hints(cls)
-    own, common = [], []
+    own: list[Param] = []
+    common: list[Param] = []
     for f in dataclasses.fields(cls):
         meta = f.metadata.get("t2ibias")
         if meta is None:
@@ -191,7 +200,7 @@ def declared(cls: type[Params]) -> tuple[Param, ...]:
 def build(cls: type[P], values: Mapping[str, Any]) -> P:
     """``cls`` from a validated check entry (keys as in YAML; absent keys take the default).
     Lists become tuples: the object is frozen all through, as a plan should be."""
-    given = {}
+    given: dict[str, Any] = {}
     for p in declared(cls):
         if p.name in values:
             value = values[p.name]

@@ -312,7 +312,7 @@ class ScriptedLocks(BGPSLocks):
     loading it is counted."""
 
     def search_tools(self, instrument, suite, gate):
-        self.models.llm
+        _ = self.models.llm  # loads the LLM, as the real search does
         lm = ScriptedLM()
 
         def scorer(prompts):

@@ -95,7 +95,7 @@ class PlannedItem:
         return self.check.params
 
 
-Run = Callable[[CheckContext], "Verdict"]
+Run = Callable[[CheckContext[Any]], "Verdict"]
 WorkOf = Callable[[PlannedItem], "Work"]
 
 

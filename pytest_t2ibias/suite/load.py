@@ -771,7 +771,7 @@ class _SuiteReader:
             value = list(value)
             if not value:
                 self.problem(at, f"{where}: {key} must name at least one axis")
-            for index, name in enumerate(value):
+            for name in value:
                 self.axis_references(name, (*at, name), where, key)
             return
         names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
