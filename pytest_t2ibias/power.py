@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .errors import PlanningOverBudget
 from .kinds import CHECK_KINDS
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class PlanningBudget:
     collected, so collection ends whatever the suite asks (issue #23).
 
     A simulation's cost grows with the axis' choices; ``spend`` counts choices x simulations
-    and raises ``OverBudget`` past ``limit`` (160: about 11 s on an idle core here, 40 s
+    and raises ``errors.PlanningOverBudget`` past ``limit`` (160: about 11 s on an idle core here, 40 s
     with three other jobs on the machine; a two-choice check plans in under 30 of them, a
     ten-choice one in about 140)."""
 
@@ -69,11 +70,7 @@ class PlanningBudget:
     def spend(self, choices: int) -> None:
         self.spent += choices
         if self.spent > self.limit:
-            raise OverBudget(self.limit)
-
-
-class OverBudget(Exception):
-    """Planning would simulate past its ``PlanningBudget``."""
+            raise PlanningOverBudget(self.limit)
 
 
 def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float | None,
@@ -81,7 +78,7 @@ def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float | No
                      budget: PlanningBudget | None = None) -> int | None:
     """Images per prompt for ``check`` on ``axis`` to decide with ``power`` when the truth is
     ``margin`` (check parameter, default 0.1) above or below its threshold; None for kinds
-    without a power model. With ``budget``, ``OverBudget`` when the search would run past it."""
+    without a power model. With ``budget``, ``PlanningOverBudget`` when the search would run past it."""
     metric, threshold = power_metric(check.kind), limit_of(check)
     if metric is None or threshold is None or (
             isinstance(axis.ideal, dict) and "reference" in axis.ideal):

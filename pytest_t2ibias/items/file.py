@@ -150,9 +150,9 @@ def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
     check's line when it cannot be planned (also what ``validation/fuzz_suites.py`` runs)."""
     if check.params.images_per_prompt != "auto":
         return None
-    from ..errors import SuiteError
+    from ..errors import PlanningOverBudget, SuiteError
     from ..kinds import CHECK_KINDS
-    from ..power import MAX_AUTO_CHOICES, OverBudget, images_to_decide, power_metric
+    from ..power import MAX_AUTO_CHOICES, images_to_decide, power_metric
 
     if power_metric(check.kind) is None:
         modelled = [name for name, kind in CHECK_KINDS.items() if kind.power_metric]
@@ -172,10 +172,10 @@ def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
         return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
                                     power=settings.power, budget=budget) or 1
                    for axis in check.axes)
-    except OverBudget as over:
+    except PlanningOverBudget as over:
         raise SuiteError(suite.path, check.location.line,
                          f"check {check.id!r}: images_per_prompt: auto would simulate more "
-                         f"than this suite's planning budget ({over.args[0]} choice-"
+                         f"than this suite's planning budget ({over.limit} choice-"
                          f"simulations, about 11 s) across {len(check.axes)} axes; give it "
                          "a number (--t2i-plan prints what each check needs)") from None
     except ValueError as undecidable:  # no n up to the search's cap decides
