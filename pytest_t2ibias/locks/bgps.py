@@ -37,14 +37,7 @@ from ..methods.bgps import (
     llm_baseline,
     measurement_seed,
 )
-from ..store.cache import locked, write_atomically
-from .counterfactual import (
-    UPDATE_OPTION,
-    _lock_key,
-    _shown_model,
-    llm_weights,
-    lock_path,
-)
+from ._file import UPDATE_OPTION, llm_weights, lock_path, shown_model, write_text, writing
 
 if TYPE_CHECKING:
     from .._settings import Settings
@@ -120,14 +113,13 @@ class BGPSLocks:
             entry = self._matching(path, suite, gate, wanted)
         if entry is None:
             searched = True
-            with locked(_lock_key(path)):
+            with writing(path):
                 entry = None if self.update else self._matching(path, suite, gate, wanted)
                 if entry is None:
                     entry = self._search(instrument, suite, gate, wanted, progress)
                     record = _read(path) or _new_record(suite)
                     record["gates"][gate.key] = entry
-                    write_atomically(path, (json.dumps(record, indent=2, ensure_ascii=False)
-                                            + "\n").encode("utf-8"))
+                    write_text(path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
                     log.warning("wrote BGPS lock file %s: review and commit it", path)
                     self._searched[(str(path), gate.key)] = entry
                 else:
@@ -208,7 +200,7 @@ class BGPSLocks:
         entry = {
             **wanted,
             "llm": wanted["llm"],
-            "llm_model": _shown_model(self.settings.llm, suite.path.parent),
+            "llm_model": shown_model(self.settings.llm, suite.path.parent),
             "probe": probe,
             "search": found.to_dict(),
             "baseline": baseline.to_dict() if baseline else None,
