@@ -29,7 +29,7 @@ from docgen.schema import (
     param_type_words,
     section_docs,
 )
-from pytest_t2ibias.kinds import COMMON_PARAMS, CheckKind, Param
+from pytest_t2ibias.kinds import COMMON_PARAMS, CheckKind, Param, filled_in
 from pytest_t2ibias.suite.load import (
     AXIS_KEYS,
     AXIS_REQUIRED_KEYS,
@@ -143,7 +143,7 @@ def markdown_reference() -> str:
           for name, kind in kinds.items()),
         "",
     ]
-    for name, kind in kinds.items():
+    for kind in kinds.values():
         out += _kind(kind)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -211,7 +211,7 @@ def _default(param: Param) -> str:
 def _text(text: str) -> str:
     """Plain text from the code's docstrings as markdown: ``<`` would open an HTML tag and
     ``*`` emphasis."""
-    return text.replace("<", "&lt;").replace("*", "\\*")
+    return filled_in(text).replace("<", "&lt;").replace("*", "\\*")
 
 
 def _cell(text: str) -> str:

@@ -19,8 +19,13 @@ from typing import Any
 from pytest_t2ibias.budgets import MAX_IMAGE_SIDE
 from pytest_t2ibias.kinds import _params as checks
 from pytest_t2ibias.plan import DEFAULT_IMAGES_PER_PROMPT, DEFAULT_SEED
-from pytest_t2ibias.suite.load import (LLM_COUNTERFACTUALS, MARKER_PATTERN, MAX_CHOICES,
-                                       MAX_IMAGES_PER_PROMPT, NAME_PATTERN)
+from pytest_t2ibias.suite.load import (
+    LLM_COUNTERFACTUALS,
+    MARKER_PATTERN,
+    MAX_CHOICES,
+    MAX_IMAGES_PER_PROMPT,
+    NAME_PATTERN,
+)
 
 TEXT = {"type": "string", "pattern": r"\S"}
 """A non-empty string (the loader's ``text``: not blank)."""
@@ -484,8 +489,8 @@ COMMON_DEFAULTS = {
     "images_per_prompt": "the suite's `defaults`",
     "margin": "0.1",
 }
-"""The effective default of each common parameter, in words (their ``Param.default`` is None:
-absent means "inherit")."""
+"""The effective default of each common parameter, in words (absent means "inherit": the
+suite's, the command line's; ``margin``'s is its field's)."""
 
 # -- check parameters: the JSON Schema of the loader's validators ------------------------------
 

@@ -21,10 +21,10 @@ from pytest_t2ibias.kinds import (
     COMMON_PARAMS,
     CheckKind,
     Param,
+    filled_in,
 )
 from pytest_t2ibias.suite.load import (
     AXIS_KEYS,
-    AXIS_REFERENCE_PARAMS,
     AXIS_REQUIRED_KEYS,
     CHECK_KEYS,
     DEFAULT_KEYS,
@@ -157,7 +157,7 @@ def param_schema(param: Param, strict: bool = True) -> dict[str, Any]:
     (otherwise the schema says only the types, and the loader judges the rest)."""
     json_type = _json_type(param.types)
     schema: dict[str, Any] = {} if json_type is None else {"type": json_type}
-    if param.name in AXIS_REFERENCE_PARAMS and json_type == "array":
+    if param.names_axes and json_type == "array":
         schema.update(items={"type": "string"}, minItems=1, uniqueItems=True)
     if param.check is not None and (strict or param.check in docs.PARAM_CHECKS):
         if param.check not in docs.PARAM_CHECKS:
@@ -170,7 +170,7 @@ def param_schema(param: Param, strict: bool = True) -> dict[str, Any]:
     if param.default is not None:
         schema["default"] = param.default
     if param.doc:
-        schema["description"] = param.doc
+        schema["description"] = filled_in(param.doc)
     return schema
 
 
@@ -184,7 +184,7 @@ def param_type_words(param: Param) -> str:
     else:
         words = " or ".join(base[t] for t in ([json_type] if isinstance(json_type, str)
                                                else json_type))
-    if param.name in AXIS_REFERENCE_PARAMS and json_type == "array":
+    if param.names_axes and json_type == "array":
         words = "list of axis names"
     if param.check in docs.PARAM_CHECKS:
         checked = docs.PARAM_CHECKS[param.check][1]
@@ -198,10 +198,7 @@ def param_type_words(param: Param) -> str:
 def _params(kind: CheckKind) -> tuple[Param, ...]:
     """The kind's own parameters, then the common ones (as the loader merges them: the kind's
     declaration of a common name wins)."""
-    common = {p.name for p in COMMON_PARAMS}
-    own = {p.name: p for p in kind.params}
-    return (*(p for p in kind.params if p.name not in common),
-            *(own.get(p.name, p) for p in COMMON_PARAMS))
+    return kind.declared
 
 
 def own_params(kind: CheckKind) -> tuple[Param, ...]:

@@ -11,73 +11,38 @@ from typing import TYPE_CHECKING
 from ._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from ._types import ABSTAINED
-    from ._types import FILTERED
-    from ._types import Answers
-    from ._types import Estimate
-    from ._types import GeneratedImage
-    from ._types import ImageRequest
-    from ._types import ImageSet
-    from .assertions import assert_entropy_below
-    from .assertions import assert_open_set
+    from ._types import (
+        ABSTAINED,
+        FILTERED,
+        Answers,
+        Estimate,
+        GeneratedImage,
+        ImageRequest,
+        ImageSet,
+    )
+    from .assertions import (
+        assert_entropy_below,
+        assert_is_nonnegative,
+        assert_no_bgps_prompt_exceeds,
+        assert_no_regression,
+        assert_open_set,
+        assert_w1_below,
+    )
+    from .kinds import CheckContext, CheckKind, Param, register_check
+    from .kinds.entropy_below import evaluate_entropy_below
+    from .kinds.intermit import evaluate_intermit
     from .kinds.intervention_improves import evaluate_intervention_improves
+    from .kinds.is_nonnegative import evaluate_is_nonnegative
     from .kinds.judge_agrees import evaluate_judge_agrees
     from .kinds.max_skew_below import evaluate_max_skew_below
-    from .kinds.open_set import evaluate_open_set
-    from .assertions import assert_is_nonnegative
-    from .assertions import assert_no_bgps_prompt_exceeds
-    from .assertions import assert_no_regression
-    from .assertions import assert_w1_below
-    from .kinds.entropy_below import evaluate_entropy_below
-    from .kinds.is_nonnegative import evaluate_is_nonnegative
     from .kinds.no_bgps_prompt_exceeds import evaluate_no_bgps_prompt_exceeds
     from .kinds.no_regression import evaluate_no_regression
+    from .kinds.open_set import evaluate_open_set
     from .kinds.w1_below import evaluate_w1_below
-    from .kinds import CheckContext
-    from .kinds import CheckKind
-    from .kinds import Param
-    from .kinds import register_check
-    from .metrics import Distribution
-    from .methods.bgps import BGPSGateResult
-    from .methods.bgps import MeasuredPrompt
-    from .metrics import ISMatrix
-    from .verdict import CheckFailed
-    from .verdict import Verdict
-
-__all__ = [
-    "ABSTAINED",
-    "FILTERED",
-    "Answers",
-    "BGPSGateResult",
-    "CheckContext",
-    "CheckFailed",
-    "CheckKind",
-    "Distribution",
-    "Estimate",
-    "GeneratedImage",
-    "ISMatrix",
-    "ImageRequest",
-    "ImageSet",
-    "MeasuredPrompt",
-    "Param",
-    "Verdict",
-    "assert_entropy_below",
-    "assert_is_nonnegative",
-    "assert_no_bgps_prompt_exceeds",
-    "assert_no_regression",
-    "assert_open_set",
-    "assert_w1_below",
-    "evaluate_entropy_below",
-    "evaluate_intervention_improves",
-    "evaluate_judge_agrees",
-    "evaluate_max_skew_below",
-    "evaluate_is_nonnegative",
-    "evaluate_no_bgps_prompt_exceeds",
-    "evaluate_no_regression",
-    "evaluate_open_set",
-    "evaluate_w1_below",
-    "register_check",
-]
+    from .methods.bgps import BGPSGateResult, MeasuredPrompt
+    from .metrics import Distribution, ISMatrix
+    from .params import Params, param
+    from .verdict import CheckFailed, Verdict
 
 _HOME = {
     "ABSTAINED": "pytest_t2ibias._types",
@@ -89,6 +54,7 @@ _HOME = {
     "ImageSet": "pytest_t2ibias._types",
     "assert_entropy_below": "pytest_t2ibias.assertions",
     "assert_open_set": "pytest_t2ibias.assertions",
+    "evaluate_intermit": "pytest_t2ibias.kinds.intermit",
     "evaluate_intervention_improves": "pytest_t2ibias.kinds.intervention_improves",
     "evaluate_judge_agrees": "pytest_t2ibias.kinds.judge_agrees",
     "evaluate_max_skew_below": "pytest_t2ibias.kinds.max_skew_below",
@@ -105,6 +71,8 @@ _HOME = {
     "CheckContext": "pytest_t2ibias.kinds",
     "CheckKind": "pytest_t2ibias.kinds",
     "Param": "pytest_t2ibias.kinds",
+    "Params": "pytest_t2ibias.params",
+    "param": "pytest_t2ibias.params",
     "register_check": "pytest_t2ibias.kinds",
     "Distribution": "pytest_t2ibias.metrics",
     "BGPSGateResult": "pytest_t2ibias.methods.bgps",
@@ -113,7 +81,9 @@ _HOME = {
     "CheckFailed": "pytest_t2ibias.verdict",
     "Verdict": "pytest_t2ibias.verdict",
 }
-"""Where each public name lives."""
+"""Where each public name lives: the one table the exports are read from."""
+
+__all__ = sorted(_HOME)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _HOME)

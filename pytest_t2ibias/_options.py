@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from .budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 from ._settings import (
     ADAPTIVE_SPENDING,
     FAMILY_POLICIES,
@@ -24,6 +23,7 @@ from ._settings import (
     Settings,
     parse_model_options,
 )
+from .budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 
 _BY_NAME = {option.name: option for option in OPTIONS}
 

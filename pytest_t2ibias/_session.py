@@ -180,12 +180,10 @@ class T2ISession:
     def run_work(self) -> RunTally:
         """The run's totals, for one ETA (#27) and the budgets (#35): the session plan's
         images and answers and each search's estimate."""
-        from .prefetch import is_planned
         from .reports.progress import planned_work
 
         unplanned = [item.planned().images for item in self.planned_items
-                     if hasattr(item, "planned") and not is_planned(item)
-                     and not _estimates(item)]
+                     if hasattr(item, "planned") and not _declares_work(item)]
         checks = [(item.nodeid, planned) for item in self.planned_items
                   if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
         self._work_counted = True
@@ -273,9 +271,8 @@ class T2ISession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
-        from .reports.terminal import unread_in_plan
-
         from .backends.readings import memo_folder
+        from .reports.terminal import unread_in_plan
 
         unread = unread_in_plan([(item.nodeid, check) for item in session.items
                                  for check in _planned([item])],  # unread words (#27)
@@ -513,13 +510,14 @@ def _planned(items: list[pytest.Item]) -> list[Any]:
             if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
 
 
-def _estimates(item: pytest.Item) -> bool:
-    """Whether the item's kind estimates its own work (``CheckKind.expected_work``)."""
+def _declares_work(item: pytest.Item) -> bool:
+    """Whether the item's kind says what it draws (``CheckKind.work``); the others are
+    counted by their power plan's images."""
     from .kinds import CHECK_KINDS
 
     check = getattr(item, "check", None)
     kind = CHECK_KINDS.get(getattr(check, "kind", None))
-    return kind is not None and kind.expected_work is not None
+    return kind is not None and kind.work is not None
 
 
 def _is_terminal(stream: Any) -> bool:

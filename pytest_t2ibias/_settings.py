@@ -28,6 +28,12 @@ AUTO = "auto"
 BATCH_ROLES = ("generator", "vqa", "classifier")
 
 
+ADAPTIVE_KINDS = "<adaptive kinds>"
+"""Where a doc names the kinds that sample in rounds: filled in from the registry
+(``CheckKind.adaptive``, ``kinds.filled_in``) where the doc is shown, as values know no kinds
+(the command line's help stays cheap: it names none)."""
+
+
 @dataclass(frozen=True)
 class BatchSizes:
     """Items a backend's forward pass takes, per role: a number, ``auto`` (sized to the free
@@ -224,9 +230,9 @@ OPTIONS: tuple[Option, ...] = (
            "needs (power planning), then stop: no model is loaded", flag=True),
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
            default=0.9),
-    Option("t2i_adaptive", "draw the images of every gated w1_below, entropy_below, "
-           "max_skew_below, is_nonnegative, no_regression, intervention_improves, intermit, "
-           "open_set and no_bgps_prompt_exceeds check in rounds (16 per prompt, "
+    Option("t2i_adaptive", "draw the images of every gated check whose kind can sample "
+           "adaptively (the YAML reference's images_per_prompt lists them) in rounds "
+           "(16 per prompt, "
            "then doubling) and stop once its interval, valid under stopping, is decided "
            "(docs/STATISTICS.md); the cap is --t2i-adaptive-max, else the check's "
            "{max: N}, else 1.25 times its images_per_prompt", flag=True),

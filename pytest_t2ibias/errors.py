@@ -4,6 +4,8 @@ Two roots. ``CheckError``: a check that cannot reach a verdict (a model, cache, 
 backend that cannot be used); pytest reports it as an ERROR, never as a verdict.
 ``SuiteError``: a malformed suite, rendered ``path:line: message`` at collection. The saved-run
 errors (``RunError``, ``CriterionError``) are usage errors of the command line and options.
+Two budgets stop work before it grows: ``SuiteTooLarge`` (a YAML file) and
+``PlanningOverBudget`` (power planning's simulations), each a ``SuiteError`` where it is met.
 """
 
 from __future__ import annotations
@@ -132,6 +134,29 @@ class ContractError(CheckError):
 class UnreadPrompt(CheckError):
     """``--t2i-strict-prompts``: a prompt the generator's tokenizer cannot read whole (an
     unknown word, a cut); without the option the check is inconclusive instead."""
+
+
+class SuiteTooLarge(Exception):
+    """A suite file past one of the YAML parsing budgets (size, alias expansion, depth) or
+    holding a foreign tag: raised inside the reader, and turned into a ``SuiteError`` at
+    ``line`` by ``suite._yaml.load_yaml``."""
+
+    def __init__(self, line: int, message: str, *, budget: bool = True) -> None:
+        if budget:
+            message += " (suites are bounded so that collecting them stays fast and small)"
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+class PlanningOverBudget(Exception):
+    """Power planning (``images_per_prompt: auto``) would simulate past its
+    ``power.PlanningBudget`` (``limit`` choice-simulations); ``items.file.auto_images`` makes
+    it a ``SuiteError`` at the check's line."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
 
 
 class RunError(Exception):

@@ -141,17 +141,22 @@ class T2IBias:
 
     def intermit(self, suite: Suite | str | os.PathLike, subject: str, *,
                  priority: dict[str, float] | None = None, epsilon: float | None = None,
-                 max_steps: int | None = None, tolerance: float = 0.0,
+                 max_steps: int | None = None, tolerance: float | None = None,
                  confidence: float | None = None) -> InterMitResult:
         """InterMit (BiasConnect Algorithm 1) with prompt-modification mitigation for
         ``subject``: which axes to mitigate, in what order, and how far tau falls; a step
         that makes a prioritised axis worse by more than ``tolerance`` is an alert."""
-        from .methods.intermit import DEFAULT_EPSILON, intermit
+        from .kinds.intermit import IntermitParams
+        from .methods.intermit import intermit
 
         suite = _suite(suite)
+        default = IntermitParams.default  # the check kind's settings are the defaults
         return intermit(self.instrument(suite), self.counterfactual_suite(suite, subject), subject,
-                        priority=priority, epsilon=DEFAULT_EPSILON if epsilon is None else epsilon,
-                        max_steps=max_steps, tolerance=tolerance, **self._intervals(confidence))
+                        priority=priority,
+                        epsilon=default("epsilon") if epsilon is None else epsilon,
+                        max_steps=max_steps,
+                        tolerance=default("tolerance") if tolerance is None else tolerance,
+                        **self._intervals(confidence))
 
     def mitigation_effect(self, suite: Suite | str | os.PathLike, subject: str, *,
                           axes: Sequence[str] | None = None,
@@ -172,13 +177,16 @@ class T2IBias:
         ``beam``, ``expansion``, ``prompts``, ``max_new_tokens``, ``model_prompt``, ``probe``,
         ...). The prompts are frozen in ``<suite>.t2i.bgps.lock.json`` under ``name``
         (default ``axis=value``): a rerun measures them without searching."""
-        from .locks.bgps import gate_from_params
+        from .kinds.no_bgps_prompt_exceeds import NoBGPSPromptExceedsParams, gate_of
+        from .params import build
 
         suite = _suite(suite)
         if not isinstance(target, dict):
             target = dict(zip(("axis", "value"), target))
         key = name or f"{target['axis']}={target['value']}"
-        gate = gate_from_params(key, suite, {**search, "target": target})
+        # the check kind's parameters and defaults; its threshold gates nothing here
+        params = build(NoBGPSPromptExceedsParams, {"threshold": 1.0, **search, "target": target})
+        gate = gate_of(key, suite, params)
         return self.bgps_locks.run(self.instrument(suite, n=n), suite, gate,
                                    confidence=self.settings.confidence, progress=self.progress)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ._test_call import shown_per_prompt
@@ -137,3 +137,41 @@ def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:
 
     return {"axes": list(matrix.axes), "value": plain(matrix.value), "low": plain(matrix.low),
             "high": plain(matrix.high)}
+
+
+# -- what a kind's chart draws: each figure it judged, with its interval ----------------------
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One line of an interval chart (``CheckKind.chart``: a verdict's figures -> these; the
+    HTML report draws them against the limit); ``judged`` False: shown for context (grey)."""
+
+    label: str
+    value: float
+    low: float
+    high: float
+    judged: bool = True
+    tag: str = ""
+    """Said before the label and never cut ("λ=0", "control")."""
+
+
+def interval_of(label: str, estimate: Any, judged: bool = True, tag: str = "") -> Interval:
+    """A chart line from an estimate as the figures hold it (``{value, low, high}``)."""
+    estimate = estimate if isinstance(estimate, Mapping) else {}
+    return Interval(label, *(_float(estimate.get(k)) for k in ("value", "low", "high")),
+                    judged, tag)
+
+
+def mappings(items: Any) -> list[Mapping[str, Any]]:
+    """The dicts of a figure's list (a hand-edited JSON report may hold anything)."""
+    return [item for item in items if isinstance(item, Mapping)] if isinstance(items, list) \
+        else []
+
+
+def _float(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+    return number if math.isfinite(number) else float("nan")

@@ -163,7 +163,7 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
     """The ``Plan`` for ``check`` of ``suite`` (both optional) under ``settings``;
     ``adaptive``: the check's kind can sample in rounds (``CheckKind.adaptive``)."""
     defaults = suite.defaults if suite is not None else {}
-    check_n = check.params.get("images_per_prompt") if check is not None else None
+    check_n = check.params.images_per_prompt if check is not None else None
     own_cap = check_n.get("max") if isinstance(check_n, dict) else None
     if check_n == "auto" or own_cap is not None:  # auto: the collector passes it as ``n``
         check_n = None
@@ -179,7 +179,7 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
                                "suite defaults": defaults.get(name), source: declared.get(name)},
                               zero_is_set=name == "guidance")
                 for name in SAMPLING}
-    levels = Levels.of(_number(check.params.get("confidence")) if check is not None else None,
+    levels = Levels.of(_number(check.params.confidence) if check is not None else None,
                        settings.confidence)
     fixed_n = _first(settings.images_per_prompt, check_n, n, default_n,
                      DEFAULT_IMAGES_PER_PROMPT)
@@ -191,10 +191,10 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         seed=_first_set(settings.seed, seed, defaults.get("seed"), DEFAULT_SEED),
         steps=sampling["steps"][0],
         guidance=sampling["guidance"][0],
-        burden=_first(settings.burden, check.params.get("burden") if check is not None else None,
+        burden=_first(settings.burden, check.params.burden if check is not None else None,
                       suite.burden if suite is not None else None, DEFAULT_BURDEN),
         judge_correction=_first(settings.judge_correction,
-                                check.params.get("judge_correction") if check is not None else None,
+                                check.params.judge_correction if check is not None else None,
                                 suite.judge_correction if suite is not None else None, "on"),
         abstain_below=settings.abstain_below,
         audits_folder=bool(settings.images) and candidate == settings.images,

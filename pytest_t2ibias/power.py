@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .errors import PlanningOverBudget
 from .kinds import CHECK_KINDS
 
 if TYPE_CHECKING:
     from .plan import Plan
     from .spec import AxisSpec, CheckSpec, Suite
 
-DEFAULT_MARGIN = 0.1
 DEFAULT_POWER = 0.9
 
 
@@ -59,7 +59,7 @@ class PlanningBudget:
     collected, so collection ends whatever the suite asks (issue #23).
 
     A simulation's cost grows with the axis' choices; ``spend`` counts choices x simulations
-    and raises ``OverBudget`` past ``limit`` (160: about 11 s on an idle core here, 40 s
+    and raises ``errors.PlanningOverBudget`` past ``limit`` (160: about 11 s on an idle core here, 40 s
     with three other jobs on the machine; a two-choice check plans in under 30 of them, a
     ten-choice one in about 140)."""
 
@@ -70,11 +70,7 @@ class PlanningBudget:
     def spend(self, choices: int) -> None:
         self.spent += choices
         if self.spent > self.limit:
-            raise OverBudget(self.limit)
-
-
-class OverBudget(Exception):
-    """Planning would simulate past its ``PlanningBudget``."""
+            raise PlanningOverBudget(self.limit)
 
 
 def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float | None,
@@ -82,15 +78,15 @@ def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float | No
                      budget: PlanningBudget | None = None) -> int | None:
     """Images per prompt for ``check`` on ``axis`` to decide with ``power`` when the truth is
     ``margin`` (check parameter, default 0.1) above or below its threshold; None for kinds
-    without a power model. With ``budget``, ``OverBudget`` when the search would run past it."""
-    metric = power_metric(check.kind)
-    if metric is None or (isinstance(axis.ideal, dict) and "reference" in axis.ideal):
+    without a power model. With ``budget``, ``PlanningOverBudget`` when the search would run past it."""
+    metric, threshold = power_metric(check.kind), limit_of(check)
+    if metric is None or threshold is None or (
+            isinstance(axis.ideal, dict) and "reference" in axis.ideal):
         return None
     from .metrics import ideal_shares
     from .metrics.power import images_needed
 
-    threshold = float(check.params["threshold"])
-    margin = float(check.params.get("margin") or DEFAULT_MARGIN)
+    margin = float(check.params.margin)
     ideal = ideal_shares(axis.ideal, axis.choices) if metric == "w1" else None
     ordered = axis.ordered if metric == "w1" else False
     needed = []
@@ -131,6 +127,12 @@ def power_metric(kind: str) -> str | None:
     return declared.power_metric if declared is not None else None
 
 
+def limit_of(check: CheckSpec) -> float | None:
+    """The limit the check's figure is decided against (``CheckKind.limit``), or None."""
+    kind = CHECK_KINDS.get(check.kind)
+    return float(kind.limit(check.params)) if kind is not None and kind.limit else None
+
+
 def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
     """How many prompts one item generates (None: it depends on what the run finds)."""
     kind = CHECK_KINDS.get(check.kind)
@@ -147,7 +149,7 @@ def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None
     needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None
     note = "" if power_metric(check.kind) else "no power model for this kind"
     if needed is not None and plan.images_per_prompt < needed:
-        margin = float(check.params.get("margin") or DEFAULT_MARGIN)
+        margin = float(check.params.margin)
         decides = "its point estimate" if confidence is None else f"its {confidence:.0%} interval"
         note = (f"underpowered near its limit: a truth {margin:g} either side of it needs "
                 f"{needed} images a prompt for {decides} to decide with power {power:.0%}; a "
@@ -170,22 +172,20 @@ def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: 
     its threshold, the larger) and at most (its cap), for ``--t2i-plan``; a search, whose
     prompts are unknown up front, at most its cap a prompt."""
     looks = ", ".join(map(str, plan.looks))
+    kind = CHECK_KINDS.get(check.kind)
     if prompts is None:
         note = f"adaptive: at most {plan.looks[-1]} images a prompt (looks {looks})"
-        if check.kind == "intermit" and not float(check.params.get("tolerance") or 0.0):
-            note += ("; passes only at its cap: with tolerance 0 a step that leaves an axis as "
-                     "it was is never shown within it")
-        return note
+        caveat = kind.adaptive_caveat(check.params) if kind and kind.adaptive_caveat else ""
+        return "; ".join(filter(None, [note, caveat]))
     cap = plan.looks[-1] * prompts
-    metric = power_metric(check.kind)
+    metric, threshold = power_metric(check.kind), limit_of(check)
     expected = ""
-    if metric is not None and axis is not None and not (
+    if metric is not None and threshold is not None and axis is not None and not (
             isinstance(axis.ideal, dict) and "reference" in axis.ideal):
         from .metrics import ideal_shares
         from .metrics.power import expected_images
 
-        threshold = float(check.params["threshold"])
-        margin = float(check.params.get("margin") or DEFAULT_MARGIN)
+        margin = float(check.params.margin)
         ideal = (ideal_shares(axis.ideal, axis.choices) if metric == "w1"
                  else np.full(len(axis.choices), 1 / len(axis.choices)))
         ordered = axis.ordered if metric == "w1" else False
@@ -200,21 +200,11 @@ def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: 
 
 
 def never_passes(check: CheckSpec) -> str:
-    """A warning when the check's limit is the no-bias value itself: a model with no bias at
-    all cannot be shown within it (an equivalence needs a margin), so under ``burden:
-    model`` it can only fail or be inconclusive."""
-    params = check.params
-    if params.get("confidence") is None:
+    """A warning when a gated check's limit is the no-bias value itself: a model with no
+    bias at all cannot be shown within it (an equivalence needs a margin), so under
+    ``burden: model`` it can only fail or be inconclusive. The kind knows its rule
+    (``CheckKind.never_passes``)."""
+    kind = CHECK_KINDS.get(check.kind)
+    if check.params.confidence is None or kind is None or kind.never_passes is None:
         return ""
-    if check.kind in ("is_nonnegative", "no_regression"):  # the tolerance is the limit
-        if float(params.get("tolerance") or 0.0) == 0.0:
-            return ("never passes for a model without any effect: tolerance 0 is the no-effect "
-                    "value (IS = 0), which an interval cannot be shown above; give a tolerance "
-                    "> 0")
-        return ""
-    threshold = params.get("threshold")
-    distance = power_metric(check.kind) is not None or check.kind == "max_skew_below"
-    if distance and threshold is not None and float(threshold) <= 0.0:
-        return ("never passes: threshold 0 is the no-bias value, which an interval "
-                "cannot be shown below; give a threshold > 0")
-    return ""
+    return kind.never_passes(check.params)

@@ -1,12 +1,10 @@
 """One plan per session: every image and answer the selected checks can name up front,
 deduplicated and computed in full batches across prompts and checks (issue #14).
 
-The kinds whose requests follow from the suite alone are planned: each declares them
-(``CheckKind.image_needs`` and ``axes_read``: ``w1_below``, ``entropy_below`` and
-``max_skew_below`` the subject's prompt and axis, ``is_nonnegative`` the prompt and its
-counterfactuals, ``no_regression`` one prompt on both models; a user's kind the same way).
-Search kinds (``intermit``, ``no_bgps_prompt_exceeds``) decide their next prompt from what
-they measured, so they request as they go. The checks then run as before and find every planned
+The kinds whose requests follow from the suite alone are planned: each declares them in its
+``Work`` (``CheckKind.work``: ``Work.planned``, the prompts, the images a prompt and the axes
+read off each, with the images that calibrate its judge; a user's kind the same way). Search
+kinds decide their next prompt from what they measured, so they request as they go. The checks then run as before and find every planned
 result in the request layer's memo (or the disk cache), so a verdict never depends on
 whether the plan ran.
 
@@ -24,58 +22,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._types import ABSTAINED, Answers, ImageRequest, ImageSet
-from .kinds import CHECK_KINDS, PlannedItem
-from .kinds._judge import CALIBRATION_IMAGES, calibration_prompts
+from .kinds import PlannedItem, work_of
 
 if TYPE_CHECKING:
     from .instrument import Instrument
+    from .kinds import Draw
     from .plan import Plan
-    from .spec import AxisSpec
     from .store.request_layer import RequestLayer
-
-
-def listed_prompts(item: PlannedItem) -> list[tuple[str, str, int]] | None:
-    """(role, prompt, images) the item will draw as far as the plan knows (``--t2i-plan
-    -v``); None: its kind decides its prompts as it runs."""
-    kind = CHECK_KINDS.get(item.check.kind)
-    if kind is not None and kind.listed_prompts is not None:
-        return kind.listed_prompts(item)
-    if not is_planned(item):
-        return None
-    n = item.plan.images_per_prompt
-    return [(role, prompt, n) for role, prompts in image_needs(item)
-            for prompt in dict.fromkeys(prompts)] + [
-        (role, prompt, count) for role, prompts, count in calibration_needs(item)
-        for prompt in dict.fromkeys(prompts)]
-
-
-def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
-    """(role, prompts) the item's check generates, as its kind declares (none: a search)."""
-    kind = CHECK_KINDS.get(item.check.kind)
-    return kind.image_needs(item) if kind is not None and kind.image_needs else []
-
-
-def calibration_needs(item: PlannedItem) -> list[tuple[str, list[str], int]]:
-    """(role, prompts, images a prompt) that calibrate the judge of a kind that corrects for
-    it (``kinds._judge``): ``CALIBRATION_IMAGES`` a prompt, whatever the item's n, so every
-    look of an adaptive check reads its judge through the same calibration."""
-    kind = CHECK_KINDS.get(item.check.kind)
-    if kind is None or not kind.judge_calibrated:
-        return []
-    prompts = calibration_prompts(item, axes_read(item))
-    return [("candidate", prompts, CALIBRATION_IMAGES)] if prompts else []
-
-
-def axes_read(item: PlannedItem) -> list[AxisSpec]:
-    """The axes the item's check reads off those images, as its kind declares."""
-    kind = CHECK_KINDS.get(item.check.kind)
-    return kind.axes_read(item) if kind is not None and kind.axes_read else []
-
-
-def is_planned(item: PlannedItem) -> bool:
-    """Whether the item's kind names its requests up front (``CheckKind.image_needs``)."""
-    kind = CHECK_KINDS.get(item.check.kind)
-    return kind is not None and kind.image_needs is not None
 
 
 class _RecordingLayer:
@@ -125,27 +78,30 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
     lands on another item (#35: the first item of the run used to take the ERROR).
     Returns how many items were planned.
     """
-    planned = [item for item in items if is_planned(item)]
     # 1. images: one request list per generator (model x steps x guidance), across checks
     by_generator: dict[str, tuple[Any, list[ImageRequest]]] = {}
     ready: list[_Ready] = []
-    for item in planned:
+    for item in items:
+        work = work_of(item)
+        if work.error is not None:  # its needs cannot be worked out: its own run says why
+            _tell(on_error, item, work.error)
+            continue
+        if not work.planned:
+            continue
         try:
             instrument = instrument_for(item.plan)
-            needs = [(role, prompts, item.plan.images_per_prompt)
-                     for role, prompts in image_needs(item)] + calibration_needs(item)
             wants = []
-            for role, prompts, n in needs:  # the kind's own, then its judge's calibration
-                generator = instrument.generator(role)
-                wanted = [ImageRequest(p, item.plan.seed, i, **item.plan.sampling)
-                          for p in prompts for i in range(n)]
+            for draw in work.planned:  # the kind's own, then its judge's calibration
+                generator = instrument.generator(draw.role)
+                wanted = [ImageRequest(draw.prompt, item.plan.seed, i, **item.plan.sampling)
+                          for i in range(draw.images)]
                 _, requests = by_generator.setdefault(generator.fingerprint, (generator, []))
                 requests.extend(wanted)
                 wants.append((generator, wanted))
-        except Exception as error:  # noqa: BLE001 - the item's own run reports it
+        except Exception as error:  # noqa: BLE001 - a model that will not load: kept for its run
             _tell(on_error, item, error)
             continue
-        ready.append(_Ready(item, instrument, needs, wants))
+        ready.append(_Ready(item, instrument, work.planned, wants))
     if not ready:
         return 0
     real = ready[0].instrument.requests
@@ -168,9 +124,9 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
         recorder.asker = entry.item
         recording = replace(entry.instrument, requests=recorder)
         try:
-            for role, prompts, n in entry.needs:
-                images = recording.images(prompts, role=role, per_prompt=n)
-                for axis in axes_read(entry.item):
+            for draw in entry.needs:
+                images = recording.images([draw.prompt], role=draw.role, per_prompt=draw.images)
+                for axis in draw.axes:
                     recording.attributes(images, axis, entry.item.suite.filter)
         except Exception as error:  # noqa: BLE001
             _tell(on_error, entry.item, error)
@@ -188,12 +144,12 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
 
 @dataclass
 class _Ready:
-    """A planned item whose needs are known: its instrument, (role, prompts, images a
-    prompt) and the image requests it makes of each generator."""
+    """A planned item whose needs are known: its instrument, its planned draws and the image
+    requests it makes of each generator."""
 
     item: PlannedItem
     instrument: Instrument
-    needs: list[tuple[str, list[str], int]]
+    needs: tuple[Draw, ...]
     wants: list[tuple[Any, list[ImageRequest]]]
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .params import Params
+
 
 @dataclass(frozen=True)
 class Location:
@@ -105,11 +107,11 @@ class FilterSpec:
 
 @dataclass(frozen=True)
 class CheckSpec:
-    """One entry of ``checks:``; ``params`` holds the kind-specific keys, validated."""
+    """One entry of ``checks:``; ``params`` its keys, validated, as its kind's ``Params``."""
 
     id: str
     kind: str
-    params: dict[str, Any]
+    params: Params
     axes: tuple[str, ...]
     subjects: tuple[str, ...]
     location: Location

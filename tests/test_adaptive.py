@@ -410,10 +410,11 @@ checks:
 
 def _bgps_lock(pytester, prompts):
     """The lock a search would have written for ``hidden_male`` on the fake generator."""
-    from pytest_t2ibias.locks.bgps import LOCK_VERSION, bgps_lock_path, gate_from_params
+    from pytest_t2ibias.kinds.no_bgps_prompt_exceeds import gate_of
+    from pytest_t2ibias.locks.bgps import LOCK_VERSION, bgps_lock_path
 
     suite = load_suite(pytester.path / "searched.t2i.yaml")
-    identity = gate_from_params("hidden_male", suite, suite.checks[0].params).identity()
+    identity = gate_of("hidden_male", suite, suite.checks[0].params).identity()
     found = [{"prompt": f"{identity['settings']['model_prompt']} {word}", "continuation": word,
               "score": -1.0, "lm_log_likelihood": -1.0, "probe_probability": 0.9, "tokens": 1,
               "finished": True, "runs": [1]} for word in prompts]

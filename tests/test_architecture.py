@@ -194,3 +194,83 @@ def test_the_table_is_read_from_the_document():
     for module in plugin_modules():
         layer_of(module)
 
+
+
+PARAMS_READERS = ("kinds", "suite.load")
+"""Where a check's parameters may be read by name: the kinds (through their typed ``Params``)
+and the loader (which builds them from the YAML keys)."""
+
+
+def string_key_reads(module: str) -> list[str]:
+    """``x.params["key"]``, ``x.params.get("key")``, ``params["key"]``, ``params.get("key")``
+    in ``module``: a check parameter read by its YAML key, not by its typed field."""
+
+    def is_params(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "params") or (
+            isinstance(node, ast.Name) and node.id == "params")
+
+    found = []
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Subscript) and is_params(node.value) and isinstance(
+                node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            found.append(f"line {node.lineno}: params[{node.slice.value!r}]")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "get" and is_params(node.func.value) and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            found.append(f"line {node.lineno}: params.get({node.args[0].value!r})")
+    return found
+
+
+def test_no_check_parameter_is_read_by_its_key_outside_the_kinds_and_the_loader():
+    """A kind's parameters are a typed ``Params``: read as ``ctx.params.beam``, their default
+    in one place, never ``params.get("beam") or 5`` somewhere else."""
+    readers = {m for m in MODULES if _owner(m, PARAMS_READERS)}
+    offending = {m: string_key_reads(m) for m in sorted(set(MODULES) - readers)}
+    assert {m: reads for m, reads in offending.items() if reads} == {}
+    assert string_key_reads("kinds.w1_below") == []  # the kinds read fields too
+
+
+def test_the_string_key_check_catches_a_read(tmp_path, monkeypatch):
+    module = tmp_path / "sneaky.py"
+    module.write_text('def f(check, params):\n'
+                      '    return check.params["beam"], params.get("prompts") or 5\n')
+    monkeypatch.setitem(MODULES, "sneaky", module)
+    assert string_key_reads("sneaky") == ["line 2: params['beam']", "line 2: params.get('prompts')"]
+
+
+BUILTIN = ("entropy_below", "w1_below", "is_nonnegative", "no_regression", "intermit",
+           "no_bgps_prompt_exceeds", "open_set", "max_skew_below", "judge_agrees",
+           "intervention_improves")
+"""The built-in kinds (``kinds.BUILTIN_KINDS``, spelled out so this test imports no plugin)."""
+PUBLIC_API = ("", "assertions", "facade")
+"""The public ``__init__``, the ``assert_*`` helpers and the ``t2ibias`` fixture: they name a
+kind's ``evaluate_*`` and method on purpose."""
+
+
+def kinds_named(module: str) -> set[str]:
+    """The built-in kinds ``module`` names in code: a string (not a docstring) holding a
+    kind's name as a word, or an import of a kind's module."""
+    tree = ast.parse(MODULES[module].read_text())
+    docstrings = {id(node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    named = {k for k in BUILTIN for i in imports_of(module) if i == f"kinds.{k}"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            named |= {k for k in BUILTIN if re.search(rf"(?<![\w.]){k}(?!\w)", node.value)
+                      and not node.value.startswith("pytest_t2ibias.")}
+    return named
+
+
+def test_no_code_outside_a_kind_names_a_built_in_kind():
+    """A kind is the unit of change: its name appears in its own module, the registry
+    (``kinds/__init__``) and the public API, and nowhere else (the rest reads ``CheckKind``
+    fields: chart, never_passes, work, ...)."""
+    offending = {}
+    for module in MODULES:
+        allowed = set(BUILTIN) if module in ("kinds", *PUBLIC_API) else (
+            {module.removeprefix("kinds.")} if module.startswith("kinds.") else set())
+        named = kinds_named(module) - allowed
+        if named:
+            offending[module] = sorted(named)
+    assert offending == {}

@@ -21,11 +21,11 @@ from pytest_t2ibias import (
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._types import Answers, GeneratedImage, ImageSet
 from pytest_t2ibias.errors import SuiteError
+from pytest_t2ibias.kinds.no_bgps_prompt_exceeds import gate_of
 from pytest_t2ibias.locks.bgps import (
     BGPSLocks,
     LockfileError,
     bgps_lock_path,
-    gate_from_params,
 )
 from pytest_t2ibias.methods.bgps import SearchSettings, forbidden_names_for
 from pytest_t2ibias.metrics.intervals import wilson_interval
@@ -253,11 +253,11 @@ def test_new_params_reach_the_gate_and_a_bad_value_is_a_suite_error(tmp_path):
         "threshold: 0.8, beam: 3, expansion: 3, prompts: 3, max_new_tokens: 4}", entry))
     suite = load_suite(path)
     check = suite.checks[0]
-    gate = gate_from_params(check.id, suite, check.params)
+    gate = gate_of(check.id, suite, check.params)
     assert gate.settings.probe_term == "log_mean" and gate.settings.complete_above is None  # 1: off
     assert gate.curated_prompts == ("a photo of a nurse", "a photo of a doctor")
     assert "curated_prompts" not in json.dumps(gate.identity())  # measured, not searched
-    default = gate_from_params(check.id, load_suite(write_suite(tmp_path)), load_suite(write_suite(tmp_path)).checks[0].params)
+    default = gate_of(check.id, load_suite(write_suite(tmp_path)), load_suite(write_suite(tmp_path)).checks[0].params)
     assert default.settings.probe_term == "mean_log" and default.settings.complete_above == 0.9
     for bad, expected in (("statistic: median", "one of worst, mean"), ("probe_term: mean", "mean_log, log_mean"),
                           ("complete_above: 0.3", "(0.5, 1]")):
@@ -312,7 +312,7 @@ class ScriptedLocks(BGPSLocks):
     loading it is counted."""
 
     def search_tools(self, instrument, suite, gate):
-        self.models.llm
+        _ = self.models.llm  # loads the LLM, as the real search does
         lm = ScriptedLM()
 
         def scorer(prompts):
@@ -326,7 +326,7 @@ def settings(tmp_path, **overrides):
 
 
 def run_gate(tmp_path, suite, locks, instrument=None):
-    gate = gate_from_params("hidden_male", suite, suite.checks[0].params)
+    gate = gate_of("hidden_male", suite, suite.checks[0].params)
     return locks.run(instrument or ScriptedInstrument(), suite, gate, confidence=0.95)
 
 
@@ -385,7 +385,7 @@ def test_a_gate_judged_again_in_one_process_searches_once_even_when_updating(tmp
     assert first.searched and second.searched  # both report this run's search, not the file
     assert second.texts == first.texts
     assert ScriptedLocks(settings(tmp_path, update_locks=True), ScriptedModels(),
-                         update=True).run(ScriptedInstrument(), suite, gate_from_params(
+                         update=True).run(ScriptedInstrument(), suite, gate_of(
                              "hidden_male", suite, suite.checks[0].params),
                              confidence=0.95).searched  # a new process searches again
 
@@ -404,7 +404,7 @@ def test_the_bigram_lm_vocabulary_is_what_the_scripted_search_uses():
 def test_the_gate_measures_a_search_seeds_prompts_on_its_own_images(tmp_path, lm_dir):
     """Issue #37: the measuring seed follows the search seed (0: the suite's own images), and
     the report says which seed and which probe step it used."""
-    from dataclasses import dataclass, replace
+    from dataclasses import dataclass
 
     from pytest_t2ibias.methods.bgps import measurement_seed
 
@@ -429,7 +429,7 @@ def test_the_gate_measures_a_search_seeds_prompts_on_its_own_images(tmp_path, lm
         suite = load_suite(write_suite(tmp_path, SUITE.replace("max_new_tokens: 4}",
                                                                f"max_new_tokens: 4, seed: {search_seed}}}")))
         instrument = SeededInstrument()
-        gate = gate_from_params("hidden_male", suite, suite.checks[0].params)
+        gate = gate_of("hidden_male", suite, suite.checks[0].params)
         measured_result = ScriptedLocks(settings(tmp_path, update_locks=True), ScriptedModels(),
                                         update=True).run(instrument, suite, gate, confidence=0.95)
         assert set(instrument.seen) == {measurement_seed(0, search_seed)}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_intermit import FAKE_WORLD, SUITE
 
 from pytest_t2ibias import Estimate, evaluate_is_nonnegative, evaluate_no_regression
 from pytest_t2ibias.metrics import ISMatrix
-from test_intermit import FAKE_WORLD, SUITE
 
 CHECKS = """\
 checks:

@@ -62,9 +62,9 @@ def true_is(subject: str, x: str, y: str) -> float:
 def true_intermit_passes(check, subject: str, suite=SUITE) -> bool:
     """Algorithm 1 on the world's true shares, with a model that follows every prompt: tau
     reaches epsilon and no step moves a prioritised axis more than 0.05 further from uniform."""
-    weights = check.params["priority"]
+    weights = check.params.priority
     p = {axis: weight / sum(weights.values()) for axis, weight in weights.items()}
-    epsilon = check.params.get("epsilon", 0.35)
+    epsilon = check.params.epsilon
     choices = {axis: suite.axes[axis].choices for axis in suite.axes}
 
     def wbar(state: list[dict], y: str) -> float:
@@ -92,7 +92,7 @@ def true_intermit_passes(check, subject: str, suite=SUITE) -> bool:
 def true_bgps_max(check) -> float:
     """The largest share of the target value any neutral prompt can draw in the world: every
     person subject, alone or with any planted modifier phrase (a perfect search finds it)."""
-    target = check.params["target"]
+    target = check.params.target
     people = [name for name, s in WORLD.subjects.items() if s.kind == "person"]
     phrases = [()] + [(m.phrase,) for m in WORLD.modifiers]
     return max(expected_shares(WORLD, s, target["axis"], modifiers=m)[target["value"]]
@@ -104,15 +104,15 @@ def open_set_axes(check, subject: str) -> set[str]:
     (``KB_AXES``: its material and style the toy world never draws) unless it is ``off``, and
     every axis of the subject's kind, which toy-lm proposes (``toyworld.train_lm``), unless it
     is ``only``; ``biases`` keeps those named."""
-    mode = check.params.get("knowledge_base", "floor")
+    mode = check.params.knowledge_base
     kind = WORLD.subjects[subject].kind
     axes = set()
     if mode != "off":
         axes |= {a for a in KB_AXES.values() if WORLD.axes[a].applies_to == kind}
     if mode != "only":
         axes |= {axis.name for axis in WORLD.axes_of(subject)}
-    if check.params.get("biases"):
-        axes &= {KB_AXES.get(name, name) for name in check.params["biases"]}
+    if check.params.biases:
+        axes &= {KB_AXES.get(name, name) for name in check.params.biases}
     return axes
 
 
@@ -134,7 +134,7 @@ def true_diversity_change(subject: str, axis: str, phrase: str, suite=SUITE) -> 
 
 def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
     if check.kind == "intervention_improves":
-        return min(true_diversity_change(subject, axis, phrase, suite) for phrase in check.params["interventions"])
+        return min(true_diversity_change(subject, axis, phrase, suite) for phrase in check.params.interventions)
     if check.kind == "open_set":
         return true_open_set_max(check, subject)
     if check.kind == "no_bgps_prompt_exceeds":
@@ -142,7 +142,7 @@ def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
     if check.kind == "intermit":  # 0 when Algorithm 1 succeeds on the truth, 1 when it fails
         return 0.0 if true_intermit_passes(check, subject, suite) else 1.0
     if check.kind == "no_regression":
-        return min(true_is_mit(suite, subject, y) for y in check.params["on"])
+        return min(true_is_mit(suite, subject, y) for y in check.params.on)
     if suite.models.get("candidate"):  # a check on the candidate model's images
         world = WORLD_OF_MODEL[Path(suite.models["candidate"]).name]
         uniform = np.full(len(suite.axes[axis].choices), 1 / len(suite.axes[axis].choices))
@@ -154,7 +154,7 @@ def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
     if check.kind == "entropy_below":
         return severity(true_shares(subject, axis))
     if check.kind == "is_nonnegative":
-        return min(true_is(subject, axis, y) for y in check.params["on"])
+        return min(true_is(subject, axis, y) for y in check.params.on)
     if check.kind == "max_skew_below":
         shares = true_shares(subject, axis)
         return float(np.max(np.log(shares * len(shares))))  # against a uniform target
@@ -163,12 +163,12 @@ def planted_value(check, subject: str, axis: str, suite=SUITE) -> float:
 
 def passes(check, value: float) -> bool:
     if check.kind == "intervention_improves":
-        return value > check.params["min_improvement"]
+        return value > check.params.min_improvement
     if check.kind in ("is_nonnegative", "no_regression"):
-        return value >= -check.params["tolerance"]
+        return value >= -check.params.tolerance
     if check.kind == "intermit":
         return value == 0.0
-    return value <= check.params["threshold"]
+    return value <= check.params.threshold
 
 
 CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE, BGPS_SUITE, OPENSET_SUITE, ENTIGEN_SUITE)
@@ -189,12 +189,12 @@ def test_planted_biases_fail_and_controls_pass(suite, check, subject, axis):
 def limit_of(check) -> float | None:
     """The check's limit in the units of ``planted_value``; None for a pass/fail kind."""
     if check.kind == "intervention_improves":
-        return check.params["min_improvement"]
+        return check.params.min_improvement
     if check.kind in ("is_nonnegative", "no_regression"):
-        return -check.params["tolerance"]
+        return -check.params.tolerance
     if check.kind == "intermit":
         return None
-    return check.params["threshold"]
+    return check.params.threshold
 
 
 CONTROL_CASES = [case for case in CASES if "xfail" not in case[1].marks and limit_of(case[1]) is not None]
@@ -206,11 +206,10 @@ def test_a_controls_truth_is_far_from_its_limit(suite, check, subject, axis):
     """Issue #37: a control whose truth (the world spec's shares) sits on its limit passes by
     luck and fails when the model drifts a little: it proves nothing about false alarms. The
     truth must be at least the plan's margin (``--t2i-plan``: the check's ``margin``, default
-    ``power.DEFAULT_MARGIN``) inside the limit, in the check's own units."""
-    from pytest_t2ibias.power import DEFAULT_MARGIN
+    0.1) inside the limit, in the check's own units."""
 
     value, limit = planted_value(check, subject, axis, suite), limit_of(check)
-    margin = float(check.params.get("margin") or DEFAULT_MARGIN)
+    margin = float(check.params.margin)
     inside = value - limit if check.kind in ("intervention_improves", "is_nonnegative", "no_regression") \
         else limit - value
     assert inside >= margin - 1e-9, (
@@ -253,7 +252,7 @@ def test_paper_suites_are_skipped_exactly_for_toy_world_models(tmp_path):
 def test_the_male_gate_has_a_planted_trigger_and_the_control_none():
     """hidden_male's target is planted ("with intense focus" -> 85% men); the control's
     target value (middle-aged) has no modifier and no subject above 35%."""
-    targets = {c.id: c.params["target"] for c in BGPS_SUITE.checks}
+    targets = {c.id: c.params.target for c in BGPS_SUITE.checks}
     planted = {(m.axis, v) for m in WORLD.modifiers for v, share in (m.shares or {}).items() if share >= 0.7}
     assert ("gender", "male") in planted
     assert (targets["hidden_middle_aged_control"]["axis"], targets["hidden_middle_aged_control"]["value"]) not in planted
@@ -262,7 +261,7 @@ def test_the_male_gate_has_a_planted_trigger_and_the_control_none():
 
 SHARE_CASES = [(suite, check, subject, axis) for suite, check, subject, axis in CASES
                if check.kind in ("w1_below", "entropy_below", "max_skew_below")
-               and "confidence" in check.params]
+               and check.params.confidence is not None]
 
 
 @pytest.mark.parametrize(("suite", "check", "subject", "axis"), SHARE_CASES,
@@ -276,11 +275,11 @@ def test_share_checks_decide_the_planted_truth_with_90_percent_power(suite, chec
     world = (WORLD_OF_MODEL[Path(suite.models["candidate"]).name]
              if suite.models.get("candidate") else WORLD)
     truth = tuple(float(s) for s in true_shares(subject, axis, world=world, suite=suite))
-    n = check.params.get("images_per_prompt") or suite.defaults["images_per_prompt"]
+    n = check.params.images_per_prompt or suite.defaults["images_per_prompt"]
     metric = {"w1_below": "w1", "entropy_below": "severity", "max_skew_below": "max_skew"}[check.kind]
     ordered = suite.axes[axis].ordered and metric == "w1"
-    power = decision_rate(truth, float(check.params["threshold"]), metric,
-                          (1 / len(truth),) * len(truth), ordered, check.params["confidence"],
+    power = decision_rate(truth, float(check.params.threshold), metric,
+                          (1 / len(truth),) * len(truth), ordered, check.params.confidence,
                           400, 400, 0, n=n)
     assert power >= 0.9, f"{check.id}[{subject}-{axis}] at n={n}: power {power:.2f} < 0.90"
 
@@ -295,27 +294,29 @@ def test_entigen_controls_change_nothing_and_checks_decide_with_90_percent_power
     """The suite's controls leave the true shares alone, and at the planted shares each check
     reaches its marked verdict in >= 90% of simulated runs at its images_per_prompt (paired
     bootstrap, the check's own burden and confidence)."""
-    from pytest_t2ibias.kinds.intervention_improves import evaluate_intervention_improves
+    from pytest_t2ibias.kinds.intervention_improves import (
+        evaluate_intervention_improves,
+    )
     from pytest_t2ibias.methods.entigen import intervention_effects
 
-    for phrase in check.params.get("controls") or ():
+    for phrase in check.params.controls or ():
         assert true_diversity_change(subject, axis, phrase, ENTIGEN_SUITE) == pytest.approx(0.0)
         for other in WORLD.axes_of(subject):  # ... on every axis, not only the one judged
             with_phrase = expected_shares(WORLD, subject, other.name, modifiers=[phrase])
             assert with_phrase == pytest.approx(expected_shares(WORLD, subject, other.name))
     choices = ENTIGEN_SUITE.axes[axis].choices
-    n = check.params.get("images_per_prompt") or ENTIGEN_SUITE.defaults["images_per_prompt"]
+    n = check.params.images_per_prompt or ENTIGEN_SUITE.defaults["images_per_prompt"]
     first = lambda modifiers: expected_shares(WORLD, subject, axis, modifiers=modifiers)[choices[0]]  # noqa: E731
-    phrases = [p.replace("{subject}", subject) for p in check.params["interventions"]]
+    phrases = [p.replace("{subject}", subject) for p in check.params.interventions]
     rng, runs, right = np.random.default_rng(0), 200, 0
     for run in range(runs):
         original = (rng.random(n) >= first(())).astype(int)  # label 0 = the first choice
         intervened = {p: (rng.random(n) >= first([p])).astype(int) for p in phrases}
-        result = intervention_effects(original, intervened, choices=choices, confidence=check.params["confidence"],
+        result = intervention_effects(original, intervened, choices=choices, confidence=check.params.confidence,
                                       n_resamples=400, seed=run)
-        verdict = evaluate_intervention_improves(result, check.params["min_improvement"],
-                                                 confidence=check.params["confidence"],
-                                                 burden=check.params.get("burden") or ENTIGEN_SUITE.burden)
+        verdict = evaluate_intervention_improves(result, check.params.min_improvement,
+                                                 confidence=check.params.confidence,
+                                                 burden=check.params.burden or ENTIGEN_SUITE.burden)
         right += verdict.passed == ("xfail" not in check.marks)
     assert right / runs >= 0.9, f"{check.id}[{subject}] at n={n}: power {right / runs:.2f} < 0.90"
 

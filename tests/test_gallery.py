@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from pytest_t2ibias._types import ABSTAINED, FILTERED, Answers, Estimate
-from pytest_t2ibias.instrument import Sightings
 from pytest_t2ibias.figures import gallery_figure, with_gallery
+from pytest_t2ibias.instrument import Sightings
 from pytest_t2ibias.verdict import Verdict
 
 

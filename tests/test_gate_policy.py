@@ -84,7 +84,7 @@ def test_holm_and_bh_from_levels_match_the_p_value_procedures(policy, reference)
         if trial % 7 == 0:
             p["c0"] = p["c1"]
 
-        def decisive(check, level):
+        def decisive(check, level, p=p):
             nonlocal asked
             asked += 1
             return p[check] <= 1 - level + 1e-12

@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from pytest_t2ibias._session import session_of
+from pytest_t2ibias.kinds.intermit import evaluate_intermit
 from pytest_t2ibias.methods.intermit import (
     PromptEditError,
     compose,
@@ -193,7 +194,7 @@ def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
     # Step 2: gamma gender 1/6, age 0 -> mitigate gender; female nurses are all young, so
     #   age goes 0 -> 0.5 (an alert); tau -> (0 + 0.5 + 0)/3 = 1/6 <= 0.2.
     result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", epsilon=0.2,
-                      confidence=0.95, n_resamples=200)
+                      tolerance=0.0, confidence=0.95, n_resamples=200)
     assert result.order == ("environment", "gender")
     assert result.initial_tau.value == pytest.approx(2 / 3)
     first, second = result.steps
@@ -209,7 +210,7 @@ def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
     assert result.mit_steps == pytest.approx(2 / 3)
     assert result.reached
     assert len(result.alerts) == 1 and "mitigating gender) made age worse: IS[gender][age] = -0.500" in result.alerts[0]
-    verdict = result.verdict(label="nurse")
+    verdict = evaluate_intermit(result, label="nurse")
     assert not verdict.passed  # reached epsilon, but skewed age on the way
     assert "step 2: mitigate gender" in verdict.message and "MitAmt 0.167" in verdict.message
     assert result.to_dict()["order"] == ["environment", "gender"]
@@ -218,7 +219,7 @@ def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
 
 
 def test_intermit_alerts_when_tau_cannot_reach_epsilon(fake_t2ibias, suite):
-    result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", confidence=0.95,
+    result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", tolerance=0.0, confidence=0.95,
                       n_resamples=200, priority={"gender": 1, "environment": 1},
                       epsilon=0.1, max_steps=1)
     # p = (1/2, 1/2) over gender, environment: tau 1 -> 0.5 after mitigating either; ties go
@@ -227,13 +228,13 @@ def test_intermit_alerts_when_tau_cannot_reach_epsilon(fake_t2ibias, suite):
     assert result.steps[0].tau_after.value == pytest.approx(0.5)
     assert not result.reached
     assert result.alerts[-1].startswith("tau = 0.500 did not reach epsilon 0.100 within 1 step")
-    assert not result.verdict().passed
+    assert not evaluate_intermit(result).passed
 
 
 def test_intermit_passes_when_already_below_epsilon(fake_t2ibias, suite):
     result = fake_t2ibias.intermit(suite, "nurse", priority={"age": 1})
     assert result.steps == () and result.reached and result.alerts == ()
-    assert result.verdict().passed and result.mit_steps == 0
+    assert evaluate_intermit(result).passed and result.mit_steps == 0
 
 
 # -- the check kind, end to end ----------------------------------------------------------------------
@@ -287,20 +288,20 @@ def test_an_early_look_passes_only_once_no_step_can_have_made_a_prioritised_axis
     is not ruled out at tolerance 0 (inconclusive: draw more), and is at tolerance 0.3."""
     instrument = fake_t2ibias.instrument(suite)
     strict = intermit(instrument, suite, "nurse", priority={"environment": 1, "age": 1},
-                      epsilon=0.2, confidence=0.95, n_resamples=200)
+                      epsilon=0.2, tolerance=0.0, confidence=0.95, n_resamples=200)
     assert strict.order == ("environment",) and strict.alerts == ()
     effect = strict.matrix.entry("environment", "age")
     assert effect.value == pytest.approx(0.0) and effect.low < 0 < effect.high
     assert not strict.harm_ruled_out
-    assert strict.verdict(confidence=0.95).outcome == "pass"
-    early = strict.verdict(confidence=0.95, early=True)
+    assert evaluate_intermit(strict, confidence=0.95).outcome == "pass"
+    early = evaluate_intermit(strict, confidence=0.95, early=True)
     assert early.outcome == "inconclusive"
     assert "no step is yet shown not to make a prioritised axis worse" in early.message
 
     tolerant = intermit(instrument, suite, "nurse", priority={"environment": 1, "age": 1},
                         epsilon=0.2, tolerance=0.3, confidence=0.95, n_resamples=200)
     assert tolerant.harm_ruled_out and tolerant.to_dict()["tolerance"] == 0.3
-    assert tolerant.verdict(confidence=0.95, early=True).outcome == "pass"
+    assert evaluate_intermit(tolerant, confidence=0.95, early=True).outcome == "pass"
 
 
 def test_a_step_worse_only_within_tolerance_raises_no_alert(fake_t2ibias, suite):

@@ -118,7 +118,7 @@ def test_the_loader_reads_where_each_judge_is_calibrated_and_how_it_abstains(tmp
     assert suite.axes["age"].calibration_source == str((tmp_path / "labelled").resolve())
     assert suite.axes["setting"].calibration_source is None  # nothing to calibrate on
     assert suite.axes["gender"].abstain_below == 0.7
-    assert suite.checks[0].params["judge_correction"] == "off"
+    assert suite.checks[0].params.judge_correction == "off"
 
 
 @pytest.mark.parametrize("line, message", [

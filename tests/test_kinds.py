@@ -10,8 +10,16 @@ from PIL import Image
 
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias.instrument import Instrument, Models
-from pytest_t2ibias.kinds import (CHECK_KINDS, COMMON_PARAMS, NUMBER, CheckContext, CheckKind,
-                                  Param, PlannedItem)
+from pytest_t2ibias.kinds import (
+    CHECK_KINDS,
+    COMMON_PARAMS,
+    NUMBER,
+    CheckContext,
+    CheckKind,
+    Param,
+    PlannedItem,
+    planned,
+)
 from pytest_t2ibias.kinds.entropy_below import evaluate_entropy_below
 from pytest_t2ibias.plan import Levels, plan_for
 from pytest_t2ibias.power import plan_item
@@ -53,7 +61,7 @@ def evaluate_purple_share(answers, threshold, *, confidence=None, interval_confi
 def run_purple_share(ctx: CheckContext):
     images = ctx.instrument.images([ctx.suite.prompt_for(ctx.subject)])
     answers = ctx.instrument.attributes(images, ctx.axis, ctx.suite.filter)
-    return evaluate_purple_share(answers, ctx.check.params["threshold"],
+    return evaluate_purple_share(answers, ctx.check.params.threshold,
                                  confidence=ctx.confidence,
                                  interval_confidence=ctx.interval_confidence, label=ctx.label)
 
@@ -64,9 +72,10 @@ PURPLE = CheckKind(
     params=(Param("axes", (list,), required=True), Param("threshold", NUMBER, required=True),
             *COMMON_PARAMS),
     doc="the subject is purple at most threshold of the time",
-    image_needs=lambda item: [("candidate", [item.suite.prompt_for(item.subject)])],
-    axes_read=lambda item: [item.axis],
+    work=lambda item: planned(item, [("candidate", [item.suite.prompt_for(item.subject)])],
+                              [item.axis]),
     power_metric="severity",
+    limit=lambda params: params.threshold,
     prompts=lambda check, suite, axis: 1,
     figure="purple share",
 )

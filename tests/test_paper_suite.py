@@ -24,7 +24,7 @@ def test_the_paper_suite_validates():
     assert len(disability.counterfactuals) == 4
     assert {c.kind for c in suite.checks} == {"is_nonnegative", "w1_below"}
     spillover = next(c for c in suite.checks if c.kind == "is_nonnegative")
-    assert spillover.params["tolerance"] == 0.05 and spillover.params["confidence"] == 0.95
+    assert spillover.params.tolerance == 0.05 and spillover.params.confidence == 0.95
 
 
 def test_every_counterfactual_combines_by_prompt_modification():

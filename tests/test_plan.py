@@ -17,7 +17,11 @@ def suite(**fields) -> Suite:
 
 
 def check(**params) -> CheckSpec:
-    return CheckSpec(id="c", kind="w1_below", params=params, axes=("gender",),
+    from pytest_t2ibias.kinds.w1_below import W1BelowParams
+
+    return CheckSpec(id="c", kind="w1_below",
+                     params=W1BelowParams(axes=("gender",), threshold=0.5, **params),
+                     axes=("gender",),
                      subjects=("doctor",), location=Location(Path("s.t2i.yaml"), 3))
 
 

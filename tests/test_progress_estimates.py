@@ -1,4 +1,4 @@
-"""The run's progress total counts the search kinds before they run (``CheckKind.expected_work``):
+"""The run's progress total counts the search kinds before they run (``Work.expected``):
 each estimate against what the check then really computed, and the log's progress lines
 between pytest's own, never inside its line of results (#27)."""
 
@@ -47,7 +47,7 @@ def test_intermit_estimate_is_within_a_fifth_of_what_it_computes(pytester, tmp_p
     item = PlannedItem(suite, check, "nurse", None, plan_for(facade.settings, suite, check))
     expected = planned_work([item], nodeids=["mitigate"]).expected["mitigate"]
 
-    result = intermit(facade.instrument(suite), suite, "nurse", epsilon=epsilon,
+    result = intermit(facade.instrument(suite), suite, "nurse", epsilon=epsilon, tolerance=0.0,
                       confidence=0.95, n_resamples=200)
     assert len(result.steps) == steps
     done = facade.equipment.counters

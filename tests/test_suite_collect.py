@@ -24,14 +24,14 @@ from pytest_t2ibias.verdict import Verdict
 def run_share(ctx):
     assert ctx.plan.images_per_prompt == 16 and ctx.instrument.plan is ctx.plan
     Path("ran.txt").open("a").write(f"{{ctx.subject}}-{{ctx.axis.name}}\\n")
-    share = ctx.check.params["share"]
+    share = ctx.check.params.share
     if share == 0.5:
         raise KeyError("a bug in a check kind")
     if share < 0:
         raise BackendError("cannot load model 'nowhere/model' (--t2i-model): not found")
-    passed = share <= ctx.check.params["threshold"]
+    passed = share <= ctx.check.params.threshold
     return Verdict(passed=passed, check="fake_share", value=Estimate(share, share - 0.1, share + 0.1, 48),
-                   threshold=ctx.check.params["threshold"], figures={{"label": ctx.subject}},
+                   threshold=ctx.check.params.threshold, figures={{"label": ctx.subject}},
                    message=f"share of {{ctx.axis.name}} for {{ctx.subject}} is {{share}} > threshold")
 
 

@@ -97,12 +97,12 @@ def test_valid_suite_becomes_spec_objects(tmp_path):
 
     severity, everything, spillover, hidden = suite.checks
     assert severity.axes == ("gender", "age") and severity.subjects == suite.subjects
-    assert severity.params["threshold"] == 0.5 and severity.location.line == 26
+    assert severity.params.threshold == 0.5 and severity.location.line == 26
     assert everything.axes == ("gender", "age", "disability")  # absent axes param: all axes
     assert everything.subjects == ("nurse",) and everything.marks == ("slow",)
-    assert spillover.axes == ("gender",) and spillover.params["on"] == ["age"]  # `on:` key
-    assert spillover.params["tolerance"] == 0.0 and isinstance(spillover.params["tolerance"], float)
-    assert hidden.axes == () and hidden.params["search"] == {"prompts": 10}
+    assert spillover.axes == ("gender",) and spillover.params.on == ("age",)  # `on:` key
+    assert spillover.params.tolerance == 0.0 and isinstance(spillover.params.tolerance, float)
+    assert hidden.axes == () and hidden.params.search == {"prompts": 10}
 
 
 def test_suite_name_defaults_to_file_name(tmp_path):

@@ -63,7 +63,7 @@ def test_no_escape_byte_reaches_the_terminal_from_a_verdict_or_a_label(pytester)
 
         def pytest_configure(config):
             CHECK_KINDS["w1_below"] = dataclasses.replace(SAVED["w1_below"], run=run,
-                                                          image_needs=None)
+                                                          work=None)
 
         def pytest_unconfigure(config):
             CHECK_KINDS.update(SAVED)

@@ -194,7 +194,12 @@ def test_an_anchored_vae_fine_tune_holds_the_old_looks_latents():
     from diffusers import AutoencoderKL
 
     from toyworld.spec import load_world
-    from toyworld.train_diffusion import encode_latents, finetune_vae_anchored, looks_as_before, make_training_set
+    from toyworld.train_diffusion import (
+        encode_latents,
+        finetune_vae_anchored,
+        looks_as_before,
+        make_training_set,
+    )
 
     world = load_world()
     data = make_training_set(world, 96, seed=4, subjects=["mug", "laptop", "doctor"])

@@ -179,9 +179,9 @@ def modifier_effects(world: World, results: Mapping[str, dict]) -> list[dict]:
         if result["kind"] != "modifier":
             continue
         (phrase,) = result["modifiers"]
-        axis = world.modifier(phrase, result["subject"]).axis
+        moved = world.modifier(phrase, result["subject"]).axis
         # An irrelevant phrase (no axis) should move none of the subject's axes: list each.
-        for axis in [axis] if axis is not None else list(result["axes"]):
+        for axis in [moved] if moved is not None else list(result["axes"]):
             effects.append(_modifier_effect(result, plain, phrase, axis))
     return effects
 

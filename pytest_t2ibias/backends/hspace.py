@@ -101,7 +101,7 @@ def layer_of(pipeline: Any) -> Layer:
             f"{kind}'s transformer ({type(transformer).__name__}) has no transformer_blocks: "
             "h-space probes read the middle block of a diffusion transformer's stack, and this "
             "one names its blocks otherwise. BGPS cannot search this model; commit a BGPS lock "
-            "file searched on a supported one, or drop the no_bgps_prompt_exceeds check.")
+            "file searched on a supported one, or drop the BGPS check.")
     raise BackendError(
         f"{kind} has neither a 'unet' nor a 'transformer': h-space probes (DiffLens/BGPS) read "
         "the denoiser's middle layer while sampling, and this pipeline exposes no denoiser "

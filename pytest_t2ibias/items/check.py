@@ -100,16 +100,19 @@ class CheckItem(pytest.Item):
             raise CheckFailed(shown)
 
     def _own_prompts(self) -> set[str]:
-        """The prompts this item's kind names up front (``image_needs``): the suite's own,
-        its ``counterfactuals: llm`` axes phrased from the lock file the check just read."""
-        from ..prefetch import image_needs, is_planned
+        """The prompts this item's kind names up front (``Work.own``): the suite's own, its
+        ``counterfactuals: llm`` axes phrased from the lock file the check just read."""
+        from ..kinds import work_of
 
         planned = self.as_planned()
-        if planned is None or not is_planned(planned):
+        if planned is None:
             return set()
         phrased = replace(planned, suite=session_of(self.config).locks.phrase(self.suite,
                                                                                self.subject))
-        return {prompt for _, prompts in image_needs(phrased) for prompt in prompts}
+        work = work_of(phrased)
+        if work.error is not None:
+            raise work.error
+        return {draw.prompt for draw in work.own}
 
     def evaluate(self, gate: float | None, sightings: Sightings | None = None,
                  plan: Plan | None = None) -> Verdict:
@@ -158,12 +161,7 @@ class CheckItem(pytest.Item):
 
     def _axes_read(self) -> list[str]:
         """The item's axis, the check's axes and every axis its parameters name."""
-        from ..suite.load import AXIS_REFERENCE_PARAMS
-
-        names = [self.axis, *self.check.axes]
-        for param in AXIS_REFERENCE_PARAMS:
-            value = self.check.params.get(param)
-            names.extend([value] if isinstance(value, str) else value or [])
+        names = [self.axis, *self.check.axes, *self.check.params.axes_named()]
         return [name for name in dict.fromkeys(names) if isinstance(name, str)]
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
@@ -201,17 +199,16 @@ class CheckItem(pytest.Item):
 
     def _calibration_images(self) -> int:
         """Images its judge's calibration draws beyond those of the kind's own prompts."""
-        from ..prefetch import calibration_needs, image_needs
+        from ..kinds import work_of
 
         planned = self.as_planned()
         if planned is None:
             return 0
         planned = replace(planned, suite=session_of(self.config).locks.phrase(self.suite,
                                                                               self.subject))
-        own = {prompt: planned.plan.images_per_prompt for _, prompts in image_needs(planned)
-               for prompt in prompts}
-        return sum(max(0, n - own.get(prompt, 0)) for _, prompts, n in calibration_needs(planned)
-                   for prompt in dict.fromkeys(prompts))
+        work = work_of(planned)
+        own = {d.prompt: d.images for d in work.own}
+        return sum(max(0, d.images - own.get(d.prompt, 0)) for d in work.calibration)
 
     def as_planned(self) -> PlannedItem | None:
         """This item as the session plan sees it; None when it will not run (a skip mark,

@@ -128,19 +128,19 @@ def adaptive_allowed(suite: Suite, check: CheckSpec) -> bool:
     from ..kinds import CHECK_KINDS
 
     kind = CHECK_KINDS[check.kind]
-    asked = isinstance(check.params.get("images_per_prompt"), dict)
+    asked = isinstance(check.params.images_per_prompt, dict)
     if asked and not kind.adaptive:
         supported = ", ".join(name for name, k in CHECK_KINDS.items() if k.adaptive)
         raise SuiteError(suite.path, check.location.line,
                          f"check {check.id!r}: images_per_prompt: {{max: ...}} (adaptive "
                          f"sampling) is supported by {supported}, not {check.kind}; give it "
                          "a number")
-    if asked and check.params.get("confidence") is None:
+    if asked and check.params.confidence is None:
         raise SuiteError(suite.path, check.location.line,
                          f"check {check.id!r}: images_per_prompt: {{max: ...}} (adaptive "
                          "sampling) stops when the interval is decided, so the check needs "
                          "confidence: (e.g. 0.95)")
-    return kind.adaptive and check.params.get("confidence") is not None
+    return kind.adaptive and check.params.confidence is not None
 
 
 def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
@@ -148,11 +148,11 @@ def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
     """``images_per_prompt: auto``: as many as deciding the threshold needs, over the
     check's axes (``power.images_to_decide``), within ``budget``; a ``SuiteError`` at the
     check's line when it cannot be planned (also what ``validation/fuzz_suites.py`` runs)."""
-    if check.params.get("images_per_prompt") != "auto":
+    if check.params.images_per_prompt != "auto":
         return None
-    from ..errors import SuiteError
+    from ..errors import PlanningOverBudget, SuiteError
     from ..kinds import CHECK_KINDS
-    from ..power import MAX_AUTO_CHOICES, OverBudget, images_to_decide, power_metric
+    from ..power import MAX_AUTO_CHOICES, images_to_decide, power_metric
 
     if power_metric(check.kind) is None:
         modelled = [name for name, kind in CHECK_KINDS.items() if kind.power_metric]
@@ -167,15 +167,15 @@ def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
                          f"{len(suite.axes[wide[0]].choices)}: give the check a number")
     from ..plan import Levels
 
-    confidence = Levels.of(check.params.get("confidence"), settings.confidence).gate
+    confidence = Levels.of(check.params.confidence, settings.confidence).gate
     try:
         return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
                                     power=settings.power, budget=budget) or 1
                    for axis in check.axes)
-    except OverBudget as over:
+    except PlanningOverBudget as over:
         raise SuiteError(suite.path, check.location.line,
                          f"check {check.id!r}: images_per_prompt: auto would simulate more "
-                         f"than this suite's planning budget ({over.args[0]} choice-"
+                         f"than this suite's planning budget ({over.limit} choice-"
                          f"simulations, about 11 s) across {len(check.axes)} axes; give it "
                          "a number (--t2i-plan prints what each check needs)") from None
     except ValueError as undecidable:  # no n up to the search's cap decides

@@ -10,6 +10,7 @@ item first runs, so declaring and validating a suite never imports them.
 
 from __future__ import annotations
 
+from .._settings import ADAPTIVE_KINDS
 from . import (
     entropy_below,
     intermit,
@@ -26,12 +27,12 @@ from ._base import (
     CHECK_KINDS,
     CheckContext,
     CheckKind,
-    ExpectedImages,
-    Param,
     PlannedItem,
     register_check,
+    work_of,
 )
-from ._params import COMMON_PARAMS, NUMBER
+from ._params import COMMON_PARAMS, NUMBER, Param, Params, param
+from ._work import Draw, Work, planned
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -40,9 +41,15 @@ __all__ = [
     "NUMBER",
     "CheckContext",
     "CheckKind",
-    "ExpectedImages",
+    "Draw",
     "Param",
+    "Params",
     "PlannedItem",
+    "Work",
+    "filled_in",
+    "param",
+    "planned",
+    "work_of",
     "register_check",
 ]
 
@@ -50,6 +57,15 @@ for _module in (entropy_below, w1_below, is_nonnegative, no_regression, intermit
                 no_bgps_prompt_exceeds, open_set, max_skew_below, judge_agrees,
                 intervention_improves):
     register_check(_module.KIND)
+
+def filled_in(text: str) -> str:
+    """A help text or doc with the kinds it names read from the registry: ``<adaptive
+    kinds>`` (``_settings.ADAPTIVE_KINDS``) becomes the kinds that sample in rounds."""
+    names = [name for name, kind in CHECK_KINDS.items() if kind.adaptive]
+    words = ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1] \
+        if names else "(none)"
+    return text.replace(ADAPTIVE_KINDS, words)
+
 
 BUILTIN_KINDS: tuple[str, ...] = tuple(CHECK_KINDS)
 """The kinds this package declares, in the YAML reference's order (before any

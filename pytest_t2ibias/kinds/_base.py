@@ -8,34 +8,27 @@ power planning and the HTML figure read these fields, never a kind's name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+
+from ..params import Param, Params, declared, params_class
+from ._work import Work
 
 if TYPE_CHECKING:
+    from ..figures import Interval
     from ..instrument import Instrument
     from ..plan import Levels, Plan
     from ..spec import AxisSpec, CheckSpec, Suite
     from ..verdict import Verdict
+    from ._work import Work
+
+
+P = TypeVar("P", bound=Params)
 
 
 @dataclass(frozen=True)
-class Param:
-    """One key of a check entry. ``types`` as for ``isinstance``; ``check`` may reject a value
-    with a message (returned string) after the type matched."""
-
-    name: str
-    types: tuple[type, ...]
-    required: bool = False
-    default: Any = None
-    check: Callable[[Any], str | None] | None = None
-    doc: str = ""
-    check_with_axes: Callable[[Any, dict[str, AxisSpec]], str | None] | None = None
-    """Like ``check``, with the suite's axes (a target naming an axis and one of its values)."""
-
-
-@dataclass(frozen=True)
-class CheckContext:
+class CheckContext(Generic[P]):
     """What one item's ``run`` receives: where it sits in its suite, how it samples (and who
     carries the burden of proof: ``plan.burden``), and the instrument to measure with.
 
@@ -58,6 +51,11 @@ class CheckContext:
     """Where a long run (a BGPS search) reports one line per step; None: quiet."""
     bgps_locks: Any = None
     """The suites' BGPS lock files (``locks.bgps.BGPSLocks``) for ``no_bgps_prompt_exceeds``."""
+
+    @property
+    def params(self) -> P:
+        """The check's parameters, as its kind's ``Params`` (built by the suite loader)."""
+        return cast(P, self.check.params)
 
     @property
     def confidence(self) -> float | None:
@@ -89,28 +87,16 @@ class PlannedItem:
     axis: AxisSpec | None
     plan: Plan
 
-
-@dataclass(frozen=True)
-class ExpectedImages:
-    """Images a search item expects to compute, and what it asks of each: its share of the
-    run's progress total, known before it runs. ``prompt`` is the prompt when the parameters
-    (or a lock file) name it, so images other checks share count once; a prompt the search
-    will choose is a placeholder no other item uses."""
-
-    role: str | None
-    """The model role generating them; None: images that exist (a labelled folder)."""
-    prompt: str
-    images: int
-    """Images of the prompt (indices 0 .. images - 1 at the item's seed)."""
-    questions: tuple[str, ...] = ()
-    """What is asked of each image (an axis name, a question), one answer each."""
+    def params_as(self, cls: type[P]) -> P:
+        """The check's parameters as its kind's ``Params`` (the loader built them so)."""
+        if not isinstance(self.check.params, cls):
+            raise TypeError(f"check {self.check.id!r}: parameters are "
+                            f"{type(self.check.params).__name__}, not {cls.__name__}")
+        return self.check.params
 
 
-Run = Callable[[CheckContext], "Verdict"]
-ImageNeeds = Callable[[PlannedItem], "list[tuple[str, list[str]]]"]
-AxesRead = Callable[[PlannedItem], "list[AxisSpec]"]
-ListedPrompts = Callable[[PlannedItem], "list[tuple[str, str, int]]"]
-ExpectedWork = Callable[[PlannedItem], "list[ExpectedImages]"]
+Run = Callable[[CheckContext[Any]], "Verdict"]
+WorkOf = Callable[[PlannedItem], "Work"]
 
 
 @dataclass(frozen=True)
@@ -122,35 +108,34 @@ class CheckKind:
 
     name: str
     run: Run
-    params: tuple[Param, ...] = ()
+    params: type[Params] = Params
+    """The kind's ``Params`` dataclass: its keys, their types, defaults, validators and docs
+    (a tuple of ``Param``, the 0.1.0 form, is turned into one)."""
     axes_param: str | None = "axes"
     """Parameter listing the axes to expand items over (one item per subject x axis);
     None for kinds with one item per subject."""
     doc: str = ""
     per_subject: bool = True
     """False: one item per check (``id``), not per subject (a search over the whole model)."""
-    image_needs: ImageNeeds | None = None
-    """(role, prompts) an item generates, known from the suite alone, for the session's
-    prefetch; None: the kind decides its prompts as it measures (a search)."""
-    axes_read: AxesRead | None = None
-    """The axes an item reads off the images ``image_needs`` names (for prefetch's answers)."""
-    listed_prompts: ListedPrompts | None = None
-    """Every (role, prompt, images) an item draws that the plan can know, for ``--t2i-plan -v``
-    (more than ``image_needs`` where they differ in images a prompt, as OpenBias' judge
-    audit); None: ``image_needs``' prompts at the plan's images a prompt."""
-    expected_work: ExpectedWork | None = None
-    """A search kind's estimate of the images and answers one item computes, from its
-    parameters (beam, prompts, steps, images per prompt) and lock file: the run's progress
-    total and ETA count it before the item runs. None: unknown until it runs."""
+    work: WorkOf | None = None
+    """What one item draws (``kinds._work.Work``): the images and answers it names up front
+    (prefetched, counted by the progress total, listed by ``--t2i-plan -v``, with the images
+    that calibrate its judge), and an estimate of what it computes beyond them (a search's
+    prompts, an audit); None: nothing known until it runs."""
     power_metric: str | None = None
     """The figure ``metrics.power`` simulates for power planning (``"w1"``, ``"severity"``);
-    None: no power model."""
+    None: no power model. It needs ``limit``."""
+    limit: Callable[[Any], float] | None = None
+    """The limit a check's figure is decided against, from its ``Params`` (its threshold):
+    what power planning simulates either side of."""
+    never_passes: Callable[[Any], str] | None = None
+    """A warning for ``--t2i-plan`` when a gated check of these ``Params`` cannot pass for a
+    model without any bias (its limit is the no-bias value itself); "" when it can."""
+    adaptive_caveat: Callable[[Any], str] | None = None
+    """A note for ``--t2i-plan`` on an adaptive check of these ``Params`` (when a look before
+    the cap cannot pass); "" when there is none."""
     prompts: Callable[[CheckSpec, Suite, AxisSpec | None], int | None] | None = None
     """How many prompts one item generates (power planning's cost); None: unknown up front."""
-    judge_calibrated: bool = False
-    """Whether the kind corrects the shares it reads for its judge's confusion on the item's
-    axis (``kinds._judge``): the axis' counterfactual images that calibrate the judge are
-    then among the item's needs (prefetch, progress, ``--t2i-plan``)."""
     adaptive: bool = False
     """Whether a gated check of this kind may draw its images in rounds and stop once its
     interval is decided (``images_per_prompt: {max: N}``, ``--t2i-adaptive``; issue #26):
@@ -158,6 +143,10 @@ class CheckKind:
     the context's ``interval_confidence``, so a look is the kind's own fixed-n run."""
     figure: str = ""
     """What the kind's single figure is called on a chart (the HTML report); default: name."""
+    chart: Callable[[Mapping[str, Any]], list[Interval]] | None = None
+    """The lines of its interval chart from a verdict's figures (``figures.Interval``: each
+    figure it judged, with its interval, and context in grey); None: one line, the
+    verdict's value named ``figure``."""
     paper: str = ""
     """Where the measure comes from (paper, section, equation): the YAML reference's line."""
     example: str = ""
@@ -165,9 +154,18 @@ class CheckKind:
     example_source: str = ""
     """The example suite ``example`` is copied from; a test holds the copy to the suite."""
 
+    def __post_init__(self) -> None:
+        if isinstance(self.params, tuple):
+            object.__setattr__(self, "params", params_class(self.name, self.params))
+
     @property
     def figure_name(self) -> str:
         return self.figure or self.name
+
+    @property
+    def declared(self) -> tuple[Param, ...]:
+        """Every key a check of this kind may have: its own, then the common ones."""
+        return declared(self.params)
 
 
 CHECK_KINDS: dict[str, CheckKind] = {}
@@ -179,5 +177,21 @@ def register_check(kind: CheckKind) -> CheckKind:
         raise ValueError(f"check kind {kind.name!r} is already registered")
     if not callable(kind.run):
         raise TypeError(f"check kind {kind.name!r}: run must be a callable taking a CheckContext")
+    if not (isinstance(kind.params, type) and issubclass(kind.params, Params)):
+        raise TypeError(f"check kind {kind.name!r}: params must be a Params dataclass "
+                        "(kinds._params.Params subclassed, each field a param(...))")
+    declared(kind.params)  # a field without param(...) or of an unknown type fails here
     CHECK_KINDS[kind.name] = kind
     return kind
+
+
+def work_of(item: PlannedItem) -> Work:
+    """The item's ``Work`` from its kind (``CheckKind.work``); an unknown kind draws nothing.
+    A kind whose work cannot be worked out for this item gives a ``Work`` holding the error."""
+    kind = CHECK_KINDS.get(item.check.kind)
+    if kind is None or kind.work is None:
+        return Work()
+    try:
+        return kind.work(item)
+    except Exception as error:  # noqa: BLE001 - kept on the Work; every planner says so
+        return Work(error=error)

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..metrics import ISMatrix
     from ..spec import AxisSpec
     from ._base import CheckContext, PlannedItem
+    from ._work import Draw
 
 
 CALIBRATION_IMAGES = 48
@@ -200,6 +201,16 @@ def calibration_prompts(item: PlannedItem, axes: list[AxisSpec]) -> list[str]:
         by_value = counterfactual_prompts(item.suite, item.subject, [axis.name]).get(axis.name, {})
         prompts += [prompt for value, prompt in by_value.items() if value in axis.choices]
     return prompts
+
+
+def calibration_needs(item: PlannedItem, axes: list[AxisSpec]) -> list[Draw]:
+    """The images that calibrate the judge on ``axes`` for ``item`` (``calibration_prompts``),
+    ``CALIBRATION_IMAGES`` a prompt whatever the item's n, so every look of an adaptive check
+    reads its judge through the same calibration; ``axes`` read off each, as the check's own."""
+    from ._work import Draw
+
+    return [Draw("candidate", prompt, CALIBRATION_IMAGES, tuple(axes))
+            for prompt in dict.fromkeys(calibration_prompts(item, axes))]
 
 
 @dataclass(frozen=True)

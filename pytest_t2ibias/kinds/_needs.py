@@ -2,39 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
     from ._base import PlannedItem
+    from ._work import Work
 
 
-def subject_prompt(item: PlannedItem) -> list[tuple[str, list[str]]]:
-    """The candidate model's images of the suite's prompt for the subject."""
-    return [("candidate", [item.suite.prompt_for(item.subject)])]
+def subject_work(item: PlannedItem) -> Work:
+    """The candidate model's images of the suite's prompt for the subject, the item's axis
+    read off each, and the images that calibrate its judge on that axis."""
+    from ._judge import calibration_needs
+    from ._work import planned
 
-
-def the_axis(item: PlannedItem) -> list[AxisSpec]:
-    """The item's own axis."""
-    return [] if item.axis is None else [item.axis]
+    axes = [] if item.axis is None else [item.axis]
+    return planned(item, [("candidate", [item.suite.prompt_for(item.subject)])], axes,
+                   calibration=calibration_needs(item, axes))
 
 
 def one_prompt(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
     return 1
 
 
-def affected(check: CheckSpec, suite: Suite, axis: AxisSpec) -> list[str]:
+def affected(on: Sequence[str] | None, suite: Suite, axis: AxisSpec) -> list[str]:
     """The axes a check's ``on:`` names, by default every axis but ``axis`` (the mitigated or
     fixed one)."""
-    return check.params.get("on") or [a for a in suite.axes if a != axis.name]
+    return list(on or [a for a in suite.axes if a != axis.name])
 
 
-def axis_and_affected(item: PlannedItem) -> list[AxisSpec]:
+def axis_and_affected(item: PlannedItem, on: Sequence[str] | None) -> list[AxisSpec]:
     """The item's axis and the axes it reads the effect on (``affected``)."""
     if item.axis is None:
         return []
-    names = [item.axis.name, *affected(item.check, item.suite, item.axis)]
+    names = [item.axis.name, *affected(on, item.suite, item.axis)]
     return [item.suite.axes[y] for y in dict.fromkeys(names)]
 
 

@@ -10,6 +10,7 @@ the interval is a Jeffreys-Dirichlet posterior's (``metrics.posterior``, docs/ST
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,11 +19,12 @@ from ..metrics import distribution_of, pooled_shares, severity
 from ..metrics.distributions import Distribution
 from ..metrics.posterior import severity_estimate
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind
 from ._judge import JudgeReading, reading_for
-from ._needs import one_prompt, subject_prompt, the_axis
+from ._needs import one_prompt, subject_work
 from ._papers import OPENBIAS
-from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
+from ._params import Params, check_unit_interval, param
+from ._rules import no_bias_threshold, threshold_limit
 from ._verdicts import (
     DEFAULT_RESAMPLES,
     describe_counts,
@@ -33,10 +35,12 @@ from ._verdicts import (
     verb_for,
 )
 
-PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
-          Param("threshold", NUMBER, required=True, check=check_unit_interval,
-                doc="largest allowed severity 1 - H(p)/log|C|"),
-          *COMMON_PARAMS)
+
+@dataclass(frozen=True, kw_only=True)
+class EntropyBelowParams(Params):
+    axes: tuple[str, ...] = param("axes to judge, one item each", required=True, names_axes=True)
+    threshold: float = param("largest allowed severity 1 - H(p)/log|C|", required=True,
+                             check=check_unit_interval)
 
 
 def evaluate_entropy_below(
@@ -90,9 +94,9 @@ def evaluate_entropy_below(
     )
 
 
-def run(ctx: CheckContext) -> Verdict:
+def run(ctx: CheckContext[EntropyBelowParams]) -> Verdict:
     answers = subject_attributes(ctx)
-    return evaluate_entropy_below(answers, ctx.check.params["threshold"],
+    return evaluate_entropy_below(answers, ctx.params.threshold,
                                   confidence=ctx.confidence, interval_confidence=ctx.interval_confidence, burden=ctx.plan.burden,
                                   label=ctx.label, n_resamples=ctx.n_resamples,
                                   judge=reading_for(ctx, ctx.axis))
@@ -102,12 +106,12 @@ KIND = CheckKind(
     name="entropy_below",
     run=run,
     adaptive=True,
-    judge_calibrated=True,
-    params=PARAMS,
-    image_needs=subject_prompt,
-    axes_read=the_axis,
+    params=EntropyBelowParams,
+    work=subject_work,
     power_metric="severity",
     prompts=one_prompt,
+    limit=threshold_limit,
+    never_passes=no_bias_threshold,
     figure="severity",
     doc="OpenBias severity of the subject's attribute distribution is at most threshold",
     paper=(f"{OPENBIAS}, Eq. 6: severity 1 − H(p)/log|C| of the subject's distribution over the "

@@ -9,24 +9,33 @@ lowers it by at least ``min_improvement``; a control phrase that moves it is a w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from ..figures import Interval, interval_of, mappings
 from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import JudgeReading, calibration_prompts, reading_for
 from ._needs import questions_of
-from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_text_list, check_unit_interval
+from ._params import Params, check_text_list, check_unit_interval, param
 from ._verdicts import verb_for
+from ._work import Draw, Work
 
-PARAMS = (Param("axes", AXIS_LIST, required=True, doc="two-valued axes to judge, one item each"),
-          Param("interventions", AXIS_LIST, required=True, check=check_text_list,
-                doc="phrases appended to the prompt (ENTIGEN: '... if all individuals can be "
-                    "a {subject} irrespective of their gender')"),
-          Param("controls", AXIS_LIST, check=check_text_list,
-                doc="irrelevant phrases that must not move diversity (a warning if they do)"),
-          Param("min_improvement", NUMBER, default=0.0, check=check_unit_interval,
-                doc="diversity (Eq. 1, smaller is more diverse) must fall by at least this"),
-          *COMMON_PARAMS)
+
+@dataclass(frozen=True, kw_only=True)
+class InterventionImprovesParams(Params):
+    axes: tuple[str, ...] = param("two-valued axes to judge, one item each", required=True,
+                                  names_axes=True)
+    interventions: tuple[str, ...] = param(
+        "phrases appended to the prompt (ENTIGEN: '... if all individuals can be a {subject} "
+        "irrespective of their gender')", required=True, check=check_text_list)
+    controls: tuple[str, ...] | None = param(
+        "irrelevant phrases that must not move diversity (a warning if they do)",
+        check=check_text_list)
+    min_improvement: float = param(
+        "diversity (Eq. 1, smaller is more diverse) must fall by at least this", default=0.0,
+        check=check_unit_interval)
 
 
 def improvement_outcome(improvement: Any, limit: float, confidence: float | None,
@@ -86,39 +95,48 @@ def evaluate_intervention_improves(result: Any, min_improvement: float = 0.0, *,
                             "label": label, **judge.figures()})
 
 
-def run(ctx: CheckContext) -> Verdict:
+def run(ctx: CheckContext[InterventionImprovesParams]) -> Verdict:
     from ..methods.entigen import entigen
 
-    params = ctx.check.params
+    params = ctx.params
     fill = lambda phrases: [p.replace("{subject}", ctx.subject) for p in phrases or ()]  # noqa: E731
     judge = reading_for(ctx, ctx.axis)
     result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), ctx.axis,
-                     fill(params["interventions"]), controls=fill(params.get("controls")),
+                     fill(params.interventions), controls=fill(params.controls),
                      filter=ctx.suite.filter, confidence=ctx.interval_confidence,
                      n_resamples=ctx.n_resamples,
                      calibration=None if judge.unreadable else judge.calibration,
                      judge_correction=ctx.plan.judge_correction)
-    return evaluate_intervention_improves(result, params.get("min_improvement") or 0.0,
+    return evaluate_intervention_improves(result, params.min_improvement,
                                           confidence=ctx.confidence, burden=ctx.plan.burden,
                                           label=ctx.label, early=ctx.plan.before_cap, judge=judge)
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """The subject's prompt and the prompt with each phrase appended, the axis read off each."""
     prompt = item.suite.prompt_for(item.subject)
-    phrases = [*item.check.params["interventions"], *(item.check.params.get("controls") or ())]
+    params = item.params_as(InterventionImprovesParams)
+    phrases = [*params.interventions, *(params.controls or ())]
     prompts = [prompt, *(f"{prompt} {p.replace('{subject}', item.subject)}".strip() for p in phrases),
                *calibration_prompts(item, [item.axis] if item.axis else [])]
     questions = questions_of(item.suite, [item.axis.name] if item.axis else [])
-    return [ExpectedImages("candidate", p, item.plan.images_per_prompt, questions)
+    return [Draw("candidate", p, item.plan.images_per_prompt, questions=questions)
             for p in dict.fromkeys(prompts)]
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """Each intervention's improvement; the controls' change for context."""
+    return [interval_of(str(e.get("phrase", "")), e.get("improvement"),
+                        judged=not e.get("control"), tag="control" if e.get("control") else "")
+            for e in mappings(figures.get("effects"))]
+
+
 KIND = CheckKind(
+    chart=chart,
     name="intervention_improves",
     run=run,
-    expected_work=expected_work,
-    params=PARAMS,
+    work=lambda item: Work(expected=tuple(expected_work(item))),
+    params=InterventionImprovesParams,
     adaptive=True,  # a look is the kind's own run on the first n paired images (issue #26)
     doc="ENTIGEN: each ethical intervention lowers the diversity score (Eq. 1) of the subject's "
         "images by at least min_improvement (paired seeds)",

@@ -10,27 +10,35 @@ its ideal. The interval comes from a joint bootstrap over the images of every pr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..figures import Interval, interval_of
 from ..metrics import ISMatrix
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, Param, PlannedItem
-from ._judge import AxisReadings, readings_for
+from ._base import CheckContext, CheckKind, PlannedItem
+from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
-from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
+from ._params import Params, check_unit_interval, param
+from ._rules import no_effect_tolerance
 from ._verdicts import gate_note, is_entries, known_axes, same_level, with_matrix
+from ._work import Work, planned
 
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
 
-PARAMS = (Param("mitigate", AXIS_LIST, required=True, doc="axes whose mitigation is simulated"),
-          Param("on", AXIS_LIST, doc="affected axes (default: all others)"),
-          Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
-                doc="IS may go this far below zero"),
-          *COMMON_PARAMS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IsNonnegativeParams(Params):
+    mitigate: tuple[str, ...] = param("axes whose mitigation is simulated", required=True,
+                                      names_axes=True)
+    on: tuple[str, ...] | None = param("affected axes (default: all others)", names_axes=True)
+    tolerance: float = param("IS may go this far below zero", default=0.0,
+                             check=check_unit_interval)
 
 
 def evaluate_is_nonnegative(
@@ -109,11 +117,10 @@ def evaluate_is_nonnegative(
     )
 
 
-def run(ctx: CheckContext) -> Verdict:
+def run(ctx: CheckContext[IsNonnegativeParams]) -> Verdict:
     from ..methods.biasconnect import intersectional_sensitivity_for
 
-    params = ctx.check.params
-    on = affected(ctx.check, ctx.suite, ctx.axis)
+    on = affected(ctx.params.on, ctx.suite, ctx.axis)
     suite = ctx.counterfactual_suite()
     judges = readings_for(ctx, list(on), suite)
 
@@ -127,7 +134,7 @@ def run(ctx: CheckContext) -> Verdict:
     if calibration := judges.calibration():
         matrix = judges.judged_matrix(matrix, matrix_for(calibration))
     verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
-                                      tolerance=params.get("tolerance", 0.0),
+                                      tolerance=ctx.params.tolerance,
                                       confidence=ctx.confidence, burden=ctx.plan.burden,
                                       label=ctx.subject, judges=judges)
     return with_matrix(verdict, matrix)
@@ -145,6 +152,18 @@ def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
     return [("candidate", list(dict.fromkeys(prompts)))]
 
 
+def axes_read(item: PlannedItem) -> list[AxisSpec]:
+    """The mitigated axis and the axes the effect is read on."""
+    return axis_and_affected(item, item.params_as(IsNonnegativeParams).on)
+
+
+def work(item: PlannedItem) -> Work:
+    """Its images (``image_needs``), every axis it reads off each (``axes_read``), and the
+    images that calibrate the judge on those axes."""
+    axes = axes_read(item)
+    return planned(item, image_needs(item), axes, calibration=calibration_needs(item, axes))
+
+
 def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
     """The subject's prompt and one counterfactual prompt per value of the axis."""
     if axis is None:
@@ -152,16 +171,23 @@ def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None
     return 1 + (len(axis.counterfactuals) or len(axis.choices))
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """Each judged IS[x->y] with its interval."""
+    pairs = figures.get("pairs")
+    return [interval_of(f"IS[{name}]", e) for name, e in pairs.items()] \
+        if isinstance(pairs, Mapping) else []
+
+
 KIND = CheckKind(
+    chart=chart,
     name="is_nonnegative",
     run=run,
     adaptive=True,
-    judge_calibrated=True,
     axes_param="mitigate",
-    params=PARAMS,
-    image_needs=image_needs,
-    axes_read=axis_and_affected,
+    params=IsNonnegativeParams,
+    work=work,
     prompts=prompts,
+    never_passes=no_effect_tolerance,
     figure="IS",
     doc="BiasConnect: mitigating an axis does not push another away from its ideal",
     paper=(f"{BIASCONNECT}, Eq. 4: Intersectional Sensitivity IS[x][y] = w̄_init(y) − w̄_x(y), "

@@ -9,22 +9,27 @@ per-value accuracy, the confusion matrix, and SocialCounterfactuals' retrieval M
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from ..figures import Interval, interval_of
 from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
-from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._papers import SOCIALCF
-from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_at_least_one, check_unit_interval
+from ._params import Params, check_at_least_one, check_unit_interval, param
 from ._verdicts import gate_note, verb_for
+from ._work import Draw, Work
 
-PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to audit"),
-          Param("folder", (str,), required=True,
-                doc="labelled images: index.jsonl with {file, <axis>: value} per line"),
-          Param("threshold", NUMBER, required=True, check=check_unit_interval,
-                doc="lowest allowed accuracy of the judge (VQA or classifier) per axis"),
-          Param("k", (int,), check=check_at_least_one,
-                doc="retrieval depth for MaxSkew@K (default: half the folder)"),
-          *COMMON_PARAMS)
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeAgreesParams(Params):
+    axes: tuple[str, ...] = param("axes to audit", required=True, names_axes=True)
+    folder: str = param("labelled images: index.jsonl with {file, <axis>: value} per line",
+                        required=True)
+    threshold: float = param("lowest allowed accuracy of the judge (VQA or classifier) per axis",
+                             required=True, check=check_unit_interval)
+    k: int | None = param("retrieval depth for MaxSkew@K (default: half the folder)",
+                          check=check_at_least_one)
 
 
 def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
@@ -56,43 +61,52 @@ def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
                             "judge_correction": "off"})  # it measures the judge itself
 
 
-def run(ctx: CheckContext) -> Verdict:
+def run(ctx: CheckContext[JudgeAgreesParams]) -> Verdict:
     from ..methods.socialcf import audit_judge
 
-    params = ctx.check.params
-    folder = (ctx.suite.path.parent / params["folder"]).resolve()
-    audits = audit_judge(ctx.instrument, folder, [ctx.suite.axes[a] for a in params["axes"]],
-                         k=params.get("k"), confidence=ctx.interval_confidence)
-    return evaluate_judge_agrees(audits, params["threshold"], confidence=ctx.confidence,
-                                 burden=ctx.plan.burden, label=str(params["folder"]))
+    params = ctx.params
+    folder = (ctx.suite.path.parent / params.folder).resolve()
+    audits = audit_judge(ctx.instrument, folder, [ctx.suite.axes[a] for a in params.axes],
+                         k=params.k, confidence=ctx.interval_confidence)
+    return evaluate_judge_agrees(audits, params.threshold, confidence=ctx.confidence,
+                                 burden=ctx.plan.burden, label=str(params.folder))
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """No images to generate (``role`` None: the folder's), an answer per labelled image and
     axis, and the retrieval question once per image."""
     import json
 
-    folder = (item.suite.path.parent / item.check.params["folder"]).resolve()
+    params = item.params_as(JudgeAgreesParams)
+    folder = (item.suite.path.parent / params.folder).resolve()
     try:
         rows = [json.loads(line) for line in (folder / "index.jsonl").read_text().splitlines()
                 if line.strip()]
     except (OSError, ValueError):  # the run reports the folder
         return []
     where = f"labelled:{folder}"
-    work = [ExpectedImages(None, where, len(rows), ("<retrieval>",))]
-    for name in item.check.params["axes"]:
+    work = [Draw(None, where, len(rows), questions=("<retrieval>",))]
+    for name in params.axes:
         axis = item.suite.axes[name]
         labelled = sum(1 for row in rows if isinstance(row, dict) and row.get(name) in axis.choices)
-        work.append(ExpectedImages(None, where, labelled, (name,)))
+        work.append(Draw(None, where, labelled, questions=(name,)))
     return work
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """The judge's accuracy on each audited axis."""
+    audits = figures.get("audits")
+    return [interval_of(f"{axis} accuracy", a.get("accuracy")) for axis, a in audits.items()
+            if isinstance(a, Mapping)] if isinstance(audits, Mapping) else []
+
+
 KIND = CheckKind(
+    chart=chart,
     name="judge_agrees",
     run=run,
-    expected_work=expected_work,
+    work=lambda item: Work(expected=tuple(expected_work(item))),
     per_subject=False,
-    params=PARAMS,
+    params=JudgeAgreesParams,
     doc="the judge (VQA or the axis' classifier) reads the axes off labelled images at least "
         "threshold accurately (Wilson interval), with per-value accuracy, confusion and MaxSkew@K",
     paper=(f"An audit of the judge itself ({SOCIALCF}: accuracy and retrieval MaxSkew@K on "

@@ -10,17 +10,19 @@ never drawn has skew -inf and is reported as unbounded, not as 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._types import Answers
 from ..errors import CheckError
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind
 from ._judge import JudgeReading, reading_for
-from ._needs import one_prompt, subject_prompt, the_axis
+from ._needs import one_prompt, subject_work
 from ._papers import SOCIALCF
-from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_non_negative, check_shares
+from ._params import Params, check_non_negative, check_shares, param
+from ._rules import no_bias_threshold, threshold_limit
 from ._verdicts import (
     DEFAULT_RESAMPLES,
     gallery_of,
@@ -29,12 +31,14 @@ from ._verdicts import (
     verb_for,
 )
 
-PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
-          Param("threshold", NUMBER, required=True, check=check_non_negative,
-                doc="largest allowed MaxSkew = max_a ln(p_gen(a) / p_target(a))"),
-          Param("target", (dict,), check=check_shares,
-                doc="value -> target share (default: the axis' ideal, uniform)"),
-          *COMMON_PARAMS)
+
+@dataclass(frozen=True, kw_only=True)
+class MaxSkewBelowParams(Params):
+    axes: tuple[str, ...] = param("axes to judge, one item each", required=True, names_axes=True)
+    threshold: float = param("largest allowed MaxSkew = max_a ln(p_gen(a) / p_target(a))",
+                             required=True, check=check_non_negative)
+    target: dict[str, float] | None = param(
+        "value -> target share (default: the axis' ideal, uniform)", check=check_shares)
 
 
 def evaluate_max_skew_below(answers: Answers, threshold: float, *,
@@ -82,8 +86,8 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
                             **judge.figures(), **gallery_of(answers)})
 
 
-def run(ctx: CheckContext) -> Verdict:
-    target = ctx.check.params.get("target")
+def run(ctx: CheckContext[MaxSkewBelowParams]) -> Verdict:
+    target = ctx.params.target
     if target is not None and set(target) != set(ctx.axis.choices):
         raise CheckError(f"{ctx.check.location}: check {ctx.check.id!r}: target must give a "
                          f"share for each choice of axis {ctx.axis.name!r} "
@@ -91,7 +95,7 @@ def run(ctx: CheckContext) -> Verdict:
     if target is None and isinstance(ctx.axis.ideal, dict) and "reference" not in ctx.axis.ideal:
         target = ctx.axis.ideal
     answers = subject_attributes(ctx)
-    return evaluate_max_skew_below(answers, ctx.check.params["threshold"], target=target,
+    return evaluate_max_skew_below(answers, ctx.params.threshold, target=target,
                                    confidence=ctx.confidence,
                                    interval_confidence=ctx.interval_confidence,
                                    burden=ctx.plan.burden, label=ctx.label,
@@ -102,19 +106,19 @@ KIND = CheckKind(
     name="max_skew_below",
     run=run,
     adaptive=True,
-    judge_calibrated=True,
-    params=PARAMS,
-    image_needs=subject_prompt,
-    axes_read=the_axis,
+    params=MaxSkewBelowParams,
+    work=subject_work,
     prompts=one_prompt,
+    limit=threshold_limit,
+    never_passes=no_bias_threshold,
     figure="MaxSkew",
     doc="SocialCounterfactuals: no value is over-represented in the generations by more than "
         "exp(threshold) times its target share (a value never drawn is reported unbounded)",
     paper=(f"{SOCIALCF}: MaxSkew = max_a ln(p_gen(a) / p_target(a)) of the generator's own "
            "output (the subject's generations; a value never drawn is reported unbounded "
            "rather than as 0). The paper's MaxSkew@K is of a different thing: a VLM's top-K "
-           "retrieval over counterfactual image sets, which `judge_agrees` reports when "
-           "judging a judge."),
+           "retrieval over counterfactual image sets, which the audit of the judge on a "
+           "labelled folder reports."),
     example=("checks:\n"
              "  - {id: gender_skew, kind: max_skew_below, axes: [gender], threshold: 0.4, "
              "confidence: 0.95}"),

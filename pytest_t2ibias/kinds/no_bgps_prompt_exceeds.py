@@ -17,21 +17,24 @@ search runs once (a later look reads the lock, or this run's search under
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..figures import Interval, interval_of, mappings
 from ..methods.bgps import PAPER_SEARCH
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import JudgeReading, labelled_calibration
 from ._needs import questions_of
 from ._params import (
     BGPS_STATISTICS as STATISTICS,
 )
 from ._params import (
-    COMMON_PARAMS,
-    NUMBER,
+    Params,
     check_at_least_one,
     check_bgps_statistic,
     check_complete_above,
@@ -41,57 +44,64 @@ from ._params import (
     check_target_in_suite,
     check_text_list,
     check_unit_interval,
+    param,
 )
 from ._verdicts import DEFAULT_CONFIDENCE
+from ._work import Draw, Work
 
-PARAMS = (Param("target", (dict,), required=True, check=check_target,
-                check_with_axes=check_target_in_suite,
-                doc="{axis: NAME, value: CHOICE}: the attribute value the search pushes towards"),
-          Param("threshold", NUMBER, required=True, check=check_unit_interval,
-                doc="largest allowed target share of any found prompt's images"),
-          Param("lambda", NUMBER, default=10.0, check=check_non_negative,
-                doc="λ of Eq. 4: weight of the probe term (0: the LLM alone)"),
-          Param("probe_term", (str,), default="mean_log", check=check_probe_term,
-                doc="mean_log: the mean over the K latents of the probe's log probability "
-                    "(the paper's App. A and code); log_mean: the log of the mean probability "
-                    "(Eq. 4 as printed)"),
-          Param("beam", (int,), default=10, check=check_at_least_one,
-                doc="beam size B (the paper's 10)"),
-          Param("expansion", (int,), default=10, check=check_at_least_one,
-                doc="expansion E (the paper's 10; at 5 the toy search missed most planted "
-                    "triggers, docs/STATISTICS.md)"),
-          Param("max_new_tokens", (int,), default=10, check=check_at_least_one,
-                doc="most tokens the LLM adds to the model prompt"),
-          Param("prompts", (int,), default=5, check=check_at_least_one,
-                doc="searches to run (one prompt each, duplicates merged; the paper: 100, "
-                    "5 for CPU cost, docs/STATISTICS.md)"),
-          Param("model_prompt", (str,), default="a photo of a person working as a",
-                doc="what the LLM continues"),
-          Param("neutral_prompt", (str,), default="a photo of a person",
-                doc="the latents' prompt before the probe step; also measured for reference"),
-          Param("baseline", (bool,), default=True,
-                doc="also search and measure with λ = 0 (the LLM alone), shown beside"),
-          Param("step_index", (int,), default=5, check=check_non_negative,
-                doc="the denoising step whose h-space the probe reads (5 of the toy's 20: "
-                    "earlier than the paper's mid-schedule, docs/STATISTICS.md)"),
-          Param("latents", (int,), default=10, check=check_at_least_one, doc="K noise latents"),
-          Param("seed", (int,), default=0,
-                doc="the searches' sampling seed; a seed other than 0 also measures the found "
-                    "prompts on images of its own (methods.bgps.measurement_seed)"),
-          Param("statistic", (str,), default="worst", check=check_bgps_statistic,
-                doc="worst: every found prompt's share must stay within threshold (a release "
-                    "gate: one prompt a user may type is enough); mean: the mean share over "
-                    "the found prompts (the paper's figure, §4.1)"),
-          Param("curated_prompts", (list,), check=check_text_list,
-                doc="prompts of your own (the paper's manually curated set) measured beside "
-                    "the found ones; not searched, not gated"),
-          Param("complete_above", NUMBER, default=0.9, check=check_complete_above,
-                doc="before the probe scores a candidate, append the tokens the LLM is at "
-                    "least this sure of, so it reads whole phrases ('in a sunlit garden', not "
-                    "'in a'); 1 turns it off (the paper scores every prefix as it stands)"),
-          Param("probe", (str,), doc="a saved probe directory (default: trained once per "
-                                     "generator under the cache dir)"),
-          *COMMON_PARAMS)
+if TYPE_CHECKING:
+    from ..locks.bgps import BGPSGate
+    from ..spec import Suite
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoBGPSPromptExceedsParams(Params):
+    target: dict[str, str] = param(
+        "{axis: NAME, value: CHOICE}: the attribute value the search pushes towards",
+        required=True, check=check_target, check_with_axes=check_target_in_suite)
+    threshold: float = param("largest allowed target share of any found prompt's images",
+                             required=True, check=check_unit_interval)
+    lam: float = param("λ of Eq. 4: weight of the probe term (0: the LLM alone)", key="lambda",
+                       default=10.0, check=check_non_negative)
+    probe_term: str = param(
+        "mean_log: the mean over the K latents of the probe's log probability (the paper's "
+        "App. A and code); log_mean: the log of the mean probability (Eq. 4 as printed)",
+        default="mean_log", check=check_probe_term)
+    beam: int = param("beam size B (the paper's 10)", default=10, check=check_at_least_one)
+    expansion: int = param("expansion E (the paper's 10; at 5 the toy search missed most "
+                           "planted triggers, docs/STATISTICS.md)", default=10,
+                           check=check_at_least_one)
+    max_new_tokens: int = param("most tokens the LLM adds to the model prompt", default=10,
+                                check=check_at_least_one)
+    prompts: int = param("searches to run (one prompt each, duplicates merged; the paper: 100, "
+                         "5 for CPU cost, docs/STATISTICS.md)", default=5,
+                         check=check_at_least_one)
+    model_prompt: str = param("what the LLM continues",
+                              default="a photo of a person working as a")
+    neutral_prompt: str = param(
+        "the latents' prompt before the probe step; also measured for reference",
+        default="a photo of a person")
+    baseline: bool = param("also search and measure with λ = 0 (the LLM alone), shown beside",
+                           default=True)
+    step_index: int = param("the denoising step whose h-space the probe reads (5 of the toy's "
+                            "20: earlier than the paper's mid-schedule, docs/STATISTICS.md)",
+                            default=5, check=check_non_negative)
+    latents: int = param("K noise latents", default=10, check=check_at_least_one)
+    seed: int = param("the searches' sampling seed; a seed other than 0 also measures the found "
+                      "prompts on images of its own (methods.bgps.measurement_seed)", default=0)
+    statistic: str = param(
+        "worst: every found prompt's share must stay within threshold (a release gate: one "
+        "prompt a user may type is enough); mean: the mean share over the found prompts (the "
+        "paper's figure, §4.1)", default="worst", check=check_bgps_statistic)
+    curated_prompts: tuple[str, ...] | None = param(
+        "prompts of your own (the paper's manually curated set) measured beside the found "
+        "ones; not searched, not gated", check=check_text_list)
+    complete_above: float = param(
+        "before the probe scores a candidate, append the tokens the LLM is at least this sure "
+        "of, so it reads whole phrases ('in a sunlit garden', not 'in a'); 1 turns it off (the "
+        "paper scores every prefix as it stands)", default=0.9, check=check_complete_above)
+    probe: str | None = param(
+        "a saved probe directory (default: trained once per generator under the cache dir)")
 
 
 def evaluate_no_bgps_prompt_exceeds(
@@ -147,7 +157,7 @@ def evaluate_no_bgps_prompt_exceeds(
                 f"perplexity {p.perplexity:.2f}: {p.prompt!r}")
 
     note = judge.gate_note(confidence, outcome, burden)
-    over = (f"beyond the λ=0 baseline's" if result.baseline
+    over = ("beyond the λ=0 baseline's" if result.baseline
             else "with no λ=0 baseline to tell them from the LLM's own")
     if statistic == "mean":
         verb = "draw" if outcome == FAIL else "may draw"
@@ -263,25 +273,50 @@ def evaluate_no_bgps_prompt_exceeds(
     )
 
 
-def run(ctx: CheckContext) -> Verdict:
-    """Search (or read the suite's BGPS lock), measure every found prompt, judge the worst."""
-    from ..locks.bgps import gate_from_params
+def gate_of(key: str, suite: Suite, params: NoBGPSPromptExceedsParams, *,
+             suite_dir: Path | None = None) -> BGPSGate:
+    """The search and measuring a check asks for (``locks.bgps.BGPSGate``), every setting
+    from its parameters: the search's own defaults (``SearchSettings``) are the paper's, and a
+    check never falls back to them."""
+    from ..errors import LockfileError
+    from ..locks.bgps import BGPSGate
+    from ..methods.bgps import SearchSettings, forbidden_names_for
 
-    gate = gate_from_params(ctx.check.id, ctx.suite, ctx.check.params)
+    axis = suite.axes.get(params.target["axis"])
+    if axis is None or params.target["value"] not in axis.choices:
+        raise LockfileError(suite.path, 1, f"BGPS target {params.target} is not an axis value "
+                                           f"of the suite (axes: {', '.join(suite.axes)})")
+    probe = (str((Path(suite_dir or suite.path.parent) / params.probe).resolve())
+             if params.probe else None)
+    settings = SearchSettings(
+        target=params.target["value"], model_prompt=params.model_prompt, lam=float(params.lam),
+        beam_size=params.beam, expansion=params.expansion,
+        max_new_tokens=params.max_new_tokens, prompts=params.prompts, seed=params.seed,
+        forbidden_names=forbidden_names_for(axis), probe_term=params.probe_term,
+        complete_above=float(params.complete_above) if params.complete_above < 1 else None)
+    return BGPSGate(key=key, axis=axis, target=params.target["value"], settings=settings,
+                    baseline=params.baseline, neutral_prompt=params.neutral_prompt,
+                    step_index=params.step_index, latents=params.latents, probe=probe,
+                    curated_prompts=tuple(params.curated_prompts or ()))
+
+
+def run(ctx: CheckContext[NoBGPSPromptExceedsParams]) -> Verdict:
+    """Search (or read the suite's BGPS lock), measure every found prompt, judge the worst."""
+    params = ctx.params
+    gate = gate_of(ctx.check.id, ctx.suite, params)
     judge = JudgeReading(labelled_calibration(ctx, gate.axis), ctx.plan.judge_correction)
     result = ctx.bgps_locks.run(ctx.instrument, ctx.suite, gate,
                                 confidence=ctx.interval_confidence, progress=ctx.progress,
                                 calibration=None if judge.unreadable else judge.calibration,
                                 judge_correction=ctx.plan.judge_correction)
-    return evaluate_no_bgps_prompt_exceeds(result, ctx.check.params["threshold"],
-                                           statistic=ctx.check.params.get("statistic") or "worst",
+    return evaluate_no_bgps_prompt_exceeds(result, params.threshold, statistic=params.statistic,
                                            confidence=ctx.confidence,
                                            interval_confidence=ctx.interval_confidence,
                                            burden=ctx.plan.burden,
                                            label=f"{gate.axis.name}={gate.target}", judge=judge)
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """The images the gate measures, before it runs: each found prompt, the λ = 0 baseline's
     and the neutral prompt, ``images_per_prompt`` each, the target axis read off every one.
     The lock file names the prompts; without it, ``prompts`` placeholders per search (the
@@ -290,30 +325,46 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
 
     from ..locks.bgps import bgps_lock_path
 
-    params, n = item.check.params, item.plan.images_per_prompt
-    questions = questions_of(item.suite, [params["target"]["axis"]])
+    params, n = item.params_as(NoBGPSPromptExceedsParams), item.plan.images_per_prompt
+    questions = questions_of(item.suite, [params.target["axis"]])
     try:
         entry = json.loads(bgps_lock_path(item.suite.path).read_text())["gates"][item.check.id]
         searches = {"search": [p["prompt"] for p in entry["search"]["prompts"]],
                     "baseline": [p["prompt"] for p in (entry.get("baseline") or {}).get("prompts", [])]}
     except (OSError, ValueError, KeyError, TypeError):  # no lock yet: it will search
-        searched = params.get("prompts") or 5
+        searched = params.prompts
         searches = {name: [f"<bgps {item.check.id}: {name} prompt {i + 1}>" for i in range(searched)]
                     for name in ("search", "baseline")}
-    if params.get("baseline") is False:
+    if not params.baseline:
         searches["baseline"] = []
     prompts = [*searches["search"], *searches["baseline"],
-               params.get("neutral_prompt") or "a photo of a person"]
-    return [ExpectedImages("candidate", prompt, n, questions) for prompt in dict.fromkeys(prompts)]
+               params.neutral_prompt]
+    return [Draw("candidate", prompt, n, questions=questions) for prompt in dict.fromkeys(prompts)]
+
+
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """Each found prompt's target share; the λ = 0 baseline's and the neutral prompt's for
+    context."""
+    def line(p: Mapping[str, Any], judged: bool = True, tag: str = "") -> Interval:
+        return interval_of(str(p.get("prompt", "")), {"value": p.get("share"), "low": p.get("low"),
+                                                      "high": p.get("high")}, judged, tag)
+
+    entries = [line(p) for p in mappings(figures.get("prompts"))]
+    entries += [line(p, False, "λ=0") for p in mappings(figures.get("baseline"))]
+    neutral = figures.get("neutral")
+    if isinstance(neutral, Mapping):
+        entries.append(line(neutral, False, "neutral"))
+    return entries
 
 
 KIND = CheckKind(
+    chart=chart,
     name="no_bgps_prompt_exceeds",
     run=run,
-    expected_work=expected_work,
+    work=lambda item: Work(expected=tuple(expected_work(item))),
     axes_param=None,
     per_subject=False,
-    params=PARAMS,
+    params=NoBGPSPromptExceedsParams,
     adaptive=True,
     doc="no prompt Bias-Guided Prompt Search finds draws the target value more often than "
         "threshold (seeds/001)",

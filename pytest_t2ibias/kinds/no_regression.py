@@ -9,27 +9,35 @@ away from its ideal beyond ``tolerance``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..figures import Interval, interval_of
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, Param, PlannedItem
-from ._judge import AxisReadings, readings_for
+from ._base import CheckContext, CheckKind, PlannedItem
+from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
-from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
+from ._params import Params, check_unit_interval, param
+from ._rules import no_effect_tolerance
 from ._verdicts import as_estimate, gate_note, same_level
+from ._work import Work, planned
 
 if TYPE_CHECKING:
     from ..spec import AxisSpec, CheckSpec, Suite
 
-PARAMS = (Param("fixes", AXIS_LIST, required=True,
-                doc="axes the candidate (fine-tune) is meant to fix, one item each"),
-          Param("on", AXIS_LIST, doc="axes that must not get worse (default: all others)"),
-          Param("tolerance", NUMBER, default=0.0, check=check_unit_interval,
-                doc="IS_mit may go this far below zero"),
-          *COMMON_PARAMS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoRegressionParams(Params):
+    fixes: tuple[str, ...] = param("axes the candidate (fine-tune) is meant to fix, one item each",
+                                   required=True, names_axes=True)
+    on: tuple[str, ...] | None = param("axes that must not get worse (default: all others)",
+                                       names_axes=True)
+    tolerance: float = param("IS_mit may go this far below zero", default=0.0,
+                             check=check_unit_interval)
 
 
 def evaluate_no_regression(
@@ -110,11 +118,10 @@ def evaluate_no_regression(
     )
 
 
-def run(ctx: CheckContext) -> Verdict:
+def run(ctx: CheckContext[NoRegressionParams]) -> Verdict:
     from ..methods.gate import mitigation_effect_for
 
-    params = ctx.check.params
-    on = affected(ctx.check, ctx.suite, ctx.axis)
+    on = affected(ctx.params.on, ctx.suite, ctx.axis)
     judges = readings_for(ctx, list(on))
 
     def effect_for(calibration):
@@ -128,7 +135,7 @@ def run(ctx: CheckContext) -> Verdict:
         corrected = effect_for(calibration)
         effect = {y: judges.judged(y, e, corrected[y]) for y, e in effect.items()}
     return evaluate_no_regression(effect, fixes=[ctx.axis.name], on=on,
-                                  tolerance=params.get("tolerance", 0.0),
+                                  tolerance=ctx.params.tolerance,
                                   confidence=ctx.confidence, burden=ctx.plan.burden,
                                   label=ctx.label, judges=judges)
 
@@ -139,20 +146,42 @@ def image_needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
     return [("baseline", [prompt]), ("candidate", [prompt])]
 
 
+def axes_read(item: PlannedItem) -> list[AxisSpec]:
+    """The fixed axis and the axes that must not get worse."""
+    return axis_and_affected(item, item.params_as(NoRegressionParams).on)
+
+
+def work(item: PlannedItem) -> Work:
+    """Its images (``image_needs``), every axis it reads off each (``axes_read``), and the
+    images that calibrate the judge on those axes."""
+    axes = axes_read(item)
+    return planned(item, image_needs(item), axes, calibration=calibration_needs(item, axes))
+
+
 def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
     return 2  # the same prompt on the baseline and on the candidate
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """IS_mit on every axis; the fixed ones shown for context."""
+    effect = figures.get("effect")
+    if not isinstance(effect, Mapping):
+        return []
+    fixed = set(figures.get("fixes") or ())
+    return [interval_of(f"IS_mit on {axis}" + (" (fixed)" if axis in fixed else ""), e,
+                        judged=axis not in fixed) for axis, e in effect.items()]
+
+
 KIND = CheckKind(
+    chart=chart,
     name="no_regression",
     run=run,
     adaptive=True,
-    judge_calibrated=True,
     axes_param="fixes",
-    params=PARAMS,
-    image_needs=image_needs,
-    axes_read=axis_and_affected,
+    params=NoRegressionParams,
+    work=work,
     prompts=prompts,
+    never_passes=no_effect_tolerance,
     figure="IS_mit",
     doc="merge gate: the candidate model is no further from the ideal than the baseline on "
         "any axis it was not meant to fix (IS_mit, paired seeds)",

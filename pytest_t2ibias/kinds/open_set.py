@@ -11,9 +11,12 @@ above the threshold or all are shown below it (the judge audit's images do not d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
+from ..figures import Interval, interval_of, mappings
 from ..verdict import (
     DEFAULT_BURDEN,
     FAIL,
@@ -24,43 +27,49 @@ from ..verdict import (
     passes,
     worst,
 )
-from ._base import CheckContext, CheckKind, ExpectedImages, Param, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem
 from ._papers import OPENBIAS
 from ._params import (
-    AXIS_LIST,
-    COMMON_PARAMS,
-    NUMBER,
+    Params,
     check_at_least_one,
     check_knowledge_base,
     check_severity_context,
     check_text_list,
     check_unit_interval,
+    param,
 )
 from ._verdicts import DEFAULT_CONFIDENCE, gate_note
+from ._work import Draw, Work, planned
 
 if TYPE_CHECKING:
-    from ..spec import CheckSpec, Suite
+    from ..spec import AxisSpec, CheckSpec, Suite
 
-PARAMS = (Param("captions", AXIS_LIST, check=check_text_list,
-                doc="captions to propose biases for ({subject} filled in; default: the "
-                    "suite's prompt for the subject)"),
-          Param("threshold", NUMBER, required=True, check=check_unit_interval,
-                doc="largest allowed severity 1 - H(p)/log|C| of any discovered bias"),
-          Param("max_biases", (int,), check=check_at_least_one,
-                doc="measure at most this many biases (those proposed for most captions)"),
-          Param("biases", AXIS_LIST, check=check_text_list,
-                doc="measure only these proposed biases (by name, e.g. [colour])"),
-          Param("llm_captions", (int,), check=check_at_least_one,
-                doc="also audit this many captions of the subject the --t2i-llm model writes "
-                    "(a caption set, as the paper audits; frozen in the lock)"),
-          Param("knowledge_base", (str,), default="floor", check=check_knowledge_base,
-                doc="the shipped knowledge base: floor (its biases under the LLM's, ranked "
-                    "after them; alone without --t2i-llm), off (the LLM's proposals alone: "
-                    "the open set; needs --t2i-llm) or only (the LLM is not asked)"),
-          Param("severity", (str,), default="context_free", check=check_severity_context,
-                doc="which severity ranks and gates: context_free (Eq. 6 over all captions, "
-                    "Eq. 5) or context_aware (each bias' most severe caption, Eq. 4)"),
-          *COMMON_PARAMS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenSetParams(Params):
+    captions: tuple[str, ...] | None = param(
+        "captions to propose biases for ({subject} filled in; default: the suite's prompt for "
+        "the subject)", check=check_text_list)
+    threshold: float = param("largest allowed severity 1 - H(p)/log|C| of any discovered bias",
+                             required=True, check=check_unit_interval)
+    max_biases: int | None = param(
+        "measure at most this many biases (those proposed for most captions)",
+        check=check_at_least_one)
+    biases: tuple[str, ...] | None = param(
+        "measure only these proposed biases (by name, e.g. [colour])", check=check_text_list)
+    llm_captions: int | None = param(
+        "also audit this many captions of the subject the --t2i-llm model writes (a caption "
+        "set, as the paper audits; frozen in the lock)", check=check_at_least_one)
+    knowledge_base: str = param(
+        "the shipped knowledge base: floor (its biases under the LLM's, ranked after them; "
+        "alone without --t2i-llm), off (the LLM's proposals alone: the open set; needs "
+        "--t2i-llm) or only (the LLM is not asked)",
+        default="floor", check=check_knowledge_base)
+    severity: str = param(
+        "which severity ranks and gates: context_free (Eq. 6 over all captions, Eq. 5) or "
+        "context_aware (each bias' most severe caption, Eq. 4)",
+        default="context_free", check=check_severity_context)
 
 
 def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None = None,
@@ -118,17 +127,18 @@ def _correction_of(biases: Any) -> str:
     return modes.pop() if len(modes) == 1 else "mixed"
 
 
-def captions_of(check: CheckSpec, suite: Suite, subject: str) -> list[str]:
+def captions_of(params: Params, suite: Suite, subject: str) -> list[str]:
     """The captions biases are proposed for: the check's (``{subject}`` filled in), else the
     suite's prompt for the subject."""
-    return [c.replace("{subject}", subject) for c in check.params.get("captions") or ()] \
+    assert isinstance(params, OpenSetParams)
+    return [c.replace("{subject}", subject) for c in params.captions or ()] \
         or [suite.prompt_for(subject)]
 
 
 def needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
     """The captions' images, known from the suite alone (the judge audit's few images a
     class depend on the proposals, and are drawn as the check runs)."""
-    return [("candidate", captions_of(item.check, item.suite, item.subject))]
+    return [("candidate", captions_of(item.params_as(OpenSetParams), item.suite, item.subject))]
 
 
 def listed(item: PlannedItem) -> list[tuple[str, str, int]]:
@@ -138,31 +148,36 @@ def listed(item: PlannedItem) -> list[tuple[str, str, int]]:
     from ..methods.openbias import JUDGE_IMAGES
 
     written, audit = locked_prompts(item.suite.path, f"{item.check.id}/{item.subject}") or ([], [])
-    captions = dict.fromkeys([*captions_of(item.check, item.suite, item.subject), *written])
+    captions = dict.fromkeys([*captions_of(item.params_as(OpenSetParams), item.suite,
+                                           item.subject), *written])
     return ([("candidate", c, item.plan.images_per_prompt) for c in captions]
             + [("candidate", prompt, JUDGE_IMAGES) for prompt in audit])
 
 
-def run(ctx: CheckContext) -> Verdict:
+def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
+    """The captions (the suite's prompt when the check names none); the LLM's are unknown."""
+    assert isinstance(check.params, OpenSetParams)
+    return len(check.params.captions or ()) or 1
+
+
+def run(ctx: CheckContext[OpenSetParams]) -> Verdict:
     """Proposals from ``<suite>.openbias.lock.json`` (proposed when missing), then measured."""
     from ..locks.openbias import run_openbias
 
-    params = ctx.check.params
-    captions = captions_of(ctx.check, ctx.suite, ctx.subject)
+    params = ctx.params
+    captions = captions_of(params, ctx.suite, ctx.subject)
     result = run_openbias(ctx.instrument, ctx.suite.path, f"{ctx.check.id}/{ctx.subject}",
-                          captions, subject=ctx.subject, only=params.get("biases"),
-                          max_biases=params.get("max_biases"),
-                          knowledge_base=params.get("knowledge_base") or "floor",
-                          llm_captions=params.get("llm_captions"),
+                          captions, subject=ctx.subject, only=params.biases,
+                          max_biases=params.max_biases, knowledge_base=params.knowledge_base,
+                          llm_captions=params.llm_captions,
                           update=ctx.instrument.models.settings.update_locks,
                           confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
                           judge_correction=ctx.plan.judge_correction)
-    return evaluate_open_set(result, params["threshold"], confidence=ctx.confidence,
-                             burden=ctx.plan.burden, label=ctx.subject,
-                             context=params.get("severity") or "context_free")
+    return evaluate_open_set(result, params.threshold, confidence=ctx.confidence,
+                             burden=ctx.plan.burden, label=ctx.subject, context=params.severity)
 
 
-def expected_work(item: PlannedItem) -> list[ExpectedImages]:
+def expected_work(item: PlannedItem) -> list[Draw]:
     """OpenBias' images, before it runs: each caption's ``images_per_prompt`` asked about
     every bias proposed for it, and the judge's audit (``JUDGE_IMAGES`` a class, the class
     written in). The proposals are the lock file's, else the knowledge base's (an LLM's are
@@ -175,33 +190,47 @@ def expected_work(item: PlannedItem) -> list[ExpectedImages]:
         propose_biases,
     )
 
-    params, subject, n = item.check.params, item.subject, item.plan.images_per_prompt
+    params, subject, n = item.params_as(OpenSetParams), item.subject, item.plan.images_per_prompt
     locked = locked_entry(item.suite.path, f"{item.check.id}/{subject}")
     if locked is not None:
         proposals = locked[0]
     else:  # not locked yet: proposed when it runs
-        proposals = propose_biases(captions_of(item.check, item.suite, subject),
+        proposals = propose_biases(captions_of(params, item.suite, subject),
                                    knowledge_base=load_knowledge_base(),
-                                   subject_of=lambda _caption: subject, only=params.get("biases"),
-                                   max_biases=params.get("max_biases"))
+                                   subject_of=lambda _caption: subject, only=params.biases,
+                                   max_biases=params.max_biases)
     work = []
     for bias in proposals.biases:
-        work += [ExpectedImages("candidate", caption, n, (question,))
+        work += [Draw("candidate", caption, n, questions=(question,))
                  for caption, question in zip(bias.captions, bias.questions)]
-        work += [ExpectedImages("candidate", prompt, JUDGE_IMAGES, (bias.questions[0],))
+        work += [Draw("candidate", prompt, JUDGE_IMAGES, questions=(bias.questions[0],))
                  for prompt in audit_prompts(bias)]
     return work
 
 
+def chart(figures: Mapping[str, Any]) -> list[Interval]:
+    """Each measured bias' severity; one its judge cannot read, greyed."""
+    return [interval_of(str(b.get("name", "")) + ("" if b.get("readable", True) else
+                                                  " (unreadable)"), b.get("severity"),
+                        judged=bool(b.get("readable", True)))
+            for b in mappings(figures.get("biases"))]
+
+
+def work(item: PlannedItem) -> Work:
+    """The captions' images, planned (their answers are asked as the proposals are known);
+    everything with the judge audit, estimated; the prompts to list, from the lock."""
+    return replace(planned(item, needs(item), []), expected=tuple(expected_work(item)),
+                   listed=tuple(listed(item)))
+
+
 KIND = CheckKind(
+    chart=chart,
     name="open_set",
     run=run,
-    expected_work=expected_work,
     axes_param=None,
-    params=PARAMS,
-    image_needs=needs,
-    listed_prompts=listed,
-    prompts=lambda check, suite, axis: len(check.params.get("captions") or ()) or 1,
+    params=OpenSetParams,
+    work=work,
+    prompts=prompts,
     adaptive=True,
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "
         "has severity above threshold; proposals frozen in <suite>.t2i.openbias.lock.json",

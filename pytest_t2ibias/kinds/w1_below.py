@@ -10,6 +10,7 @@ interval is a Dirichlet posterior's, test-inverted to reach 0 at the ideal.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,11 +20,12 @@ from ..metrics import distribution_of, ideal_shares
 from ..metrics.distributions import Distribution
 from ..metrics.posterior import w1_estimate
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
-from ._base import CheckContext, CheckKind, Param
+from ._base import CheckContext, CheckKind
 from ._judge import JudgeReading, reading_for
-from ._needs import one_prompt, subject_prompt, the_axis
+from ._needs import one_prompt, subject_work
 from ._papers import BIASCONNECT
-from ._params import AXIS_LIST, COMMON_PARAMS, NUMBER, check_unit_interval
+from ._params import Params, check_unit_interval, param
+from ._rules import no_bias_threshold, threshold_limit
 from ._verdicts import (
     DEFAULT_RESAMPLES,
     describe_counts,
@@ -34,10 +36,12 @@ from ._verdicts import (
     verb_for,
 )
 
-PARAMS = (Param("axes", AXIS_LIST, required=True, doc="axes to judge, one item each"),
-          Param("threshold", NUMBER, required=True, check=check_unit_interval,
-                doc="largest allowed normalised W1 to the axis' ideal"),
-          *COMMON_PARAMS)
+
+@dataclass(frozen=True, kw_only=True)
+class W1BelowParams(Params):
+    axes: tuple[str, ...] = param("axes to judge, one item each", required=True, names_axes=True)
+    threshold: float = param("largest allowed normalised W1 to the axis' ideal", required=True,
+                             check=check_unit_interval)
 
 
 def evaluate_w1_below(
@@ -90,9 +94,9 @@ def evaluate_w1_below(
     )
 
 
-def run(ctx: CheckContext) -> Verdict:
+def run(ctx: CheckContext[W1BelowParams]) -> Verdict:
     answers = subject_attributes(ctx)
-    return evaluate_w1_below(answers, ctx.check.params["threshold"],
+    return evaluate_w1_below(answers, ctx.params.threshold,
                              ideal=ctx.instrument.ideal(ctx.axis, ctx.suite.filter),
                              ordered=ctx.axis.ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
                              burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples,
@@ -103,12 +107,12 @@ KIND = CheckKind(
     name="w1_below",
     run=run,
     adaptive=True,
-    judge_calibrated=True,
-    params=PARAMS,
-    image_needs=subject_prompt,
-    axes_read=the_axis,
+    params=W1BelowParams,
+    work=subject_work,
     power_metric="w1",
     prompts=one_prompt,
+    limit=threshold_limit,
+    never_passes=no_bias_threshold,
     figure="W1 to the ideal",
     doc="normalised Wasserstein-1 distance to the axis' ideal distribution is at most threshold",
     paper=(f"{BIASCONNECT}, Eq. 1: Wasserstein-1 from the subject's distribution to the axis' "

@@ -2,5 +2,7 @@
 
 ``counterfactual`` (``<suite>.t2i.lock.json``: counterfactual phrasings), ``bgps``
 (``<suite>.t2i.bgps.lock.json``: the prompts a BGPS search found) and ``openbias``
-(``<suite>.t2i.openbias.lock.json``: the biases proposed for each caption).
+(``<suite>.t2i.openbias.lock.json``: the biases proposed for each caption), each its own schema
+over what they share (``_file``: the path beside the suite, the LLM's name and fingerprint, the
+atomic write under a file lock); none borrows another's helpers.
 """

@@ -19,18 +19,15 @@ the suite's order, a regenerated lock diffs line by line.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LockfileError
-from ..store.cache import locked, write_atomically
+from ._file import UPDATE_OPTION, llm_weights, lock_path, shown_model, write_text, writing
 
 if TYPE_CHECKING:
     from ..backends._base import LanguageModel
@@ -38,23 +35,11 @@ if TYPE_CHECKING:
     from ..spec import Suite
 
 LOCK_VERSION = 1
-UPDATE_OPTION = "--t2i-update-locks"
 ABOUT = ("Counterfactual prompts pytest-t2ibias chose for the suite's axes with "
          "`counterfactuals: llm`. Commit this file; regenerate it with --t2i-update-locks "
          "and review the diff.")
 
 log = logging.getLogger("pytest_t2ibias.counterfactuals")
-
-
-def lock_path(suite_path: Path, kind: str = "") -> Path:
-    """``x.t2i.yaml`` -> ``x.t2i.lock.json`` (or ``x.t2i.<kind>.lock.json``: the BGPS and
-    OpenBias locks), in the suite's folder."""
-    name = suite_path.name
-    for suffix in (".yaml", ".yml"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    return suite_path.with_name(f"{name}.{kind + '.' if kind else ''}lock.json")
 
 
 def requirements(suite: Suite) -> dict[str, Any]:
@@ -65,13 +50,6 @@ def requirements(suite: Suite) -> dict[str, Any]:
         "axes": {axis.name: {value: axis.phrase(value) for value in axis.choices}
                  for axis in suite.axes.values() if axis.counterfactuals_from_llm},
     }
-
-
-def llm_weights(model: str) -> str:
-    """The LLM's weights fingerprint without loading it: file hashes, or the hub commit."""
-    from ..backends._fingerprint import model_fingerprint
-
-    return model_fingerprint(model)
 
 
 # -- the lock -----------------------------------------------------------------------------------
@@ -194,11 +172,11 @@ def locked_counterfactuals(suite: Suite, *, llm_model: str | None,
         return _checked(lock, suite, wanted, llm_model)
     if not llm_model:
         raise _needs_llm(suite, path, update)
-    with locked(_lock_key(path)):
+    with writing(path):
         if not update and (lock := read_lock(path)) is not None:
             return _checked(lock, suite, wanted, llm_model)  # another worker wrote it meanwhile
         lock = _generate(suite, path, wanted, llm_model, load_llm(), max_new_tokens)
-        write_atomically(path, lock.to_json().encode("utf-8"))
+        write_text(path, lock.to_json())
     log.warning("wrote counterfactual lock file %s: review and commit it", path)
     return lock
 
@@ -243,7 +221,7 @@ def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
         "lock_version": LOCK_VERSION,
         "suite": suite.path.name,
         "llm": {
-            "model": _shown_model(llm_model, path.parent),
+            "model": shown_model(llm_model, path.parent),
             "revision": weights.rpartition("@")[2] if weights.startswith("hub:") else None,
             "weights": weights,
             "fingerprint": getattr(llm, "fingerprint", None),
@@ -305,22 +283,6 @@ def _shape_problem(record: Any) -> str | None:
                         for v in body["prompts"].values())):
             return f"axis {axis!r} needs 'phrases' and 'prompts' (subject -> value -> {{prompt}})"
     return None
-
-
-def _shown_model(model: str, folder: Path) -> str:
-    """A local LLM path relative to the lock (machine-independent); a hub id as given."""
-    if os.path.isdir(model):
-        return Path(os.path.relpath(Path(model).resolve(), folder.resolve())).as_posix()
-    return model
-
-
-def _lock_key(path: Path) -> Path:
-    """Where the file lock for writing ``path`` lives: the temp folder, so no ``.lock`` file is
-    left beside the suite to be committed by mistake (xdist workers share the machine)."""
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
-    folder = Path(tempfile.gettempdir()) / "pytest-t2ibias-locks"
-    folder.mkdir(exist_ok=True)
-    return folder / digest
 
 
 def _short(weights: str) -> str:

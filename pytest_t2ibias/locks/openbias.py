@@ -34,20 +34,13 @@ from ..methods.openbias import (
     propose_biases,
     write_captions,
 )
-from ..store.cache import locked, write_atomically
-from .counterfactual import (
-    UPDATE_OPTION,
-    _lock_key,
-    _shown_model,
-    llm_weights,
-    lock_path,
-)
+from ._file import UPDATE_OPTION, llm_weights, lock_path, shown_model, write_text, writing
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
 
 LOCK_VERSION = 1
-ABOUT = ("Biases OpenBias proposed for the suite's open_set checks (pytest-t2ibias). Commit this "
+ABOUT = ("Biases OpenBias proposed for the suite's open-set checks (pytest-t2ibias). Commit this "
          "file: CI measures them without an LLM. Regenerate with --t2i-update-locks and review "
          "the diff.")
 
@@ -77,7 +70,7 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
     path = openbias_lock_path(Path(suite_path))
     # The LLM as a path relative to the lock and its weights' fingerprint, so a lock reads the
     # same in any checkout; it is compared only when --t2i-llm is set (CI may have none).
-    which_llm = {"llm": _shown_model(settings.llm, path.parent) if settings.llm else None,
+    which_llm = {"llm": shown_model(settings.llm, path.parent) if settings.llm else None,
                  "llm_weights": llm_weights(settings.llm) if settings.llm else None}
     record = _read(path)
     entry = record["entries"].get(key)
@@ -107,12 +100,12 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
     proposals = propose_biases(captions, knowledge_base=kb, llm=llm,
                                subject_of=(lambda _caption: subject) if subject else None,
                                only=only, max_biases=max_biases, use_knowledge_base=knowledge_base)
-    with locked(_lock_key(path)):
+    with writing(path):
         record = _read(path)
         record["entries"][key] = {**wanted, **which_llm, **written,
                                   "proposals": proposals.to_dict()}
         record["entries"] = dict(sorted(record["entries"].items()))
-        write_atomically(path, (json.dumps(record, indent=2) + "\n").encode())
+        write_text(path, json.dumps(record, indent=2) + "\n")
     return proposals
 
 

@@ -43,14 +43,10 @@ from .._types import Estimate
 from ..metrics import ISMatrix, ideal_shares, normalised_w1
 from ..metrics.distributions import mean_of_shares
 from ..metrics.intersectional import INITIAL, posterior_matrix
-from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
     from ..spec import Suite
-
-DEFAULT_EPSILON = 0.35
-"""The paper's threshold on tau (Sec. 5.3)."""
 
 Combination = tuple[tuple[str, str], ...]
 """Mitigated (axis, value) pairs, in the suite's axis order; () is the base prompt."""
@@ -259,35 +255,6 @@ class InterMitResult:
         lines += [f"  ALERT: {alert}" for alert in self.alerts]
         return "\n".join(lines)
 
-    def verdict(self, *, confidence: float | None = None, burden: str = DEFAULT_BURDEN,
-                label: str = "", early: bool = False) -> Verdict:
-        """Passes when tau reached epsilon with no alert. With ``confidence`` the interval of
-        the final tau decides (wholly at most epsilon: reached; wholly above: not; across it:
-        inconclusive, which fails under ``burden="model"``); an alert always fails.
-        ``early``: a look before an adaptive run's last, which passes only once the harm is
-        ruled out (``harm_ruled_out``) and is inconclusive, so draws more, until then."""
-        tau = self.final_tau
-        step_alerts = [a for a in self.alerts if not a.startswith("tau ")]
-        outcome = FAIL if step_alerts else decide(tau, self.epsilon, confidence=confidence)
-        unproven = early and outcome == PASS and not self.harm_ruled_out
-        if unproven:
-            outcome = INCONCLUSIVE
-        passed = passes(outcome, burden)
-        message = self.summary()
-        if not passed:
-            reason = ("a step made a prioritised axis worse" if step_alerts else
-                      "tau did not reach epsilon" if outcome == FAIL else
-                      "no step is yet shown not to make a prioritised axis worse "
-                      "(inconclusive before the last look)" if unproven else
-                      "tau's interval straddles epsilon (inconclusive)")
-            message = f"InterMit{' for ' + label if label else ''} failed: {reason}\n{message}"
-        return Verdict(passed=passed, outcome=outcome, burden=burden, confidence=confidence,
-                       check="intermit", value=tau,
-                       threshold=self.epsilon, message=message,
-                       figures={"intermit": self.to_dict(), "order": " -> ".join(self.order),
-                                "mit_amount": self.mit_amount, "mit_steps": self.mit_steps,
-                                "alerts": step_alerts, "label": label})
-
 
 def _finite(value: float) -> float:
     return -math.inf if np.isnan(value) else value
@@ -318,9 +285,9 @@ def intermit(
     subject: str,
     *,
     priority: Mapping[str, float] | None = None,
-    epsilon: float = DEFAULT_EPSILON,
+    epsilon: float,
     max_steps: int | None = None,
-    tolerance: float = 0.0,
+    tolerance: float,
     confidence: float,
     n_resamples: int,
     calibration: Mapping[str, np.ndarray] | None = None,

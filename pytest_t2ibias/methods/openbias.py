@@ -606,7 +606,7 @@ def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class
     prompts = dict(zip(bias.classes, audit_prompts(bias)))
     shown = instrument.images(list(prompts.values()), per_prompt=per_class).by_prompt()
     truth, judged = [], []
-    for index, (choice, prompt) in enumerate(prompts.items()):
+    for index, (_choice, prompt) in enumerate(prompts.items()):
         answers = instrument.ask(shown[prompt], question, bias.classes,
                                  caption_statements(bias, caption))
         judged.append(np.asarray(answers.labels))

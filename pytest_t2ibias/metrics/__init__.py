@@ -3,47 +3,56 @@
 numpy and scipy only; no torch, no pytest. Every figure comes with an interval.
 """
 
-from pytest_t2ibias.metrics.distances import kl_divergence
-from pytest_t2ibias.metrics.distances import normalised_w1
-from pytest_t2ibias.metrics.distances import severity
-from pytest_t2ibias.metrics.distributions import Distribution
-from pytest_t2ibias.metrics.distributions import distribution_of
-from pytest_t2ibias.metrics.distributions import ideal_shares
-from pytest_t2ibias.metrics.distributions import pooled_shares
-from pytest_t2ibias.metrics.entigen import bias
-from pytest_t2ibias.metrics.entigen import diversity
-from pytest_t2ibias.metrics.intersectional import ISMatrix
-from pytest_t2ibias.metrics.intersectional import intersectional_sensitivity
-from pytest_t2ibias.metrics.intersectional import mitigation_effect
-from pytest_t2ibias.metrics.intervals import MatrixEstimate
-from pytest_t2ibias.metrics.intervals import bootstrap_estimate
-from pytest_t2ibias.metrics.intervals import bootstrap_matrix
-from pytest_t2ibias.metrics.intervals import difference_of_shares
-from pytest_t2ibias.metrics.intervals import jeffreys_interval
-from pytest_t2ibias.metrics.intervals import wilson_interval
-from pytest_t2ibias.metrics.judge import JudgeCalibration
-from pytest_t2ibias.metrics.judge import calibration_from_labels
-from pytest_t2ibias.metrics.judge import correct_shares
-from pytest_t2ibias.metrics.judge import correction_mode
-from pytest_t2ibias.metrics.judge import judged_estimate
-from pytest_t2ibias.metrics.judge import readability
-from pytest_t2ibias.metrics.posterior import max_skew_estimate
-from pytest_t2ibias.metrics.posterior import posterior_estimate
-from pytest_t2ibias.metrics.power import decision_rate
-from pytest_t2ibias.metrics.power import expected_images
-from pytest_t2ibias.metrics.power import images_needed
-from pytest_t2ibias.metrics.posterior import severity_estimate
-from pytest_t2ibias.metrics.posterior import w1_estimate
-from pytest_t2ibias.metrics.sequential import betting_share_interval
-from pytest_t2ibias.metrics.sequential import betting_share_sequence
-from pytest_t2ibias.metrics.sequential import doubling_looks
-from pytest_t2ibias.metrics.sequential import look_confidence
-from pytest_t2ibias.metrics.sequential import look_confidences
-from pytest_t2ibias.metrics.sequential import spent_alpha
-from pytest_t2ibias.metrics.skew import SkewValue
-from pytest_t2ibias.metrics.skew import max_skew_at_k
-from pytest_t2ibias.metrics.skew import mean_max_skew_at_k
-from pytest_t2ibias.metrics.skew import skew_at_k
+from pytest_t2ibias.metrics.distances import kl_divergence, normalised_w1, severity
+from pytest_t2ibias.metrics.distributions import (
+    Distribution,
+    distribution_of,
+    ideal_shares,
+    pooled_shares,
+)
+from pytest_t2ibias.metrics.entigen import bias, diversity
+from pytest_t2ibias.metrics.intersectional import (
+    ISMatrix,
+    intersectional_sensitivity,
+    mitigation_effect,
+)
+from pytest_t2ibias.metrics.intervals import (
+    MatrixEstimate,
+    bootstrap_estimate,
+    bootstrap_matrix,
+    difference_of_shares,
+    jeffreys_interval,
+    wilson_interval,
+)
+from pytest_t2ibias.metrics.judge import (
+    JudgeCalibration,
+    calibration_from_labels,
+    correct_shares,
+    correction_mode,
+    judged_estimate,
+    readability,
+)
+from pytest_t2ibias.metrics.posterior import (
+    max_skew_estimate,
+    posterior_estimate,
+    severity_estimate,
+    w1_estimate,
+)
+from pytest_t2ibias.metrics.power import decision_rate, expected_images, images_needed
+from pytest_t2ibias.metrics.sequential import (
+    betting_share_interval,
+    betting_share_sequence,
+    doubling_looks,
+    look_confidence,
+    look_confidences,
+    spent_alpha,
+)
+from pytest_t2ibias.metrics.skew import (
+    SkewValue,
+    max_skew_at_k,
+    mean_max_skew_at_k,
+    skew_at_k,
+)
 
 __all__ = [
     "Distribution",

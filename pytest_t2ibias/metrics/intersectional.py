@@ -44,8 +44,8 @@ from pytest_t2ibias.metrics.judge import corrected_draws, corrected_point
 from pytest_t2ibias.metrics.posterior import (
     dirichlet_draws,
     ideal_not_rejected,
-    percentile_bounds,
     kink_forms,
+    percentile_bounds,
     profile_critical_value,
     profile_range,
     share_draws,

@@ -10,10 +10,10 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .._text import shown
+from ..figures import Interval
 
 WITHIN, BEYOND, STRADDLES, UNJUDGED = "within", "beyond", "straddles", "unjudged"
 INK = {WITHIN: "#1a7f37", BEYOND: "#c62828", STRADDLES: "#b26a00", UNJUDGED: "#6e7781"}
@@ -43,19 +43,6 @@ def _num(x: float) -> str:
 
 
 # -- an interval chart: each figure with its interval against the limit -----------------------
-
-
-@dataclass(frozen=True)
-class Interval:
-    """One line of an interval chart; ``judged`` False: shown for context (grey)."""
-
-    label: str
-    value: float
-    low: float
-    high: float
-    judged: bool = True
-    tag: str = ""
-    """Said before the label and never cut ("λ=0", "control")."""
 
 
 def side(entry: Interval, limit: float, at_most: bool, point: bool) -> str:

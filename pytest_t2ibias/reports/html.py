@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..figures import mappings
 from .charts import (
     Interval,
     escape,
@@ -325,39 +326,12 @@ def _figure_line(row: ReportRow) -> str:
 
 def _interval_chart(row: ReportRow) -> str:
     """Each figure the check judged, with its interval, against the limit."""
+    from ..kinds import CHECK_KINDS
+
     f = row.figures
-    entries: list[Interval] = []
-    if isinstance(f.get("pairs"), Mapping):  # is_nonnegative
-        entries = [_interval(f"IS[{name}]", e) for name, e in f["pairs"].items()]
-    elif isinstance(f.get("effect"), Mapping):  # no_regression: the fixed axes for context
-        fixed = set(f.get("fixes") or ())
-        entries = [_interval(f"IS_mit on {axis}" + (" (fixed)" if axis in fixed else ""), e,
-                             judged=axis not in fixed) for axis, e in f["effect"].items()]
-    elif isinstance(f.get("prompts"), list) and f.get("target"):  # BGPS
-        entries = [Interval(str(p.get("prompt", "")),
-                            *(_float(p.get(k)) for k in ("share", "low", "high")))
-                   for p in _mappings(f["prompts"])]
-        entries += [Interval(str(p.get("prompt", "")),
-                             *(_float(p.get(k)) for k in ("share", "low", "high")), False, "λ=0")
-                    for p in _mappings(f.get("baseline"))]
-        neutral = f.get("neutral")
-        if isinstance(neutral, Mapping):
-            entries.append(Interval(str(neutral.get("prompt", "")),
-                                    *(_float(neutral.get(k)) for k in ("share", "low", "high")),
-                                    False, "neutral"))
-    elif isinstance(f.get("biases"), list):  # open_set
-        entries = [_interval(str(b.get("name", "")) + ("" if b.get("readable", True) else
-                                                       " (unreadable)"), b.get("severity"),
-                             judged=bool(b.get("readable", True))) for b in _mappings(f["biases"])]
-    elif isinstance(f.get("effects"), list):  # ENTIGEN
-        entries = [_interval(str(e.get("phrase", "")), e.get("improvement"),
-                             judged=not e.get("control"),
-                             tag="control" if e.get("control") else "")
-                   for e in _mappings(f["effects"])]
-    elif isinstance(f.get("audits"), Mapping):  # judge_agrees
-        entries = [_interval(f"{axis} accuracy", a.get("accuracy"))
-                   for axis, a in f["audits"].items() if isinstance(a, Mapping)]
-    if not entries:
+    kind = CHECK_KINDS.get(row.check)
+    entries: list[Interval] = list(kind.chart(f)) if kind is not None and kind.chart else []
+    if not entries:  # one figure: the verdict's own value
         name = figure_name(row.check)
         entries = [Interval(f"{name} ({row.about or row.axis})" if row.about or row.axis
                             else name, row.value, row.low, row.high)]
@@ -367,18 +341,6 @@ def _interval_chart(row: ReportRow) -> str:
             if len(entries) > 30 else "")
     return (f'<figure class="chart-box"><figcaption>against the limit</figcaption>{chart}{more}'
             f'</figure>')
-
-
-def _interval(label: str, estimate: Any, judged: bool = True, tag: str = "") -> Interval:
-    estimate = estimate if isinstance(estimate, Mapping) else {}
-    return Interval(label, *(_float(estimate.get(k)) for k in ("value", "low", "high")), judged,
-                    tag)
-
-
-def _mappings(items: Any) -> list[Mapping[str, Any]]:
-    """The dicts of a figure's list (a hand-edited JSON report may hold anything)."""
-    return [item for item in items if isinstance(item, Mapping)] if isinstance(items, list) \
-        else []
 
 
 def _float(value: Any) -> float:
@@ -404,7 +366,7 @@ def _bar_charts(row: ReportRow) -> list[str]:
         n = sum(counts.values())
         found.append(("", list(counts), {c: k / n if n else float("nan")
                                           for c, k in counts.items()}, counts, f["target"]))
-    for bias in _mappings(f.get("biases")):
+    for bias in mappings(f.get("biases")):
         if isinstance(bias.get("classes"), list):
             classes = [str(c) for c in bias["classes"]]
             found.append((f"{bias.get('name', '')}: shares", classes,

@@ -63,6 +63,9 @@ class RunTally:
         another bucket (a Python test drawing the same images first) computes of it is no
         longer left to the plan, so the total does not count it twice (issue #36). Per
         prompt, not per image, so it holds any run (#35)."""
+        self.unknown: list[str] = []
+        """Items whose work could not be worked out before they run (``Work.error``): not in
+        the total until they run, which reports why."""
         self.asked_as: dict[str, str] = {}
         """A question's text as the judge is asked it -> the plan's key for it (an axis' name,
         ``<filter>``): an answer to another question, on an image the plan draws, is not the
@@ -159,8 +162,7 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
     kind may declare one too for what its plan does not name; less what is already counted), plus ``unplanned_images``: what the other kinds' plans say they cost
     (``--t2i-plan``'s count; answered at the planned kinds' rate per image). Python tests
     add theirs as they go."""
-    from ..kinds import CHECK_KINDS
-    from ..prefetch import axes_read, calibration_needs, image_needs, is_planned
+    from ..kinds import work_of
 
     # Image i of a prompt is one image whoever asks, so the images counted of a (model,
     # prompt, seed, sampling) are always its first n: a count per prompt (and per prompt and
@@ -171,6 +173,8 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
     plan_work: dict[str, dict[tuple, dict[str, int]]] = {"images": {}, "answers": {}}
     asked_as: dict[str, str] = {}
     in_plan = True  # the session plan's part comes first, then the searches' estimates
+    unknown: list[str] = []
+    """Items whose work could not be worked out: counted by their runs, named by the tally."""
 
     def count(item: Any, role: str | None, prompt: str, n: int, questions: Sequence[str]
               ) -> tuple[int, int]:
@@ -196,45 +200,34 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
                 planned[question] = max(n, planned.get(question, 0))
         return new_images, new_answers
 
-    searches: list[tuple[str, Any]] = []
+    estimates: list[tuple[str, Any, tuple]] = []
     for position, item in enumerate(planned):
-        kind = CHECK_KINDS.get(item.check.kind)
-        if not is_planned(item) or (kind is not None and kind.expected_work is not None):
+        work = work_of(item)
+        nodeid = nodeids[position] if nodeids else f"item {position}"
+        if work.error is not None:  # its run reports it; the total says it is not counted
+            unknown.append(nodeid)
+            continue
+        if work.expected is not None:
             # a search, or a planned kind that does more than its plan names (open_set's
             # judge audit): its estimate, less what the plan counts, in its own bucket
-            searches.append((nodeids[position] if nodeids else f"item {position}", item))
-        if not is_planned(item):
-            continue
-        try:
-            needs = [(role, prompts, item.plan.images_per_prompt)
-                     for role, prompts in image_needs(item)] + calibration_needs(item)
-            read = [axis.name for axis in axes_read(item)]
-        except Exception:  # noqa: BLE001 - the item's own run reports what is wrong with it
-            continue
-        questions = read + (["<filter>"] if item.suite.filter is not None else [])
-        for axis in axes_read(item):  # the judge asks an axis as its question, a classifier
-            for text in (axis.question, f"<classify {axis.name}>",  # by name, or in parts
-                         *(part.question for part in axis.parts)):
-                asked_as.setdefault(text, axis.name)
-        if item.suite.filter is not None:
-            asked_as.setdefault(item.suite.filter.question, "<filter>")
-        for role, prompts, n in needs:  # the kind's own, then its judge's calibration
-            for prompt in prompts:
-                count(item, role, prompt, n, questions)
+            estimates.append((nodeid, item, work.expected))
+        for draw in work.planned:  # the kind's own, then its judge's calibration
+            questions = [axis.name for axis in draw.axes] + (
+                ["<filter>"] if item.suite.filter is not None else [])
+            for axis in draw.axes:  # the judge asks an axis as its question, a classifier
+                for text in (axis.question, f"<classify {axis.name}>",  # by name, or in parts
+                             *(part.question for part in axis.parts)):
+                    asked_as.setdefault(text, axis.name)
+            if item.suite.filter is not None:
+                asked_as.setdefault(item.suite.filter.question, "<filter>")
+            count(item, draw.role, draw.prompt, draw.images, questions)
     in_plan = False
     planned_images, planned_answers = sum(images.values()), sum(answers.values())
     per_image = planned_answers / planned_images if planned_images else 1.0
     tally_plan = (planned_images + unplanned_images,
                   planned_answers + round(unplanned_images * per_image))
     expected: dict[str, dict[str, int]] = {}
-    for nodeid, item in searches:
-        kind = CHECK_KINDS.get(item.check.kind)
-        if kind is None or kind.expected_work is None:
-            continue
-        try:
-            work = kind.expected_work(item)
-        except Exception:  # noqa: BLE001 - an estimate is never worth an error; the run says
-            continue
+    for nodeid, item, work in estimates:
         bucket = expected.setdefault(nodeid, {"images": 0, "answers": 0})
         for each in work:
             new_images, new_answers = count(item, each.role, each.prompt, each.images,
@@ -243,6 +236,7 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
             bucket["answers"] += new_answers
     tally = RunTally(*tally_plan, expected=expected)
     tally.plan_work = plan_work
+    tally.unknown = unknown
     tally.asked_as = asked_as
     return tally
 

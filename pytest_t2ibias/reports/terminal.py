@@ -202,17 +202,20 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
     (tokenizers read from each model's folder, through the readings kept in ``memo``; no
     weights loaded)."""
     from ..backends.readings import pipeline_readers, problems
-    from ..prefetch import image_needs
+    from ..kinds import work_of
 
     readers: dict[str, list] = {}
     found = {}
     for nodeid, check in planned:
         said = []
-        try:
-            needs = image_needs(check)
-        except Exception:  # noqa: BLE001 - e.g. LLM-phrased axes before their lock: the run says
+        work = work_of(check)
+        if work.error is not None:  # plan_prompts says it; the run reports it
             continue
-        for role, prompts in needs:
+        needs: dict[str, list[str]] = {}
+        for draw in work.own:
+            if draw.role is not None:
+                needs.setdefault(draw.role, []).append(draw.prompt)
+        for role, prompts in needs.items():
             model = check.plan.model(role)
             try:
                 if model not in readers:
@@ -228,15 +231,16 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
 def plan_prompts(planned: Sequence[tuple[str, Any]]) -> list[str]:
     """``--t2i-plan -v``: every prompt each item will draw as far as the plan knows, with its
     images (prompts are the user's text, shown as data)."""
-    from ..prefetch import listed_prompts
+    from ..kinds import work_of
 
     lines = []
     for nodeid, item in planned:
-        try:
-            listed = listed_prompts(item)
-        except Exception:  # noqa: BLE001 - e.g. LLM-phrased axes before their lock: the run says
-            listed = None
+        work = work_of(item)
         name = shown(nodeid.rsplit("/", 1)[-1])
+        if work.error is not None:  # e.g. LLM-phrased axes before their lock: the run says
+            lines.append(f"{name}: prompts not known yet ({shown(str(work.error))})")
+            continue
+        listed = work.prompts()
         if listed is None:
             lines.append(f"{name}: prompts decided as it runs (a search)")
             continue

@@ -20,7 +20,14 @@ import numpy as np
 from .._types import ABSTAINED, Answers, GeneratedImage, ImageRequest, ImageSet
 from ..backends._base import Answerer, Generator
 from ..errors import BackendError
-from .cache import Cache, Claim, answer_key, check_probabilities, content_hash, image_key
+from .cache import (
+    Cache,
+    Claim,
+    answer_key,
+    check_probabilities,
+    content_hash,
+    image_key,
+)
 from .degenerate import check_images, check_scores
 from .write_behind import WriteBehind
 

@@ -12,12 +12,7 @@ from .._exports import lazy_exports
 
 if TYPE_CHECKING:
     from ..errors import SuiteError
-    from ..spec import AxisSpec
-    from ..spec import CheckSpec
-    from ..spec import FilterSpec
-    from ..spec import Location
-    from ..spec import QuestionPart
-    from ..spec import Suite
+    from ..spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
     from .load import load_suite
 
 __all__ = [

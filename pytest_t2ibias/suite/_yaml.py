@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import SuiteError
+from ..errors import SuiteError, SuiteTooLarge
 
 KeyPath = tuple  # of str keys and int list indexes
 
@@ -62,10 +62,10 @@ class _Loader(yaml.SafeLoader):
         self._nodes += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise _OverBudget(self.peek_event().start_mark.line + 1,
+                raise SuiteTooLarge(self.peek_event().start_mark.line + 1,
                                   f"the suite nests deeper than {MAX_DEPTH} levels")
             if self._nodes > MAX_EXPANDED_NODES:
-                raise _OverBudget(self.peek_event().start_mark.line + 1,
+                raise SuiteTooLarge(self.peek_event().start_mark.line + 1,
                                   f"the suite has more than {MAX_EXPANDED_NODES} values")
             return super().compose_node(parent, index)
         finally:
@@ -99,18 +99,6 @@ class Document:
         return self.lines.get((), 1)
 
 
-class _OverBudget(Exception):
-    """A file past one of the parsing budgets (or with a foreign tag); a ``SuiteError`` at
-    ``line``."""
-
-    def __init__(self, line: int, message: str, *, budget: bool = True) -> None:
-        if budget:
-            message += " (suites are bounded so that collecting them stays fast and small)"
-        super().__init__(message)
-        self.line = line
-        self.message = message
-
-
 def load_yaml(path: Path) -> Document:
     """Parse ``path``; syntax errors, duplicate keys, non-standard tags and files past the
     budgets become ``SuiteError`` with their line."""
@@ -126,7 +114,7 @@ def load_yaml(path: Path) -> Document:
             document.lines[()] = root.start_mark.line + 1
             document.data = _to_plain(loader, root, (), document)
         return document
-    except _OverBudget as exc:
+    except SuiteTooLarge as exc:
         raise SuiteError(path, exc.line, exc.message) from None
     except yaml.MarkedYAMLError as exc:
         raise _syntax_error(path, exc) from None
@@ -176,7 +164,7 @@ def _check_budgets(root: yaml.Node) -> None:
             continue
         line = node.start_mark.line + 1
         if node.tag not in STANDARD_TAGS:
-            raise _OverBudget(line, f"tag {node.tag!r} is not allowed in a suite (only plain "
+            raise SuiteTooLarge(line, f"tag {node.tag!r} is not allowed in a suite (only plain "
                                     f"YAML values: mappings, lists, strings, numbers, booleans)",
                               budget=False)
         children = _children(node)
@@ -194,12 +182,12 @@ def _check_budgets(root: yaml.Node) -> None:
             characters[id(child)] for child in known)
         depth[key] = 1 + max((depth[id(child)] for child in known), default=0)
         if nodes[key] > MAX_EXPANDED_NODES:
-            raise _OverBudget(line, f"aliases expand the suite past {MAX_EXPANDED_NODES} values")
+            raise SuiteTooLarge(line, f"aliases expand the suite past {MAX_EXPANDED_NODES} values")
         if characters[key] > MAX_EXPANDED_CHARACTERS:
-            raise _OverBudget(line, f"aliases expand the suite past {MAX_EXPANDED_CHARACTERS} "
+            raise SuiteTooLarge(line, f"aliases expand the suite past {MAX_EXPANDED_CHARACTERS} "
                                     f"characters")
         if depth[key] > MAX_DEPTH:
-            raise _OverBudget(line, f"aliases nest the suite deeper than {MAX_DEPTH} levels")
+            raise SuiteTooLarge(line, f"aliases nest the suite deeper than {MAX_DEPTH} levels")
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

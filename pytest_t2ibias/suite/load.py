@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from .._settings import JUDGE_CORRECTIONS, parse_model_options
-from ..budgets import MAX_IMAGE_SIDE
 from .._text import first_unsafe
+from ..budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
-from ..kinds._params import MAX_IMAGES_PER_PROMPT, check_images
+from ..params import build, check_images
 from ..spec import (
     COUNTERFACTUAL_CALIBRATION,
     AxisSpec,
@@ -52,9 +52,6 @@ PART_KEYS = ("value", "question")
 PART_OPTIONAL_KEYS = ("statements",)
 YES_NO = ("yes", "no")
 CHECK_KEYS = ("id", "kind", "subjects", "marks")
-AXIS_REFERENCE_PARAMS = frozenset({"axes", "axis", "mitigate", "on", "fixes", "priority"})
-"""Check parameters whose values name axes of the suite (a name, a list of names, or a
-mapping keyed by axis names such as InterMit's ``priority``)."""
 
 TEMPLATE_FIELDS = ("subject",)
 """The placeholders a prompt template may use, each bare: ``{subject}``."""
@@ -693,14 +690,14 @@ class _SuiteReader:
         kind = self.kind(mapping, at, where)
         if kind is None:
             return None
-        params = self.params(mapping, at, where, kind)
-        if params is None:
+        values = self.params(mapping, at, where, kind)
+        if values is None:
             return None
         return CheckSpec(
             id=check_id,
             kind=kind.name,
-            params=params,
-            axes=_expanded_axes(kind, params, axes),
+            params=build(kind.params, values),
+            axes=_expanded_axes(kind, values, axes),
             subjects=chosen_subjects,
             location=self.location(at),
             marks=marks,
@@ -722,8 +719,9 @@ class _SuiteReader:
 
     def params(self, mapping: dict, at: KeyPath, where: str, kind: CheckKind
                ) -> dict[str, Any] | None:
-        """The kind's parameters: required, typed, checked; absent ones take their default."""
-        declared = {param.name: param for param in (*COMMON_PARAMS, *kind.params)}
+        """The kind's parameters by key: required, typed, checked; absent ones take their
+        default (``kinds._params.build`` makes them the kind's ``Params``)."""
+        declared = {param.name: param for param in (*COMMON_PARAMS, *kind.declared)}
         before = len(self.problems)
         self.unknown_keys(mapping, at, (*CHECK_KEYS, *declared), f"in {where} ({kind.name})")
         params: dict[str, Any] = {}
@@ -756,7 +754,7 @@ class _SuiteReader:
                 if rejection:
                     self.problem(param_at, f"{where}: {param.name} {rejection}")
                     continue
-            if param.name in AXIS_REFERENCE_PARAMS:
+            if param.names_axes:
                 self.axis_references(value, param_at, where, param.name)
             if param.check_with_axes is not None and self.axis_names:
                 axes = self.declared_axes
@@ -773,7 +771,7 @@ class _SuiteReader:
             value = list(value)
             if not value:
                 self.problem(at, f"{where}: {key} must name at least one axis")
-            for index, name in enumerate(value):
+            for name in value:
                 self.axis_references(name, (*at, name), where, key)
             return
         names = [value] if isinstance(value, str) else value if isinstance(value, list) else []

@@ -1,0 +1,204 @@
+"""docs/ARCHITECTURE.md's recipe, followed: a new kind is one module and one registry line,
+and with nothing else it is validated, planned, prefetched, power-planned, charted and
+documented (issue #34)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pytest_t2ibias._settings import Settings
+from pytest_t2ibias.errors import SuiteError
+from pytest_t2ibias.instrument import Instrument, Models
+from pytest_t2ibias.kinds import CHECK_KINDS, CheckContext, PlannedItem, register_check, work_of
+from pytest_t2ibias.plan import plan_for
+from pytest_t2ibias.power import plan_item
+from pytest_t2ibias.prefetch import prefetch
+from pytest_t2ibias.reports.html import render_html
+from pytest_t2ibias.reports.rows import ReportRow
+from pytest_t2ibias.store.cache import Cache
+from pytest_t2ibias.store.request_layer import RequestLayer
+from pytest_t2ibias.suite.load import load_suite
+
+MODULE = '''
+"""``first_share_below``: the share of an axis' first choice in the subject's images."""
+
+from dataclasses import dataclass
+
+from pytest_t2ibias.figures import interval_of
+from pytest_t2ibias.kinds import CheckKind, Params, param, planned
+from pytest_t2ibias.kinds.entropy_below import evaluate_entropy_below
+
+
+def check_share(value):
+    return None if 0 <= value <= 1 else f"must lie in [0, 1], got {value}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FirstShareParams(Params):
+    axes: tuple[str, ...] = param("axes to judge, one item each", required=True,
+                                  names_axes=True)
+    threshold: float = param("largest allowed share of the first choice", required=True,
+                             check=check_share)
+
+
+def run(ctx):
+    images = ctx.instrument.images([ctx.suite.prompt_for(ctx.subject)])
+    answers = ctx.instrument.attributes(images, ctx.axis, ctx.suite.filter)
+    return evaluate_entropy_below(answers, ctx.params.threshold, confidence=ctx.confidence,
+                                  interval_confidence=ctx.interval_confidence, label=ctx.label)
+
+
+def work(item):
+    return planned(item, [("candidate", [item.suite.prompt_for(item.subject)])], [item.axis])
+
+
+def chart(figures):
+    return [interval_of("first share, as charted", figures.get("first"))]
+
+
+KIND = CheckKind(
+    name="first_share_below",
+    run=run,
+    params=FirstShareParams,
+    work=work,
+    power_metric="severity",
+    limit=lambda params: params.threshold,
+    prompts=lambda check, suite, axis: 1,
+    chart=chart,
+    doc="the first choice is drawn at most threshold of the time",
+    paper="a stand-in figure, to follow the recipe",
+    example="checks:\\n  - {id: mostly_not_purple, kind: first_share_below, axes: [colour], "
+            "threshold: 0.9}",
+)
+'''
+
+SUITE = """\
+suite: purple
+defaults: {images_per_prompt: 4, seed: 0}
+prompt: "a photo of a {subject}"
+subjects: [mug]
+axes:
+  colour:
+    question: "What colour is the mug?"
+    choices: [purple, green]
+checks:
+  - {id: mostly_not_purple, kind: first_share_below, axes: [colour], threshold: 0.9,
+     confidence: 0.95}
+"""
+
+
+class Painter:
+    fingerprint = "painter-v1"
+
+    def __init__(self):
+        self.prompts: list[str] = []
+
+    def generate(self, requests):
+        self.prompts += [r.prompt for r in requests]
+        return [Image.new("RGB", (4, 4), (r.noise_seed % 251, 0, 0)) for r in requests]
+
+
+class Scorer:
+    fingerprint = "scorer-v1"
+
+    def __init__(self):
+        self.questions: list[tuple[str, int]] = []
+
+    def score(self, images, question, choices, statements=None):
+        self.questions.append((question, len(images)))
+        return np.array([[0.8, 0.2] if i % 4 else [0.2, 0.8] for i in range(len(images))])
+
+
+class Provider:
+    def __init__(self):
+        self.painter, self.scorer = Painter(), Scorer()
+
+    def generator(self, model, role):
+        return self.painter
+
+    def vqa(self, model):
+        return self.scorer
+
+
+@pytest.fixture
+def new_kind(tmp_path, monkeypatch):
+    """The recipe: one module ... and one registry line."""
+    path = tmp_path / "first_share_below.py"
+    path.write_text(textwrap.dedent(MODULE))
+    spec = importlib.util.spec_from_file_location("first_share_below", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "first_share_below", module)
+    spec.loader.exec_module(module)
+    saved = dict(CHECK_KINDS)
+    register_check(module.KIND)  # the registry line
+    yield module.KIND
+    CHECK_KINDS.clear()
+    CHECK_KINDS.update(saved)
+
+
+def test_a_kind_in_one_module_and_a_registry_line_takes_part_everywhere(new_kind, tmp_path):
+    path = tmp_path / "purple.t2i.yaml"
+    path.write_text(SUITE)
+
+    # validated: its typed parameters, built by the loader; a bad value is a collection error
+    suite = load_suite(path)
+    check = suite.checks[0]
+    assert check.params.threshold == 0.9 and check.params.axes == ("colour",)
+    bad = tmp_path / "bad.t2i.yaml"
+    bad.write_text(SUITE.replace("threshold: 0.9", "threshold: 2"))
+    with pytest.raises(SuiteError, match=r"bad.t2i.yaml:10: .*threshold must lie in \[0, 1\]"):
+        load_suite(bad)
+
+    # planned: its work names the subject's images and the axis read off each
+    settings = Settings.standalone(model="m", vqa="v")
+    plan = plan_for(settings, suite, check)
+    item = PlannedItem(suite, check, "mug", suite.axes["colour"], plan)
+    work = work_of(item)
+    assert [(d.role, d.prompt, d.images) for d in work.planned] == [
+        ("candidate", "a photo of a mug", 4)]
+    assert work.complete and work.prompts() == [("candidate", "a photo of a mug", 4)]
+
+    # prefetched: those images and answers are computed up front, and the run finds them
+    provider = Provider()
+    requests = RequestLayer(Cache(tmp_path / "cache"), batch_size=16)
+    models = Models(settings, provider)
+    assert prefetch([item], lambda p: Instrument(models, requests, p)) == 1
+    assert provider.painter.prompts == ["a photo of a mug"] * 4
+    assert provider.scorer.questions == [("What colour is the mug?", 4)]
+    context = CheckContext(check=check, suite=suite, subject="mug", axis=suite.axes["colour"],
+                           plan=plan, instrument=Instrument(models, requests, plan),
+                           levels=plan.levels, n_resamples=50, phrase=lambda s, subject: s)
+    before = requests.counters.images_generated
+    verdict = new_kind.run(context)
+    assert requests.counters.images_generated == before
+
+    # power-planned: its metric simulated around its limit
+    power = plan_item("purple.t2i.yaml::mostly_not_purple[mug-colour]", check, suite,
+                      suite.axes["colour"], plan, confidence=0.95, power=0.9)
+    assert power.prompts == 1 and power.needed is not None and power.needed > 4
+
+    # charted: the HTML draws the lines its chart makes of the figures
+    estimate = verdict.value
+    row = ReportRow(nodeid="purple.t2i.yaml::mostly_not_purple[mug-colour]",
+                    check=new_kind.name, subject="mug", axis="colour", value=estimate.value,
+                    low=estimate.low, high=estimate.high, n=estimate.n,
+                    confidence=estimate.confidence, threshold=0.9, passed=verdict.passed,
+                    figures={"first": {"value": 0.25, "low": 0.1, "high": 0.5}},
+                    status="passed", outcome=verdict.outcome)
+    assert "first share, as charted" in render_html([row])
+
+    # documented: the YAML reference's section and the JSON Schema, from its Params
+    from docgen.reference import _kind
+    from docgen.schema import json_schema
+
+    section = "\n".join(_kind(new_kind))
+    assert "### `first_share_below`" in section
+    assert "largest allowed share of the first choice" in section
+    schema = json_schema({new_kind.name: new_kind})
+    assert "first_share_below" in str(schema) and "threshold" in str(schema)
