@@ -444,5 +444,6 @@ def test_the_kind_searches_with_the_papers_beam_and_expansion_by_default(tmp_pat
     from pytest_t2ibias.methods.bgps import PAPER_SEARCH
 
     suite = load_suite(write_suite(tmp_path, SUITE.replace("beam: 3, expansion: 3, ", "")))
-    gate = gate_from_params("hidden_male", suite, suite.checks[0].params)
-    assert (gate.settings.beam_size, gate.settings.expansion) == (PAPER_SEARCH["beam_size"], PAPER_SEARCH["expansion"])
+    gate = gate_of("hidden_male", suite, suite.checks[0].params)
+    assert (gate.settings.beam_size, gate.settings.expansion) == (
+        PAPER_SEARCH["beam_size"], PAPER_SEARCH["expansion"])
