@@ -11,6 +11,10 @@ item first runs, so declaring and validating a suite never imports them.
 from __future__ import annotations
 
 from . import (
+    distribution_shift,
+    diversity,
+    erasure,
+    image_quality,
     entropy_below,
     intermit,
     intervention_improves,
@@ -20,6 +24,7 @@ from . import (
     no_bgps_prompt_exceeds,
     no_regression,
     open_set,
+    prompt_alignment,
     w1_below,
 )
 from ._base import (
@@ -48,7 +53,8 @@ __all__ = [
 
 for _module in (entropy_below, w1_below, is_nonnegative, no_regression, intermit,
                 no_bgps_prompt_exceeds, open_set, max_skew_below, judge_agrees,
-                intervention_improves):
+                intervention_improves, prompt_alignment, diversity, image_quality,
+                distribution_shift, erasure):
     register_check(_module.KIND)
 
 BUILTIN_KINDS: tuple[str, ...] = tuple(CHECK_KINDS)

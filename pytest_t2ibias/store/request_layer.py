@@ -224,13 +224,14 @@ class RequestLayer:
         def embed(batch: list[tuple[str, str]]) -> list[np.ndarray]:
             return list(embedder.embed_texts([text for _, text in batch]))
 
-        self._embeddings(keys, list(texts), about, embed, "embedding prompts",
-                         _model_name(embedder), self.answer_batch_size)
+        self._embeddings(keys, list(texts), about, embed, "", _model_name(embedder),
+                         self.answer_batch_size)
         return np.array([self._answers[key] for key in keys], dtype=float)
 
     def _embeddings(self, keys: list[str], items: list, about: Callable[[object], dict],
                     embed: Callable[[list], list[np.ndarray]], what: str, model: str,
                     batch_size: int) -> None:
+        """``what``: the progress line's phase (images); empty for texts, computed quietly."""
         def from_cache(key: str, item) -> bool:
             vector = self.cache.get_embedding(key, about(item))
             if vector is None:
@@ -255,7 +256,11 @@ class RequestLayer:
                 self._behind(self.cache.put_embedding, key, about(item), vector)
             self.counters.answers_scored += len(batch)
 
-        self._compute_once(missing, from_cache, compute, what, model, batch_size)
+        if what:
+            self._compute_once(missing, from_cache, compute, what, model, batch_size)
+        elif missing:  # a prompt or two: no progress line, no work the run's total counts
+            self._compute_claimed(missing, from_cache, compute, batch_size, lambda n: None)
+            self._writes.wait()
 
     def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                       compute: Callable[[list[tuple[str, T]]], None], what: str,
