@@ -7,6 +7,9 @@ takes its hooks from.
    ``models: {candidate: "degraded:<model>"}`` blurs and noises that model's images
    (``example_suites/weak_judge.py``), so the judges misread them as real judges misread
    real images.
+4. A planted bad debiasing fine-tune, for ``example_suites/toy_bad_finetune.t2i.yaml``:
+   ``swapped:<model>`` draws a nurse for a doctor (and back) in half the images
+   (``example_suites/bad_finetune.py``): balanced shares, off-prompt images (issue #38).
 
 ``example_suites/paper/occupations.t2i.yaml`` asks about ethnicity, body type, clothing, emotion and
 disability, which a toy-world model (one built by ``python -m toyworld``, like
@@ -75,14 +78,18 @@ def pytest_t2ibias_make_vqa(config, model):
 
 def pytest_t2ibias_make_generator(config, model: str, role: str, options: dict):
     """``degraded:<model>``: the built-in generator of ``<model>`` (relative to the rootdir),
-    its images degraded (``example_suites/weak_judge.DegradedGenerator``); any other model:
-    not ours."""
-    if not model.startswith("degraded:"):
-        return None
-    from example_suites.weak_judge import PREFIX, DegradedGenerator
+    its images degraded (``example_suites/weak_judge.DegradedGenerator``); ``swapped:<model>``:
+    another subject in half its images (``example_suites/bad_finetune.SwappedGenerator``);
+    any other model: not ours."""
+    from example_suites.bad_finetune import SwappedGenerator
+    from example_suites.weak_judge import DegradedGenerator
 
-    inner = model.removeprefix(PREFIX)
+    wrappers = {"degraded:": DegradedGenerator, "swapped:": SwappedGenerator}
+    prefix = next((p for p in wrappers if model.startswith(p)), None)
+    if prefix is None:
+        return None
+    inner = model.removeprefix(prefix)
     if not Path(inner).is_absolute() and Path(config.rootpath, inner).exists():
         inner = str(Path(config.rootpath, inner))
-    return DegradedGenerator(config.hook.pytest_t2ibias_make_generator(
+    return wrappers[prefix](config.hook.pytest_t2ibias_make_generator(
         config=config, model=inner, role=role, options=options))

@@ -255,6 +255,25 @@ class Instrument:
             self.sightings.saw(about, answers)
         return answers
 
+    def image_embeddings(self, images: ImageSet) -> np.ndarray:
+        """(n, d) unit embeddings of ``images`` by the run's judge (``--t2i-vqa``, a
+        contrastive model): what the cost checks read (``metrics.costs``), cached as answers."""
+        return self.requests.image_embeddings(self._embedder(), images)
+
+    def text_embeddings(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, d) unit embeddings of ``texts`` by the run's judge (prompts, for CLIPScore)."""
+        return self.requests.text_embeddings(self._embedder(), list(texts))
+
+    def _embedder(self) -> Answerer:
+        judge = self.models.vqa
+        if not (hasattr(judge, "embed_images") and hasattr(judge, "embed_texts")):
+            raise ContractError(f"the judge {self.models.settings.vqa} ({type(judge).__name__}) "
+                                f"offers no embed_images/embed_texts: the cost checks read a "
+                                f"contrastive judge's embeddings (CLIP, SigLIP); give "
+                                f"--t2i-vqa such a model, or add both methods to the hook's "
+                                f"object (each (n, d) arrays)")
+        return judge
+
     def attributes(self, images: ImageSet, axis: AxisSpec, filter: FilterSpec | None = None) -> Answers:
         """Read ``axis`` off every image: classifier when configured for it, else VQA;
         multi-part axes as one yes/no question per part. Images the filter drops are

@@ -171,8 +171,12 @@ def passes(check, value: float) -> bool:
     return value <= check.params.threshold
 
 
+COST_KINDS = ("prompt_alignment", "diversity", "image_quality", "distribution_shift", "erasure")
+"""What a fine-tune cost (issue #38): a property of the learned images, not of the world's
+planted shares; tests/test_costs.py measures them on the models."""
+
 CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE, BGPS_SUITE, OPENSET_SUITE, ENTIGEN_SUITE)
-         for check in suite.checks
+         for check in suite.checks if check.kind not in COST_KINDS
          for subject in ((check.subjects or suite.subjects) if check.kind != "no_bgps_prompt_exceeds" else ("",)) for axis in (check.axes or ("",))]
 
 

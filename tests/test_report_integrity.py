@@ -40,6 +40,11 @@ EVERY_KIND = textwrap.dedent("""\
       - {id: k_judge_agrees, kind: judge_agrees, axes: [gender], folder: labelled, threshold: 0.5}
       - {id: k_intervention_improves, kind: intervention_improves, axes: [gender],
          interventions: ["if anyone can be a {subject}"]}
+      - {id: k_prompt_alignment, kind: prompt_alignment, tolerance: 0.05}
+      - {id: k_diversity, kind: diversity, tolerance: 0.1}
+      - {id: k_image_quality, kind: image_quality, tolerance: 0.05}
+      - {id: k_distribution_shift, kind: distribution_shift, at_most: 0.05}
+      - {id: k_erasure, kind: erasure, tolerance: 0.05}
     """)
 
 BREAK_EVERY_KIND = textwrap.dedent("""\
@@ -75,19 +80,19 @@ def test_every_kind_raising_is_an_error_row_in_table_json_and_junit(pytester, wo
     pytester.makefile(".t2i.yaml", every=EVERY_KIND)
     result, report, junit = _run(pytester, *workers)
 
-    assert len(BUILTIN_KINDS) == 10
-    result.assert_outcomes(errors=10)
+    assert len(BUILTIN_KINDS) == 15
+    result.assert_outcomes(errors=15)
     rows = report["checks"]
     assert sorted(row["check"] for row in rows) == sorted(BUILTIN_KINDS)
     assert all(row["status"] == "error" for row in rows)
     assert all("unexpected KeyError at " in row["reason"] and "a method's bug" in row["reason"]
                for row in rows), rows[0]["reason"]
     # the counts add up to the items run
-    assert report["summary"]["error"] == 10 and sum(
-        report["summary"][k] for k in ("passed", "failed", "xfailed", "xpassed", "error")) == 10
+    assert report["summary"]["error"] == 15 and sum(
+        report["summary"][k] for k in ("passed", "failed", "xfailed", "xpassed", "error")) == 15
     suite = junit if junit.tag == "testsuite" else junit.find("testsuite")
-    assert int(suite.get("errors")) == 10 and int(suite.get("failures")) == 0
-    result.stdout.fnmatch_lines(["*t2ibias: 10 results: 10 errors*"])
+    assert int(suite.get("errors")) == 15 and int(suite.get("failures")) == 0
+    result.stdout.fnmatch_lines(["*t2ibias: 15 results: 15 errors*"])
 
 
 def test_an_xfail_mark_does_not_hide_a_check_that_raised(pytester):

@@ -230,6 +230,24 @@ class LazyAnswerer:
     def score(self, images, question, choices, statements=None):
         return self._backend().score(images, question, choices, statements)
 
+    def embed_images(self, images):
+        """The loaded judge's image embeddings (a contrastive judge's; ``metrics.costs``)."""
+        return self._embedder().embed_images(images)
+
+    def embed_texts(self, texts):
+        return self._embedder().embed_texts(texts)
+
+    def _embedder(self):
+        from ..errors import BackendError
+
+        backend = self._backend()
+        if not hasattr(backend, "embed_images"):
+            raise BackendError(f"the judge {self.model} ({type(backend).__name__}) has no image "
+                               f"embeddings: the cost checks that read embeddings (CLIPScore, "
+                               f"Vendi, KID) need a contrastive judge's (CLIP, SigLIP); "
+                               f"give --t2i-vqa such a model")
+        return backend
+
 
 def lazy_generator(model: str, settings: Settings, *, origin: str,
                    options: dict[str, Any] | None = None):

@@ -133,6 +133,16 @@ class ClipAnswerer:
         rows = batched(list(images), self.batch, probabilities)
         return np.concatenate(rows).astype(np.float64) if rows else np.empty((0, len(choices)))
 
+    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
+        """(n, d) unit image embeddings: what CLIPScore, the Vendi score and KID read
+        (``metrics.costs``), from the same model that answers."""
+        rows = batched(list(images), self.batch, lambda batch: self._image_features(batch).cpu().numpy())
+        return np.concatenate(rows).astype(np.float64) if rows else np.empty((0, 0))
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        """(n, d) unit text embeddings (a prompt's, for CLIPScore)."""
+        return self._encode_text(list(texts)).cpu().numpy().astype(np.float64)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.model).__name__}, template={self.template!r})"
 

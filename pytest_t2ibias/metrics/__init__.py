@@ -3,6 +3,19 @@
 numpy and scipy only; no torch, no pytest. Every figure comes with an interval.
 """
 
+from pytest_t2ibias.metrics.costs import (
+    clip_scores,
+    erasure_change,
+    iqa_scores,
+    kept_share,
+    kid,
+    kid_estimate,
+    mean_change,
+    mean_estimate,
+    vendi_change,
+    vendi_estimate,
+    vendi_score,
+)
 from pytest_t2ibias.metrics.distances import kl_divergence, normalised_w1, severity
 from pytest_t2ibias.metrics.distributions import (
     Distribution,
@@ -66,6 +79,7 @@ __all__ = [
     "bootstrap_estimate",
     "bootstrap_matrix",
     "calibration_from_labels",
+    "clip_scores",
     "correct_shares",
     "correction_mode",
     "decision_rate",
@@ -73,17 +87,24 @@ __all__ = [
     "distribution_of",
     "diversity",
     "doubling_looks",
+    "erasure_change",
     "expected_images",
     "ideal_shares",
     "images_needed",
     "intersectional_sensitivity",
+    "iqa_scores",
     "jeffreys_interval",
     "judged_estimate",
+    "kept_share",
+    "kid",
+    "kid_estimate",
     "kl_divergence",
     "look_confidence",
     "look_confidences",
     "max_skew_at_k",
     "max_skew_estimate",
+    "mean_change",
+    "mean_estimate",
     "mean_max_skew_at_k",
     "mitigation_effect",
     "normalised_w1",
@@ -94,6 +115,9 @@ __all__ = [
     "severity_estimate",
     "skew_at_k",
     "spent_alpha",
+    "vendi_change",
+    "vendi_estimate",
+    "vendi_score",
     "w1_estimate",
     "wilson_interval",
 ]

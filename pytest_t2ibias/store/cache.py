@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import filelock
+import numpy as np
 from PIL import Image, PngImagePlugin
 
 from .._types import ImageRequest
@@ -102,6 +103,11 @@ def answer_key(
     """Image content + extractor fingerprint + question + choices (+ statements)."""
     return _hash("answer", CACHE_VERSION, content_hash, answerer_fingerprint, question,
                  list(choices), list(statements) if statements else None)
+
+
+def embedding_key(of: str, what: str, embedder_fingerprint: str) -> str:
+    """An image's content hash (``of="image"``) or a text (``of="text"``) + the embedder."""
+    return _hash("embedding", CACHE_VERSION, of, what, embedder_fingerprint)
 
 
 def answer_hash(record: dict[str, Any]) -> str:
@@ -255,6 +261,33 @@ class Cache:
         """Store ``record`` with its ``hash`` (``answer_hash``)."""
         if self.enabled:
             record = {k: v for k, v in record.items() if k != ANSWER_HASH_FIELD}
+            record[ANSWER_HASH_FIELD] = answer_hash(record)
+            self._write(self._path("answers", key, ".json"), json.dumps(record).encode())
+
+    # -- embeddings (kept beside the answers: a judge's reading of an image) --------------
+
+    def get_embedding(self, key: str, expected: dict[str, Any]) -> np.ndarray | None:
+        """The embedding stored under ``key``, verified as an answer is: its own hash, the
+        image (or text) and embedder ``expected``, and a vector of finite numbers; None if
+        absent or caught (then moved aside)."""
+        path = self._path("answers", key, ".json") if self.enabled else None
+        seen = self._readable(path) if path is not None else None
+        if path is None or seen is None:
+            return None
+        try:
+            record = json.loads(read_entry(path, MAX_ANSWER_BYTES))
+            vector = _check_embedding(record, expected)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            self._quarantine(key, path, exc, seen)
+            return None
+        return vector
+
+    def put_embedding(self, key: str, record: dict[str, Any], vector: np.ndarray) -> None:
+        """Store ``record`` + ``embedding`` with its ``hash``."""
+        if self.enabled:
+            record = {**record, "embedding": [float(v) for v in vector]}
             record[ANSWER_HASH_FIELD] = answer_hash(record)
             self._write(self._path("answers", key, ".json"), json.dumps(record).encode())
 
@@ -507,6 +540,25 @@ def _check_answer(record: Any, expected: dict[str, Any]) -> None:
     choices = expected.get("choices", record.get("choices"))
     check_probabilities(record["probabilities"],
                         len(choices) if isinstance(choices, list) else None)
+
+
+def _check_embedding(record: Any, expected: dict[str, Any]) -> np.ndarray:
+    """A cached embedding: sealed, of ``expected``'s image or text and embedder, a vector of
+    finite numbers; else ValueError."""
+    if not isinstance(record, dict) or not isinstance(record.get("embedding"), list):
+        raise ValueError("no 'embedding' list")
+    if record.get(ANSWER_HASH_FIELD) != answer_hash(record):
+        raise ValueError("the embedding does not match its hash: edited since it was written, "
+                         "or never sealed")
+    for field, value in expected.items():
+        if record.get(field) != value:
+            raise ValueError(f"the entry embeds {field} {str(record.get(field))[:80]!r}, not "
+                             f"{str(value)[:80]!r}: a swapped entry")
+    values = record["embedding"]
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                             and math.isfinite(v) for v in values):
+        raise ValueError("'embedding' must be a non-empty list of finite numbers")
+    return np.asarray(values, dtype=float)
 
 
 def check_probabilities(probabilities: Any, n_choices: int | None = None) -> None:

@@ -26,6 +26,7 @@ from .cache import (
     answer_key,
     check_probabilities,
     content_hash,
+    embedding_key,
     image_key,
 )
 from .degenerate import check_images, check_scores
@@ -193,6 +194,73 @@ class RequestLayer:
             prompts=tuple(item.prompt for item in images),
             image_keys=tuple(item.key for item in images),
         )
+
+    # -- embeddings ----------------------------------------------------------------------
+
+    def image_embeddings(self, embedder: Answerer, images: ImageSet) -> np.ndarray:
+        """(n, d) embeddings of ``images`` by a contrastive judge (``embed_images``), each
+        computed once ever like an answer (memo, disk cache, claims, batches)."""
+        fingerprint = embedder.fingerprint
+        keys = [embedding_key("image", item.content_hash, fingerprint) for item in images]
+
+        def about(item: GeneratedImage) -> dict[str, object]:
+            return {"image": item.content_hash, "embedder": fingerprint}
+
+        def embed(batch: list[tuple[str, GeneratedImage]]) -> list[np.ndarray]:
+            return list(embedder.embed_images([item.image for _, item in batch]))
+
+        self._embeddings(keys, list(images), about, embed, "embedding images",
+                         _model_name(embedder), self.answer_batch_size)
+        return np.array([self._answers[key] for key in keys], dtype=float)
+
+    def text_embeddings(self, embedder: Answerer, texts: Sequence[str]) -> np.ndarray:
+        """(n, d) embeddings of ``texts`` (prompts, for CLIPScore), cached as images' are."""
+        fingerprint = embedder.fingerprint
+        keys = [embedding_key("text", text, fingerprint) for text in texts]
+
+        def about(text: str) -> dict[str, object]:
+            return {"text": text, "embedder": fingerprint}
+
+        def embed(batch: list[tuple[str, str]]) -> list[np.ndarray]:
+            return list(embedder.embed_texts([text for _, text in batch]))
+
+        self._embeddings(keys, list(texts), about, embed, "", _model_name(embedder),
+                         self.answer_batch_size)
+        return np.array([self._answers[key] for key in keys], dtype=float)
+
+    def _embeddings(self, keys: list[str], items: list, about: Callable[[object], dict],
+                    embed: Callable[[list], list[np.ndarray]], what: str, model: str,
+                    batch_size: int) -> None:
+        """``what``: the progress line's phase (images); empty for texts, computed quietly."""
+        def from_cache(key: str, item) -> bool:
+            vector = self.cache.get_embedding(key, about(item))
+            if vector is None:
+                return False
+            self._answers[key] = vector
+            self.counters.answers_from_cache += 1
+            return True
+
+        missing: dict[str, object] = {}
+        for key, item in zip(keys, items):
+            if key not in self._answers and key not in missing and not from_cache(key, item):
+                missing[key] = item
+
+        def compute(batch: list[tuple[str, object]]) -> None:
+            vectors = [np.asarray(v, dtype=float) for v in embed(batch)]
+            if len(vectors) != len(batch) or any(
+                    v.ndim != 1 or not np.all(np.isfinite(v)) for v in vectors):
+                raise BackendError(f"the judge {model} returned {len(vectors)} embeddings for "
+                                   f"{len(batch)} inputs, or one not a finite vector")
+            for (key, item), vector in zip(batch, vectors):
+                self._answers[key] = vector
+                self._behind(self.cache.put_embedding, key, about(item), vector)
+            self.counters.answers_scored += len(batch)
+
+        if what:
+            self._compute_once(missing, from_cache, compute, what, model, batch_size)
+        elif missing:  # a prompt or two: no progress line, no work the run's total counts
+            self._compute_claimed(missing, from_cache, compute, batch_size, lambda n: None)
+            self._writes.wait()
 
     def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                       compute: Callable[[list[tuple[str, T]]], None], what: str,

@@ -1,0 +1,71 @@
+"""``image_quality``: what a debiasing fine-tune costs in image quality (issue #38).
+
+A no-reference quality score through the run's own CLIP: each image is compared with the
+antonym pair ("Good photo.", "Bad photo.") and the softmax weight of the first is its score
+(asked through the judge like any question, so it is cached as an answer). The figure is the
+relative change of its mean, paired jackknife-t.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..verdict import DEFAULT_BURDEN, Verdict
+from ._base import CheckContext, CheckKind
+from ._costs import (
+    CostParams,
+    chart,
+    cost_work,
+    evaluate_cost,
+    no_loss_tolerance,
+    prompts,
+    run_cost,
+)
+from ._papers import CLIPIQA
+from ._params import check_unit_interval, param
+
+if TYPE_CHECKING:
+    from ..methods.costs import Cost
+
+TITLE = "image quality"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImageQualityParams(CostParams):
+    tolerance: float = param("the candidate's mean CLIP-IQA may fall this far below the "
+                             "baseline's (relative: 0.05 = 5%)", default=0.05, check=check_unit_interval)
+    at_least: float | None = param("one model: the candidate's own mean CLIP-IQA must be at "
+                                   "least this (no baseline drawn)")
+
+
+def evaluate_image_quality(cost: Cost, *, tolerance: float = 0.05, at_least: float | None = None,
+                           confidence: float | None = None, burden: str = DEFAULT_BURDEN,
+                           label: str = "") -> Verdict:
+    """The candidate's mean CLIP-IQA against the baseline's (``cost.change`` >= -tolerance),
+    or its own against ``at_least``; ``cost``: ``methods.costs.cost_of(..., "clip_iqa", figure="image_quality")``."""
+    return evaluate_cost(cost, title=TITLE, tolerance=tolerance, at_least=at_least,
+                         confidence=confidence, burden=burden, label=label)
+
+
+def run(ctx: CheckContext[ImageQualityParams]) -> Verdict:
+    return run_cost(ctx, "clip_iqa", TITLE, tolerance=ctx.params.tolerance,
+                    at_least=ctx.params.at_least)
+
+
+KIND = CheckKind(
+    name="image_quality",
+    run=run,
+    axes_param=None,
+    params=ImageQualityParams,
+    work=cost_work,
+    never_passes=no_loss_tolerance,
+    chart=chart,
+    prompts=prompts,
+    figure="CLIP-IQA change",
+    doc='the candidate\'s images look as good as the baseline\'s: CLIP-IQA (Wang et al. 2023), the judge\'s weight of "Good photo." against "Bad photo.", candidate against baseline on the same seeds',
+    paper=f"{CLIPIQA}: " + 'the softmax weight of "Good photo." against "Bad photo." in the image-text similarities (Eq. 2)' + ".",
+    example=("checks:\n"
+             "  - {id: image_quality, kind: image_quality, tolerance: 0.05, confidence: 0.95, "
+             "images_per_prompt: 200}"),
+)
