@@ -108,7 +108,9 @@ def test_step_index_out_of_range_is_refused(pipeline):
         reader_for(pipeline).trajectory_features(PROMPTS[:1], [0], [STEPS])
 
 
-@pytest.mark.parametrize("module", ["backends/hspace.py", "backends/probe.py", "backends/token_lm.py", "methods/bgps.py"])
+@pytest.mark.parametrize("module", ["backends/hspace.py", "backends/probe.py", "backends/token_lm.py",
+                                    "methods/bgps/__init__.py", "methods/bgps/search.py",
+                                    "methods/bgps/gate.py"])
 def test_bgps_modules_import_no_heavy_library_at_import_time(module):
     source = Path(__file__).parents[1] / "pytest_t2ibias" / module
     top_level = [node for node in ast.parse(source.read_text()).body if isinstance(node, (ast.Import, ast.ImportFrom))]
