@@ -269,6 +269,8 @@ def test_names_attribute_matches_whole_words_and_phrases():
     # Issue #37: a byte-level LM glues words; a long name inside one still names the value.
     assert names_attribute("a photo of a person working as a doctor inmiddle-aged nurse", ["middle-aged"])
     assert not names_attribute("a photo of a female nurse", ["male"])  # short names: whole words only
+    assert names_attribute("a photo of a person working as a librarian ifto-aged nurse", ["aged"])
+    assert not names_attribute("a photo of an aged-care nurse", ["aged"])
 
 
 def test_join_prompt_spaces_words_but_not_punctuation():

@@ -222,7 +222,8 @@ class BGPSResult:
 GLUED_NAME_LENGTH = 5
 """A name this long or longer names the attribute inside a word too: a byte-level LM glues
 words ("a doctor inmiddle-aged nurse", found for middle-aged and drawn 0.88 middle-aged by
-toy-sd, issue #37). Shorter names match whole words only ("male" is inside "female")."""
+toy-sd, issue #37). Shorter names match whole words, or the last part of a hyphenated compound
+("ifto-aged", found next, drawn 0.78 middle-aged), never inside a word ("male" in "female")."""
 
 
 def names_attribute(text: str, names: Collection[str]) -> bool:
@@ -235,7 +236,10 @@ def _names_pattern(names: tuple[str, ...]) -> re.Pattern:
     stripped = sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True)
     alternatives = "|".join(re.escape(n) for n in stripped)
     glued = "|".join(re.escape(n) for n in stripped if len(n) >= GLUED_NAME_LENGTH)
-    pattern = rf"(?<![\w-])(?:{alternatives})(?![\w-])" + (f"|(?:{glued})" if glued else "")
+    # Whole words; the last part of a hyphenated compound ("ifto-aged" names age, "aged-care"
+    # does not); long names inside a word.
+    pattern = (rf"(?<![\w-])(?:{alternatives})(?![\w-])|(?<=\w-)(?:{alternatives})(?![\w-])"
+               + (f"|(?:{glued})" if glued else ""))
     return re.compile(pattern, re.IGNORECASE)
 
 
