@@ -57,6 +57,6 @@ KIND = CheckKind(
         "(unbiased MMD^2, cubic kernel) between the models' image embeddings, same seeds",
     paper=f"{KID}: MMD^2_u with k(x, y) = (x.y/d + 1)^3 (Eq. 4), here over image pairs.",
     example=("checks:\n"
-             "  - {id: distribution_shift, kind: distribution_shift, at_most: 0.05, confidence: 0.95, images_per_prompt: 200}"),
-    example_source="example_suites/toy_merge_gate.t2i.yaml",
+             "  - {id: distribution_shift, kind: distribution_shift, at_most: 0.05}"),
+    example_source="example_suites/toy_bad_finetune.t2i.yaml",
 )

@@ -67,6 +67,6 @@ KIND = CheckKind(
     doc="the candidate's images of a prompt are as varied as the baseline's: the Vendi score (Friedman & Dieng 2023, the effective number of distinct images) of the prompt's image embeddings, candidate against baseline on the same seeds",
     paper=f"{VENDI}: " + 'exp(-sum lambda_i log lambda_i), lambda the eigenvalues of K/n, K the cosine kernel of the image embeddings (Def. 3.1)' + ".",
     example=("checks:\n"
-             "  - {id: diversity, kind: diversity, tolerance: 0.1, confidence: 0.95, images_per_prompt: 200}"),
-    example_source="example_suites/toy_merge_gate.t2i.yaml",
+             "  - {id: diversity, kind: diversity, tolerance: 0.1}"),
+    example_source="example_suites/toy_bad_finetune.t2i.yaml",
 )

@@ -66,6 +66,6 @@ KIND = CheckKind(
     doc='the candidate still draws the subject: the share of images the suite\'s filter keeps ("Is there a person in the image?"), candidate minus baseline on the same seeds, as InterMit\'s IsP? column',
     paper=f"{INTERMIT_EVAL}: " + "the filter's keep share, candidate minus baseline; Newcombe (1998) method 10 for paired shares" + ".",
     example=("checks:\n"
-             "  - {id: erasure, kind: erasure, tolerance: 0.05, confidence: 0.95, images_per_prompt: 200}"),
-    example_source="example_suites/toy_merge_gate.t2i.yaml",
+             "  - {id: erasure, kind: erasure, tolerance: 0.05}"),
+    example_source="example_suites/toy_bad_finetune.t2i.yaml",
 )
