@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
 from ..figures import Interval, interval_of, mappings
+from ..methods.openbias import JUDGE_IMAGES
 from ..verdict import (
     DEFAULT_BURDEN,
     FAIL,
@@ -70,6 +71,11 @@ class OpenSetParams(Params):
         "which severity ranks and gates: context_free (Eq. 6 over all captions, Eq. 5) or "
         "context_aware (each bias' most severe caption, Eq. 4)",
         default="context_free", check=check_severity_context)
+    judge_images: int = param(
+        "images a class of the judge audit (the caption with the class written in), which is "
+        "also the judge's calibration: with 8 a class one misread image leaves a two-class "
+        "severity's corrected interval reaching 1; 32 pins it down (docs/STATISTICS.md)",
+        default=JUDGE_IMAGES, check=check_at_least_one)
 
 
 def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None = None,
@@ -143,15 +149,14 @@ def needs(item: PlannedItem) -> list[tuple[str, list[str]]]:
 
 def listed(item: PlannedItem) -> list[tuple[str, str, int]]:
     """The captions (with those the LLM wrote) at the plan's images a prompt, then the judge
-    audit's prompts at ``JUDGE_IMAGES`` each, read from the lock when it holds the item."""
+    audit's prompts at ``judge_images`` each, read from the lock when it holds the item."""
     from ..locks.openbias import locked_prompts
-    from ..methods.openbias import JUDGE_IMAGES
 
+    params = item.params_as(OpenSetParams)
     written, audit = locked_prompts(item.suite.path, f"{item.check.id}/{item.subject}") or ([], [])
-    captions = dict.fromkeys([*captions_of(item.params_as(OpenSetParams), item.suite,
-                                           item.subject), *written])
+    captions = dict.fromkeys([*captions_of(params, item.suite, item.subject), *written])
     return ([("candidate", c, item.plan.images_per_prompt) for c in captions]
-            + [("candidate", prompt, JUDGE_IMAGES) for prompt in audit])
+            + [("candidate", prompt, params.judge_images) for prompt in audit])
 
 
 def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
@@ -172,6 +177,7 @@ def run(ctx: CheckContext[OpenSetParams]) -> Verdict:
                           llm_captions=params.llm_captions,
                           update=ctx.instrument.models.settings.update_locks,
                           confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
+                          judge_images=params.judge_images,
                           judge_correction=ctx.plan.judge_correction)
     return evaluate_open_set(result, params.threshold, confidence=ctx.confidence,
                              burden=ctx.plan.burden, label=ctx.subject, context=params.severity)
@@ -179,12 +185,11 @@ def run(ctx: CheckContext[OpenSetParams]) -> Verdict:
 
 def expected_work(item: PlannedItem) -> list[Draw]:
     """OpenBias' images, before it runs: each caption's ``images_per_prompt`` asked about
-    every bias proposed for it, and the judge's audit (``JUDGE_IMAGES`` a class, the class
+    every bias proposed for it, and the judge's audit (``judge_images`` a class, the class
     written in). The proposals are the lock file's, else the knowledge base's (an LLM's are
     unknown until it answers)."""
     from ..locks.openbias import locked_entry
     from ..methods.openbias import (
-        JUDGE_IMAGES,
         audit_prompts,
         load_knowledge_base,
         propose_biases,
@@ -203,7 +208,7 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     for bias in proposals.biases:
         work += [Draw("candidate", caption, n, questions=(question,))
                  for caption, question in zip(bias.captions, bias.questions)]
-        work += [Draw("candidate", prompt, JUDGE_IMAGES, questions=(bias.questions[0],))
+        work += [Draw("candidate", prompt, params.judge_images, questions=(bias.questions[0],))
                  for prompt in audit_prompts(bias)]
     return work
 

@@ -68,6 +68,7 @@ KIND = CheckKind(
     doc="the candidate still draws what its prompt says: CLIPScore (Hessel et al. 2021) of each image with its own prompt, read by the run's CLIP judge; the candidate's mean against the baseline's on the same seeds",
     paper=f"{CLIPSCORE}: " + 'w * max(cos(E_image, E_prompt), 0), w = 2.5 (Eq. 1)' + ".",
     example=("checks:\n"
-             "  - {id: prompt_alignment, kind: prompt_alignment, tolerance: 0.002, confidence: 0.95, marks: [xfail]}"),
+             "  - {id: prompt_alignment, kind: prompt_alignment, tolerance: 0.002, confidence: 0.95,\n"
+             "     images_per_prompt: 200, marks: [xfail]}"),
     example_source="example_suites/toy_bad_finetune.t2i.yaml",
 )

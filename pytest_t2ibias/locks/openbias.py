@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, LockfileError
 from ..methods.openbias import (
+    JUDGE_IMAGES,
     KNOWLEDGE_BASE,
     PROPOSAL_TOKENS,
     OpenBiasResult,
@@ -146,13 +147,14 @@ def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: S
                  max_biases: int | None = None, knowledge_base: str = "floor",
                  llm_captions: int | None = None, update: bool = False,
                  confidence: float = 0.95, n_resamples: int = 2000,
+                 judge_images: int = JUDGE_IMAGES,
                  judge_correction: str = "on") -> OpenBiasResult:
     """Proposals (locked) then measurement: the ranked table of discovered biases."""
     proposals = locked_proposals(instrument, suite_path, key, captions, subject=subject,
                                  only=only, max_biases=max_biases, knowledge_base=knowledge_base,
                                  llm_captions=llm_captions, update=update)
     return measure_biases(instrument, proposals, confidence=confidence, n_resamples=n_resamples,
-                          judge_correction=judge_correction)
+                          judge_images=judge_images, judge_correction=judge_correction)
 
 
 def _read(path: Path) -> dict[str, Any]:
