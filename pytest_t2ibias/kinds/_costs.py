@@ -37,6 +37,12 @@ class CostParams(Params):
                                    "this (no baseline drawn)")
 
 
+EMBEDDING_SCORE = ("an embedding score of the judge, not a share of classes: it has no "
+                   "confusion to correct")
+"""Why a cost figure reads its judge uncorrected (``judge_correction: off`` on its row); the
+erasure kind, a share read by the person filter, says its own."""
+
+
 def _shown(value: float, relative: bool) -> str:
     return f"{value * 100:+.1f}%" if relative else f"{value:+.3f}"
 
@@ -51,6 +57,7 @@ def evaluate_cost(
     confidence: float | None = None,
     burden: str = DEFAULT_BURDEN,
     label: str = "",
+    uncorrected: str = EMBEDDING_SCORE,
 ) -> Verdict:
     """The candidate's cost judged: its change against the baseline must be >= -tolerance
     (``at_least`` None), the candidate's own figure >= ``at_least`` (one model), or the
@@ -84,12 +91,14 @@ def evaluate_cost(
                           "candidate": cost.candidate.to_dict(),
                           "baseline": cost.baseline.to_dict() if cost.baseline else None,
                           "change": cost.change.to_dict() if cost.change else None},
-                 "label": label, "about": title},
+                 "label": label, "about": title,
+                 "judge_correction": "off", "judge_uncorrected": uncorrected},
     )
 
 
 def run_cost(ctx: CheckContext[Any], measure: str, title: str, *, tolerance: float = 0.0,
-             at_least: float | None = None, at_most: float | None = None) -> Verdict:
+             at_least: float | None = None, at_most: float | None = None,
+             uncorrected: str = EMBEDDING_SCORE) -> Verdict:
     """The kind's ``measure`` of ``methods.costs`` on the context's subject, named after the
     check's kind, judged; paired with the baseline unless ``at_least`` (one model)."""
     from ..methods.costs import cost_of
@@ -98,7 +107,7 @@ def run_cost(ctx: CheckContext[Any], measure: str, title: str, *, tolerance: flo
                    paired=at_least is None, confidence=ctx.interval_confidence)
     return evaluate_cost(cost, title=title, tolerance=tolerance, at_least=at_least,
                          at_most=at_most, confidence=ctx.confidence, burden=ctx.plan.burden,
-                         label=ctx.label)
+                         label=ctx.label, uncorrected=uncorrected)
 
 
 def image_needs(item: PlannedItem, one_model: bool) -> list[tuple[str, list[str]]]:

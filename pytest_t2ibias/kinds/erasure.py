@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ..methods.costs import Cost
 
 TITLE = "erasure"
+FILTER_READ_AS_TRUE = ("the person filter's answers taken as read: the filter question has no "
+                       "calibration (a counterfactual or labelled one is read for axes only)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,12 +47,13 @@ def evaluate_erasure(cost: Cost, *, tolerance: float = 0.05, at_least: float | N
     """The candidate's share of images that still show the subject against the baseline's (``cost.change`` >= -tolerance),
     or its own against ``at_least``; ``cost``: ``methods.costs.cost_of(..., "kept_share", figure="erasure")``."""
     return evaluate_cost(cost, title=TITLE, tolerance=tolerance, at_least=at_least,
-                         confidence=confidence, burden=burden, label=label)
+                         confidence=confidence, burden=burden, label=label,
+                         uncorrected=FILTER_READ_AS_TRUE)
 
 
 def run(ctx: CheckContext[ErasureParams]) -> Verdict:
     return run_cost(ctx, "kept_share", TITLE, tolerance=ctx.params.tolerance,
-                    at_least=ctx.params.at_least)
+                    at_least=ctx.params.at_least, uncorrected=FILTER_READ_AS_TRUE)
 
 
 KIND = CheckKind(
