@@ -180,7 +180,7 @@ def test_a_kind_in_one_module_and_a_registry_line_takes_part_everywhere(new_kind
 
     # power-planned: its metric simulated around its limit
     power = plan_item("purple.t2i.yaml::mostly_not_purple[mug-colour]", check, suite,
-                      suite.axes["colour"], plan, confidence=0.95, power=0.9)
+                      suite.axes["colour"], plan, power=0.9)
     assert power.prompts == 1 and power.needed is not None and power.needed > 4
 
     # charted: the HTML draws the lines its chart makes of the figures

@@ -46,7 +46,7 @@ from ._params import (
     check_unit_interval,
     param,
 )
-from ._verdicts import DEFAULT_CONFIDENCE
+from ._verdicts import interval_level
 from ._work import Draw, Work
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def evaluate_no_bgps_prompt_exceeds(
     prompts = list(result.prompts)
     if not prompts:
         raise ValueError("the BGPS result holds no found prompts to judge")
-    level = interval_confidence or confidence or DEFAULT_CONFIDENCE
+    level = interval_level(confidence, interval_confidence)
     target = f"{result.axis}={result.target}"
     added = list(result.added)
     shared = list(result.shared_with_baseline)
