@@ -40,7 +40,7 @@ from .verdict import DEFAULT_BURDEN
 
 if TYPE_CHECKING:
     from ._settings import Settings
-    from .spec import CheckSpec, Suite
+    from .suite_spec import CheckSpec, Suite
 
 DEFAULT_IMAGES_PER_PROMPT = 16
 DEFAULT_SEED = 0
@@ -168,7 +168,7 @@ class Plan:
 
 def levels_of(settings: Settings, check: CheckSpec | None = None) -> Levels:
     """The check's confidence levels under ``settings``: the one place they are worked out
-    (a suite's planner, ``power.plan_check``, resolves them once and hands them on)."""
+    (a suite's planner, ``planner.plan_check``, resolves them once and hands them on)."""
     return Levels.of(_number(check.params.confidence) if check is not None else None,
                      settings.confidence)
 

@@ -321,7 +321,7 @@ def test_expected_images_of_the_stopping_rule():
 
 
 def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp_path):
-    from pytest_t2ibias.power import never_passes, plan_item
+    from pytest_t2ibias.planner import never_passes, plan_item
 
     suite = _suite(tmp_path, SUITE + """\
   - {id: zero, kind: w1_below, axes: [gender], threshold: 0.0, confidence: 0.95}

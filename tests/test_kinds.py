@@ -22,7 +22,7 @@ from pytest_t2ibias.kinds import (
 )
 from pytest_t2ibias.kinds.entropy_below import evaluate_entropy_below
 from pytest_t2ibias.plan import Levels, plan_for
-from pytest_t2ibias.power import plan_item
+from pytest_t2ibias.planner import plan_item
 from pytest_t2ibias.prefetch import prefetch
 from pytest_t2ibias.reports.html import render_html
 from pytest_t2ibias.reports.rows import ReportRow

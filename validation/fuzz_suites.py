@@ -291,7 +291,7 @@ def classify(path: Path) -> tuple[str, str]:
     """Load ``path`` and plan it as collection does (``images_per_prompt: auto`` included):
     ("clean" | "valid" | "traceback", detail)."""
     from pytest_t2ibias._settings import Settings
-    from pytest_t2ibias.power import PlanningBudget, plan_check
+    from pytest_t2ibias.planner import PlanningBudget, plan_check
     from pytest_t2ibias.suite import SuiteError, load_suite
 
     try:

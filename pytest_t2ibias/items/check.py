@@ -20,13 +20,13 @@ from .._text import shown
 from ..errors import ClassifierMissing
 from ..kinds import CHECK_KINDS, CheckContext
 from ..plan import Levels, Plan
-from ..spec import CheckSpec, Suite
+from ..suite_spec import CheckSpec, Suite
 from ..verdict import FAIL, PASS, CheckFailed, Verdict, report_verdict, verdict_sink
 
 if TYPE_CHECKING:
     from .._test_call import Sightings
     from ..kinds import PlannedItem
-    from ..power import ItemPlan
+    from ..planner import ItemPlan
 
 ITEM_MARKER = "t2ibias"
 SESSION_PLANNED = pytest.StashKey[bool]()
@@ -187,7 +187,7 @@ class CheckItem(pytest.Item):
 
     def planned(self) -> ItemPlan:
         """This item's cost and the images its threshold needs (``--t2i-plan``)."""
-        from ..power import plan_item
+        from ..planner import plan_item
 
         settings = session_of(self.config).settings
         axis = self.suite.axes[self.axis] if self.axis else None

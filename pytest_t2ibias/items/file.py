@@ -15,7 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .._settings import Settings
-    from ..spec import Suite
+    from ..suite_spec import Suite
     from .check import CheckItem
 
 
@@ -27,7 +27,7 @@ class SuiteFile(pytest.File):
     def collect(self) -> Iterator[CheckItem]:
         from .._session import session_of
         from ..kinds import CHECK_KINDS
-        from ..power import PlanningBudget, plan_check
+        from ..planner import PlanningBudget, plan_check
         from ..suite.load import load_suite
         from .check import CheckItem, item_name
 

@@ -51,7 +51,7 @@ from ._work import Draw, Work
 
 if TYPE_CHECKING:
     from ..locks.bgps import BGPSGate
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,7 +50,7 @@ from ._file import (
 if TYPE_CHECKING:
     from .._settings import Settings
     from ..instrument import Instrument, Models
-    from ..spec import AxisSpec, Suite
+    from ..suite_spec import AxisSpec, Suite
 
 LOCK_VERSION = 1
 ABOUT = ("Prompts pytest-t2ibias' Bias-Guided Prompt Search found for the suite's "

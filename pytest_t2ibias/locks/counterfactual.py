@@ -40,7 +40,7 @@ from ._file import (
 if TYPE_CHECKING:
     from ..backends._base import LanguageModel
     from ..methods.counterfactuals import Choice
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 LOCK_VERSION = 1
 ABOUT = ("Counterfactual prompts pytest-t2ibias chose for the suite's axes with "

@@ -22,7 +22,7 @@ from .kinds import CHECK_KINDS
 if TYPE_CHECKING:
     from ._settings import Settings
     from .plan import Plan
-    from .spec import AxisSpec, CheckSpec, Suite
+    from .suite_spec import AxisSpec, CheckSpec, Suite
 
 DEFAULT_POWER = 0.9
 
