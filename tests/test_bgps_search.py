@@ -303,3 +303,16 @@ def test_evaluation_gives_shares_with_intervals_and_perplexity():
     assert evaluation.perplexity == (2.0, 3.0, 4.0) and evaluation.mean_perplexity == 3.0
     assert evaluation.naming_share == pytest.approx(1 / 3)
     assert evaluation.max_share.prompt == "a male p3"
+
+
+def test_a_lock_entry_written_before_probe_term_reads_as_the_search_it_was():
+    """0.1.0's entries have no probe_term or complete_above: they searched with Eq. 4's log
+    of the mean and no completion, and read back so (not as today's defaults)."""
+    from dataclasses import asdict
+
+    from pytest_t2ibias.methods.bgps import BGPSResult, settings_as_searched
+
+    written = {k: v for k, v in asdict(GREEDY).items() if k not in ("probe_term", "complete_above")}
+    result = BGPSResult.from_dict({"prompts": [], "settings": written})
+    assert result.settings == replace(GREEDY, probe_term="log_mean", complete_above=None)
+    assert settings_as_searched(asdict(GREEDY)) == asdict(GREEDY)  # a newer entry as written

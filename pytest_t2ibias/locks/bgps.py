@@ -36,6 +36,7 @@ from ..methods.bgps import (
     bgps_search,
     llm_baseline,
     measurement_seed,
+    settings_as_searched,
 )
 from ._file import (
     UPDATE_OPTION,
@@ -318,9 +319,7 @@ def _differences(entry: dict[str, Any], wanted: dict[str, Any], llm_model: str |
     for key, label in names.items():
         ours, theirs = wanted.get(key), entry.get(key)
         if key == "settings" and isinstance(theirs, dict):
-            # Written before these settings existed: searched with Eq. 4's log of the mean,
-            # every prefix scored as it stood.
-            theirs = {"probe_term": "log_mean", "complete_above": None, **theirs}
+            theirs = settings_as_searched(theirs)
         if ours == theirs:
             continue
         if isinstance(ours, dict) and isinstance(theirs, dict):

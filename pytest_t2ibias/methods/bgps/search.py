@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -215,9 +215,7 @@ class BGPSResult:
     @classmethod
     def from_dict(cls, record: dict) -> BGPSResult:
         """The result ``to_dict`` wrote (a lock file's entry)."""
-        # A lock written before probe_term and complete_above existed searched with Eq. 4's
-        # log of the mean, every prefix scored as it stood (as locks.bgps compares it).
-        settings = {"probe_term": "log_mean", "complete_above": None, **record["settings"]}
+        settings = settings_as_searched(record["settings"])
         settings["forbidden_names"] = tuple(settings.get("forbidden_names", ()))
         return cls(prompts=found_prompts_from_dicts(record["prompts"]), settings=SearchSettings(**settings),
                    candidates_scored=int(record.get("candidates_scored", 0)),
@@ -464,6 +462,13 @@ def lambda_sweep(lm: TokenLanguageModel, scorer: ProbeScorer | None, settings: S
     likelihood, perplexity) and bias; λ = 0 is the LLM alone. The probe's memo is not shared
     across λ, so each entry's cost is its own."""
     return {float(lam): bgps_search(lm, scorer, replace(settings, lam=float(lam)), **kwargs) for lam in lams}
+
+
+def settings_as_searched(written: Mapping[str, Any]) -> dict[str, Any]:
+    """A lock entry's ``settings`` as the search ran them: one written before ``probe_term``
+    and ``complete_above`` existed searched with Eq. 4's log of the mean, every prefix scored
+    as it stood (what ``BGPSResult.from_dict`` rebuilds and ``locks.bgps`` compares)."""
+    return {"probe_term": "log_mean", "complete_above": None, **written}
 
 
 def found_prompts_from_dicts(records: Sequence[dict]) -> tuple[FoundPrompt, ...]:
