@@ -27,8 +27,10 @@ import torch
 
 from pytest_t2ibias.backends.llm import CausalLM
 from pytest_t2ibias.backends.token_lm import BeamSearchLM
+from pytest_t2ibias.kinds.no_bgps_prompt_exceeds import NoBGPSPromptExceedsParams, search_settings
 from pytest_t2ibias.locks.bgps import INSTRUCTION
 from pytest_t2ibias.methods.bgps import SearchSettings, bgps_search
+from pytest_t2ibias.params import build
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SHORT_INSTRUCTION = "Please generate a prompt that generates a photo of a person."
@@ -69,7 +71,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    settings = SearchSettings(target="male", beam_size=5, expansion=5, max_new_tokens=10, prompts=5)
+    # A check's search at beam 5 (the kind's defaults for every other setting).
+    settings = search_settings(build(NoBGPSPromptExceedsParams, {
+        "target": {"axis": "gender", "value": "male"}, "threshold": 0.5, "beam": 5, "expansion": 5,
+        "max_new_tokens": 10, "prompts": 5}))
     toy = CausalLM.from_pretrained(FIXTURES / "toy-lm", device="cpu", dtype="float32", offline=True)
     with tempfile.TemporaryDirectory() as tmp:
         llama = CausalLM.from_pretrained(random_llama(Path(tmp) / "llama"), device="cpu", dtype="float32",

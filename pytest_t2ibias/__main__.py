@@ -111,7 +111,7 @@ work is split between N processes sharing --t2i-cache-dir.
 
 def prefetch_help() -> str:
     """``prefetch --help``: its own usage and the plugin's options, not all of pytest's."""
-    from ._options import _with_default
+    from ._pytest_options import _with_default
     from ._settings import OPTIONS
 
     lines = [PREFETCH_USAGE, "options (each also an ini key; see pytest --help for the rest):"]

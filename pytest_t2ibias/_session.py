@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._options import read_settings
+from ._pytest_options import read_settings
 from ._test_call import verdict_sink
 
 if TYPE_CHECKING:  # verdicts, reports and the equipment load when a check needs them (#14)

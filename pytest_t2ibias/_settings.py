@@ -1,6 +1,6 @@
 """Every option of the plugin, as data: the option table and the resolved ``Settings``.
 
-No pytest here: ``_options`` turns a pytest config into ``Settings``; scripts build them
+No pytest here: ``_pytest_options`` turns a pytest config into ``Settings``; scripts build them
 with ``Settings.standalone``; everything below the pytest glue reads only ``Settings``.
 """
 

@@ -151,7 +151,7 @@ class SuiteTooLarge(Exception):
 
 class PlanningOverBudget(Exception):
     """Power planning (``images_per_prompt: auto``) would simulate past its
-    ``power.PlanningBudget`` (``limit`` choice-simulations); ``items.file.auto_images`` makes
+    ``planner.PlanningBudget`` (``limit`` choice-simulations); ``planner.auto_images`` makes
     it a ``SuiteError`` at the check's line."""
 
     def __init__(self, limit: int) -> None:

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from .methods.bgps import BGPSGateResult
     from .methods.intermit import InterMitResult
     from .metrics import ISMatrix
-    from .spec import AxisSpec, FilterSpec, Suite
     from .store.request_layer import RequestLayer
+    from .suite_spec import AxisSpec, FilterSpec, Suite
 
 
 class T2IBias:

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ._settings import Settings
     from .backends._base import Answerer, Generator, LanguageModel
     from .plan import Plan
-    from .spec import AxisSpec, FilterSpec
     from .store.request_layer import RequestLayer
+    from .suite_spec import AxisSpec, FilterSpec
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp"})
 

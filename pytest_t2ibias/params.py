@@ -7,7 +7,7 @@ is the type, ``param(...)`` the doc, the one default and the validator. The suit
 validates an entry against ``declared(cls)`` and builds the object (``build``); a kind's run
 reads ``ctx.params.threshold``. A validator returns None for a good value, else the message
 the loader reports at the parameter's file:line; ``docgen/reference_data.py`` gives each its
-JSON Schema. A value, like ``spec``: it imports no kind.
+JSON Schema. A value, like ``suite_spec``: it imports no kind.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ AXIS_LIST = (list,)
 
 Validator = Callable[[Any], "str | None"]
 AxesValidator = Callable[[Any, Mapping[str, Any]], "str | None"]
-"""A validator given the suite's axes (name -> ``spec.AxisSpec``; spec builds on this module)."""
+"""A validator given the suite's axes (name -> ``suite_spec.AxisSpec``; suite_spec builds on this module)."""
 
 
 def check_unit_interval(value: Any) -> str | None:

@@ -40,7 +40,7 @@ from .verdict import DEFAULT_BURDEN
 
 if TYPE_CHECKING:
     from ._settings import Settings
-    from .spec import CheckSpec, Suite
+    from .suite_spec import CheckSpec, Suite
 
 DEFAULT_IMAGES_PER_PROMPT = 16
 DEFAULT_SEED = 0
@@ -145,6 +145,15 @@ class Plan:
         return {"steps": self.steps, "guidance": self.guidance, "height": self.height,
                 "width": self.width, "scheduler": self.scheduler}
 
+    def levels_at(self, gate: float | None) -> Levels:
+        """The levels a verdict of this plan is computed at, gating at ``gate`` (the family's
+        adjustment of the check's own, ``Family.confidence``): an adaptive look's spent over
+        its looks. What the kind computes at and what the report says it computed at."""
+        levels = self.levels.gated_at(gate)
+        if self.adaptive:
+            levels = levels.spent_over(self.looks, self.images_per_prompt, self.spending)
+        return levels
+
     def model(self, role: str) -> str | None:
         """The model id or path for ``role`` ("candidate" or "baseline")."""
         if role not in ROLES:
@@ -157,11 +166,20 @@ class Plan:
         return dict(self.loading.get(role, {}))
 
 
+def levels_of(settings: Settings, check: CheckSpec | None = None) -> Levels:
+    """The check's confidence levels under ``settings``: the one place they are worked out
+    (a suite's planner, ``planner.plan_check``, resolves them once and hands them on)."""
+    return Levels.of(_number(check.params.confidence) if check is not None else None,
+                     settings.confidence)
+
+
 def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | None = None,
              *, n: int | None = None, seed: int | None = None, steps: int | None = None,
-             guidance: float | None = None, adaptive: bool = False) -> Plan:
+             guidance: float | None = None, adaptive: bool = False,
+             levels: Levels | None = None) -> Plan:
     """The ``Plan`` for ``check`` of ``suite`` (both optional) under ``settings``;
-    ``adaptive``: the check's kind can sample in rounds (``CheckKind.adaptive``)."""
+    ``adaptive``: the check's kind can sample in rounds (``CheckKind.adaptive``); ``levels``:
+    the check's, already resolved (``levels_of``, by default here)."""
     defaults = suite.defaults if suite is not None else {}
     check_n = check.params.images_per_prompt if check is not None else None
     own_cap = check_n.get("max") if isinstance(check_n, dict) else None
@@ -179,8 +197,7 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
                                "suite defaults": defaults.get(name), source: declared.get(name)},
                               zero_is_set=name == "guidance")
                 for name in SAMPLING}
-    levels = Levels.of(_number(check.params.confidence) if check is not None else None,
-                       settings.confidence)
+    levels = levels if levels is not None else levels_of(settings, check)
     fixed_n = _first(settings.images_per_prompt, check_n, n, default_n,
                      DEFAULT_IMAGES_PER_PROMPT)
     looks = _looks(settings, own_cap, fixed_n) if adaptive and levels.gate is not None else ()

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import _builtin, hookspecs
-from ._options import add_options
-from ._saved_runs import start_saved_runs
+from ._pytest_options import add_options
+from ._save_and_compare import start_saved_runs
 from ._session import session_of, start_session
 
 if TYPE_CHECKING:

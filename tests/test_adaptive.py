@@ -321,7 +321,7 @@ def test_expected_images_of_the_stopping_rule():
 
 
 def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp_path):
-    from pytest_t2ibias.power import never_passes, plan_item
+    from pytest_t2ibias.planner import never_passes, plan_item
 
     suite = _suite(tmp_path, SUITE + """\
   - {id: zero, kind: w1_below, axes: [gender], threshold: 0.0, confidence: 0.95}
@@ -329,24 +329,25 @@ def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp
     balance, _, ungated, zero = suite.checks
     settings = Settings.standalone()
     plan = plan_for(settings, suite, balance, adaptive=True)
-    item = plan_item("balance", balance, suite, suite.axes["gender"], plan, confidence=0.95,
-                     power=0.9)
+    item = plan_item("balance", balance, suite, suite.axes["gender"], plan, power=0.9)
     assert "adaptive: expected" in item.note and "at most 256 (looks 16, 32, 64, 128, 256" in item.note
-    assert never_passes(balance) == "" and never_passes(ungated) == ""
-    assert "never passes" in never_passes(zero)
+    def warned(check):  # at the gate its plan resolved
+        return never_passes(check, plan_for(settings, suite, check).levels.gate)
+
+    assert warned(balance) == "" and warned(ungated) == ""
+    assert "never passes" in warned(zero)
     spill = _suite(tmp_path, SUITE.replace(
         "checks:\n", "checks:\n  - {id: spill, kind: is_nonnegative, mitigate: [gender], "
         "on: [gender], tolerance: 0, confidence: 0.95}\n")).checks[0]
-    assert "tolerance 0 is the no-effect value" in never_passes(spill)
+    assert "tolerance 0 is the no-effect value" in never_passes(spill, 0.95)
     # InterMit's tolerance is not its limit: the paper's rule passes at the cap with no
     # alert, so it is not "never passes"; in rounds, tolerance 0 only means no early pass.
     searched = _suite(tmp_path, SUITE.replace(
         "checks:\n", "checks:\n  - {id: mitigate, kind: intermit, priority: {gender: 1}, "
         "confidence: 0.95}\n")).checks[0]
-    assert never_passes(searched) == ""
+    assert never_passes(searched, 0.95) == ""
     note = plan_item("mitigate", searched, suite, None, plan_for(
-        Settings.standalone(adaptive=True), suite, searched, adaptive=True), confidence=0.95,
-        power=0.9).note
+        Settings.standalone(adaptive=True), suite, searched, adaptive=True), power=0.9).note
     assert "adaptive: at most 60 images a prompt (looks 16, 32, 60)" in note
     assert "passes only at its cap" in note
 

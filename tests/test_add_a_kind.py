@@ -17,7 +17,7 @@ from pytest_t2ibias.errors import SuiteError
 from pytest_t2ibias.instrument import Instrument, Models
 from pytest_t2ibias.kinds import CHECK_KINDS, CheckContext, PlannedItem, register_check, work_of
 from pytest_t2ibias.plan import plan_for
-from pytest_t2ibias.power import plan_item
+from pytest_t2ibias.planner import plan_item
 from pytest_t2ibias.prefetch import prefetch
 from pytest_t2ibias.reports.html import render_html
 from pytest_t2ibias.reports.rows import ReportRow
@@ -179,9 +179,9 @@ def test_a_kind_in_one_module_and_a_registry_line_takes_part_everywhere(new_kind
     assert requests.counters.images_generated == before
 
     # power-planned: its metric simulated around its limit
-    power = plan_item("purple.t2i.yaml::mostly_not_purple[mug-colour]", check, suite,
-                      suite.axes["colour"], plan, confidence=0.95, power=0.9)
-    assert power.prompts == 1 and power.needed is not None and power.needed > 4
+    planned = plan_item("purple.t2i.yaml::mostly_not_purple[mug-colour]", check, suite,
+                      suite.axes["colour"], plan, power=0.9)
+    assert planned.prompts == 1 and planned.needed is not None and planned.needed > 4
 
     # charted: the HTML draws the lines its chart makes of the figures
     estimate = verdict.value

@@ -9,7 +9,7 @@ from PIL import Image
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._types import GeneratedImage, ImageSet
 from pytest_t2ibias.facade import T2IBias
-from pytest_t2ibias.spec import AxisSpec, QuestionPart
+from pytest_t2ibias.suite_spec import AxisSpec, QuestionPart
 
 DISABILITY = AxisSpec(
     name="disability", question="(parts)", choices=("blind", "wheelchair", "fit"),

@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from test_bgps_search import ID, ScriptedLM
+from test_bgps_search import ID, ScriptedLM, kind_settings
 
 from pytest_t2ibias import (
     BGPSGateResult,
@@ -27,7 +27,7 @@ from pytest_t2ibias.locks.bgps import (
     LockfileError,
     bgps_lock_path,
 )
-from pytest_t2ibias.methods.bgps import SearchSettings, forbidden_names_for
+from pytest_t2ibias.methods.bgps import forbidden_names_for
 from pytest_t2ibias.metrics.intervals import wilson_interval
 from pytest_t2ibias.suite.load import load_suite
 
@@ -52,7 +52,7 @@ def measured(prompt, k, n, perplexity=1.5):
 
 def result(prompts, baseline=(), curated=()):
     return BGPSGateResult(axis="gender", target="male", prompts=tuple(prompts), baseline=tuple(baseline),
-                          neutral=measured("a photo of a person", 5, 10), settings=SearchSettings(target="male"),
+                          neutral=measured("a photo of a person", 5, 10), settings=kind_settings(),
                           searched=True, search_wall_s=1.0, wall_s=2.0, unet_forwards=100,
                           curated=tuple(curated))
 
@@ -167,11 +167,11 @@ def test_the_report_names_where_the_search_departs_from_the_papers():
 
     from pytest_t2ibias.methods.bgps import PAPER_SEARCH, departures_from_paper
 
-    small = SearchSettings(target="male", beam_size=5, expansion=5, prompts=5)
+    small = kind_settings(beam=5, expansion=5, prompts=5)
     assert departures_from_paper(small, 5, 20) == [
         "beam 5 (paper: 10)", "expansion 5 (paper: 10)", "prompts 5 (paper: 100)",
         "probe step 5 of 20 (earlier than the paper's mid-schedule, 25 of 50)"]
-    assert departures_from_paper(SearchSettings(target="male", prompts=100), 10, 20) == []
+    assert departures_from_paper(kind_settings(prompts=100), 10, 20) == []
     gate = replace(result([measured("a doctor with intense focus", 9, 10)]), settings=small, probe_step=5,
                    schedule_steps=20, image_seed=0)
     verdict = evaluate_no_bgps_prompt_exceeds(gate, 0.8)

@@ -8,10 +8,11 @@ import zlib
 import numpy as np
 import pytest
 import torch
+from test_bgps_search import kind_settings
 
 from pytest_t2ibias.backends.llm import CausalLM
 from pytest_t2ibias.backends.token_lm import BeamSearchLM
-from pytest_t2ibias.methods.bgps import SearchSettings, bgps_search
+from pytest_t2ibias.methods.bgps import bgps_search
 from pytest_t2ibias.testing import make_tiny_causal_lm, torch_threads
 
 WORDS = ["photo", "of", "person", "working", "as", "nurse", "doctor", "with", "intense", "focus", "in",
@@ -76,7 +77,7 @@ def test_cached_context_gives_the_same_next_token_logprobs(causal_lm):
 
 
 def test_search_finds_the_same_prompts_with_the_same_scores(causal_lm):
-    settings = SearchSettings(target="male", beam_size=3, expansion=3, max_new_tokens=5, prompts=3, seed=1)
+    settings = kind_settings(beam=3, expansion=3, max_new_tokens=5, prompts=3, seed=1)
     runs = [bgps_search(BeamSearchLM(causal_lm, instruction="please write a neutral prompt", kv_cache=kv),
                         HashProbe(), settings) for kv in (True, False)]
     assert runs[0].texts == runs[1].texts and runs[0].texts

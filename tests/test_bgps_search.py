@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from pytest_t2ibias.kinds.no_bgps_prompt_exceeds import NoBGPSPromptExceedsParams, search_settings
 from pytest_t2ibias.methods.bgps import (
     SearchSettings,
     bgps_search,
@@ -18,6 +19,7 @@ from pytest_t2ibias.methods.bgps import (
     names_attribute,
     probe_term,
 )
+from pytest_t2ibias.params import build
 
 VOCAB = ["<eos>", "<bos>", "nurse", "doctor", "with", "intense", "focus", "in", "a", "garden", "male", "smiling"]
 ID = {word: i for i, word in enumerate(VOCAB)}
@@ -79,8 +81,18 @@ class ScriptedProbe:
 
 
 PREFIX = "a photo of a person working as a"
-GREEDY = SearchSettings(target="male", lam=10.0, beam_size=3, expansion=3, sampling_factor=1,
-                        sample_first_token=False, max_new_tokens=6, prompts=1, forbidden_names=("male", "female"))
+
+
+def kind_settings(**keys) -> SearchSettings:
+    """The search a ``no_bgps_prompt_exceeds`` check with these YAML keys asks for: the kind's
+    defaults for the rest (``SearchSettings`` has none of its own for what a check chooses)."""
+    params = build(NoBGPSPromptExceedsParams,
+                   {"target": {"axis": "gender", "value": "male"}, "threshold": 0.5, **keys})
+    return search_settings(params)
+
+
+GREEDY = replace(kind_settings(beam=3, expansion=3, max_new_tokens=6, prompts=1), sampling_factor=1,
+                 sample_first_token=False, forbidden_names=("male", "female"))
 
 
 def lm_log_likelihood(words):
@@ -127,7 +139,7 @@ def test_probe_term_is_the_mean_of_logs_by_default_and_the_log_of_the_mean_on_re
     with pytest.raises(ValueError, match="probe_term"):
         probe_term(np.array([steady]), "median")
     with pytest.raises(ValueError, match="probe_term"):
-        SearchSettings(target="male", probe_term="mean")
+        replace(GREEDY, probe_term="mean")
 
 
 def test_mean_of_logs_reorders_beams_against_a_probe_that_is_sure_on_one_latent_only():
@@ -291,3 +303,16 @@ def test_evaluation_gives_shares_with_intervals_and_perplexity():
     assert evaluation.perplexity == (2.0, 3.0, 4.0) and evaluation.mean_perplexity == 3.0
     assert evaluation.naming_share == pytest.approx(1 / 3)
     assert evaluation.max_share.prompt == "a male p3"
+
+
+def test_a_lock_entry_written_before_probe_term_reads_as_the_search_it_was():
+    """0.1.0's entries have no probe_term or complete_above: they searched with Eq. 4's log
+    of the mean and no completion, and read back so (not as today's defaults)."""
+    from dataclasses import asdict
+
+    from pytest_t2ibias.methods.bgps import BGPSResult, settings_as_searched
+
+    written = {k: v for k, v in asdict(GREEDY).items() if k not in ("probe_term", "complete_above")}
+    result = BGPSResult.from_dict({"prompts": [], "settings": written})
+    assert result.settings == replace(GREEDY, probe_term="log_mean", complete_above=None)
+    assert settings_as_searched(asdict(GREEDY)) == asdict(GREEDY)  # a newer entry as written

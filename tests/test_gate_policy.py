@@ -161,7 +161,7 @@ def test_plan_prints_costs_and_needs_and_runs_nothing(pytester):
 
 
 def test_auto_takes_the_planned_images(pytester):
-    from pytest_t2ibias.power import images_to_decide
+    from pytest_t2ibias.planner import images_to_decide
     from pytest_t2ibias.suite.load import load_suite
 
     _run(pytester, "--t2i-json=auto.json", "-k", "planned")

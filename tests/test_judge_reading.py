@@ -214,7 +214,7 @@ def test_a_bgps_prompts_target_share_is_read_through_a_labelled_calibration():
     from test_bgps_gate import ScriptedInstrument  # "intense" prompts draw only men
 
     from pytest_t2ibias.methods.bgps import measure_prompts
-    from pytest_t2ibias.spec import AxisSpec
+    from pytest_t2ibias.suite_spec import AxisSpec
 
     axis = AxisSpec("gender", "gender?", CHOICES)
     prompts = ["a person working as an intense doctor", "a person working as a nurse"]

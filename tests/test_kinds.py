@@ -22,7 +22,7 @@ from pytest_t2ibias.kinds import (
 )
 from pytest_t2ibias.kinds.entropy_below import evaluate_entropy_below
 from pytest_t2ibias.plan import Levels, plan_for
-from pytest_t2ibias.power import plan_item
+from pytest_t2ibias.planner import plan_item
 from pytest_t2ibias.prefetch import prefetch
 from pytest_t2ibias.reports.html import render_html
 from pytest_t2ibias.reports.rows import ReportRow
@@ -151,7 +151,7 @@ def test_a_users_kind_takes_part_in_prefetch_power_and_the_html_figure(purple_ki
 
     # power planning: the declared metric and prompt count
     planned = plan_item("purple::not_all_purple[mug-colour]", check, suite, suite.axes["colour"],
-                        plan, confidence=0.95, power=0.9)
+                        plan, power=0.9)
     assert planned.prompts == 1 and planned.images == 4
     assert planned.needed is not None and planned.needed > 4
     assert "no power model" not in planned.note
@@ -183,8 +183,7 @@ def test_a_kind_without_the_optional_parts_is_planned_as_a_search(monkeypatch, w
     item = PlannedItem(suite, suite.checks[0], "mug", suite.axes["colour"],
                        plan_for(settings, suite, suite.checks[0]))
     assert prefetch([item], instrument_for) == 0 and provider.painter.prompts == []
-    planned = plan_item("x", suite.checks[0], suite, suite.axes["colour"], item.plan,
-                        confidence=0.95, power=0.9)
+    planned = plan_item("x", suite.checks[0], suite, suite.axes["colour"], item.plan, power=0.9)
     assert planned.prompts is None and planned.note == "no power model for this kind"
     assert "purple_share_below (colour)" in render_html([ReportRow(
         nodeid="x", check=bare.name, subject="mug", axis="colour", value=0.1, low=0.0,

@@ -89,7 +89,7 @@ def test_options_enter_the_cache_key_only_when_set(model_zoo, monkeypatch):
 
 
 def _suite(models: dict, tmp_path):
-    from pytest_t2ibias.spec import Suite
+    from pytest_t2ibias.suite_spec import Suite
 
     return Suite(name="s", path=tmp_path / "s.t2i.yaml", prompt="a {subject}", subjects=("x",),
                  axes={}, checks=(), models={role: m["model"] for role, m in models.items()},

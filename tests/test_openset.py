@@ -199,7 +199,7 @@ def test_judge_audit_on_a_rendered_labelled_folder(tmp_path):
 
     from pytest_t2ibias.facade import T2IBias
     from pytest_t2ibias.kinds.judge_agrees import evaluate_judge_agrees
-    from pytest_t2ibias.spec import AxisSpec
+    from pytest_t2ibias.suite_spec import AxisSpec
     from toyworld.render import write_labelled_folder
 
     clip = Path(__file__).resolve().parents[1] / "fixtures" / "toy-clip"

@@ -36,7 +36,7 @@ def test_a_bad_ini_value_is_a_usage_error_naming_the_key(pytester: pytest.Pytest
 def test_typed_ini_values_are_read(pytester: pytest.Pytester):
     pytester.makeini("[pytest]\nt2i_bootstrap = 321\nt2i_offline = true\nt2i_confidence = 0.9\n")
     pytester.makeconftest("""
-        from pytest_t2ibias._options import read_settings
+        from pytest_t2ibias._pytest_options import read_settings
 
         def pytest_configure(config):
             s = read_settings(config)

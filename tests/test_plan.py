@@ -8,7 +8,7 @@ import pytest
 
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias.plan import DEFAULT_IMAGES_PER_PROMPT, DEFAULT_SEED, Plan, plan_for
-from pytest_t2ibias.spec import CheckSpec, Location, Suite
+from pytest_t2ibias.suite_spec import CheckSpec, Location, Suite
 
 
 def suite(**fields) -> Suite:

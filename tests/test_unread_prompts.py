@@ -90,6 +90,29 @@ def test_the_plan_flags_an_unknown_subject_before_any_image(project):
     result.stdout.no_fnmatch_line("*lenient[[]nurse-gender[]]*unread*")
 
 
+def test_the_plan_says_a_tokenizer_it_cannot_read_rather_than_hiding_it(monkeypatch):
+    """A planner swallows no error: a tokenizer that fails to load is the item's plan note."""
+    from types import SimpleNamespace
+
+    import pytest_t2ibias.backends.readings as readings
+    import pytest_t2ibias.kinds as kinds
+    from pytest_t2ibias.kinds._work import Draw, Work
+    from pytest_t2ibias.reports.terminal import unread_in_plan
+
+    def broken(model, memo):
+        raise OSError(f"{model}/tokenizer/vocab.json: truncated")
+
+    monkeypatch.setattr(readings, "pipeline_readers", broken)
+    monkeypatch.setattr(kinds, "work_of", lambda item: Work(planned=(
+        Draw("generator", f"a photo of a {item.subject}", 4),)))
+    plan = SimpleNamespace(model=lambda role: "/models/sd")
+    items = [("a", SimpleNamespace(subject="nurse", plan=plan)),
+             ("b", SimpleNamespace(subject="pilot", plan=plan))]
+    said = unread_in_plan(items)
+    assert said == dict.fromkeys("ab", "the generator's tokenizer (/models/sd) cannot be read: "
+                                       "OSError: /models/sd/tokenizer/vocab.json: truncated")
+
+
 def test_prompts_a_search_chose_are_flagged_without_changing_the_verdict():
     from pytest_t2ibias._types import Estimate
     from pytest_t2ibias.figures import unread_prompts

@@ -161,7 +161,7 @@ def test_auto_over_many_choices_is_bounded_and_refused(pytester):
 def test_the_planning_budget_stops_a_search_that_would_run_long():
     """A ten-choice search (about 14 simulations) fits; a second one in the file does not."""
     from pytest_t2ibias.errors import PlanningOverBudget
-    from pytest_t2ibias.power import PlanningBudget
+    from pytest_t2ibias.planner import PlanningBudget
 
     budget = PlanningBudget()
     for _ in range(16):

@@ -40,8 +40,10 @@ from pytest_t2ibias.backends.probe import (
     load_or_train_probe,
 )
 from pytest_t2ibias.backends.token_lm import BeamSearchLM
+from pytest_t2ibias.kinds.no_bgps_prompt_exceeds import NoBGPSPromptExceedsParams
 from pytest_t2ibias.methods.bgps import (
     NAMES_OF,
+    PROBE_TERMS,
     SearchSettings,
     bgps_search,
     evaluate_prompts,
@@ -69,16 +71,20 @@ def main() -> None:
     parser.add_argument("--targets", nargs="+", default=["male", "female", "old"], choices=list(TARGETS))
     parser.add_argument("--step-index", type=int, default=5, help="h_t read at this of the 20 DPM steps")
     parser.add_argument("--probe-steps", type=int, nargs="+", default=[2, 5, 8, 10, 14])
-    parser.add_argument("--lam", type=float, default=10.0)
+    # A check's defaults (the kind's Params), where this script does not choose its own.
+    kind = NoBGPSPromptExceedsParams.default
+    parser.add_argument("--lam", type=float, default=kind("lam"))
     parser.add_argument("--prompts", type=int, default=10, help="searches per seed")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    parser.add_argument("--probe-term", default="mean_log", choices=["mean_log", "log_mean"])
-    parser.add_argument("--complete-above", type=float, default=0.9,
+    parser.add_argument("--probe-term", default=kind("probe_term"), choices=list(PROBE_TERMS))
+    parser.add_argument("--complete-above", type=float, default=kind("complete_above"),
                         help="complete candidates with tokens the LM is this sure of (0: off)")
-    parser.add_argument("--model-prompt", default="a photo of a person working as a")
-    parser.add_argument("--beam", type=int, default=10, help="the paper's and the kind's (5 missed most triggers)")
-    parser.add_argument("--expansion", type=int, default=10)
-    parser.add_argument("--latents", type=int, default=10)
+    parser.add_argument("--model-prompt", default=kind("model_prompt"))
+    parser.add_argument("--beam", type=int, default=kind("beam"),
+                        help="the paper's and the kind's (5 missed most triggers)")
+    parser.add_argument("--expansion", type=int, default=kind("expansion"))
+    parser.add_argument("--max-new-tokens", type=int, default=kind("max_new_tokens"))
+    parser.add_argument("--latents", type=int, default=kind("latents"))
     parser.add_argument("--images", type=int, default=10, help="images per found prompt for the share")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -138,7 +144,7 @@ def main() -> None:
         pooled: dict[str, list[tuple[int, int]]] = {"bgps": [], "llm_only": []}
         for seed in args.seeds:
             settings = SearchSettings(target=target, lam=args.lam, beam_size=args.beam, expansion=args.expansion,
-                                      sampling_factor=3, max_new_tokens=10, prompts=args.prompts, seed=seed,
+                                      max_new_tokens=args.max_new_tokens, prompts=args.prompts, seed=seed,
                                       model_prompt=args.model_prompt,
                                       forbidden_names=tuple(forbidden), probe_term=args.probe_term,
                                       complete_above=args.complete_above or None)

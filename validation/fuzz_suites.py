@@ -291,15 +291,14 @@ def classify(path: Path) -> tuple[str, str]:
     """Load ``path`` and plan it as collection does (``images_per_prompt: auto`` included):
     ("clean" | "valid" | "traceback", detail)."""
     from pytest_t2ibias._settings import Settings
-    from pytest_t2ibias.items.file import auto_images
-    from pytest_t2ibias.power import PlanningBudget
+    from pytest_t2ibias.planner import PlanningBudget, plan_check
     from pytest_t2ibias.suite import SuiteError, load_suite
 
     try:
         suite = load_suite(path)
         settings, budget = Settings.standalone(), PlanningBudget()
         for check in suite.checks:
-            auto_images(suite, check, settings, budget)
+            plan_check(settings, suite, check, budget)
         return "valid", ""
     except SuiteError as exc:
         if str(path) in str(exc) or path.name in str(exc):

@@ -27,7 +27,7 @@ OBJECTS = ["laptop", "car", "mug"]
 
 def axes_of(world) -> list:
     """One AxisSpec per world axis, with the statements the toy CLIP was trained on."""
-    from pytest_t2ibias.spec import AxisSpec
+    from pytest_t2ibias.suite_spec import AxisSpec
     from toyworld.train_clip import recommended_statements
 
     statements = recommended_statements(world)

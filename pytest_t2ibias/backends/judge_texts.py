@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..spec import Location, Suite
+    from ..suite_spec import Location, Suite
     from .readings import TokenizerReader
 
 DEFAULT_TEMPLATE = "a photo of a {choice}"

@@ -19,14 +19,14 @@ from .._session import VERDICTS, session_of
 from .._text import shown
 from ..errors import ClassifierMissing
 from ..kinds import CHECK_KINDS, CheckContext
-from ..plan import Plan
-from ..spec import CheckSpec, Suite
+from ..plan import Levels, Plan
+from ..suite_spec import CheckSpec, Suite
 from ..verdict import FAIL, PASS, CheckFailed, Verdict, report_verdict, verdict_sink
 
 if TYPE_CHECKING:
     from .._test_call import Sightings
     from ..kinds import PlannedItem
-    from ..power import ItemPlan
+    from ..planner import ItemPlan
 
 ITEM_MARKER = "t2ibias"
 SESSION_PLANNED = pytest.StashKey[bool]()
@@ -78,10 +78,10 @@ class CheckItem(pytest.Item):
             _sample_adaptively(self.config, [self])
         _decide_family_once(self)
         sightings = Sightings()
-        verdict = self.evaluate(session.family.confidence(self.plan.levels.gate, self.nodeid),
-                                sightings)
+        gate = session.family.confidence(self.plan.levels.gate, self.nodeid)
+        verdict = self.evaluate(gate, sightings)
         if self.plan.adaptive:
-            verdict = _with_rounds(verdict, self.plan)
+            verdict = _with_rounds(verdict, self.plan, self.plan.levels_at(gate))
         # issue #27: words the generator never read make no verdict (figures.unread_prompts);
         # only the suite's own prompts decide that (those a planned kind names up front), not
         # a search's finds nor the prompts a method writes around them (a judge audit's)
@@ -119,12 +119,10 @@ class CheckItem(pytest.Item):
         """The check's verdict gating at ``gate`` (None: on the point value); ``sightings``
         notes the answers its judges gave, for the report's image grid; ``plan``: another
         look of an adaptive check (default: the item's). An adaptive plan computes its
-        intervals at the level spent over its looks (``Levels.spent_over``)."""
+        intervals at the level spent over its looks (``Plan.levels_at``)."""
         session = session_of(self.config)
         plan = plan or self.plan
-        levels = plan.levels.gated_at(gate)
-        if plan.adaptive:
-            levels = levels.spent_over(plan.looks, plan.images_per_prompt, plan.spending)
+        levels = plan.levels_at(gate)
         context = CheckContext(
             check=self.check,
             suite=self.suite,
@@ -189,13 +187,12 @@ class CheckItem(pytest.Item):
 
     def planned(self) -> ItemPlan:
         """This item's cost and the images its threshold needs (``--t2i-plan``)."""
-        from ..power import plan_item
+        from ..planner import plan_item
 
         settings = session_of(self.config).settings
         axis = self.suite.axes[self.axis] if self.axis else None
         return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
-                         confidence=self.plan.levels.gate, power=settings.power,
-                         calibration_images=self._calibration_images())
+                         power=settings.power, calibration_images=self._calibration_images())
 
     def _calibration_images(self) -> int:
         """Images its judge's calibration draws beyond those of the kind's own prompts."""
@@ -339,14 +336,12 @@ def _sample_adaptively(config: pytest.Config, items: list[CheckItem], fixed: lis
         item.plan = replace(item.plan, images_per_prompt=item.stopped_at)
 
 
-def _with_rounds(verdict: Verdict, plan: Plan) -> Verdict:
-    """An adaptive check's verdict saying where its rounds stopped and at which level each
-    look's interval was computed."""
-    from ..metrics.sequential import look_confidence
-
+def _with_rounds(verdict: Verdict, plan: Plan, levels: Levels) -> Verdict:
+    """An adaptive check's verdict saying where its rounds stopped and at which level its
+    last look's interval was computed (``levels``: those its verdict was computed at,
+    ``Plan.levels_at``)."""
     looks = [n for n in plan.looks if n <= plan.images_per_prompt]
-    level = getattr(verdict.value, "confidence", None) or look_confidence(
-        plan.levels.interval, plan.looks, plan.images_per_prompt, plan.spending)
+    level = levels.interval
     note = (f"\n  adaptive: stopped at {plan.images_per_prompt} of up to {plan.looks[-1]} images "
             f"per prompt (looks {', '.join(map(str, looks))}); this look's interval at "
             f"{_percent(level)}, alpha spent {plan.spending.replace('_', '-')} over all "

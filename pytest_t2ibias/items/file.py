@@ -15,8 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .._settings import Settings
-    from ..power import PlanningBudget
-    from ..spec import CheckSpec, Suite
+    from ..suite_spec import Suite
     from .check import CheckItem
 
 
@@ -28,8 +27,7 @@ class SuiteFile(pytest.File):
     def collect(self) -> Iterator[CheckItem]:
         from .._session import session_of
         from ..kinds import CHECK_KINDS
-        from ..plan import plan_for
-        from ..power import PlanningBudget
+        from ..planner import PlanningBudget, plan_check
         from ..suite.load import load_suite
         from .check import CheckItem, item_name
 
@@ -39,10 +37,7 @@ class SuiteFile(pytest.File):
         settings = session_of(self.config).settings
         check_judge_texts(suite, settings)
         for check in suite.checks:
-            adaptive = adaptive_allowed(suite, check)
-            plan = plan_for(settings, suite, check, n=auto_images(suite, check, settings,
-                                                                 self.planning_budget),
-                            adaptive=adaptive)
+            plan = plan_check(settings, suite, check, self.planning_budget)
             if not CHECK_KINDS[check.kind].per_subject:
                 yield CheckItem.from_parent(self, name=check.id, suite=suite, check=check,
                                             subject="", axis=None, plan=plan)
@@ -117,68 +112,3 @@ def check_judge_texts(suite: Suite, settings: Settings) -> None:
                                    filename=str(suite.path), lineno=line)
     if problems:
         raise SuiteError.combine(problems)
-
-
-def adaptive_allowed(suite: Suite, check: CheckSpec) -> bool:
-    """Whether ``check`` may sample in rounds (issue #26): its kind supports it
-    (``CheckKind.adaptive``) and it gates on an interval. A check that asks for it with
-    ``images_per_prompt: {max: N}`` and cannot is a ``SuiteError`` at its line;
-    ``--t2i-adaptive`` leaves such checks at their fixed n."""
-    from ..errors import SuiteError
-    from ..kinds import CHECK_KINDS
-
-    kind = CHECK_KINDS[check.kind]
-    asked = isinstance(check.params.images_per_prompt, dict)
-    if asked and not kind.adaptive:
-        supported = ", ".join(name for name, k in CHECK_KINDS.items() if k.adaptive)
-        raise SuiteError(suite.path, check.location.line,
-                         f"check {check.id!r}: images_per_prompt: {{max: ...}} (adaptive "
-                         f"sampling) is supported by {supported}, not {check.kind}; give it "
-                         "a number")
-    if asked and check.params.confidence is None:
-        raise SuiteError(suite.path, check.location.line,
-                         f"check {check.id!r}: images_per_prompt: {{max: ...}} (adaptive "
-                         "sampling) stops when the interval is decided, so the check needs "
-                         "confidence: (e.g. 0.95)")
-    return kind.adaptive and check.params.confidence is not None
-
-
-def auto_images(suite: Suite, check: CheckSpec, settings: Settings,
-            budget: PlanningBudget) -> int | None:
-    """``images_per_prompt: auto``: as many as deciding the threshold needs, over the
-    check's axes (``power.images_to_decide``), within ``budget``; a ``SuiteError`` at the
-    check's line when it cannot be planned (also what ``validation/fuzz_suites.py`` runs)."""
-    if check.params.images_per_prompt != "auto":
-        return None
-    from ..errors import PlanningOverBudget, SuiteError
-    from ..kinds import CHECK_KINDS
-    from ..power import MAX_AUTO_CHOICES, images_to_decide, power_metric
-
-    if power_metric(check.kind) is None:
-        modelled = [name for name, kind in CHECK_KINDS.items() if kind.power_metric]
-        raise SuiteError(suite.path, check.location.line,
-                         f"check {check.id!r}: images_per_prompt: auto plans only "
-                         f"{' and '.join(modelled)} checks; give {check.kind} a number")
-    wide = [axis for axis in check.axes if len(suite.axes[axis].choices) > MAX_AUTO_CHOICES]
-    if wide:
-        raise SuiteError(suite.path, check.location.line,
-                         f"check {check.id!r}: images_per_prompt: auto plans axes of at most "
-                         f"{MAX_AUTO_CHOICES} choices; {wide[0]!r} has "
-                         f"{len(suite.axes[wide[0]].choices)}: give the check a number")
-    from ..plan import Levels
-
-    confidence = Levels.of(check.params.confidence, settings.confidence).gate
-    try:
-        return max(images_to_decide(check, suite.axes[axis], confidence=confidence,
-                                    power=settings.power, budget=budget) or 1
-                   for axis in check.axes)
-    except PlanningOverBudget as over:
-        raise SuiteError(suite.path, check.location.line,
-                         f"check {check.id!r}: images_per_prompt: auto would simulate more "
-                         f"than this suite's planning budget ({over.limit} choice-"
-                         f"simulations, about 11 s) across {len(check.axes)} axes; give it "
-                         "a number (--t2i-plan prints what each check needs)") from None
-    except ValueError as undecidable:  # no n up to the search's cap decides
-        raise SuiteError(suite.path, check.location.line,
-                         f"check {check.id!r}: images_per_prompt: auto finds no number of "
-                         f"images that decides it: {undecidable}") from None

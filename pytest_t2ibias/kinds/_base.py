@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..figures import Interval
     from ..instrument import Instrument
     from ..plan import Levels, Plan
-    from ..spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec, CheckSpec, Suite
     from ..verdict import Verdict
     from ._work import Work
 

@@ -23,7 +23,7 @@ from ._work import Work, planned
 
 if TYPE_CHECKING:
     from ..methods.costs import Cost
-    from ..spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec, CheckSpec, Suite
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -38,14 +38,14 @@ from ..metrics.judge import (
     correction_mode,
     judged_estimate,
 )
-from ..spec import COUNTERFACTUAL_CALIBRATION
 from ..store.calibrations import remember
+from ..suite_spec import COUNTERFACTUAL_CALIBRATION
 from ..verdict import INCONCLUSIVE, passes
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
     from ..metrics import ISMatrix
-    from ..spec import AxisSpec
+    from ..suite_spec import AxisSpec
     from ._base import CheckContext, PlannedItem
     from ._work import Draw
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec, CheckSpec, Suite
     from ._base import PlannedItem
     from ._work import Work
 

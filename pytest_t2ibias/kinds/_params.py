@@ -26,7 +26,7 @@ from ..params import (
 )
 
 if TYPE_CHECKING:
-    from ..spec import AxisSpec
+    from ..suite_spec import AxisSpec
 
 __all__ = ["AXIS_LIST", "COMMON_PARAMS", "NUMBER", "Param", "Params", "build",
            "check_at_least_one", "check_burden", "check_confidence", "check_images",

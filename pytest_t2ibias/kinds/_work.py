@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ..plan import Plan
-    from ..spec import AxisSpec
+    from ..suite_spec import AxisSpec
 
 
 class Planned(Protocol):

@@ -28,7 +28,7 @@ from ._verdicts import gate_note, is_entries, known_axes, same_level, with_matri
 from ._work import Work, planned
 
 if TYPE_CHECKING:
-    from ..spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec, CheckSpec, Suite
 
 
 

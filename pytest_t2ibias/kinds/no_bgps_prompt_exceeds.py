@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..figures import Interval, interval_of, mappings
-from ..methods.bgps import PAPER_SEARCH
+from ..methods.bgps import PAPER_SEARCH, SearchSettings
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import JudgeReading, labelled_calibration
@@ -46,12 +46,12 @@ from ._params import (
     check_unit_interval,
     param,
 )
-from ._verdicts import DEFAULT_CONFIDENCE
+from ._verdicts import interval_level
 from ._work import Draw, Work
 
 if TYPE_CHECKING:
     from ..locks.bgps import BGPSGate
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,7 +129,7 @@ def evaluate_no_bgps_prompt_exceeds(
     prompts = list(result.prompts)
     if not prompts:
         raise ValueError("the BGPS result holds no found prompts to judge")
-    level = interval_confidence or confidence or DEFAULT_CONFIDENCE
+    level = interval_level(confidence, interval_confidence)
     target = f"{result.axis}={result.target}"
     added = list(result.added)
     shared = list(result.shared_with_baseline)
@@ -273,14 +273,26 @@ def evaluate_no_bgps_prompt_exceeds(
     )
 
 
+def search_settings(params: NoBGPSPromptExceedsParams,
+                    forbidden_names: tuple[str, ...] = ()) -> SearchSettings:
+    """The search a check's parameters ask for: every setting a check chooses comes from
+    ``params`` (whose fields hold the one default each); ``SearchSettings`` has none of its own."""
+    return SearchSettings(
+        target=params.target["value"], model_prompt=params.model_prompt, lam=float(params.lam),
+        beam_size=params.beam, expansion=params.expansion,
+        max_new_tokens=params.max_new_tokens, prompts=params.prompts, seed=params.seed,
+        forbidden_names=forbidden_names, probe_term=params.probe_term,
+        # 1 (the largest valid value) completes nothing the LLM is unsure of: the paper's search.
+        complete_above=float(params.complete_above) if params.complete_above < 1 else None)
+
+
 def gate_of(key: str, suite: Suite, params: NoBGPSPromptExceedsParams, *,
              suite_dir: Path | None = None) -> BGPSGate:
     """The search and measuring a check asks for (``locks.bgps.BGPSGate``), every setting
-    from its parameters: the search's own defaults (``SearchSettings``) are the paper's, and a
-    check never falls back to them."""
+    from its parameters (``search_settings``)."""
     from ..errors import LockfileError
     from ..locks.bgps import BGPSGate
-    from ..methods.bgps import SearchSettings, forbidden_names_for
+    from ..methods.bgps import forbidden_names_for
 
     axis = suite.axes.get(params.target["axis"])
     if axis is None or params.target["value"] not in axis.choices:
@@ -288,12 +300,7 @@ def gate_of(key: str, suite: Suite, params: NoBGPSPromptExceedsParams, *,
                                            f"of the suite (axes: {', '.join(suite.axes)})")
     probe = (str((Path(suite_dir or suite.path.parent) / params.probe).resolve())
              if params.probe else None)
-    settings = SearchSettings(
-        target=params.target["value"], model_prompt=params.model_prompt, lam=float(params.lam),
-        beam_size=params.beam, expansion=params.expansion,
-        max_new_tokens=params.max_new_tokens, prompts=params.prompts, seed=params.seed,
-        forbidden_names=forbidden_names_for(axis), probe_term=params.probe_term,
-        complete_above=float(params.complete_above) if params.complete_above < 1 else None)
+    settings = search_settings(params, forbidden_names_for(axis))
     return BGPSGate(key=key, axis=axis, target=params.target["value"], settings=settings,
                     baseline=params.baseline, neutral_prompt=params.neutral_prompt,
                     step_index=params.step_index, latents=params.latents, probe=probe,

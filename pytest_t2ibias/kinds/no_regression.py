@@ -26,7 +26,7 @@ from ._verdicts import as_estimate, gate_note, same_level
 from ._work import Work, planned
 
 if TYPE_CHECKING:
-    from ..spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec, CheckSpec, Suite
 
 
 

@@ -43,7 +43,7 @@ from ._verdicts import DEFAULT_CONFIDENCE, gate_note
 from ._work import Draw, Work, planned
 
 if TYPE_CHECKING:
-    from ..spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec, CheckSpec, Suite
 
 
 

@@ -1,18 +1,23 @@
-"""What every lock file shares: where it lives beside its suite, how the LLM that wrote it is
-named and fingerprinted, and how it is written (atomically, under a file lock kept out of the
-suite's folder). Each lock (``counterfactual``, ``bgps``, ``openbias``) keeps its own schema,
-version and reading rules on top of these.
+"""What every lock file shares: where it lives beside its suite, its versioned format (read,
+checked and written here: ``LockFormat``), how the LLM that wrote it is named, fingerprinted
+and found stale (``llm_changed``), and how it is written (atomically, under a file lock kept
+out of the suite's folder). Each lock (``counterfactual``, ``bgps``, ``openbias``) adds only
+its small schema (``LockFormat`` and a shape rule) and what makes an entry stale.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..errors import LockfileError
 from ..store.cache import locked, write_atomically
 
 UPDATE_OPTION = "--t2i-update-locks"
@@ -63,3 +68,77 @@ def writing(path: Path) -> Iterator[None]:
 def write_text(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` in one step (a reader sees the old file or the new)."""
     write_atomically(path, text.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class LockFormat:
+    """One lock's file format: its name in messages, the version this plugin reads and the key
+    that holds it, what the file says about itself, and ``shape``: what is missing from a
+    parsed record of the right version (None when nothing is)."""
+
+    name: str
+    version: int
+    about: str
+    shape: Callable[[dict[str, Any]], str | None]
+    version_key: str = "lock_version"
+    """``version`` in OpenBias' files, as 0.1.0 wrote them."""
+
+    def new(self, **fields: Any) -> dict[str, Any]:
+        """An empty record of this version, ``fields`` after its ``about`` and version."""
+        return {"about": self.about, self.version_key: self.version, **fields}
+
+    def read(self, path: Path) -> dict[str, Any] | None:
+        """The record at ``path``; None when there is none; ``LockfileError`` (at the line a
+        JSON error is on) when it cannot be read, is not JSON, or is not this format."""
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LockfileError(path, 1, f"cannot read {self.name} lock file: {exc}") from None
+        advice = (f"restore it from version control, or delete it (or rerun with "
+                  f"{UPDATE_OPTION}) to regenerate it")
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LockfileError(path, exc.lineno, f"{self.name} lock file is not valid JSON "
+                                                  f"({exc.msg}, column {exc.colno}); {advice}") from None
+        problem = self._problem(record)
+        if problem:
+            raise LockfileError(path, 1, f"not a {self.name} lock file ({problem}); {advice}")
+        return record
+
+    def write(self, path: Path, record: dict[str, Any]) -> None:
+        """``record`` as the file's whole text, in one step (hold ``writing(path)``)."""
+        write_text(path, self.text(record))
+
+    @staticmethod
+    def text(record: dict[str, Any]) -> str:
+        return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+
+    def _problem(self, record: Any) -> str | None:
+        if not isinstance(record, dict):
+            return "expected a JSON object"
+        if record.get(self.version_key) != self.version:
+            return (f"{self.version_key} is {record.get(self.version_key)!r}, this plugin reads "
+                    f"{self.version}")
+        return self.shape(record)
+
+
+def llm_changed(llm_model: str | None, locked_weights: Any, locked_model: Any) -> str | None:
+    """Why ``--t2i-llm`` is not the LLM that wrote a lock (or one of its entries), or None:
+    the same weights, or no ``--t2i-llm`` (the lock stands for its LLM: CI may have none)."""
+    if not llm_model:
+        return None
+    weights = llm_weights(llm_model)
+    if weights == locked_weights:
+        return None
+    return (f"--t2i-llm {llm_model} (weights {short_weights(weights)}) is not the LLM that "
+            f"wrote it ({locked_model}, weights {short_weights(locked_weights)})")
+
+
+def short_weights(weights: Any) -> str:
+    """A weights fingerprint as a message shows it: a hub commit whole, a file hash cut."""
+    if not isinstance(weights, str):
+        return repr(weights)
+    return weights if weights.startswith("hub:") else weights[:19]

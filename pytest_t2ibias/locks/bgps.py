@@ -36,13 +36,22 @@ from ..methods.bgps import (
     bgps_search,
     llm_baseline,
     measurement_seed,
+    settings_as_searched,
 )
-from ._file import UPDATE_OPTION, llm_weights, lock_path, shown_model, write_text, writing
+from ._file import (
+    UPDATE_OPTION,
+    LockFormat,
+    llm_changed,
+    llm_weights,
+    lock_path,
+    shown_model,
+    writing,
+)
 
 if TYPE_CHECKING:
     from .._settings import Settings
     from ..instrument import Instrument, Models
-    from ..spec import AxisSpec, Suite
+    from ..suite_spec import AxisSpec, Suite
 
 LOCK_VERSION = 1
 ABOUT = ("Prompts pytest-t2ibias' Bias-Guided Prompt Search found for the suite's "
@@ -117,9 +126,9 @@ class BGPSLocks:
                 entry = None if self.update else self._matching(path, suite, gate, wanted)
                 if entry is None:
                     entry = self._search(instrument, suite, gate, wanted, progress)
-                    record = _read(path) or _new_record(suite)
+                    record = FORMAT.read(path) or FORMAT.new(suite=suite.path.name, gates={})
                     record["gates"][gate.key] = entry
-                    write_text(path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+                    FORMAT.write(path, record)
                     log.warning("wrote BGPS lock file %s: review and commit it", path)
                     self._searched[(str(path), gate.key)] = entry
                 else:
@@ -150,11 +159,11 @@ class BGPSLocks:
 
     def _matching(self, path: Path, suite: Suite, gate: BGPSGate,
                   wanted: dict[str, Any]) -> dict[str, Any] | None:
-        record = _read(path)
+        record = FORMAT.read(path)
         entry = (record or {}).get("gates", {}).get(gate.key)
         if entry is None:
             return None
-        differences = _differences(entry, wanted)
+        differences = _differences(entry, wanted, self.settings.llm)
         if differences:
             raise LockfileError(path, 1, f"BGPS lock entry {gate.key!r} is stale for suite "
                                          f"{suite.path.name}: {'; '.join(differences)}. Rerun with "
@@ -300,21 +309,17 @@ def _progress_line(key: str, progress: Callable[[str], None] | None
     return say
 
 
-def _differences(entry: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+def _differences(entry: dict[str, Any], wanted: dict[str, Any], llm_model: str | None) -> list[str]:
     names = {"target": "the target", "settings": "the search settings", "with_baseline": "with_baseline",
              "neutral_prompt": "the neutral prompt", "step_index": "the probe step",
-             "latents": "the latents", "llm": "the --t2i-llm weights",
+             "latents": "the latents",
              "generator": "the generator (weights, scheduler, steps, guidance or dtype)",
              "probe_given": "the probe file"}
     found = []
     for key, label in names.items():
         ours, theirs = wanted.get(key), entry.get(key)
         if key == "settings" and isinstance(theirs, dict):
-            # Written before these settings existed: searched with Eq. 4's log of the mean,
-            # every prefix scored as it stood.
-            theirs = {"probe_term": "log_mean", "complete_above": None, **theirs}
-        if key == "llm" and ours is None:
-            continue  # no --t2i-llm: the lock stands for it
+            theirs = settings_as_searched(theirs)
         if ours == theirs:
             continue
         if isinstance(ours, dict) and isinstance(theirs, dict):
@@ -322,7 +327,8 @@ def _differences(entry: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
             found.append(f"{label} changed ({', '.join(f'{k}: lock {theirs.get(k)!r}, now {ours.get(k)!r}' for k in changed)})")
         else:
             found.append(f"{label} changed (lock {_short(theirs)}, now {_short(ours)})")
-    return found
+    other_llm = llm_changed(llm_model, entry.get("llm"), entry.get("llm_model"))
+    return found + ([other_llm] if other_llm else [])
 
 
 def _short(value: Any) -> str:
@@ -340,25 +346,9 @@ def _probe_hash(directory: Path) -> str:
         raise LockfileError(directory, 1, f"cannot read the probe's {METADATA_FILE}: {exc}") from None
 
 
-def _new_record(suite: Suite) -> dict[str, Any]:
-    return {"about": ABOUT, "lock_version": LOCK_VERSION, "suite": suite.path.name, "gates": {}}
+def _shape_problem(record: dict[str, Any]) -> str | None:
+    return None if isinstance(record.get("gates"), dict) else "'gates' missing or not an object"
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockfileError(path, 1, f"cannot read BGPS lock file: {exc}") from None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LockfileError(path, exc.lineno, f"BGPS lock file is not valid JSON ({exc.msg}); "
-                                              f"restore it, or rerun with {UPDATE_OPTION}") from None
-    if not isinstance(record, dict) or record.get("lock_version") != LOCK_VERSION \
-            or not isinstance(record.get("gates"), dict):
-        raise LockfileError(path, 1, f"not a BGPS lock file (lock_version {LOCK_VERSION} with "
-                                     f"'gates'); restore it, or rerun with {UPDATE_OPTION}")
-    return record
+FORMAT = LockFormat("BGPS", LOCK_VERSION, ABOUT, _shape_problem)
 

@@ -19,7 +19,6 @@ the suite's order, a regenerated lock diffs line by line.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -27,12 +26,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LockfileError
-from ._file import UPDATE_OPTION, llm_weights, lock_path, shown_model, write_text, writing
+from ._file import (
+    UPDATE_OPTION,
+    LockFormat,
+    llm_changed,
+    llm_weights,
+    lock_path,
+    shown_model,
+    write_text,
+    writing,
+)
 
 if TYPE_CHECKING:
     from ..backends._base import LanguageModel
     from ..methods.counterfactuals import Choice
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 LOCK_VERSION = 1
 ABOUT = ("Counterfactual prompts pytest-t2ibias chose for the suite's axes with "
@@ -85,13 +93,8 @@ class CounterfactualLock:
                 found.extend(_uncovered(axis, locked_axis, wanted["subjects"], phrases))
         found.extend(f"axis {axis!r} is in the lock but no longer has counterfactuals: llm"
                      for axis in record["axes"] if axis not in wanted["axes"])
-        if llm_model:
-            weights, locked_llm = llm_weights(llm_model), record["llm"]
-            if weights != locked_llm["weights"]:
-                found.append(f"--t2i-llm {llm_model} (weights {_short(weights)}) is not the LLM "
-                             f"that wrote it ({locked_llm.get('model')}, weights "
-                             f"{_short(locked_llm['weights'])})")
-        return found
+        other_llm = llm_changed(llm_model, record["llm"]["weights"], record["llm"].get("model"))
+        return found + ([other_llm] if other_llm else [])
 
     def apply(self, suite: Suite, subject: str) -> Suite:
         """``suite`` with the locked prompts of ``subject`` as its ``llm`` axes' templates."""
@@ -110,28 +113,13 @@ class CounterfactualLock:
         return replace(suite, axes=axes)
 
     def to_json(self) -> str:
-        return json.dumps(self.record, indent=2, ensure_ascii=False) + "\n"
+        return FORMAT.text(self.record)
 
 
 def read_lock(path: Path) -> CounterfactualLock | None:
     """The lock at ``path``; None when there is none; ``LockfileError`` when unreadable."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockfileError(path, 1, f"cannot read counterfactual lock file: {exc}") from None
-    advice = (f"restore it from version control, or delete it (or rerun with {UPDATE_OPTION}) "
-              f"to regenerate it")
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LockfileError(path, exc.lineno, f"counterfactual lock file is not valid JSON "
-                                              f"({exc.msg}, column {exc.colno}); {advice}") from None
-    problem = _shape_problem(record)
-    if problem:
-        raise LockfileError(path, 1, f"not a counterfactual lock file ({problem}); {advice}")
-    return CounterfactualLock(path, record)
+    record = FORMAT.read(path)
+    return None if record is None else CounterfactualLock(path, record)
 
 
 # -- load, or generate and write ----------------------------------------------------------------
@@ -216,9 +204,7 @@ def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
     budget = max_new_tokens or MAX_NEW_TOKENS
     chosen = suite_counterfactuals(llm, suite, budget)
     weights = llm_weights(llm_model)  # after loading: a hub model now resolves to its commit
-    record = {
-        "about": ABOUT,
-        "lock_version": LOCK_VERSION,
+    record = FORMAT.new(**{
         "suite": suite.path.name,
         "llm": {
             "model": shown_model(llm_model, path.parent),
@@ -237,7 +223,7 @@ def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
             }
             for axis, by_subject in chosen.items()
         },
-    }
+    })
     return CounterfactualLock(path, record)
 
 
@@ -264,12 +250,8 @@ def _uncovered(axis: str, locked_axis: dict[str, Any], subjects: list[str],
             if not isinstance(prompts.get(subject, {}).get(value, {}).get("prompt"), str)]
 
 
-def _shape_problem(record: Any) -> str | None:
-    """What is missing from a parsed lock file, or None when its shape is right."""
-    if not isinstance(record, dict):
-        return "expected a JSON object"
-    if record.get("lock_version") != LOCK_VERSION:
-        return f"lock_version is {record.get('lock_version')!r}, this plugin reads {LOCK_VERSION}"
+def _shape_problem(record: dict[str, Any]) -> str | None:
+    """What is missing from a parsed lock file of this version, or None when its shape is right."""
     expected = {"prompt": str, "subjects": list, "llm": dict, "axes": dict}
     for key, kind in expected.items():
         if not isinstance(record.get(key), kind):
@@ -285,5 +267,4 @@ def _shape_problem(record: Any) -> str | None:
     return None
 
 
-def _short(weights: str) -> str:
-    return weights if weights.startswith("hub:") else weights[:19]
+FORMAT = LockFormat("counterfactual", LOCK_VERSION, ABOUT, _shape_problem)

@@ -16,7 +16,6 @@ kept (name, classes, captions, questions, CLIP statements) with the counts of th
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +34,15 @@ from ..methods.openbias import (
     propose_biases,
     write_captions,
 )
-from ._file import UPDATE_OPTION, llm_weights, lock_path, shown_model, write_text, writing
+from ._file import (
+    UPDATE_OPTION,
+    LockFormat,
+    llm_changed,
+    llm_weights,
+    lock_path,
+    shown_model,
+    writing,
+)
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -78,9 +85,9 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
     if entry is not None and not update:
         problems = [f"{field}: lock has {entry.get(field)!r}, the suite wants {value!r}"
                     for field, value in wanted.items() if entry.get(field) != value]
-        if settings.llm and entry.get("llm_weights") != which_llm["llm_weights"]:
-            problems.append(f"llm: the lock was written with {entry.get('llm')!r}, --t2i-llm is "
-                            f"{which_llm['llm']!r} (other weights)")
+        other_llm = llm_changed(settings.llm, entry.get("llm_weights"), entry.get("llm"))
+        if other_llm:
+            problems.append(other_llm)
         if problems:
             raise LockfileError(path, 1, f"OpenBias lock entry {key!r} is stale ("
                                          + "; ".join(problems) + f"); rerun with {UPDATE_OPTION} "
@@ -106,7 +113,7 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
         record["entries"][key] = {**wanted, **which_llm, **written,
                                   "proposals": proposals.to_dict()}
         record["entries"] = dict(sorted(record["entries"].items()))
-        write_text(path, json.dumps(record, indent=2) + "\n")
+        FORMAT.write(path, record)
     return proposals
 
 
@@ -158,16 +165,12 @@ def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: S
 
 
 def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {"about": ABOUT, "version": LOCK_VERSION, "entries": {}}
-    try:
-        record = json.loads(path.read_text())
-        if not isinstance(record, dict) or not isinstance(record.get("entries"), dict):
-            raise ValueError("no 'entries' mapping")
-    except ValueError as exc:
-        raise LockfileError(path, 1, f"OpenBias lock file is unreadable ({exc}); fix or delete "
-                                     f"it, or rerun with {UPDATE_OPTION}") from exc
-    if record.get("version") != LOCK_VERSION:
-        raise LockfileError(path, 1, f"OpenBias lock version {record.get('version')!r} is not "
-                                     f"{LOCK_VERSION}; rerun with {UPDATE_OPTION}")
-    return record
+    """The lock's record, or an empty one of this version when there is none."""
+    return FORMAT.read(path) or FORMAT.new(entries={})
+
+
+def _shape_problem(record: dict[str, Any]) -> str | None:
+    return None if isinstance(record.get("entries"), dict) else "'entries' missing or not an object"
+
+
+FORMAT = LockFormat("OpenBias", LOCK_VERSION, ABOUT, _shape_problem, version_key="version")

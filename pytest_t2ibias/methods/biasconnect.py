@@ -17,7 +17,7 @@ from ..metrics import ISMatrix, intersectional_sensitivity
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 
 def counterfactual_prompts(suite: Suite, subject: str, axes: Sequence[str]) -> dict[str, dict[str, str]]:

@@ -34,7 +34,7 @@ from ..metrics.costs import (
 if TYPE_CHECKING:
     from .._types import ImageSet
     from ..instrument import Instrument
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 IQA_QUESTION = "Is this a good photo or a bad photo?"
 """What the judge is asked for CLIP-IQA; a contrastive judge compares ``IQA_PROMPTS``."""

@@ -36,7 +36,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ..backends._base import LanguageModel
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 SOURCES = ("before_subject", "who_is", "after_prompt", "few_shot")
 FEW_SHOT_EXAMPLES = 3

@@ -31,7 +31,7 @@ from ..metrics.judge import JudgeCalibration, correction_mode, judged_estimate
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..spec import AxisSpec, FilterSpec
+    from ..suite_spec import AxisSpec, FilterSpec
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..metrics import mitigation_effect
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 
 def mitigation_effect_for(

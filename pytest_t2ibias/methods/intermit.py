@@ -46,7 +46,7 @@ from ..metrics.intersectional import INITIAL, posterior_matrix
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 Combination = tuple[tuple[str, str], ...]
 """Mitigated (axis, value) pairs, in the suite's axis order; () is the base prompt."""

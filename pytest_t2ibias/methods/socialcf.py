@@ -25,7 +25,7 @@ from ..errors import ImageFolderError
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
-    from ..spec import AxisSpec
+    from ..suite_spec import AxisSpec
 
 
 @dataclass(frozen=True)

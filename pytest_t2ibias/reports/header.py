@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     from .._settings import Settings
     from ..family import Family
-    from ..spec import Suite
+    from ..suite_spec import Suite
 
 
 def run_header(settings: Settings, family: Family, backends: list[dict[str, str]],

@@ -200,11 +200,14 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
                    ) -> dict[str, str]:
     """nodeid -> what its generator's tokenizer cannot read of its prompts, for the plan
     (tokenizers read from each model's folder, through the readings kept in ``memo``; no
-    weights loaded)."""
+    weights loaded). A tokenizer that cannot be read is said too, on each item it would read:
+    the plan hides no failure."""
     from ..backends.readings import pipeline_readers, problems
     from ..kinds import work_of
 
     readers: dict[str, list] = {}
+    unreadable: dict[str, str] = {}
+    """model -> why its tokenizers cannot be read: said on every item that draws from it."""
     found = {}
     for nodeid, check in planned:
         said = []
@@ -217,12 +220,16 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
                 needs.setdefault(draw.role, []).append(draw.prompt)
         for role, prompts in needs.items():
             model = check.plan.model(role)
-            try:
-                if model not in readers:
-                    readers[model] = pipeline_readers(model, memo)
-                said += problems(readers[model], prompts).values()
-            except Exception:  # noqa: BLE001 - the run reports a model it cannot read
-                readers[model] = []
+            if model not in unreadable:
+                try:
+                    if model not in readers:
+                        readers[model] = pipeline_readers(model, memo)
+                    said += problems(readers[model], prompts).values()
+                    continue
+                except Exception as error:  # noqa: BLE001 - any tokenizer's failure, said on the plan
+                    unreadable[model] = (f"the {role}'s tokenizer ({model}) cannot be read: "
+                                         f"{type(error).__name__}: {error}")
+            said.append(unreadable[model])
         if said:
             found[nodeid] = "; ".join(dict.fromkeys(said))
     return found

@@ -12,7 +12,7 @@ from .._exports import lazy_exports
 
 if TYPE_CHECKING:
     from ..errors import SuiteError
-    from ..spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
+    from ..suite_spec import AxisSpec, CheckSpec, FilterSpec, Location, QuestionPart, Suite
     from .load import load_suite
 
 __all__ = [
@@ -29,10 +29,10 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(__name__, {
     "SuiteError": "pytest_t2ibias.errors",
     "load_suite": "pytest_t2ibias.suite.load",
-    "AxisSpec": "pytest_t2ibias.spec",
-    "CheckSpec": "pytest_t2ibias.spec",
-    "FilterSpec": "pytest_t2ibias.spec",
-    "Location": "pytest_t2ibias.spec",
-    "QuestionPart": "pytest_t2ibias.spec",
-    "Suite": "pytest_t2ibias.spec",
+    "AxisSpec": "pytest_t2ibias.suite_spec",
+    "CheckSpec": "pytest_t2ibias.suite_spec",
+    "FilterSpec": "pytest_t2ibias.suite_spec",
+    "Location": "pytest_t2ibias.suite_spec",
+    "QuestionPart": "pytest_t2ibias.suite_spec",
+    "Suite": "pytest_t2ibias.suite_spec",
 })

@@ -20,7 +20,7 @@ from ..budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
 from ..params import build, check_images
-from ..spec import (
+from ..suite_spec import (
     COUNTERFACTUAL_CALIBRATION,
     AxisSpec,
     CheckSpec,

@@ -84,6 +84,7 @@ from .search import (
     names_attribute,
     per_latent_probabilities,
     probe_term,
+    settings_as_searched,
 )
 
 __all__ = [
@@ -118,4 +119,5 @@ __all__ = [
     "names_attribute",
     "per_latent_probabilities",
     "probe_term",
+    "settings_as_searched",
 ]

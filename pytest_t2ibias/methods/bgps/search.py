@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -81,29 +81,33 @@ def per_latent_probabilities(scorer: ProbeScorer, prompts: Sequence[str]) -> np.
     return np.asarray(scorer(list(prompts)), dtype=np.float64).reshape(len(prompts), 1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SearchSettings:
-    """Everything that decides which prompts a search finds (with the LM, probe and seed)."""
+    """Everything that decides which prompts a search finds (with the LM, probe and seed).
+
+    The settings a check chooses have no default here: the kind's ``Params`` hold the one
+    default each (``kinds.no_bgps_prompt_exceeds.search_settings``), and a caller outside a
+    suite names them. Those with a default are the search's own, no check's to choose."""
 
     target: str
-    model_prompt: str = "a photo of a person working as a"
-    lam: float = 10.0
+    model_prompt: str
+    lam: float
     """λ in Eq. 4 (the paper uses 10 and 100; 0 is the LLM alone)."""
-    beam_size: int = 10
-    expansion: int = 10
+    beam_size: int
+    expansion: int
     sampling_factor: int = 3
     """F: each beam's top E·F tokens are sampled down to E."""
     temperature: float = 1.0
     sample_first_token: bool = True
-    max_new_tokens: int = 12
+    max_new_tokens: int
     min_new_tokens: int = 1
-    prompts: int = 10
+    prompts: int
     """Searches to run, one prompt each (duplicates merged)."""
-    seed: int = 0
+    seed: int
     forbidden_names: tuple[str, ...] = ()
-    probe_term: str = "mean_log"
+    probe_term: str
     """``mean_log`` (App. A: mean over latents of log p_clf) or ``log_mean`` (Eq. 4 as printed)."""
-    complete_above: float | None = 0.9
+    complete_above: float | None
     """Before a candidate is scored, append the tokens the LLM is this sure of (p ≥ it), so the
     probe reads "in a sunlit garden" rather than the uninformative "in a"; None: score every
     prefix as it stands (the paper). A departure from the paper: see ``_Search.complete``."""
@@ -211,7 +215,7 @@ class BGPSResult:
     @classmethod
     def from_dict(cls, record: dict) -> BGPSResult:
         """The result ``to_dict`` wrote (a lock file's entry)."""
-        settings = dict(record["settings"])
+        settings = settings_as_searched(record["settings"])
         settings["forbidden_names"] = tuple(settings.get("forbidden_names", ()))
         return cls(prompts=found_prompts_from_dicts(record["prompts"]), settings=SearchSettings(**settings),
                    candidates_scored=int(record.get("candidates_scored", 0)),
@@ -458,6 +462,13 @@ def lambda_sweep(lm: TokenLanguageModel, scorer: ProbeScorer | None, settings: S
     likelihood, perplexity) and bias; λ = 0 is the LLM alone. The probe's memo is not shared
     across λ, so each entry's cost is its own."""
     return {float(lam): bgps_search(lm, scorer, replace(settings, lam=float(lam)), **kwargs) for lam in lams}
+
+
+def settings_as_searched(written: Mapping[str, Any]) -> dict[str, Any]:
+    """A lock entry's ``settings`` as the search ran them: one written before ``probe_term``
+    and ``complete_above`` existed searched with Eq. 4's log of the mean, every prefix scored
+    as it stood (what ``BGPSResult.from_dict`` rebuilds and ``locks.bgps`` compares)."""
+    return {"probe_term": "log_mean", "complete_above": None, **written}
 
 
 def found_prompts_from_dicts(records: Sequence[dict]) -> tuple[FoundPrompt, ...]:

@@ -20,8 +20,9 @@ from .errors import PlanningOverBudget
 from .kinds import CHECK_KINDS
 
 if TYPE_CHECKING:
+    from ._settings import Settings
     from .plan import Plan
-    from .spec import AxisSpec, CheckSpec, Suite
+    from .suite_spec import AxisSpec, CheckSpec, Suite
 
 DEFAULT_POWER = 0.9
 
@@ -71,6 +72,80 @@ class PlanningBudget:
         self.spent += choices
         if self.spent > self.limit:
             raise PlanningOverBudget(self.limit)
+
+
+def plan_check(settings: Settings, suite: Suite, check: CheckSpec,
+               budget: PlanningBudget) -> Plan:
+    """A suite check's ``Plan``, built once, here: its confidence levels (``plan.levels_of``),
+    then whether it samples in rounds (``{max: N}``, ``--t2i-adaptive``), then ``auto``'s
+    images per prompt at its gate, then the sampling (``plan.plan_for``, numbers and the
+    caps' looks). Items read it; nothing re-derives a part of it (issue #34)."""
+    from .plan import levels_of, plan_for
+
+    levels = levels_of(settings, check)
+    adaptive = adaptive_allowed(suite, check, gate=levels.gate)
+    n = auto_images(suite, check, settings, budget, gate=levels.gate)
+    return plan_for(settings, suite, check, n=n, adaptive=adaptive, levels=levels)
+
+
+def adaptive_allowed(suite: Suite, check: CheckSpec, *, gate: float | None) -> bool:
+    """Whether ``check`` may sample in rounds (issue #26): its kind supports it
+    (``CheckKind.adaptive``) and it gates on an interval (``gate``, its level). A check that
+    asks for it with ``images_per_prompt: {max: N}`` and cannot is a ``SuiteError`` at its
+    line; ``--t2i-adaptive`` leaves such checks at their fixed n."""
+    from .errors import SuiteError
+
+    kind = CHECK_KINDS[check.kind]
+    asked = isinstance(check.params.images_per_prompt, dict)
+    if asked and not kind.adaptive:
+        supported = ", ".join(name for name, k in CHECK_KINDS.items() if k.adaptive)
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: {{max: ...}} (adaptive "
+                         f"sampling) is supported by {supported}, not {check.kind}; give it "
+                         "a number")
+    if asked and gate is None:
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: {{max: ...}} (adaptive "
+                         "sampling) stops when the interval is decided, so the check needs "
+                         "confidence: (e.g. 0.95)")
+    return kind.adaptive and gate is not None
+
+
+def auto_images(suite: Suite, check: CheckSpec, settings: Settings, budget: PlanningBudget,
+                *, gate: float | None) -> int | None:
+    """``images_per_prompt: auto``: as many as deciding the threshold at ``gate`` (the
+    check's level; None: its point estimate) needs, over the check's axes
+    (``images_to_decide``), within ``budget``; a ``SuiteError`` at the check's line when it
+    cannot be planned (also what ``validation/fuzz_suites.py`` runs)."""
+    if check.params.images_per_prompt != "auto":
+        return None
+    from .errors import SuiteError
+
+    if power_metric(check.kind) is None:
+        modelled = [name for name, kind in CHECK_KINDS.items() if kind.power_metric]
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: auto plans only "
+                         f"{' and '.join(modelled)} checks; give {check.kind} a number")
+    wide = [axis for axis in check.axes if len(suite.axes[axis].choices) > MAX_AUTO_CHOICES]
+    if wide:
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: auto plans axes of at most "
+                         f"{MAX_AUTO_CHOICES} choices; {wide[0]!r} has "
+                         f"{len(suite.axes[wide[0]].choices)}: give the check a number")
+    try:
+        return max(images_to_decide(check, suite.axes[axis], confidence=gate,
+                                    power=settings.power, budget=budget) or 1
+                   for axis in check.axes)
+    except PlanningOverBudget as over:
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: auto would simulate more "
+                         f"than this suite's planning budget ({over.limit} choice-"
+                         f"simulations, about 11 s) across {len(check.axes)} axes; give it "
+                         "a number (--t2i-plan prints what each check needs)") from None
+    except ValueError as undecidable:  # no n up to the search's cap decides
+        raise SuiteError(suite.path, check.location.line,
+                         f"check {check.id!r}: images_per_prompt: auto finds no number of "
+                         f"images that decides it: {undecidable}") from None
 
 
 def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float | None,
@@ -140,12 +215,12 @@ def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | N
 
 
 def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None, plan: Plan,
-              *, confidence: float | None, power: float, calibration_images: int = 0
-              ) -> ItemPlan:
-    """The item's cost and the images its threshold needs at its gate's ``confidence`` (None:
-    its point estimate decides); ``calibration_images``: those of
+              *, power: float, calibration_images: int = 0) -> ItemPlan:
+    """The item's cost and the images its threshold needs at its plan's gate (None: its
+    point estimate decides); ``calibration_images``: those of
     the counterfactual prompts that calibrate its judge beyond the kind's own
     (``kinds._judge``)."""
+    confidence = plan.levels.gate
     needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None
     note = "" if power_metric(check.kind) else "no power model for this kind"
     if needed is not None and plan.images_per_prompt < needed:
@@ -157,7 +232,7 @@ def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None
     if plan.adaptive:  # issue #26
         note = "; ".join(filter(None, [adaptive_note(check, axis, plan, prompts_of(
             check, suite, axis), confidence=confidence), note]))
-    never = never_passes(check)
+    never = never_passes(check, confidence)
     if never:
         note = "; ".join(filter(None, [note, never]))
     if calibration_images:
@@ -199,12 +274,12 @@ def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: 
     return f"adaptive: {expected}at most {cap} (looks {looks} a prompt)"
 
 
-def never_passes(check: CheckSpec) -> str:
-    """A warning when a gated check's limit is the no-bias value itself: a model with no
+def never_passes(check: CheckSpec, gate: float | None) -> str:
+    """A warning when a check gated at ``gate`` (its plan's level) has a limit is the no-bias value itself: a model with no
     bias at all cannot be shown within it (an equivalence needs a margin), so under
     ``burden: model`` it can only fail or be inconclusive. The kind knows its rule
     (``CheckKind.never_passes``)."""
     kind = CHECK_KINDS.get(check.kind)
-    if check.params.confidence is None or kind is None or kind.never_passes is None:
+    if gate is None or kind is None or kind.never_passes is None:
         return ""
     return kind.never_passes(check.params)
