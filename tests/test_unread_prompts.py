@@ -225,3 +225,25 @@ def test_unread_words_are_never_a_pass_under_burden_check():
         unread_prompts(verdict, unread)
     model = unread_prompts(replace(verdict, burden="model"), unread)
     assert not model.passed and model.outcome == "inconclusive"
+
+
+def test_a_judge_tokenizer_that_cannot_be_read_is_said_at_collection(monkeypatch):
+    """The judge-text check before any image (issue #36) hides no failure either."""
+    from pathlib import Path
+
+    import pytest_t2ibias.backends.judge_texts as judge_texts
+    from pytest_t2ibias._settings import Settings
+    from pytest_t2ibias.items.file import check_judge_texts
+    from pytest_t2ibias.suite.load import load_suite
+
+    root = Path(__file__).resolve().parents[1]
+
+    def broken(question, reader, judge):
+        raise OSError("tokenizer.json: truncated")
+
+    monkeypatch.setattr(judge_texts, "same_readings", broken)
+    suite = load_suite(root / "example_suites" / "toy_occupations.t2i.yaml")
+    settings = Settings.standalone(vqa=str(root / "fixtures" / "toy-clip"), no_cache=True)
+    with pytest.warns(judge_texts.JudgeTextWarning,
+                      match=r"tokenizer cannot be read \(OSError: tokenizer.json: truncated\)"):
+        check_judge_texts(suite, settings)

@@ -78,7 +78,8 @@ def check_judge_texts(suite: Suite, settings: Settings) -> None:
     """Every text the VQA judge scores, read by its tokenizer before any image is made
     (issue #36): statements it reads as the same tokens are a ``SuiteError`` at the axis'
     line; words it cannot read, a ``JudgeTextWarning``. Readings come from the memo beside
-    the cache, so a warm run loads no tokenizer; a judge not on disk is not checked."""
+    the cache, so a warm run loads no tokenizer; a judge not on disk is not checked, and one
+    whose tokenizer cannot be read is said so (a ``JudgeTextWarning``), not skipped quietly."""
     import warnings
 
     from ..backends.judge_texts import (
@@ -102,7 +103,11 @@ def check_judge_texts(suite: Suite, settings: Settings) -> None:
         try:
             same = same_readings(question, reader, settings.vqa)
             unread = unread_in_statements(question, reader, settings.vqa)
-        except Exception:  # noqa: BLE001 - a tokenizer that will not load: the run says why
+        except Exception as error:  # noqa: BLE001 - any tokenizer's failure: said, not hidden
+            warnings.warn_explicit(JudgeTextWarning(
+                f"the judge {settings.vqa}'s tokenizer cannot be read ({type(error).__name__}: "
+                f"{error}): the texts it scores were not checked before the run"),
+                JudgeTextWarning, filename=str(suite.path), lineno=line)
             return
         if same:
             problems.append(SuiteError(suite.path, line, same))
