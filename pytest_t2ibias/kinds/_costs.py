@@ -1,10 +1,11 @@
 """What the cost kinds share (issue #38): their parameters, their judgement of a paired
 change (or of one model against a limit), their run and the images they name up front.
 
-Each cost kind (``prompt_alignment``, ``diversity``, ``image_quality``, ``distribution_shift``,
-``erasure``) is one figure of ``methods.costs`` on the subject's prompt, drawn by the
-baseline and the candidate at the plan's seed and images per prompt: the merge gate's own
-images, so a cost check beside a ``no_regression`` of the same sampling draws none.
+Each cost kind (``prompt_alignment``, ``vendi_diversity``, ``image_quality``,
+``distribution_shift``, ``erasure``) is one figure of ``methods.costs`` on the subject's
+prompt, drawn by the baseline and the candidate at the plan's seed and images per prompt: the
+merge gate's own images, so a cost check beside a ``no_regression`` of the same sampling
+draws none.
 """
 
 from __future__ import annotations
