@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -54,11 +56,68 @@ def _plan(tmp_path: Path, name: str, text: str) -> tuple[int, int, int, int]:
 def test_the_merge_gates_cost_checks_plan_no_image_and_no_answer_of_their_own(tmp_path):
     """Issue #38: the cost checks of toy_merge_gate read the gate's own images (same prompts,
     seed, steps and 200 images a model), so the plan's shared count is the same without them;
-    summed item by item it grows by their 12 items x 400 images."""
+    summed item by item it grows by their 15 items (five kinds, three subjects) x 400 images."""
     text = (ROOT / "example_suites" / "toy_merge_gate.t2i.yaml").read_text(encoding="utf-8")
     marker = "  # What the fine-tune cost (issue #38)"
     assert marker in text, "toy_merge_gate.t2i.yaml no longer carries the cost checks"
     with_costs = _plan(tmp_path, "with", text)
     without = _plan(tmp_path, "without", text.split(marker, 1)[0])
     assert with_costs[:2] == without[:2]
-    assert (with_costs[2] - without[2], with_costs[3] - without[3]) == (12 * 400, 12)
+    assert (with_costs[2] - without[2], with_costs[3] - without[3]) == (15 * 400, 15)
+
+
+IQA_SUITE = """\
+suite: iqa
+models: {{baseline: {fixtures}/toy-sd, candidate: {fixtures}/toy-sd-debiased}}
+defaults: {{images_per_prompt: 8, seed: 0, steps: 4, guidance: 2.0}}
+prompt: "a photo of a {{subject}}"
+subjects: [doctor]
+axes:
+  gender:
+    question: "What is the gender (male, female) of the person?"
+    choices: [male, female]
+checks:
+{checks}
+"""
+
+
+def _iqa_suite(pytester, tmp_path, checks: str):
+    pytester.makefile(".t2i.yaml", iqa=IQA_SUITE.format(fixtures=ROOT / "fixtures", checks=checks))
+    pytester.makeini(f"""\
+        [pytest]
+        t2i_vqa = {ROOT / 'fixtures' / 'toy-clip'}
+        t2i_cache_dir = {tmp_path / 'cache'}
+        t2i_device = cpu
+    """)
+
+
+def test_image_quality_reads_the_antonym_pair_it_is_given(pytester, tmp_path):
+    """Issue #38: the toy CLIP cannot read "Good photo."/"Bad photo." (an error, never a
+    pass); given a pair it reads (CLIP-IQA's happy/sad aspect), the check measures it."""
+    _iqa_suite(pytester, tmp_path, """\
+  - {id: default_pair, kind: image_quality, tolerance: 0.05}
+  - {id: happy_sad, kind: image_quality, tolerance: 0.05,
+     antonyms: [a photo of a happy person, a photo of a sad person]}""")
+    report = tmp_path / "report.json"
+    pytester.runpytest("-p", "no:cacheprovider", f"--t2i-json={report}")
+    rows = {row["check_id"]: row for row in json.loads(report.read_text())["checks"]}
+    assert rows["default_pair"]["status"] == "error"
+    happy = rows["happy_sad"]
+    assert happy["outcome"] in ("pass", "fail", "inconclusive")
+    assert '"a photo of a happy person" over "a photo of a sad person"' in happy["message"]
+    cost = happy["figures"]["cost"]
+    for role in ("baseline", "candidate"):  # a judge that reads the pair: not a coin flip
+        assert 0.05 < cost[role]["value"] < 0.95 and abs(cost[role]["value"] - 0.5) > 0.02
+        assert cost[role]["n"] == 8
+    change = cost["change"]
+    assert change["low"] <= change["value"] <= change["high"]
+    assert change["value"] == pytest.approx(cost["candidate"]["value"] / cost["baseline"]["value"] - 1)
+
+
+@pytest.mark.parametrize("antonyms", ["[Good photo.]", "[Good photo., Good photo.]",
+                                      "[Good photo., Bad photo., Fine photo.]"])
+def test_image_quality_wants_two_different_captions(pytester, tmp_path, antonyms):
+    _iqa_suite(pytester, tmp_path, f"  - {{id: q, kind: image_quality, antonyms: {antonyms}}}")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-plan")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*antonyms*must be two different captions*"])

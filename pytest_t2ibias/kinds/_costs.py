@@ -90,13 +90,15 @@ def evaluate_cost(
 
 
 def run_cost(ctx: CheckContext[Any], measure: str, title: str, *, tolerance: float = 0.0,
-             at_least: float | None = None, at_most: float | None = None) -> Verdict:
+             at_least: float | None = None, at_most: float | None = None,
+             **options: Any) -> Verdict:
     """The kind's ``measure`` of ``methods.costs`` on the context's subject, named after the
-    check's kind, judged; paired with the baseline unless ``at_least`` (one model)."""
+    check's kind, judged; paired with the baseline unless ``at_least`` (one model);
+    ``options``: the measure's own (``antonyms`` for ``clip_iqa``)."""
     from ..methods.costs import cost_of
 
     cost = cost_of(ctx.instrument, ctx.suite, ctx.subject, measure, figure=ctx.check.kind,
-                   paired=at_least is None, confidence=ctx.interval_confidence)
+                   paired=at_least is None, confidence=ctx.interval_confidence, **options)
     return evaluate_cost(cost, title=title, tolerance=tolerance, at_least=at_least,
                          at_most=at_most, confidence=ctx.confidence, burden=ctx.plan.burden,
                          label=ctx.label)
