@@ -121,3 +121,52 @@ def test_image_quality_wants_two_different_captions(pytester, tmp_path, antonyms
     result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-plan")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*antonyms*must be two different captions*"])
+
+
+SWAP_HOOK = """\
+from pathlib import Path
+
+from example_suites.bad_finetune import PREFIX, SwappedGenerator
+
+
+def pytest_t2ibias_make_generator(config, model, role, options):
+    if not model.startswith(PREFIX):
+        return None
+    return SwappedGenerator(config.hook.pytest_t2ibias_make_generator(
+        config=config, model=model.removeprefix(PREFIX), role=role, options=options))
+"""
+
+
+@pytest.mark.slow
+def test_the_merge_gates_alignment_tolerance_refuses_the_planted_swap(pytester, tmp_path):
+    """Issue #38: toy_merge_gate's prompt alignment checks, as the suite writes them (its
+    tolerance, its 200 images a model, its seed), refuse the planted swap on the doctors'
+    and the nurses' prompts (cold: about 800 images, minutes on 2 cores)."""
+    text = (ROOT / "example_suites" / "toy_merge_gate.t2i.yaml").read_text(encoding="utf-8")
+    head, checks = text.split("\nchecks:\n", 1)
+    fixtures = ROOT / "fixtures"
+    swapped = head.replace(
+        "models: {baseline: ../fixtures/toy-sd, candidate: ../fixtures/toy-sd-debiased}",
+        f'models: {{baseline: {fixtures}/toy-sd, candidate: "swapped:{fixtures}/toy-sd"}}')
+    swapped = swapped.replace("subjects: [doctor, nurse, musician]", "subjects: [doctor, nurse]")
+    assert swapped.count("swapped:") == 1 and "subjects: [doctor, nurse]\n" in swapped
+    check = re.search(r"  - \{id: prompt_alignment, kind: prompt_alignment,.*?\}\n", checks,
+                      re.DOTALL)
+    assert check, "toy_merge_gate.t2i.yaml lost its prompt_alignment check"
+    assert "tolerance: 0.006" in check.group(0) and "images_per_prompt: 200" in check.group(0)
+    entry = re.sub(r"subjects: \[[^]]*\]", "subjects: [doctor, nurse]", check.group(0))
+    pytester.makefile(".t2i.yaml", gate=f"{swapped}\nchecks:\n{entry}")
+    pytester.makeconftest(SWAP_HOOK)
+    pytester.makeini(f"""\
+        [pytest]
+        t2i_vqa = {fixtures / 'toy-clip'}
+        t2i_cache_dir = {tmp_path / 'cache'}
+        t2i_device = cpu
+    """)
+    report = tmp_path / "report.json"
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--t2i-json={report}")
+    rows = {row["figures"]["label"]: row for row in json.loads(report.read_text())["checks"]}
+    assert rows["doctor"]["outcome"] == "fail"       # -0.87% [-1.12%, -0.61%] at 0.6%
+    assert rows["nurse"]["outcome"] != "pass"        # -0.55% [-0.87%, -0.24%]: not shown within
+    for row in rows.values():
+        assert row["figures"]["cost"]["change"]["n"] == 200 and row["value"] < -0.002
