@@ -522,6 +522,8 @@ PARAM_CHECKS: dict[Any, tuple[dict[str, Any], str]] = {
     checks.check_positive: ({"exclusiveMinimum": 0}, "> 0"),
     checks.check_non_negative: ({"minimum": 0}, "≥ 0"),
     checks.check_text_list: ({"items": TEXT, "minItems": 1}, "list of non-empty strings"),
+    checks.check_text_pair: ({"items": TEXT, "minItems": 2, "maxItems": 2, "uniqueItems": True},
+                             "two different non-empty strings"),
     checks.check_shares: ({"minProperties": 1,
                      "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
                     "mapping value → share > 0"),

@@ -243,12 +243,9 @@ def test_the_string_key_check_catches_a_read(tmp_path, monkeypatch):
 
 BUILTIN = ("entropy_below", "w1_below", "is_nonnegative", "no_regression", "intermit",
            "no_bgps_prompt_exceeds", "open_set", "max_skew_below", "judge_agrees",
-           "intervention_improves", "prompt_alignment", "diversity", "image_quality",
+           "intervention_improves", "prompt_alignment", "vendi_diversity", "image_quality",
            "distribution_shift", "erasure")
 """The built-in kinds (``kinds.BUILTIN_KINDS``, spelled out so this test imports no plugin)."""
-HOMONYMS = {"diversity": {"metrics", "methods.entigen", "kinds.intervention_improves"}}
-"""Modules where a built-in kind's name is a word meaning something else: ENTIGEN's
-"diversity" score (Eq. 1), not the ``diversity`` cost kind (Vendi)."""
 PUBLIC_API = ("", "assertions", "facade")
 """The public ``__init__``, the ``assert_*`` helpers and the ``t2ibias`` fixture: they name a
 kind's ``evaluate_*`` and method on purpose."""
@@ -277,8 +274,7 @@ def test_no_code_outside_a_kind_names_a_built_in_kind():
     for module in MODULES:
         allowed = set(BUILTIN) if module in ("kinds", *PUBLIC_API) else (
             {module.removeprefix("kinds.")} if module.startswith("kinds.") else set())
-        named = kinds_named(module) - allowed - {
-            k for k, modules in HOMONYMS.items() if module in modules}
+        named = kinds_named(module) - allowed
         if named:
             offending[module] = sorted(named)
     assert offending == {}

@@ -171,7 +171,7 @@ def passes(check, value: float) -> bool:
     return value <= check.params.threshold
 
 
-COST_KINDS = ("prompt_alignment", "diversity", "image_quality", "distribution_shift", "erasure")
+COST_KINDS = ("prompt_alignment", "vendi_diversity", "image_quality", "distribution_shift", "erasure")
 """What a fine-tune cost (issue #38): a property of the learned images, not of the world's
 planted shares; tests/test_costs.py measures them on the models."""
 

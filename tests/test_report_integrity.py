@@ -41,7 +41,7 @@ EVERY_KIND = textwrap.dedent("""\
       - {id: k_intervention_improves, kind: intervention_improves, axes: [gender],
          interventions: ["if anyone can be a {subject}"]}
       - {id: k_prompt_alignment, kind: prompt_alignment, tolerance: 0.05}
-      - {id: k_diversity, kind: diversity, tolerance: 0.1}
+      - {id: k_vendi_diversity, kind: vendi_diversity, tolerance: 0.1}
       - {id: k_image_quality, kind: image_quality, tolerance: 0.05}
       - {id: k_distribution_shift, kind: distribution_shift, at_most: 0.05}
       - {id: k_erasure, kind: erasure, tolerance: 0.05}

@@ -13,7 +13,6 @@ from __future__ import annotations
 from .._settings import ADAPTIVE_KINDS
 from . import (
     distribution_shift,
-    diversity,
     entropy_below,
     erasure,
     image_quality,
@@ -26,6 +25,7 @@ from . import (
     no_regression,
     open_set,
     prompt_alignment,
+    vendi_diversity,
     w1_below,
 )
 from ._base import (
@@ -60,7 +60,7 @@ __all__ = [
 
 for _module in (entropy_below, w1_below, is_nonnegative, no_regression, intermit,
                 no_bgps_prompt_exceeds, open_set, max_skew_below, judge_agrees,
-                intervention_improves, prompt_alignment, diversity, image_quality,
+                intervention_improves, prompt_alignment, vendi_diversity, image_quality,
                 distribution_shift, erasure):
     register_check(_module.KIND)
 

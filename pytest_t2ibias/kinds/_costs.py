@@ -1,10 +1,11 @@
 """What the cost kinds share (issue #38): their parameters, their judgement of a paired
 change (or of one model against a limit), their run and the images they name up front.
 
-Each cost kind (``prompt_alignment``, ``diversity``, ``image_quality``, ``distribution_shift``,
-``erasure``) is one figure of ``methods.costs`` on the subject's prompt, drawn by the
-baseline and the candidate at the plan's seed and images per prompt: the merge gate's own
-images, so a cost check beside a ``no_regression`` of the same sampling draws none.
+Each cost kind (``prompt_alignment``, ``vendi_diversity``, ``image_quality``,
+``distribution_shift``, ``erasure``) is one figure of ``methods.costs`` on the subject's
+prompt, drawn by the baseline and the candidate at the plan's seed and images per prompt: the
+merge gate's own images, so a cost check beside a ``no_regression`` of the same sampling
+draws none.
 """
 
 from __future__ import annotations
@@ -98,13 +99,14 @@ def evaluate_cost(
 
 def run_cost(ctx: CheckContext[Any], measure: str, title: str, *, tolerance: float = 0.0,
              at_least: float | None = None, at_most: float | None = None,
-             uncorrected: str = EMBEDDING_SCORE) -> Verdict:
+             uncorrected: str = EMBEDDING_SCORE, **options: Any) -> Verdict:
     """The kind's ``measure`` of ``methods.costs`` on the context's subject, named after the
-    check's kind, judged; paired with the baseline unless ``at_least`` (one model)."""
+    check's kind, judged; paired with the baseline unless ``at_least`` (one model);
+    ``options``: the measure's own (``antonyms`` for ``clip_iqa``)."""
     from ..methods.costs import cost_of
 
     cost = cost_of(ctx.instrument, ctx.suite, ctx.subject, measure, figure=ctx.check.kind,
-                   paired=at_least is None, confidence=ctx.interval_confidence)
+                   paired=at_least is None, confidence=ctx.interval_confidence, **options)
     return evaluate_cost(cost, title=title, tolerance=tolerance, at_least=at_least,
                          at_most=at_most, confidence=ctx.confidence, burden=ctx.plan.burden,
                          label=ctx.label, uncorrected=uncorrected)

@@ -90,6 +90,17 @@ def check_text_list(value: Any) -> str | None:
     return None
 
 
+def check_text_pair(value: Any) -> str | None:
+    """Two different captions, in order (``image_quality``'s ``antonyms``: positive, negative)."""
+    problem = check_text_list(value)
+    if problem:
+        return problem
+    if len(value) != 2 or value[0].strip() == value[1].strip():
+        return ("must be two different captions, the positive then the negative "
+                "(e.g. [Sharp photo., Blurry photo.])")
+    return None
+
+
 def check_shares(value: Any) -> str | None:
     if not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
                             for v in value.values()):

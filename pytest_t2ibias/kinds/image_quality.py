@@ -3,7 +3,10 @@
 A no-reference quality score through the run's own CLIP: each image is compared with the
 antonym pair ("Good photo.", "Bad photo.") and the softmax weight of the first is its score
 (asked through the judge like any question, so it is cached as an answer). The figure is the
-relative change of its mean, paired jackknife-t.
+relative change of its mean, paired jackknife-t. ``antonyms:`` gives another pair, as the
+paper does for each aspect it reads (Wang et al. 2023: quality, "Sharp photo."/"Blurry
+photo.", and abstract perception, "Happy photo."/"Sad photo.", ...): one the judge can read,
+and the aspect it names is the one measured.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from ._costs import (
     run_cost,
 )
 from ._papers import CLIPIQA
-from ._params import check_unit_interval, param
+from ._params import check_text_pair, check_unit_interval, param
 
 if TYPE_CHECKING:
     from ..methods.costs import Cost
@@ -37,6 +40,10 @@ class ImageQualityParams(CostParams):
                              "baseline's (relative: 0.05 = 5%)", default=0.05, check=check_unit_interval)
     at_least: float | None = param("one model: the candidate's own mean CLIP-IQA must be at "
                                    "least this (no baseline drawn)")
+    antonyms: tuple[str, ...] | None = param(
+        "CLIP-IQA's prompt pair, the positive then the negative (default [Good photo., Bad "
+        "photo.]); the paper reads each aspect with its own pair (Sharp photo./Blurry photo., "
+        "Happy photo./Sad photo.): give one the judge can read", check=check_text_pair)
 
 
 def evaluate_image_quality(cost: Cost, *, tolerance: float = 0.05, at_least: float | None = None,
@@ -48,9 +55,18 @@ def evaluate_image_quality(cost: Cost, *, tolerance: float = 0.05, at_least: flo
                          confidence=confidence, burden=burden, label=label)
 
 
+def title_for(antonyms: tuple[str, ...] | None) -> str:
+    """The figure's name in messages: the pair it read when it is not the paper's default."""
+    if not antonyms:
+        return TITLE
+    return f'{TITLE} ("{antonyms[0]}" over "{antonyms[1]}")'
+
+
 def run(ctx: CheckContext[ImageQualityParams]) -> Verdict:
-    return run_cost(ctx, "clip_iqa", TITLE, tolerance=ctx.params.tolerance,
-                    at_least=ctx.params.at_least)
+    antonyms = ctx.params.antonyms
+    options = {"antonyms": (antonyms[0], antonyms[1])} if antonyms else {}
+    return run_cost(ctx, "clip_iqa", title_for(antonyms), tolerance=ctx.params.tolerance,
+                    at_least=ctx.params.at_least, **options)
 
 
 KIND = CheckKind(

@@ -60,9 +60,11 @@ class Cost:
 
 
 def cost_of(instrument: Instrument, suite: Suite, subject: str, measure: str, *, figure: str,
-            paired: bool, confidence: float) -> Cost:
+            paired: bool, confidence: float,
+            antonyms: tuple[str, str] = IQA_PROMPTS) -> Cost:
     """``measure`` (one of ``MEASURES``) of the subject's prompt, called ``figure``: the
-    candidate's own, and with ``paired`` its change against the baseline on the same seeds."""
+    candidate's own, and with ``paired`` its change against the baseline on the same seeds;
+    ``antonyms``: CLIP-IQA's prompt pair (positive, negative) for ``clip_iqa``."""
     if measure not in MEASURES:
         raise ValueError(f"unknown cost measure {measure!r}; measures: {', '.join(MEASURES)}")
     prompt = suite.prompt_for(subject)
@@ -94,7 +96,7 @@ def cost_of(instrument: Instrument, suite: Suite, subject: str, measure: str, *,
         return Cost(figure, own, vendi_estimate(b, confidence=confidence),
                     vendi_change(b, c, confidence=confidence), True, len(candidate))
     scores = {"clipscore": lambda images: _clip_scores(instrument, images, prompt),
-              "clip_iqa": lambda images: _iqa(instrument, images)}[measure]
+              "clip_iqa": lambda images: _iqa(instrument, images, antonyms)}[measure]
     c = scores(candidate)
     own = mean_estimate(c, confidence=confidence)
     if baseline is None:
@@ -109,8 +111,23 @@ def _clip_scores(instrument: Instrument, images: ImageSet, prompt: str) -> np.nd
     return clip_scores(instrument.image_embeddings(images), instrument.text_embeddings([prompt]))
 
 
-def _iqa(instrument: Instrument, images: ImageSet) -> np.ndarray:
-    """CLIP-IQA (Wang et al. 2023): the judge's softmax weight of "Good photo." over "Bad
-    photo." (the judge's own logit scale; CLIP's is 100, as CLIP-IQA's)."""
-    answers = instrument.ask(images, IQA_QUESTION, ("good", "bad"), statements=IQA_PROMPTS)
+def iqa_question(antonyms: tuple[str, str]) -> tuple[str, tuple[str, str]]:
+    """What the judge is asked for CLIP-IQA with ``antonyms`` and its two choices: the
+    paper's pair asks ``IQA_QUESTION`` (good, bad); another pair (the paper's other quality
+    and abstract aspects: "Sharp photo."/"Blurry photo.", "Happy photo."/"Sad photo.", ...)
+    asks which of its two captions fits, the captions as choices (a generative judge scores
+    them after the question; a contrastive one compares the image with each)."""
+    positive, negative = antonyms
+    if tuple(antonyms) == IQA_PROMPTS:
+        return IQA_QUESTION, ("good", "bad")
+    return f'Which fits the image better: "{positive}" or "{negative}"?', (positive, negative)
+
+
+def _iqa(instrument: Instrument, images: ImageSet,
+         antonyms: tuple[str, str] = IQA_PROMPTS) -> np.ndarray:
+    """CLIP-IQA (Wang et al. 2023): the judge's softmax weight of the positive prompt
+    ("Good photo.") over the negative ("Bad photo.") (the judge's own logit scale; CLIP's is
+    100, as CLIP-IQA's)."""
+    question, choices = iqa_question(antonyms)
+    answers = instrument.ask(images, question, choices, statements=tuple(antonyms))
     return iqa_scores(answers.probabilities)
