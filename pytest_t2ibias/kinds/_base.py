@@ -143,6 +143,9 @@ class CheckKind:
     the context's ``interval_confidence``, so a look is the kind's own fixed-n run."""
     figure: str = ""
     """What the kind's single figure is called on a chart (the HTML report); default: name."""
+    measures_cost: bool = False
+    """True: its figure is what a fine-tune cost (issue #38: alignment, diversity, quality,
+    erasure), which a report shows beside the same subject's bias figures, not as one more."""
     chart: Callable[[Mapping[str, Any]], list[Interval]] | None = None
     """The lines of its interval chart from a verdict's figures (``figures.Interval``: each
     figure it judged, with its interval, and context in grey); None: one line, the

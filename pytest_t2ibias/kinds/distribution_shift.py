@@ -46,6 +46,7 @@ def run(ctx: CheckContext[DistributionShiftParams]) -> Verdict:
 
 KIND = CheckKind(
     name="distribution_shift",
+    measures_cost=True,
     run=run,
     axes_param=None,
     params=DistributionShiftParams,

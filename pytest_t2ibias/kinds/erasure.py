@@ -58,6 +58,7 @@ def run(ctx: CheckContext[ErasureParams]) -> Verdict:
 
 KIND = CheckKind(
     name="erasure",
+    measures_cost=True,
     run=run,
     axes_param=None,
     params=ErasureParams,

@@ -71,6 +71,7 @@ def run(ctx: CheckContext[ImageQualityParams]) -> Verdict:
 
 KIND = CheckKind(
     name="image_quality",
+    measures_cost=True,
     run=run,
     axes_param=None,
     params=ImageQualityParams,

@@ -57,6 +57,7 @@ def run(ctx: CheckContext[PromptAlignmentParams]) -> Verdict:
 
 KIND = CheckKind(
     name="prompt_alignment",
+    measures_cost=True,
     run=run,
     axes_param=None,
     params=PromptAlignmentParams,

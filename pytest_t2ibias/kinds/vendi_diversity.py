@@ -57,6 +57,7 @@ def run(ctx: CheckContext[VendiDiversityParams]) -> Verdict:
 
 KIND = CheckKind(
     name="vendi_diversity",
+    measures_cost=True,
     run=run,
     axes_param=None,
     params=VendiDiversityParams,

@@ -63,7 +63,8 @@ def render_html(rows: Sequence[ReportRow], *, run: Mapping[str, Any] | None = No
     thumbnails = Thumbnails(Path(cache_dir) if cache_dir is not None else None)
     pills = Pills()
     sections = [_check(row, f"c{i}", scale, thumbnails, pills) for i, row in enumerate(ordered)]
-    body = [_header(rows, run or {}), _contents(ordered), *sections, _footer(thumbnails)]
+    body = [_header(rows, run or {}), _contents(ordered), _tradeoffs(rows), *sections,
+            _footer(thumbnails)]
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<title>t2ibias report</title><style>{CSS}</style></head><body><main>'
@@ -230,6 +231,28 @@ def _contents(ordered: Sequence[ReportRow]) -> str:
             f'<th class="num" title="images judged (/ drawn, when a filter or the judge '
             f'dropped some)">n</th><th class="num">limit</th><th class="num">margin</th></tr>'
             f'</thead><tbody>{"".join(lines)}</tbody></table></section>')
+
+
+def _tradeoffs(rows: Sequence[ReportRow]) -> str:
+    """Each subject's bias figures beside what they cost (``reports.tradeoff``); empty when
+    no suite holds both."""
+    from .tradeoff import figure_line, tradeoffs
+
+    found = tradeoffs(rows)
+    if not found:
+        return ""
+
+    def cell(group: Sequence[ReportRow]) -> str:
+        return "<br>".join(escape(figure_line(row)) for row in group)
+
+    lines = "".join(f"<tr><td>{escape(trade.suite)}</td><td>{escape(trade.subject)}</td>"
+                    f"<td>{cell(trade.bias)}</td><td>{cell(trade.cost)}</td></tr>"
+                    for trade in found)
+    return ('<section class="contents" id="tradeoff"><h2>What each fix cost</h2>'
+            '<p class="muted">Per subject, the bias figures beside the costs of the same '
+            'candidate (alignment, diversity, quality, the subject still drawn).</p>'
+            '<table class="toc"><thead><tr><th>suite</th><th>subject</th><th>bias</th>'
+            f'<th>cost</th></tr></thead><tbody>{lines}</tbody></table></section>')
 
 
 def _limit(row: ReportRow) -> str:

@@ -147,6 +147,41 @@ def judge_calibrations(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+@dataclass(frozen=True)
+class Tradeoff:
+    """One subject of one suite: its bias rows and its cost rows, in the run's order."""
+
+    suite: str
+    subject: str
+    bias: tuple[ReportRow, ...]
+    cost: tuple[ReportRow, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"suite": self.suite, "subject": self.subject,
+                "bias": [row.nodeid for row in self.bias],
+                "cost": [row.nodeid for row in self.cost]}
+
+
+def tradeoffs(rows: Sequence[ReportRow]) -> list[Tradeoff]:
+    """Every (suite, subject) that has both a bias row and a cost row (issue #38: a fix's
+    bias figures beside what it cost, ``reports.tradeoff``); none without costs."""
+    from ..kinds import CHECK_KINDS
+
+    def costs(row: ReportRow) -> bool:
+        kind = CHECK_KINDS.get(row.check)
+        return kind is not None and kind.measures_cost
+
+    grouped: dict[tuple[str, str], tuple[list[ReportRow], list[ReportRow]]] = {}
+    for row in rows:
+        if not row.subject:
+            continue
+        suite = row.nodeid.split("::", 1)[0]
+        bias, cost = grouped.setdefault((suite, row.subject), ([], []))
+        (cost if costs(row) else bias).append(row)
+    return [Tradeoff(suite, subject, tuple(bias), tuple(cost))
+            for (suite, subject), (bias, cost) in grouped.items() if bias and cost]
+
+
 def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, int],
                run: dict[str, Any] | None = None) -> None:
     judged = [row for row in rows if row.status != "error"]
@@ -162,6 +197,7 @@ def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, 
         "passed": sum(row.passed for row in judged),
         "failed": sum(not row.passed for row in judged),
         "work": counters,
+        "tradeoffs": [trade.to_json() for trade in tradeoffs(rows)],
     }
     write_report_text(path, json.dumps(payload, indent=2, default=_jsonable))
 

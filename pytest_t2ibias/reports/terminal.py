@@ -278,7 +278,38 @@ def render_text(rows: Sequence[ReportRow], width: int | None, *, color: bool) ->
         tables = [summary_table(group, with_suite=False,
                                 title=f"t2ibias: bias checks in {name}" if i == 0 else name)
                   for i, (name, group) in enumerate(by_suite.items())]
+    if trade := tradeoff_table(rows):
+        tables.append(trade)
     return _render(tables, summary_legend(rows), width, color=color)
+
+
+def tradeoff_table(rows: Sequence[ReportRow]) -> Table | None:
+    """Each subject's bias figures beside what they cost (``reports.tradeoff``), one line a
+    subject; None when no suite holds both."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from .tradeoff import figure_line, tradeoffs
+
+    found = tradeoffs(rows)
+    if not found:
+        return None
+    suites = suite_names(rows)
+    several = len({t.suite for t in found}) > 1
+    table = Table(title="t2ibias: what each fix cost, beside its bias figures",
+                  title_justify="left", box=None, padding=(0, 2, 0, 0),
+                  header_style="bold underline")
+    if several:
+        table.add_column("suite", overflow="fold")
+    table.add_column("subject", overflow="fold")
+    table.add_column("bias", overflow="fold")
+    table.add_column("cost", overflow="fold")
+    for trade in found:
+        suite = [plain_text(suites[trade.bias[0].nodeid])] if several else []
+        table.add_row(*suite, plain_text(trade.subject),
+                      Text("\n").join(plain_text(figure_line(r)) for r in trade.bias),
+                      Text("\n").join(plain_text(figure_line(r)) for r in trade.cost))
+    return table
 
 
 _UNBOUNDED = 10_000
