@@ -119,16 +119,17 @@ def _load_pipeline(source: ModelSource, settings: Settings, origin: str, options
         **loading_of(settings))
 
 
-def steps_within_schedule(model: str, steps: int | None, scheduler: dict[str, Any]) -> None:
+def steps_within_schedule(source: ModelSource, steps: int | None) -> None:
     """Steps past the scheduler's ``num_train_timesteps`` are an error naming the option and
     the limit, read from its config (no weights loaded), not diffusers' traceback mid-run."""
+    scheduler = source.config("scheduler/scheduler_config.json")
     limit = scheduler.get("num_train_timesteps")
     if steps and isinstance(limit, int) and steps > limit:
         from ..errors import BackendError
 
         raise BackendError(
             f"--t2i-steps={steps} (or the suite's steps) is more denoising steps than the "
-            f"{limit} timesteps {scheduler.get('_class_name', 'the scheduler')} of {model} was "
+            f"{limit} timesteps {scheduler.get('_class_name', 'the scheduler')} of {source} was "
             f"trained on (num_train_timesteps): a schedule cannot take more steps than that. "
             f"Use --t2i-steps={limit} or fewer.")
 
@@ -160,13 +161,12 @@ class LazyDiffusersGenerator:
         self._base = base or _Once(lambda: _load_pipeline(source, settings, origin, self.options))
         self._configured = _Once(self._configure)
         self._readers = readers or _Once(lambda: _readers_of(source, settings))
-        scheduler = source.config("scheduler/scheduler_config.json")
-        steps_within_schedule(source.spec, self.steps, scheduler)
+        steps_within_schedule(source, self.steps)
         options = {k: v for k, v in self.options.items() if k != "dtype"}
         self.fingerprint = settings_fingerprint({
             "model": source.fingerprint,
             "pipeline": source.config("model_index.json"),
-            "scheduler": scheduler,
+            "scheduler": source.config("scheduler/scheduler_config.json"),
             "steps": self.steps,
             "guidance_scale": self.guidance_scale,
             "size": [height, width] if height or width else None,
