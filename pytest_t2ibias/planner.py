@@ -21,6 +21,7 @@ from .kinds import CHECK_KINDS
 
 if TYPE_CHECKING:
     from ._settings import Settings
+    from .kinds import PlannedItem, Work
     from .plan import Plan
     from .suite_spec import AxisSpec, CheckSpec, Suite
 
@@ -208,18 +209,17 @@ def limit_of(check: CheckSpec) -> float | None:
     return float(kind.limit(check.params)) if kind is not None and kind.limit else None
 
 
-def prompts_of(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
-    """How many prompts one item generates (None: it depends on what the run finds)."""
-    kind = CHECK_KINDS.get(check.kind)
-    return kind.prompts(check, suite, axis) if kind is not None and kind.prompts else None
-
-
-def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None, plan: Plan,
-              *, power: float, calibration_images: int = 0) -> ItemPlan:
+def plan_item(nodeid: str, item: PlannedItem, *, power: float, calibrates: bool = True
+              ) -> ItemPlan:
     """The item's cost and the images its threshold needs at its plan's gate (None: its
-    point estimate decides); ``calibration_images``: those of
-    the counterfactual prompts that calibrate its judge beyond the kind's own
-    (``kinds._judge``)."""
+    point estimate decides). ``item``: phrased (``counterfactuals: llm`` axes from their
+    lock), so its ``work`` names the prompts it draws; ``calibrates`` False: an item that will
+    not run, whose judge's calibration draws nothing (``kinds._judge``)."""
+    from .kinds import work_of
+
+    check, axis, plan = item.check, item.axis, item.plan
+    work = work_of(item)
+    prompts = prompts_drawn(work)
     confidence = plan.levels.gate
     needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None
     note = "" if power_metric(check.kind) else "no power model for this kind"
@@ -230,15 +230,27 @@ def plan_item(nodeid: str, check: CheckSpec, suite: Suite, axis: AxisSpec | None
                 f"{needed} images a prompt for {decides} to decide with power {power:.0%}; a "
                 f"truth further away decides with fewer")
     if plan.adaptive:  # issue #26
-        note = "; ".join(filter(None, [adaptive_note(check, axis, plan, prompts_of(
-            check, suite, axis), confidence=confidence), note]))
+        note = "; ".join(filter(None, [adaptive_note(check, axis, plan, prompts,
+                                                     confidence=confidence), note]))
     never = never_passes(check, confidence)
     if never:
         note = "; ".join(filter(None, [note, never]))
+    calibration_images = calibration_drawn(work) if calibrates else 0
     if calibration_images:
         note = "; ".join(filter(None, [note, f"{calibration_images} images calibrate the judge"]))
-    return ItemPlan(nodeid, plan.images_per_prompt, prompts_of(check, suite, axis), needed, note,
-                    calibration_images)
+    return ItemPlan(nodeid, plan.images_per_prompt, prompts, needed, note, calibration_images)
+
+
+def prompts_drawn(work: Work) -> int | None:
+    """The prompts one item generates, each (model role, prompt) once (None: what the run
+    finds decides them, or they could not be worked out yet)."""
+    return len({(draw.role, draw.prompt) for draw in work.own}) or None
+
+
+def calibration_drawn(work: Work) -> int:
+    """Images its judge's calibration draws beyond those of the kind's own prompts."""
+    own = {draw.prompt: draw.images for draw in work.own}
+    return sum(max(0, draw.images - own.get(draw.prompt, 0)) for draw in work.calibration)
 
 
 def adaptive_note(check: CheckSpec, axis: AxisSpec | None, plan: Plan, prompts: int | None,

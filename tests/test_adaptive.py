@@ -321,6 +321,7 @@ def test_expected_images_of_the_stopping_rule():
 
 
 def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp_path):
+    from pytest_t2ibias.kinds import PlannedItem
     from pytest_t2ibias.planner import never_passes, plan_item
 
     suite = _suite(tmp_path, SUITE + """\
@@ -329,7 +330,8 @@ def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp
     balance, _, ungated, zero = suite.checks
     settings = Settings.standalone()
     plan = plan_for(settings, suite, balance, adaptive=True)
-    item = plan_item("balance", balance, suite, suite.axes["gender"], plan, power=0.9)
+    item = plan_item("balance", PlannedItem(suite, balance, "doctor", suite.axes["gender"], plan),
+                     power=0.9)
     assert "adaptive: expected" in item.note and "at most 256 (looks 16, 32, 64, 128, 256" in item.note
     def warned(check):  # at the gate its plan resolved
         return never_passes(check, plan_for(settings, suite, check).levels.gate)
@@ -346,8 +348,8 @@ def test_the_plan_shows_adaptive_images_and_warns_where_a_check_never_passes(tmp
         "checks:\n", "checks:\n  - {id: mitigate, kind: intermit, priority: {gender: 1}, "
         "confidence: 0.95}\n")).checks[0]
     assert never_passes(searched, 0.95) == ""
-    note = plan_item("mitigate", searched, suite, None, plan_for(
-        Settings.standalone(adaptive=True), suite, searched, adaptive=True), power=0.9).note
+    note = plan_item("mitigate", PlannedItem(suite, searched, "doctor", None, plan_for(
+        Settings.standalone(adaptive=True), suite, searched, adaptive=True)), power=0.9).note
     assert "adaptive: at most 60 images a prompt (looks 16, 32, 60)" in note
     assert "passes only at its cap" in note
 

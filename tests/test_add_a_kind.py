@@ -69,7 +69,6 @@ KIND = CheckKind(
     work=work,
     power_metric="severity",
     limit=lambda params: params.threshold,
-    prompts=lambda check, suite, axis: 1,
     chart=chart,
     doc="the first choice is drawn at most threshold of the time",
     paper="a stand-in figure, to follow the recipe",
@@ -179,8 +178,7 @@ def test_a_kind_in_one_module_and_a_registry_line_takes_part_everywhere(new_kind
     assert requests.counters.images_generated == before
 
     # power-planned: its metric simulated around its limit
-    planned = plan_item("purple.t2i.yaml::mostly_not_purple[mug-colour]", check, suite,
-                      suite.axes["colour"], plan, power=0.9)
+    planned = plan_item("purple.t2i.yaml::mostly_not_purple[mug-colour]", item, power=0.9)
     assert planned.prompts == 1 and planned.needed is not None and planned.needed > 4
 
     # charted: the HTML draws the lines its chart makes of the figures

@@ -16,7 +16,8 @@ from pytest_t2ibias.backends import (
     resolve_device,
     resolve_dtype,
 )
-from pytest_t2ibias.backends._hf import dtype_kwarg, looks_like_path, pretrained_kwargs
+from pytest_t2ibias.backends._fingerprint import looks_like_path
+from pytest_t2ibias.backends._hf import dtype_kwarg, pretrained_kwargs
 from pytest_t2ibias.testing import make_tiny_causal_lm
 
 

@@ -76,7 +76,6 @@ PURPLE = CheckKind(
                               [item.axis]),
     power_metric="severity",
     limit=lambda params: params.threshold,
-    prompts=lambda check, suite, axis: 1,
     figure="purple share",
 )
 
@@ -150,8 +149,7 @@ def test_a_users_kind_takes_part_in_prefetch_power_and_the_html_figure(purple_ki
     assert provider.scorer.questions == [("What colour is the mug?", 4)]
 
     # power planning: the declared metric and prompt count
-    planned = plan_item("purple::not_all_purple[mug-colour]", check, suite, suite.axes["colour"],
-                        plan, power=0.9)
+    planned = plan_item("purple::not_all_purple[mug-colour]", item, power=0.9)
     assert planned.prompts == 1 and planned.images == 4
     assert planned.needed is not None and planned.needed > 4
     assert "no power model" not in planned.note
@@ -183,7 +181,7 @@ def test_a_kind_without_the_optional_parts_is_planned_as_a_search(monkeypatch, w
     item = PlannedItem(suite, suite.checks[0], "mug", suite.axes["colour"],
                        plan_for(settings, suite, suite.checks[0]))
     assert prefetch([item], instrument_for) == 0 and provider.painter.prompts == []
-    planned = plan_item("x", suite.checks[0], suite, suite.axes["colour"], item.plan, power=0.9)
+    planned = plan_item("x", item, power=0.9)
     assert planned.prompts is None and planned.note == "no power model for this kind"
     assert "purple_share_below (colour)" in render_html([ReportRow(
         nodeid="x", check=bare.name, subject="mug", axis="colour", value=0.1, low=0.0,

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from ..errors import BackendError
-from ._fingerprint import looks_like_path, model_fingerprint
+from ._source import ModelSource
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 SAFETENSORS_SUFFIX = ".safetensors"
@@ -151,9 +151,10 @@ def check_source(
     ``marker`` is the file that makes a directory a model of this ``kind``
     (``model_index.json`` for a diffusers pipeline, ``config.json`` for transformers).
     """
-    text = os.fspath(path_or_id)
-    if looks_like_path(path_or_id):
-        path = Path(text).expanduser()
+    source = ModelSource.of(path_or_id)
+    text = source.spec
+    if source.path is not None:
+        path = source.path
         if not path.exists():
             missing = "" if path.is_absolute() else f" {Path.cwd() / path}"
             raise BackendError(
@@ -204,11 +205,12 @@ def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str,
     except BackendError:
         raise
     except Exception as exc:  # noqa: BLE001 - every library error becomes one readable message
-        text = os.fspath(path_or_id)
+        source = ModelSource.of(path_or_id)
+        text = source.spec
         found = None
-        if diagnose is not None and looks_like_path(path_or_id) and Path(text).expanduser().is_dir():
+        if diagnose is not None and source.folder is not None:
             try:
-                found = diagnose(path_or_id, dict(given or {}))
+                found = diagnose(source.folder, dict(given or {}))
             except Exception:  # noqa: BLE001 - a diagnosis must never hide the error itself
                 found = None
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -228,7 +230,7 @@ def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str,
             hint = "the Hugging Face hub is unreachable: check the network, or pass a local directory"
         elif "401" in lowered or "403" in lowered or "gated" in lowered or "not found" in lowered:
             hint = "check the model id and revision, and HF_TOKEN for gated or private models"
-        elif looks_like_path(path_or_id) and Path(text).expanduser().is_dir():
+        elif source.folder is not None:
             hint = (f"the folder is a saved {kind}; the library's words in parentheses say what "
                     f"failed")
         else:
@@ -346,12 +348,13 @@ def load_model_and_processor(
     loading: Loading,
 ) -> LoadedModel:
     """The one loading path of every transformers backend: check the source, load weights
-    on the resolved device and dtype, load the processor, fingerprint the files."""
+    on the resolved device and dtype, load the processor, fingerprint the files (once a
+    source: a lazy backend's cache key read them already)."""
+    source = ModelSource.of(path_or_id, revision=loading.revision, offline=loading.offline)
     common = loading.source(kind, origin)
     check_source(path_or_id, marker="config.json", allow_pickle=loading.allow_pickle, **common)
     torch_device = resolve_device(loading.device)
     model = load_pretrained(model_loader, path_or_id, dtype=resolve_dtype(loading.dtype, torch_device),
                             allow_pickle=loading.allow_pickle, **common)
     processor = load_pretrained(processor_loader, path_or_id, weights=False, **common)
-    return LoadedModel(model, processor, torch_device,
-                       model_fingerprint(path_or_id, loading.revision))
+    return LoadedModel(model, processor, torch_device, source.fingerprint)

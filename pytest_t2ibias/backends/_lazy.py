@@ -14,8 +14,8 @@ from typing import Any
 
 from .._settings import AUTO, Settings
 from .._types import ImageRequest
-from ._fingerprint import config_file as _config_file
-from ._fingerprint import model_fingerprint, settings_fingerprint
+from ._fingerprint import settings_fingerprint
+from ._source import ModelSource
 
 _CPU_DTYPES = {"float32": "torch.float32", "fp32": "torch.float32", "float16": "torch.float16",
                "fp16": "torch.float16", "half": "torch.float16", "bfloat16": "torch.bfloat16",
@@ -103,32 +103,33 @@ def _again(error: BaseException) -> BaseException:
                         original=error.original, first=error)
 
 
-def _readers_of(model: str, settings: Settings) -> list:
+def _readers_of(source: ModelSource, settings: Settings) -> list:
     """The pipeline's tokenizers (a folder's own files, never the hub), each read through
     the memo beside the cache: a warm run loads none of them (issue #36)."""
     from .readings import memo_folder, pipeline_readers
 
-    return pipeline_readers(model, memo_folder(settings.cache_dir, settings.no_cache))
+    return pipeline_readers(source.spec, memo_folder(settings.cache_dir, settings.no_cache))
 
 
-def _load_pipeline(model: str, settings: Settings, origin: str, options: dict[str, Any]):
+def _load_pipeline(source: ModelSource, settings: Settings, origin: str, options: dict[str, Any]):
     from .generator import DiffusersGenerator
 
     return DiffusersGenerator.from_pretrained(
-        model, batch_size=settings.batch_size.generator, origin=origin, model_options=options,
+        source, batch_size=settings.batch_size.generator, origin=origin, model_options=options,
         **loading_of(settings))
 
 
-def steps_within_schedule(model: str, steps: int | None, scheduler: dict[str, Any]) -> None:
+def steps_within_schedule(source: ModelSource, steps: int | None) -> None:
     """Steps past the scheduler's ``num_train_timesteps`` are an error naming the option and
     the limit, read from its config (no weights loaded), not diffusers' traceback mid-run."""
+    scheduler = source.config("scheduler/scheduler_config.json")
     limit = scheduler.get("num_train_timesteps")
     if steps and isinstance(limit, int) and steps > limit:
         from ..errors import BackendError
 
         raise BackendError(
             f"--t2i-steps={steps} (or the suite's steps) is more denoising steps than the "
-            f"{limit} timesteps {scheduler.get('_class_name', 'the scheduler')} of {model} was "
+            f"{limit} timesteps {scheduler.get('_class_name', 'the scheduler')} of {source} was "
             f"trained on (num_train_timesteps): a schedule cannot take more steps than that. "
             f"Use --t2i-steps={limit} or fewer.")
 
@@ -136,35 +137,36 @@ def steps_within_schedule(model: str, steps: int | None, scheduler: dict[str, An
 class LazyDiffusersGenerator:
     """A ``Generator`` whose pipeline loads on the first image no cache holds."""
 
-    def __init__(self, model: str, settings: Settings, *, origin: str,
+    def __init__(self, model: str | ModelSource, settings: Settings, *, origin: str,
                  steps: int | None = None, guidance_scale: float | None = None,
                  height: int | None = None, width: int | None = None,
                  base: _Once | None = None, readers: _Once | None = None,
                  options: dict[str, Any] | None = None) -> None:
         from .own_sampling import own_sampling_of
 
-        self.model = model
+        self.source = source = ModelSource.of(model, offline=settings.offline)
+        """The model resolved once: its configs and fingerprint, shared by ``with_options``."""
+        self.model = source.spec
         self.settings = settings
         self.origin = origin
         self.options = dict(options or {})
         """``--t2i-model-option`` keywords for ``from_pretrained`` (``parse_model_options``)."""
-        self.own = own_sampling_of(model, offline=settings.offline)
+        self.own = own_sampling_of(source)
         """The pipeline's own sampling, read from its files: what a request that sets
         nothing gets (``None`` where unknown: the loaded pipeline's, never a guess)."""
         self.steps = steps or self.own.steps
         self.guidance_scale = self.own.guidance if guidance_scale is None else guidance_scale
         self.height = height
         self.width = width
-        self._base = base or _Once(lambda: _load_pipeline(model, settings, origin, self.options))
+        self._base = base or _Once(lambda: _load_pipeline(source, settings, origin, self.options))
         self._configured = _Once(self._configure)
-        self._readers = readers or _Once(lambda: _readers_of(model, settings))
-        scheduler = _config_file(model, "scheduler/scheduler_config.json", offline=settings.offline)
-        steps_within_schedule(model, self.steps, scheduler)
+        self._readers = readers or _Once(lambda: _readers_of(source, settings))
+        steps_within_schedule(source, self.steps)
         options = {k: v for k, v in self.options.items() if k != "dtype"}
         self.fingerprint = settings_fingerprint({
-            "model": model_fingerprint(model),
-            "pipeline": _config_file(model, "model_index.json", offline=settings.offline),
-            "scheduler": scheduler,
+            "model": source.fingerprint,
+            "pipeline": source.config("model_index.json"),
+            "scheduler": source.config("scheduler/scheduler_config.json"),
             "steps": self.steps,
             "guidance_scale": self.guidance_scale,
             "size": [height, width] if height or width else None,
@@ -188,7 +190,7 @@ class LazyDiffusersGenerator:
                      height: int | None = None, width: int | None = None) -> LazyDiffusersGenerator:
         """The same pipeline (loaded at most once) under other sampling settings."""
         return LazyDiffusersGenerator(
-            self.model, self.settings, origin=self.origin, steps=steps or self.steps,
+            self.source, self.settings, origin=self.origin, steps=steps or self.steps,
             guidance_scale=self.guidance_scale if guidance_scale is None else guidance_scale,
             height=height or self.height, width=width or self.width, base=self._base,
             readers=self._readers, options=self.options)
@@ -214,13 +216,15 @@ class LazyDiffusersGenerator:
 class LazyAnswerer:
     """An ``Answerer`` (VQA or classifier) whose model loads on the first uncached answer."""
 
-    def __init__(self, model: str, kind: str, load: Callable[[], Any], *, offline: bool) -> None:
-        self.model = model
+    def __init__(self, model: str | ModelSource, kind: str, load: Callable[[], Any], *,
+                 offline: bool) -> None:
+        source = ModelSource.of(model, offline=offline)
+        self.model = source.spec
         self._backend = _Once(load)
         self.fingerprint = settings_fingerprint({
-            "model": model_fingerprint(model),
+            "model": source.fingerprint,
             "kind": kind,
-            "config": _config_file(model, "config.json", offline=offline),
+            "config": source.config("config.json"),
         })
 
     @property
@@ -249,35 +253,40 @@ class LazyAnswerer:
         return backend
 
 
-def lazy_generator(model: str, settings: Settings, *, origin: str,
+def lazy_generator(model: str | ModelSource, settings: Settings, *, origin: str,
                    options: dict[str, Any] | None = None):
     """``options``: the plan's loading keywords for this model (``Plan.options``)."""
     if origin == "--t2i-images":
         from .folder import FolderImages
 
-        return FolderImages(model)
+        return FolderImages(str(model))
     return LazyDiffusersGenerator(model, settings, origin=origin, options=options)
 
 
-def lazy_answerer(model: str, settings: Settings, *, origin: str) -> LazyAnswerer:
+def lazy_answerer(model: str | ModelSource, settings: Settings, *, origin: str) -> LazyAnswerer:
+    source = ModelSource.of(model, offline=settings.offline)
+
     def load():
         from .vqa import load_answerer  # torch: only when an answer is not cached
 
-        return load_answerer(model, origin=origin, **loading_of(settings),
+        return load_answerer(source, origin=origin, **loading_of(settings),
                              **_batch_option(settings.batch_size.vqa))
 
-    return LazyAnswerer(model, "vqa", load, offline=settings.offline)
+    return LazyAnswerer(source, "vqa", load, offline=settings.offline)
 
 
-def lazy_classifier(model: str, settings: Settings, *, axis: str, origin: str) -> LazyAnswerer:
+def lazy_classifier(model: str | ModelSource, settings: Settings, *, axis: str,
+                    origin: str) -> LazyAnswerer:
+    source = ModelSource.of(model, offline=settings.offline)
+
     def load():
         from .classifier import (
             ClassifierAnswerer,  # torch: only when an answer is not cached
         )
 
-        return ClassifierAnswerer.from_pretrained(model, origin=origin, **loading_of(settings),
+        return ClassifierAnswerer.from_pretrained(source, origin=origin, **loading_of(settings),
                                                   **_batch_option(settings.batch_size.classifier))
 
-    return LazyAnswerer(model, f"classifier:{axis}", load, offline=settings.offline)
+    return LazyAnswerer(source, f"classifier:{axis}", load, offline=settings.offline)
 
 

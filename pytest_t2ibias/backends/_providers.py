@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._settings import Settings
+from ._source import ModelSource
 
 
 class BuiltinBackends:
@@ -23,17 +24,24 @@ class BuiltinBackends:
         audit = role == "candidate" and self.settings.images == model
         origin = "--t2i-images" if audit else (
             "--t2i-model" if role == "candidate" else "--t2i-baseline-model")
-        return lazy_generator(model, self.settings, origin=origin, options=options)
+        if audit:  # a folder of images, no model to resolve
+            return lazy_generator(model, self.settings, origin=origin, options=options)
+        return lazy_generator(self._source(model), self.settings, origin=origin, options=options)
 
     def vqa(self, model: str) -> Any:
         from ._lazy import lazy_answerer
 
-        return lazy_answerer(model, self.settings, origin="--t2i-vqa")
+        return lazy_answerer(self._source(model), self.settings, origin="--t2i-vqa")
 
     def classifier(self, axis: str, model: str) -> Any:
         from ._lazy import lazy_classifier
 
-        return lazy_classifier(model, self.settings, axis=axis, origin=f"--t2i-classifier={axis}=...")
+        return lazy_classifier(self._source(model), self.settings, axis=axis,
+                               origin=f"--t2i-classifier={axis}=...")
+
+    def _source(self, model: str) -> ModelSource:
+        """The id a hook was given, resolved once: every backend below reads its fields."""
+        return ModelSource.of(model, offline=self.settings.offline)
 
     def llm(self, model: str) -> Any:
         from ._lazy import loading_of

@@ -16,9 +16,9 @@ from PIL import Image
 
 from .._types import ImageRequest
 from ._batching import AutoBatch, batched
-from ._fingerprint import model_fingerprint as fingerprint_model
 from ._fingerprint import settings_fingerprint
 from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve_dtype
+from ._source import ModelSource
 
 
 def missing_components(path_or_id: str | os.PathLike, given: dict[str, Any]) -> str | None:
@@ -156,8 +156,9 @@ class DiffusersGenerator:
         extra = dict(model_options or {})
         offload = bool(extra.pop("enable_model_cpu_offload", False))
         how = Loading(**{**loading, **({"dtype": extra.pop("dtype")} if "dtype" in extra else {})})
+        source = ModelSource.of(path_or_id, revision=how.revision, offline=how.offline)
         common = how.source("diffusers pipeline", origin)
-        check_source(path_or_id, marker="model_index.json", allow_pickle=how.allow_pickle, **common)
+        check_source(source, marker="model_index.json", allow_pickle=how.allow_pickle, **common)
         torch_device = resolve_device(how.device)
         if offload and torch_device.type != "cuda":
             raise BackendError(
@@ -165,12 +166,12 @@ class DiffusersGenerator:
                 f"part of the pipeline to a GPU for its forward pass, and this run's device is "
                 f"{torch_device} (--t2i-device); drop the option here, or run on a CUDA device.")
         torch_dtype = resolve_dtype(how.dtype, torch_device)
-        pipeline = load_pretrained(DiffusionPipeline, path_or_id, dtype=torch_dtype,
+        pipeline = load_pretrained(DiffusionPipeline, source, dtype=torch_dtype,
                                    allow_pickle=how.allow_pickle, diagnose=missing_components,
                                    **common, **extra)
         return cls(
             pipeline,
-            model_fingerprint=fingerprint_model(path_or_id, how.revision),
+            model_fingerprint=source.fingerprint,
             steps=steps,
             guidance_scale=guidance_scale,
             height=height,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..plan import Plan
+    from ._source import ModelSource
 
 SAMPLING_FIELDS = ("steps", "guidance", "height", "width")
 _CALL_PARAMETERS = {"num_inference_steps": "steps", "guidance_scale": "guidance"}
@@ -78,12 +79,13 @@ def own_sampling(model_index: dict[str, Any], read_config) -> OwnSampling:
     return OwnSampling(name, where=where, **values)
 
 
-def own_sampling_of(model: str, *, offline: bool = False) -> OwnSampling:
-    """``own_sampling`` of a local diffusers directory or hub id (JSON files only)."""
-    from ._fingerprint import config_file
+def own_sampling_of(model: str | ModelSource, *, offline: bool = False) -> OwnSampling:
+    """``own_sampling`` of a local diffusers directory or hub id (JSON files only, each read
+    once a source: the scheduler's config is the fingerprint's too)."""
+    from ._source import ModelSource
 
-    return own_sampling(config_file(model, "model_index.json", offline=offline),
-                        lambda name: config_file(model, name, offline=offline))
+    source = ModelSource.of(model, offline=offline)
+    return own_sampling(source.config("model_index.json"), source.config)
 
 
 @cache

@@ -186,38 +186,34 @@ class CheckItem(pytest.Item):
         return traceback.filter(excinfo)
 
     def planned(self) -> ItemPlan:
-        """This item's cost and the images its threshold needs (``--t2i-plan``)."""
+        """This item's cost and the images its threshold needs (``--t2i-plan``), counted from
+        its kind's ``work`` with its ``counterfactuals: llm`` axes phrased from their lock."""
         from ..planner import plan_item
 
         settings = session_of(self.config).settings
-        axis = self.suite.axes[self.axis] if self.axis else None
-        return plan_item(self.nodeid, self.check, self.suite, axis, self.plan,
-                         power=settings.power, calibration_images=self._calibration_images())
-
-    def _calibration_images(self) -> int:
-        """Images its judge's calibration draws beyond those of the kind's own prompts."""
-        from ..kinds import work_of
-
-        planned = self.as_planned()
-        if planned is None:
-            return 0
-        planned = replace(planned, suite=session_of(self.config).locks.phrase(self.suite,
-                                                                              self.subject))
-        work = work_of(planned)
-        own = {d.prompt: d.images for d in work.own}
-        return sum(max(0, d.images - own.get(d.prompt, 0)) for d in work.calibration)
+        runs = self.as_planned()
+        if runs is None:  # it will not run: its prompts as written, no judge to calibrate
+            return plan_item(self.nodeid, self._planned_item(), power=settings.power,
+                             calibrates=False)
+        phrased = replace(runs, suite=session_of(self.config).locks.phrase(self.suite,
+                                                                           self.subject))
+        return plan_item(self.nodeid, phrased, power=settings.power)
 
     def as_planned(self) -> PlannedItem | None:
         """This item as the session plan sees it; None when it will not run (a skip mark,
         a classifier it needs and does not have)."""
-        from ..kinds import PlannedItem
-
         if any(self.iter_markers("skip")) or any(self.iter_markers("skipif")):
             return None
         try:
             self._require_classifiers()
         except ClassifierMissing:
             return None
+        return self._planned_item()
+
+    def _planned_item(self) -> PlannedItem:
+        """This item as a ``PlannedItem``, whether or not it will run."""
+        from ..kinds import PlannedItem
+
         return PlannedItem(self.suite, self.check, self.subject,
                            self.suite.axes[self.axis] if self.axis else None, self.plan)
 

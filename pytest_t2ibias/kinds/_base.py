@@ -134,8 +134,6 @@ class CheckKind:
     adaptive_caveat: Callable[[Any], str] | None = None
     """A note for ``--t2i-plan`` on an adaptive check of these ``Params`` (when a look before
     the cap cannot pass); "" when there is none."""
-    prompts: Callable[[CheckSpec, Suite, AxisSpec | None], int | None] | None = None
-    """How many prompts one item generates (power planning's cost); None: unknown up front."""
     adaptive: bool = False
     """Whether a gated check of this kind may draw its images in rounds and stop once its
     interval is decided (``images_per_prompt: {max: N}``, ``--t2i-adaptive``; issue #26):

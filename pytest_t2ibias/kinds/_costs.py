@@ -24,7 +24,6 @@ from ._work import Work, planned
 
 if TYPE_CHECKING:
     from ..methods.costs import Cost
-    from ..suite_spec import AxisSpec, CheckSpec, Suite
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,16 +130,6 @@ def cost_work(item: PlannedItem) -> Work:
 def paired_work(item: PlannedItem) -> Work:
     """A paired-only cost kind's ``work``: the prompt on the baseline and the candidate."""
     return planned(item, image_needs(item, False), [])
-
-
-def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
-    """Two prompts (baseline and candidate), one with ``at_least`` (the candidate alone)."""
-    assert isinstance(check.params, CostParams)
-    return 1 if check.params.at_least is not None else 2
-
-
-def paired_prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
-    return 2
 
 
 def no_loss_tolerance(params: CostParams) -> str:

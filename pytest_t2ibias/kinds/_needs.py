@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..suite_spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec, Suite
     from ._base import PlannedItem
     from ._work import Work
 
@@ -20,10 +20,6 @@ def subject_work(item: PlannedItem) -> Work:
     axes = [] if item.axis is None else [item.axis]
     return planned(item, [("candidate", [item.suite.prompt_for(item.subject)])], axes,
                    calibration=calibration_needs(item, axes))
-
-
-def one_prompt(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
-    return 1
 
 
 def affected(on: Sequence[str] | None, suite: Suite, axis: AxisSpec) -> list[str]:

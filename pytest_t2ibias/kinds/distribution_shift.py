@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..verdict import DEFAULT_BURDEN, Verdict
 from ._base import CheckContext, CheckKind
-from ._costs import chart, evaluate_cost, paired_prompts, paired_work, run_cost
+from ._costs import chart, evaluate_cost, paired_work, run_cost
 from ._papers import KID
 from ._params import Params, param
 
@@ -52,7 +52,6 @@ KIND = CheckKind(
     params=DistributionShiftParams,
     work=paired_work,
     chart=chart,
-    prompts=paired_prompts,
     figure="KID",
     doc="the candidate's images moved no further than a budget from the baseline's: KID "
         "(unbiased MMD^2, cubic kernel) between the models' image embeddings, same seeds",

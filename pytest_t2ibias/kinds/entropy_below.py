@@ -21,7 +21,7 @@ from ..metrics.posterior import severity_estimate
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, CheckKind
 from ._judge import JudgeReading, reading_for
-from ._needs import one_prompt, subject_work
+from ._needs import subject_work
 from ._papers import OPENBIAS
 from ._params import Params, check_unit_interval, param
 from ._rules import no_bias_threshold, threshold_limit
@@ -109,7 +109,6 @@ KIND = CheckKind(
     params=EntropyBelowParams,
     work=subject_work,
     power_metric="severity",
-    prompts=one_prompt,
     limit=threshold_limit,
     never_passes=no_bias_threshold,
     figure="severity",

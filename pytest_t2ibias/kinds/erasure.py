@@ -19,7 +19,6 @@ from ._costs import (
     cost_work,
     evaluate_cost,
     no_loss_tolerance,
-    prompts,
     run_cost,
 )
 from ._papers import INTERMIT_EVAL
@@ -65,7 +64,6 @@ KIND = CheckKind(
     work=cost_work,
     never_passes=no_loss_tolerance,
     chart=chart,
-    prompts=prompts,
     figure="kept-share change",
     doc='the candidate still draws the subject: the share of images the suite\'s filter keeps ("Is there a person in the image?"), candidate minus baseline on the same seeds, as InterMit\'s IsP? column',
     paper=f"{INTERMIT_EVAL}: " + "the filter's keep share, candidate minus baseline; Newcombe (1998) method 10 for paired shares" + ".",

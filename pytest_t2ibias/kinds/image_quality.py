@@ -22,7 +22,6 @@ from ._costs import (
     cost_work,
     evaluate_cost,
     no_loss_tolerance,
-    prompts,
     run_cost,
 )
 from ._papers import CLIPIQA
@@ -78,7 +77,6 @@ KIND = CheckKind(
     work=cost_work,
     never_passes=no_loss_tolerance,
     chart=chart,
-    prompts=prompts,
     figure="CLIP-IQA change",
     doc='the candidate\'s images look as good as the baseline\'s: CLIP-IQA (Wang et al. 2023), the judge\'s weight of "Good photo." against "Bad photo.", candidate against baseline on the same seeds',
     paper=f"{CLIPIQA}: " + 'the softmax weight of "Good photo." against "Bad photo." in the image-text similarities (Eq. 2)' + ".",

@@ -28,7 +28,7 @@ from ._verdicts import gate_note, is_entries, known_axes, same_level, with_matri
 from ._work import Work, planned
 
 if TYPE_CHECKING:
-    from ..suite_spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec
 
 
 
@@ -164,12 +164,6 @@ def work(item: PlannedItem) -> Work:
     return planned(item, image_needs(item), axes, calibration=calibration_needs(item, axes))
 
 
-def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int | None:
-    """The subject's prompt and one counterfactual prompt per value of the axis."""
-    if axis is None:
-        return None
-    return 1 + (len(axis.counterfactuals) or len(axis.choices))
-
 
 def chart(figures: Mapping[str, Any]) -> list[Interval]:
     """Each judged IS[x->y] with its interval."""
@@ -186,7 +180,6 @@ KIND = CheckKind(
     axes_param="mitigate",
     params=IsNonnegativeParams,
     work=work,
-    prompts=prompts,
     never_passes=no_effect_tolerance,
     figure="IS",
     doc="BiasConnect: mitigating an axis does not push another away from its ideal",

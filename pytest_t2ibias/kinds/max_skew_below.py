@@ -19,7 +19,7 @@ from ..errors import CheckError
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, CheckKind
 from ._judge import JudgeReading, reading_for
-from ._needs import one_prompt, subject_work
+from ._needs import subject_work
 from ._papers import SOCIALCF
 from ._params import Params, check_non_negative, check_shares, param
 from ._rules import no_bias_threshold, threshold_limit
@@ -108,7 +108,6 @@ KIND = CheckKind(
     adaptive=True,
     params=MaxSkewBelowParams,
     work=subject_work,
-    prompts=one_prompt,
     limit=threshold_limit,
     never_passes=no_bias_threshold,
     figure="MaxSkew",

@@ -26,7 +26,7 @@ from ._verdicts import as_estimate, gate_note, same_level
 from ._work import Work, planned
 
 if TYPE_CHECKING:
-    from ..suite_spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import AxisSpec
 
 
 
@@ -158,9 +158,6 @@ def work(item: PlannedItem) -> Work:
     return planned(item, image_needs(item), axes, calibration=calibration_needs(item, axes))
 
 
-def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
-    return 2  # the same prompt on the baseline and on the candidate
-
 
 def chart(figures: Mapping[str, Any]) -> list[Interval]:
     """IS_mit on every axis; the fixed ones shown for context."""
@@ -180,7 +177,6 @@ KIND = CheckKind(
     axes_param="fixes",
     params=NoRegressionParams,
     work=work,
-    prompts=prompts,
     never_passes=no_effect_tolerance,
     figure="IS_mit",
     doc="merge gate: the candidate model is no further from the ideal than the baseline on "

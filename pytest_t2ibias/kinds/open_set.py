@@ -43,7 +43,7 @@ from ._verdicts import DEFAULT_CONFIDENCE, gate_note
 from ._work import Draw, Work, planned
 
 if TYPE_CHECKING:
-    from ..suite_spec import AxisSpec, CheckSpec, Suite
+    from ..suite_spec import Suite
 
 
 
@@ -159,11 +159,6 @@ def listed(item: PlannedItem) -> list[tuple[str, str, int]]:
             + [("candidate", prompt, params.judge_images) for prompt in audit])
 
 
-def prompts(check: CheckSpec, suite: Suite, axis: AxisSpec | None) -> int:
-    """The captions (the suite's prompt when the check names none); the LLM's are unknown."""
-    assert isinstance(check.params, OpenSetParams)
-    return len(check.params.captions or ()) or 1
-
 
 def run(ctx: CheckContext[OpenSetParams]) -> Verdict:
     """Proposals from ``<suite>.openbias.lock.json`` (proposed when missing), then measured."""
@@ -235,7 +230,6 @@ KIND = CheckKind(
     axes_param=None,
     params=OpenSetParams,
     work=work,
-    prompts=prompts,
     adaptive=True,
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "
         "has severity above threshold; proposals frozen in <suite>.t2i.openbias.lock.json",

@@ -21,7 +21,6 @@ from ._costs import (
     cost_work,
     evaluate_cost,
     no_loss_tolerance,
-    prompts,
     run_cost,
 )
 from ._papers import CLIPSCORE
@@ -64,7 +63,6 @@ KIND = CheckKind(
     work=cost_work,
     never_passes=no_loss_tolerance,
     chart=chart,
-    prompts=prompts,
     figure="CLIPScore change",
     doc="the candidate still draws what its prompt says: CLIPScore (Hessel et al. 2021) of each image with its own prompt, read by the run's CLIP judge; the candidate's mean against the baseline's on the same seeds",
     paper=f"{CLIPSCORE}: " + 'w * max(cos(E_image, E_prompt), 0), w = 2.5 (Eq. 1)' + ".",

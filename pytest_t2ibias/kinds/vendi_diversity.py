@@ -20,7 +20,6 @@ from ._costs import (
     cost_work,
     evaluate_cost,
     no_loss_tolerance,
-    prompts,
     run_cost,
 )
 from ._papers import VENDI
@@ -64,7 +63,6 @@ KIND = CheckKind(
     work=cost_work,
     never_passes=no_loss_tolerance,
     chart=chart,
-    prompts=prompts,
     figure="Vendi change",
     doc="the candidate's images of a prompt are as varied as the baseline's: the Vendi score (Friedman & Dieng 2023, the effective number of distinct images) of the prompt's image embeddings, candidate against baseline on the same seeds",
     paper=f"{VENDI}: " + 'exp(-sum lambda_i log lambda_i), lambda the eigenvalues of K/n, K the cosine kernel of the image embeddings (Def. 3.1)' + ".",

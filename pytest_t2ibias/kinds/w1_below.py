@@ -22,7 +22,7 @@ from ..metrics.posterior import w1_estimate
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, CheckKind
 from ._judge import JudgeReading, reading_for
-from ._needs import one_prompt, subject_work
+from ._needs import subject_work
 from ._papers import BIASCONNECT
 from ._params import Params, check_unit_interval, param
 from ._rules import no_bias_threshold, threshold_limit
@@ -110,7 +110,6 @@ KIND = CheckKind(
     params=W1BelowParams,
     work=subject_work,
     power_metric="w1",
-    prompts=one_prompt,
     limit=threshold_limit,
     never_passes=no_bias_threshold,
     figure="W1 to the ideal",
