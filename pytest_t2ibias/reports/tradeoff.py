@@ -41,10 +41,10 @@ def figure_line(row: ReportRow) -> str:
         name = f"{check} ({about})" if about else check
     if row.status == "error":
         return f"{name}: {verdict_word(row)}"
-    if isinstance(cost, dict) and cost.get("relative"):
-        def shown(x: float) -> str:
-            return f"{x * 100:+.1f}%"
-    else:
-        def shown(x: float) -> str:
-            return f"{x:.3f}"
-    return f"{name}: {shown(row.value)} [{shown(row.low)}, {shown(row.high)}] {verdict_word(row)}"
+    percent = isinstance(cost, dict) and bool(cost.get("relative"))
+    value, low, high = (_number(x, percent) for x in (row.value, row.low, row.high))
+    return f"{name}: {value} [{low}, {high}] {verdict_word(row)}"
+
+
+def _number(x: float, percent: bool) -> str:
+    return f"{x * 100:+.1f}%" if percent else f"{x:.3f}"
