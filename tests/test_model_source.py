@@ -42,12 +42,13 @@ def test_a_generator_reads_each_config_once_and_fingerprints_once(tmp_path, monk
     folder = str(_pipeline(tmp_path / "toy"))
     reads: list[str] = []
     hashes: list[str] = []
-    real_config, real_hash = _fingerprint.config_file, _fingerprint.directory_fingerprint
+    real_config, real_hash = _fingerprint.config_file, _fingerprint.model_fingerprint
     monkeypatch.setattr("pytest_t2ibias.backends._source.config_file",
                         lambda model, name, *, offline: reads.append(name) or real_config(
                             model, name, offline=offline))
-    monkeypatch.setattr("pytest_t2ibias.backends._source.directory_fingerprint",
-                        lambda root: hashes.append(str(root)) or real_hash(root))
+    monkeypatch.setattr("pytest_t2ibias.backends._source.model_fingerprint",
+                        lambda root, revision=None: hashes.append(str(root))
+                        or real_hash(root, revision))
     settings = Settings.standalone(model=folder)
     generator = LazyDiffusersGenerator(folder, settings, origin="--t2i-model")
     other = generator.with_options(steps=3)  # the same source: nothing read again

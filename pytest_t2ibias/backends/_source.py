@@ -8,7 +8,7 @@ cache key and again after loading. A ``ModelSource`` decides path or hub id once
 config once and fingerprints once; every backend that takes one reads its fields.
 
 The values are the same as before by construction (the same ``looks_like_path``,
-``config_file`` and ``model_fingerprint``'s rule), so cache keys do not change. The hooks
+``config_file`` and ``model_fingerprint``), so cache keys do not change. The hooks
 still take the id as a string (a user's ``conftest.py`` may wrap it, as ``degraded:``
 does); the built-ins resolve it as they receive it.
 """
@@ -21,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ._fingerprint import config_file, directory_fingerprint, hub_fingerprint, looks_like_path
+from ._fingerprint import config_file, looks_like_path, model_fingerprint
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,7 @@ class ModelSource:
     def fingerprint(self) -> str:
         """What identifies its weights (``model_fingerprint``): content hashes of a folder,
         the commit of a hub snapshot. Computed once per source."""
-        if self.folder is not None:
-            return directory_fingerprint(self.folder)
-        return hub_fingerprint(self.spec, self.revision)
+        return model_fingerprint(self.folder or self.spec, self.revision)
 
     def __fspath__(self) -> str:
         """A source passes where a path or id did (``from_pretrained``, messages)."""
