@@ -8,9 +8,8 @@ import importlib.util
 import sys
 import textwrap
 
-import numpy as np
 import pytest
-from PIL import Image
+from fake_backends import Provider
 
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias.errors import SuiteError
@@ -90,39 +89,6 @@ checks:
   - {id: mostly_not_purple, kind: first_share_below, axes: [colour], threshold: 0.9,
      confidence: 0.95}
 """
-
-
-class Painter:
-    fingerprint = "painter-v1"
-
-    def __init__(self):
-        self.prompts: list[str] = []
-
-    def generate(self, requests):
-        self.prompts += [r.prompt for r in requests]
-        return [Image.new("RGB", (4, 4), (r.noise_seed % 251, 0, 0)) for r in requests]
-
-
-class Scorer:
-    fingerprint = "scorer-v1"
-
-    def __init__(self):
-        self.questions: list[tuple[str, int]] = []
-
-    def score(self, images, question, choices, statements=None):
-        self.questions.append((question, len(images)))
-        return np.array([[0.8, 0.2] if i % 4 else [0.2, 0.8] for i in range(len(images))])
-
-
-class Provider:
-    def __init__(self):
-        self.painter, self.scorer = Painter(), Scorer()
-
-    def generator(self, model, role):
-        return self.painter
-
-    def vqa(self, model):
-        return self.scorer
 
 
 @pytest.fixture

@@ -4,9 +4,8 @@ run's ``--t2i-confidence`` when it does not gate."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from PIL import Image
+from fake_backends import Provider
 
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias.instrument import Instrument, Models
@@ -84,40 +83,6 @@ PURPLE = CheckKind(
 def purple_kind(monkeypatch):
     monkeypatch.setitem(CHECK_KINDS, PURPLE.name, PURPLE)
     return PURPLE
-
-
-class Painter:
-    fingerprint = "painter-v1"
-
-    def __init__(self):
-        self.prompts: list[str] = []
-
-    def generate(self, requests):
-        self.prompts += [r.prompt for r in requests]
-        return [Image.new("RGB", (4, 4), (r.noise_seed % 251, 0, 0)) for r in requests]
-
-
-class Scorer:
-    fingerprint = "scorer-v1"
-
-    def __init__(self):
-        self.questions: list[tuple[str, int]] = []
-
-    def score(self, images, question, choices, statements=None):
-        self.questions.append((question, len(images)))
-        rows = [[0.8, 0.2] if i % 4 else [0.2, 0.8] for i in range(len(images))]
-        return np.array(rows)
-
-
-class Provider:
-    def __init__(self):
-        self.painter, self.scorer = Painter(), Scorer()
-
-    def generator(self, model, role):
-        return self.painter
-
-    def vqa(self, model):
-        return self.scorer
 
 
 @pytest.fixture
