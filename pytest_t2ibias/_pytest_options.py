@@ -18,9 +18,11 @@ from ._settings import (
     FAMILY_POLICIES,
     INI_ONLY,
     JUDGE_CORRECTIONS,
+    MODEL_DTYPES,
     OPTIONS,
     Option,
     Settings,
+    parse_loading_options,
     parse_model_options,
 )
 from .budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
@@ -141,6 +143,35 @@ def _model_options(config: pytest.Config, name: str = "t2i_model_option") -> dic
                                    origin="--" + name.replace("_", "-"))
     except ValueError as exc:
         raise pytest.UsageError(f"{exc} (command line or ini key {name})") from None
+
+
+def _judge_options(config: pytest.Config, role: str) -> dict[str, Any]:
+    name = f"t2i_{role}_option"
+    try:
+        return parse_loading_options(get_option(config, name), origin=f"--t2i-{role}-option")
+    except ValueError as exc:
+        raise pytest.UsageError(f"{exc} (command line or ini key {name})") from None
+
+
+def _revision(config: pytest.Config, options: dict[str, Any], role: str) -> str | None:
+    """``--t2i-revision`` (``--t2i-baseline-revision``): one rule with the ``revision``
+    loading option, which says the same; the two may not disagree, and a local folder has no
+    revisions to pick from (a pin that is silently ignored pins nothing)."""
+    prefix = "" if role == "model" else "baseline-"
+    revision = get_option(config, f"t2i_{prefix.replace('-', '_')}revision")
+    given = options.get("revision")
+    if revision is not None and given is not None and given != revision:
+        raise pytest.UsageError(
+            f"--t2i-{prefix}revision={revision} and --t2i-{prefix}model-option "
+            f"revision={given} disagree: give the revision once")
+    chosen = revision if revision is not None else given
+    model = get_option(config, f"t2i_{prefix.replace('-', '_')}model")
+    if chosen is not None and model and Path(model).is_dir():
+        raise pytest.UsageError(
+            f"--t2i-{prefix}revision={chosen}: --t2i-{prefix}model={model} is a local folder, "
+            f"which has no revisions (its files' hashes are its fingerprint); give a hub id, "
+            f"or check out that revision into the folder")
+    return chosen
 
 
 def _checked(config: pytest.Config, name: str, *, minimum: float,
@@ -298,9 +329,10 @@ def _read_settings(config: pytest.Config) -> Settings:
     confidence = get_option(config, "t2i_confidence")
     if not 0.5 <= confidence < 1:
         raise pytest.UsageError(f"--t2i-confidence must lie in [0.5, 1), got {confidence}")
-    dtype = get_option(config, "t2i_dtype")
-    if dtype not in ("auto", "float32", "float16", "bfloat16"):
-        raise pytest.UsageError(f"--t2i-dtype must be auto|float32|float16|bfloat16, got {dtype!r}")
+    dtype = str(get_option(config, "t2i_dtype")).strip().lower().removeprefix("torch.")
+    if dtype not in ("auto", *MODEL_DTYPES):
+        raise pytest.UsageError(f"--t2i-dtype must be auto or one of {', '.join(MODEL_DTYPES)}, "
+                                f"got {dtype!r}")
     burden = get_option(config, "t2i_burden")
     if burden not in (None, "model", "check"):
         raise pytest.UsageError(f"--t2i-burden must be model or check, got {burden!r}")
@@ -322,14 +354,21 @@ def _read_settings(config: pytest.Config) -> Settings:
                                 f"{', '.join(ADAPTIVE_SPENDING)}, got {spending!r} "
                                 f"(docs/STATISTICS.md)")
     batch_size = get_option(config, "t2i_batch_size")
+    model_options = _model_options(config)
+    baseline_model_options = _model_options(config, "t2i_baseline_model_option")
     return Settings(
         model=get_option(config, "t2i_model"),
         baseline_model=get_option(config, "t2i_baseline_model"),
         images=get_option(config, "t2i_images"),
         vqa=get_option(config, "t2i_vqa"),
         classifiers=_parse_classifiers(config, get_option(config, "t2i_classifier")),
-        model_options=_model_options(config),
-        baseline_model_options=_model_options(config, "t2i_baseline_model_option"),
+        model_options=model_options,
+        baseline_model_options=baseline_model_options,
+        revision=_revision(config, model_options, "model"),
+        baseline_revision=_revision(config, baseline_model_options, "baseline_model"),
+        vqa_options=_judge_options(config, "vqa"),
+        classifier_options=_judge_options(config, "classifier"),
+        llm_options=_judge_options(config, "llm"),
         llm=get_option(config, "t2i_llm"),
         eval_llm=get_option(config, "t2i_eval_llm"),
         device=get_option(config, "t2i_device"),

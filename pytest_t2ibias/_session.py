@@ -456,9 +456,16 @@ class T2ISession:
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """The models and the sampling the candidate declares (``plan.declared_sampling``)."""
-        from .reports.header import header_lines
+        from .reports.header import environment_line, gpu_sharing_line, header_lines
 
-        return [*header_lines(self.settings), self.threads.header()]
+        lines = [*header_lines(self.settings), environment_line(), self.threads.header()]
+        workers = config.getoption("numprocesses", None)
+        if isinstance(workers, int) and workers > 1:
+            from .backends._lazy import visible_gpu_count
+
+            sharing = gpu_sharing_line(workers, self.settings.device, visible_gpu_count())
+            lines += [sharing] if sharing else []
+        return lines
 
     def pytest_report_collectionfinish(self, config: pytest.Config,
                                        items: list[pytest.Item]) -> list[str]:

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU i mod n"
+DEVICE_HELP = ("auto|cpu|cuda|cuda:N|mps; auto: CUDA, else Apple's mps, else cpu; under "
+               "pytest-xdist worker i gets GPU i mod n (workers past the GPU count share them)")
 
 FAMILY_POLICIES = ("none", "bonferroni", "holm", "bh")
 """``--t2i-family``: how a run's gated checks share their error (``family.Family``)."""
@@ -142,6 +143,28 @@ def parse_model_options(entries: list[str] | tuple[str, ...],
     return options
 
 
+JUDGE_FLAGS = ("trust_remote_code", "load_in_4bit", "load_in_8bit", "low_cpu_mem_usage")
+"""Judge and LLM loading options that are true or false (``parse_loading_options``)."""
+
+
+def parse_loading_options(entries: list[str] | tuple[str, ...], origin: str) -> dict[str, Any]:
+    """``--t2i-vqa-option``/``--t2i-classifier-option``/``--t2i-llm-option`` KEY=VALUE strings
+    as transformers ``from_pretrained`` keywords: as ``parse_model_options`` reads them, and
+    ``trust_remote_code``, ``load_in_4bit``/``load_in_8bit`` (made a ``BitsAndBytesConfig``
+    where the model loads) and ``low_cpu_mem_usage`` must be true or false; 4- and 8-bit
+    exclude each other."""
+    options = parse_model_options(entries, origin=origin)
+    for key in JUDGE_FLAGS:
+        if key in options and not isinstance(options[key], bool):
+            raise ValueError(f"{origin} {key}={options[key]}: expected true or false")
+    if options.get("load_in_4bit") and options.get("load_in_8bit"):
+        raise ValueError(f"{origin}: load_in_4bit and load_in_8bit exclude each other; pick one")
+    if "enable_model_cpu_offload" in options:
+        raise ValueError(f"{origin} enable_model_cpu_offload: a pipeline's option; for a "
+                         f"transformers model use device_map=auto")
+    return options
+
+
 @dataclass(frozen=True)
 class Option:
     name: str
@@ -164,22 +187,38 @@ OPTIONS: tuple[Option, ...] = (
            "(repeatable): a component left out (text_encoder_3=null), variant=fp16, "
            "dtype=fp16|bf16 (overrides --t2i-dtype), enable_model_cpu_offload=true (after "
            "loading; needs CUDA)", repeatable=True, metavar="KEY=VALUE"),
+    Option("t2i_revision", "the --t2i-model hub revision to load (branch, tag or commit; in the "
+           "model's fingerprint and the run header); the same as --t2i-model-option "
+           "revision=REV", metavar="REV"),
     Option("t2i_baseline_model", "second generator for baseline-vs-candidate checks", is_path=True),
+    Option("t2i_baseline_revision", "the --t2i-baseline-model hub revision to load (as "
+           "--t2i-revision)", metavar="REV"),
     Option("t2i_baseline_model_option", "KEY=VALUE for the baseline pipeline's from_pretrained "
            "(repeatable; as --t2i-model-option)", repeatable=True, metavar="KEY=VALUE"),
     Option("t2i_images", "audit a folder of already-generated images instead of generating", is_path=True),
     Option("t2i_vqa", "VQA model: CLIP-style (zero-shot) or generative (BLIP/LLaVA/...)", is_path=True),
+    Option("t2i_vqa_option", "KEY=VALUE for the --t2i-vqa model's from_pretrained "
+           "(repeatable): trust_remote_code=true, device_map=auto, load_in_4bit=true or "
+           "load_in_8bit=true (a BitsAndBytesConfig; needs bitsandbytes and CUDA), "
+           "dtype=fp16|bf16, revision=REV, or any other keyword", repeatable=True, metavar="KEY=VALUE"),
     Option("t2i_classifier", "AXIS=ID|PATH image-classification model for one axis (repeatable)",
            repeatable=True),
+    Option("t2i_classifier_option", "KEY=VALUE for every --t2i-classifier model's "
+           "from_pretrained (repeatable; as --t2i-vqa-option)", repeatable=True,
+           metavar="KEY=VALUE"),
     Option("t2i_llm", "causal LM for BGPS search, OpenBias proposals and counterfactuals: llm",
            is_path=True),
+    Option("t2i_llm_option", "KEY=VALUE for the --t2i-llm (and --t2i-eval-llm) model's "
+           "from_pretrained (repeatable; as --t2i-vqa-option)", repeatable=True,
+           metavar="KEY=VALUE"),
     Option("t2i_llm_tokens", "new tokens --t2i-llm may write per reply (default: sized to the "
            "task: an OpenBias JSON list 768, a counterfactual prompt 32; BGPS continuations "
            "keep their own)", int),
     Option("t2i_eval_llm", "a second causal LM: perplexity of the prompts BGPS found (a different "
            "model from --t2i-llm, which searched)", is_path=True),
     Option("t2i_device", DEVICE_HELP, default="auto"),
-    Option("t2i_dtype", "auto|float32|float16|bfloat16", default="auto"),
+    Option("t2i_dtype", "auto|float32|float16|bfloat16 (fp32, fp16, half, bf16 too)",
+           default="auto"),
     Option("t2i_images_per_prompt", "images generated per prompt (overrides suite defaults)", int),
     Option("t2i_steps", "denoising steps (overrides suite defaults)", int),
     Option("t2i_guidance", "classifier-free guidance scale (overrides suite defaults)", float),
@@ -338,6 +377,18 @@ class Settings:
     (``parse_model_options``); empty: none, and no change to any cache key."""
     baseline_model_options: dict[str, Any] = field(default_factory=dict)
     """``--t2i-baseline-model-option``: the same, for the baseline pipeline."""
+    revision: str | None = None
+    """``--t2i-revision``: the candidate's hub revision (``plan._loading`` makes it the
+    ``revision`` loading option; the two may not disagree)."""
+    baseline_revision: str | None = None
+    """``--t2i-baseline-revision``: the baseline's."""
+    vqa_options: dict[str, Any] = field(default_factory=dict)
+    """``--t2i-vqa-option``: keywords for the judge's ``from_pretrained``
+    (``parse_loading_options``); empty: none, and no change to any cache key."""
+    classifier_options: dict[str, Any] = field(default_factory=dict)
+    """``--t2i-classifier-option``: the same, for every classifier."""
+    llm_options: dict[str, Any] = field(default_factory=dict)
+    """``--t2i-llm-option``: the same, for the LLMs (``--t2i-llm``, ``--t2i-eval-llm``)."""
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""
@@ -353,6 +404,9 @@ class Settings:
         values["model_options"] = parse_model_options(values.pop("model_option"))
         values["baseline_model_options"] = parse_model_options(
             values.pop("baseline_model_option"), origin="--t2i-baseline-model-option")
+        for role in ("vqa", "classifier", "llm"):
+            values[f"{role}_options"] = parse_loading_options(
+                values.pop(f"{role}_option"), origin=f"--t2i-{role}-option")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
                       strict_prompts=False, adaptive=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},

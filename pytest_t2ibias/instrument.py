@@ -175,8 +175,11 @@ class Models:
                  for axis, backend in self._classifiers.items()]
         made += [("llm", settings.llm, self._llm)] if self._llm else []
         made += [("eval_llm", settings.eval_llm, self._eval_llm)] if self._eval_llm else []
+        from .backends._lazy import device_record
+
         return [{"role": role, "model": str(model or ""),
-                 "fingerprint": str(getattr(backend, "fingerprint", ""))}
+                 "fingerprint": str(getattr(backend, "fingerprint", "")),
+                 **device_record(backend)}  # where it ran: the device used, not "auto"
                 for role, model, backend in made]
 
 

@@ -308,7 +308,9 @@ def _loading(settings: Settings, suite: Suite | None, role: str,
     suite_model = (suite.models or {}).get(role) if suite is not None else None
     own = suite.model_options.get(role, {}) if suite is not None and model == suite_model else {}
     given = settings.model_options if role == "candidate" else settings.baseline_model_options
-    return {**own, **given}
+    revision = settings.revision if role == "candidate" else settings.baseline_revision
+    # --t2i-revision is the revision loading option under another name (one rule)
+    return {**own, **given, **({"revision": revision} if revision is not None else {})}
 
 
 def _chosen(chain: dict[str, Any], *, zero_is_set: bool) -> tuple[Any, str]:

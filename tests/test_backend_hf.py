@@ -48,7 +48,7 @@ def test_auto_device_spreads_xdist_workers_over_gpus(monkeypatch, worker, expect
 
 
 def test_bad_device_names_the_option():
-    with pytest.raises(BackendError, match="--t2i-device=tpu: expected auto, cpu, cuda or cuda:N"):
+    with pytest.raises(BackendError, match="--t2i-device=tpu: expected auto, cpu, cuda, cuda:N or mps"):
         resolve_device("tpu")
 
 

@@ -99,23 +99,27 @@ def settings_fingerprint(settings: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
-    """A small JSON config of a local dir or hub repo, read without loading any weights."""
+def config_file(model: str, name: str, *, offline: bool,
+                revision: str | None = None) -> dict[str, Any]:
+    """A small JSON config of a local dir or hub repo (at ``revision``: the same files the
+    weights load from), read without loading any weights."""
     local = Path(model) / name
     if local.exists():
         return json.loads(local.read_text())
     if Path(model).exists():
         return {}
-    return dict(_hub_config_file(model, name, offline))
+    return dict(_hub_config_file(model, name, offline, revision))
 
 
 @lru_cache(maxsize=256)
-def _hub_config_file(model: str, name: str, offline: bool) -> dict[str, Any]:
+def _hub_config_file(model: str, name: str, offline: bool,
+                     revision: str | None = None) -> dict[str, Any]:
     """A hub repo's config, once a process: a fingerprint, the pipeline's own sampling and the
     header read the same few files, and an unreachable hub must be waited on once only."""
     try:
         from huggingface_hub import hf_hub_download
 
-        return json.loads(Path(hf_hub_download(model, name, local_files_only=offline)).read_text())
+        return json.loads(Path(hf_hub_download(model, name, revision=revision,
+                                               local_files_only=offline)).read_text())
     except Exception:  # an unreachable hub must not fail here: loading reports it properly
         return {}

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -86,22 +86,28 @@ def pretrained_kwargs(
 
 
 def resolve_device(spec: str | torch.device = "auto", *, origin: str = "--t2i-device") -> torch.device:
-    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` as a ``torch.device``.
+    """``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` as a ``torch.device``.
 
-    ``auto`` is CUDA when available; under pytest-xdist worker ``gwK`` gets GPU
-    ``K mod device_count`` so parallel workers spread over the GPUs instead of sharing one.
+    ``auto`` is CUDA when available, else Apple's ``mps``, else the CPU; under pytest-xdist
+    worker ``gwK`` gets GPU ``K mod device_count`` so parallel workers spread over the GPUs
+    (more workers than GPUs share them: the run header says so, ``gpu_sharing_line``).
     """
     if isinstance(spec, torch.device):
         return spec
     text = (spec or "auto").strip().lower()
     if text == "auto":
         if not torch.cuda.is_available():
-            return torch.device("cpu")
+            return torch.device("mps") if _mps_available() else torch.device("cpu")
         worker = os.environ.get("PYTEST_XDIST_WORKER", "")
         index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
         return torch.device("cuda", index % torch.cuda.device_count())
     if text == "cpu":
         return torch.device("cpu")
+    if text == "mps":
+        if not _mps_available():
+            raise BackendError(f"{origin}={spec}: Apple's mps device is not available here; use "
+                               f"{origin}=cpu or auto")
+        return torch.device("mps")
     if text == "cuda" or text.startswith("cuda:"):
         if not torch.cuda.is_available():
             raise BackendError(f"{origin}={spec}: CUDA is not available here; use {origin}=cpu or auto")
@@ -114,7 +120,12 @@ def resolve_device(spec: str | torch.device = "auto", *, origin: str = "--t2i-de
                 f"(cuda:0..cuda:{torch.cuda.device_count() - 1})"
             )
         return torch.device(text)
-    raise BackendError(f"{origin}={spec}: expected auto, cpu, cuda or cuda:N")
+    raise BackendError(f"{origin}={spec}: expected auto, cpu, cuda, cuda:N or mps")
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
 
 
 def resolve_dtype(
@@ -132,7 +143,8 @@ def resolve_dtype(
     if text.startswith("torch."):
         text = text[len("torch."):]
     if text not in _DTYPES:
-        raise BackendError(f"{origin}={spec}: expected auto, float32, float16 or bfloat16")
+        raise BackendError(f"{origin}={spec}: expected auto, float32, float16 or bfloat16 "
+                           f"(or fp32, fp16, half, bf16)")
     return _DTYPES[text]
 
 
@@ -322,6 +334,8 @@ class Loading:
     dtype: str | torch.dtype | None = "auto"
     offline: bool = False
     allow_pickle: bool = False
+    options: dict[str, Any] | None = None
+    """A judge's or LLM's loading options (``--t2i-vqa-option``...; ``model_kwargs``)."""
 
     def source(self, kind: str, origin: str) -> dict[str, Any]:
         """The keywords ``check_source``, ``load_pretrained`` and friends share."""
@@ -350,11 +364,56 @@ def load_model_and_processor(
     """The one loading path of every transformers backend: check the source, load weights
     on the resolved device and dtype, load the processor, fingerprint the files (once a
     source: a lazy backend's cache key read them already)."""
+    options = dict(loading.options or {})
+    if "dtype" in options:  # a judge's own dtype wins over --t2i-dtype, as a pipeline's does
+        loading = replace(loading, dtype=options.pop("dtype"))
     source = ModelSource.of(path_or_id, revision=loading.revision, offline=loading.offline)
     common = loading.source(kind, origin)
     check_source(path_or_id, marker="config.json", allow_pickle=loading.allow_pickle, **common)
     torch_device = resolve_device(loading.device)
     model = load_pretrained(model_loader, path_or_id, dtype=resolve_dtype(loading.dtype, torch_device),
-                            allow_pickle=loading.allow_pickle, **common)
-    processor = load_pretrained(processor_loader, path_or_id, weights=False, **common)
+                            allow_pickle=loading.allow_pickle, **common,
+                            **model_kwargs(options, origin=origin))
+    processor = load_pretrained(processor_loader, path_or_id, weights=False, **common,
+                                **processor_kwargs(options))
+    placed = placed_by_loader(model)
+    if placed is not None:  # device_map or quantization put it there: it must not be moved
+        torch_device = placed
     return LoadedModel(model, processor, torch_device, source.fingerprint)
+
+
+def model_kwargs(options: dict[str, Any], *, origin: str) -> dict[str, Any]:
+    """A judge's loading options as transformers' ``from_pretrained`` keywords: 4- and 8-bit
+    loading through its own ``BitsAndBytesConfig`` (``quantization_config=``; the bare
+    ``load_in_4bit=`` keyword is gone from transformers 5), the rest as given."""
+    kwargs = dict(options)
+    bits = {key: kwargs.pop(key) for key in ("load_in_4bit", "load_in_8bit") if key in kwargs}
+    if any(bits.values()):
+        if "quantization_config" in kwargs:
+            raise BackendError(f"{origin}: give load_in_4bit/load_in_8bit or a "
+                               f"quantization_config, not both")
+        from transformers import BitsAndBytesConfig
+
+        kwargs["quantization_config"] = BitsAndBytesConfig(
+            **{key: True for key, on in bits.items() if on})
+    return kwargs
+
+
+def processor_kwargs(options: dict[str, Any]) -> dict[str, Any]:
+    """What of a judge's loading options its processor or tokenizer takes too: a model
+    whose code is its own has its own processor code."""
+    return {key: options[key] for key in ("trust_remote_code",) if key in options}
+
+
+def placed_by_loader(model: Any) -> torch.device | None:
+    """Where ``from_pretrained`` put a model it placed itself (``device_map``, a quantized
+    model), which ``.to()`` must not move; None: the backend moves it."""
+    if not (getattr(model, "hf_device_map", None) or getattr(model, "is_quantized", False)):
+        return None
+    device = getattr(model, "device", None)
+    return device if isinstance(device, torch.device) else None
+
+
+def to_device(model: Any, device: torch.device) -> Any:
+    """``model.to(device)``, unless its loader placed it (``placed_by_loader``)."""
+    return model if placed_by_loader(model) is not None else model.to(device)

@@ -31,6 +31,18 @@ def _no_gpu_here() -> bool:
                 or Path("/dev/nvidiactl").exists())
 
 
+def visible_gpu_count() -> int:
+    """CUDA GPUs this process may use, known without importing torch: the entries of
+    ``CUDA_VISIBLE_DEVICES`` when set, else the driver's list (``/proc/driver/nvidia/gpus``)."""
+    if _no_gpu_here():
+        return 0
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([entry for entry in visible.split(",") if entry.strip()])
+    gpus = Path("/proc/driver/nvidia/gpus")
+    return len(list(gpus.iterdir())) if gpus.is_dir() else 1
+
+
 def dtype_name(device: str | None, dtype: str | None) -> str:
     """``str(resolve_dtype(dtype, resolve_device(device)))`` for the cache key, without torch
     where the answer is certain (a CPU run, or an explicit dtype): a warm run loads no torch."""
@@ -46,10 +58,23 @@ def dtype_name(device: str | None, dtype: str | None) -> str:
     return str(resolve_dtype(dtype, resolve_device(device)))
 
 
-def loading_of(settings: Settings) -> dict[str, Any]:
-    """The ``Loading`` keywords (``_hf.Loading``) the options say, for any ``from_pretrained``."""
+def loading_of(settings: Settings, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``Loading`` keywords (``_hf.Loading``) the options say, for any ``from_pretrained``;
+    ``options``: a judge's or LLM's loading options (``--t2i-vqa-option``...), a ``revision``
+    among them its revision."""
+    extra = dict(options or {})
+    revision = extra.pop("revision", None)
     return dict(device=settings.device, dtype=settings.dtype, offline=settings.offline,
-                allow_pickle=settings.allow_pickle)
+                allow_pickle=settings.allow_pickle,
+                **({"revision": revision} if revision is not None else {}),
+                **({"options": extra} if extra else {}))
+
+
+def _options_key(options: dict[str, Any]) -> dict[str, Any]:
+    """A judge's loading options as its cache key reads them: set only (old keys stay
+    valid), the revision left to the model's fingerprint (a hub revision's commit)."""
+    key = {k: v for k, v in options.items() if k != "revision"}
+    return {"options": key} if key else {}
 
 
 def _version(package: str) -> str | None:
@@ -67,6 +92,29 @@ def _batch_option(size: int | str | None) -> dict[str, Any]:
     return {} if size is None else {"batch_size": size}
 
 
+def device_of(backend: Any) -> str | None:
+    """``str`` of a loaded backend's ``device`` (``cuda:0``, ``cpu``, ``mps``); None when
+    nothing is loaded or it says none."""
+    device = getattr(backend, "device", None) if backend is not None else None
+    return None if device is None else str(device)
+
+
+def device_record(backend: Any) -> dict[str, str]:
+    """Where a backend's model ran, for the run header: ``device`` (``cuda:0``, ``cpu``,
+    ``mps``) and, on a GPU, ``gpu`` (its name); empty when nothing was loaded (a warm run)
+    or a hook's backend says nothing."""
+    used = getattr(backend, "device_used", None)
+    device = used() if callable(used) else device_of(backend)
+    if device is None:
+        return {}
+    record = {"device": device}
+    if device.startswith("cuda") and "torch" in sys.modules:  # loaded there: torch is in
+        import torch
+
+        record["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    return record
+
+
 class _Once:
     """Builds a backend the first time it is needed, then keeps it."""
 
@@ -74,6 +122,11 @@ class _Once:
         self._load = load
         self._value: Any = None
         self._error: BaseException | None = None
+
+    @property
+    def value(self) -> Any:
+        """The backend if it has been built, else None (never builds it)."""
+        return self._value
 
     def __call__(self) -> Any:
         """The backend; a load that failed fails again at once, without loading again (a
@@ -144,12 +197,14 @@ class LazyDiffusersGenerator:
                  options: dict[str, Any] | None = None) -> None:
         from .own_sampling import own_sampling_of
 
-        self.source = source = ModelSource.of(model, offline=settings.offline)
-        """The model resolved once: its configs and fingerprint, shared by ``with_options``."""
+        self.options = dict(options or {})
+        self.source = source = ModelSource.of(model, revision=self.options.get("revision"),
+                                              offline=settings.offline)
+        """The model resolved once (at the revision its options pin): its configs and
+        fingerprint, shared by ``with_options``."""
         self.model = source.spec
         self.settings = settings
         self.origin = origin
-        self.options = dict(options or {})
         """``--t2i-model-option`` keywords for ``from_pretrained`` (``parse_model_options``)."""
         self.own = own_sampling_of(source)
         """The pipeline's own sampling, read from its files: what a request that sets
@@ -162,7 +217,8 @@ class LazyDiffusersGenerator:
         self._configured = _Once(self._configure)
         self._readers = readers or _Once(lambda: _readers_of(source, settings))
         steps_within_schedule(source, self.steps)
-        options = {k: v for k, v in self.options.items() if k != "dtype"}
+        # the revision is in the model's fingerprint (the commit it resolved to)
+        options = {k: v for k, v in self.options.items() if k not in ("dtype", "revision")}
         self.fingerprint = settings_fingerprint({
             "model": source.fingerprint,
             "pipeline": source.config("model_index.json"),
@@ -209,6 +265,10 @@ class LazyDiffusersGenerator:
         """The ``DiffusersGenerator`` itself (loading it now): for h-space read-outs."""
         return self._configured()
 
+    def device_used(self) -> str | None:
+        """Where the loaded pipeline runs; None: not loaded (every image came from the cache)."""
+        return device_of(self._base.value)
+
     def __repr__(self) -> str:
         return f"LazyDiffusersGenerator({self.model!r}, steps={self.steps}, guidance={self.guidance_scale})"
 
@@ -217,15 +277,21 @@ class LazyAnswerer:
     """An ``Answerer`` (VQA or classifier) whose model loads on the first uncached answer."""
 
     def __init__(self, model: str | ModelSource, kind: str, load: Callable[[], Any], *,
-                 offline: bool) -> None:
-        source = ModelSource.of(model, offline=offline)
+                 offline: bool, options: dict[str, Any] | None = None) -> None:
+        options = dict(options or {})
+        source = ModelSource.of(model, revision=options.get("revision"), offline=offline)
         self.model = source.spec
         self._backend = _Once(load)
         self.fingerprint = settings_fingerprint({
             "model": source.fingerprint,
             "kind": kind,
             "config": source.config("config.json"),
+            **_options_key(options),
         })
+
+    def device_used(self) -> str | None:
+        """Where the loaded model runs; None: not loaded (every answer came from the cache)."""
+        return device_of(self._backend.value)
 
     @property
     def labels(self):
@@ -264,29 +330,33 @@ def lazy_generator(model: str | ModelSource, settings: Settings, *, origin: str,
 
 
 def lazy_answerer(model: str | ModelSource, settings: Settings, *, origin: str) -> LazyAnswerer:
-    source = ModelSource.of(model, offline=settings.offline)
+    options = settings.vqa_options
+    source = ModelSource.of(model, revision=options.get("revision"), offline=settings.offline)
 
     def load():
         from .vqa import load_answerer  # torch: only when an answer is not cached
 
-        return load_answerer(source, origin=origin, **loading_of(settings),
+        return load_answerer(source, origin=origin, **loading_of(settings, options),
                              **_batch_option(settings.batch_size.vqa))
 
-    return LazyAnswerer(source, "vqa", load, offline=settings.offline)
+    return LazyAnswerer(source, "vqa", load, offline=settings.offline, options=options)
 
 
 def lazy_classifier(model: str | ModelSource, settings: Settings, *, axis: str,
                     origin: str) -> LazyAnswerer:
-    source = ModelSource.of(model, offline=settings.offline)
+    options = settings.classifier_options
+    source = ModelSource.of(model, revision=options.get("revision"), offline=settings.offline)
 
     def load():
         from .classifier import (
             ClassifierAnswerer,  # torch: only when an answer is not cached
         )
 
-        return ClassifierAnswerer.from_pretrained(source, origin=origin, **loading_of(settings),
+        return ClassifierAnswerer.from_pretrained(source, origin=origin,
+                                                  **loading_of(settings, options),
                                                   **_batch_option(settings.batch_size.classifier))
 
-    return LazyAnswerer(source, f"classifier:{axis}", load, offline=settings.offline)
+    return LazyAnswerer(source, f"classifier:{axis}", load, offline=settings.offline,
+                        options=options)
 
 

@@ -47,7 +47,8 @@ class BuiltinBackends:
         from ._lazy import loading_of
         from .llm import CausalLM
 
-        return CausalLM.from_pretrained(model, origin="--t2i-llm", **loading_of(self.settings))
+        return CausalLM.from_pretrained(model, origin="--t2i-llm",
+                                        **loading_of(self.settings, self.settings.llm_options))
 
 
 class HookBackends:

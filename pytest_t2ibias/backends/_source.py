@@ -65,7 +65,8 @@ class ModelSource:
         has none. Read once per source; a copy, so no reader changes what the fingerprint
         reads."""
         if name not in self._configs:
-            self._configs[name] = config_file(self.spec, name, offline=self.offline)
+            self._configs[name] = config_file(self.spec, name, offline=self.offline,
+                                              revision=self.revision)
         return dict(self._configs[name])
 
     @cached_property

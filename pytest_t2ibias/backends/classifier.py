@@ -13,7 +13,7 @@ from PIL import Image
 from ..errors import BackendError
 from ._batching import AutoBatch, batched
 from ._fingerprint import settings_fingerprint
-from ._hf import Loading, load_model_and_processor, resolve_device
+from ._hf import Loading, load_model_and_processor, resolve_device, to_device
 
 
 class ClassifierAnswerer:
@@ -37,7 +37,7 @@ class ClassifierAnswerer:
         origin: str = "--t2i-classifier",
     ) -> None:
         self.device = resolve_device(device)
-        self.model = model.to(self.device).eval()
+        self.model = to_device(model, self.device).eval()
         self.processor = processor
         self.label_map = dict(label_map or {})
         self.batch = AutoBatch(batch_size, role="classifier", device=self.device)

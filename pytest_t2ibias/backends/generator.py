@@ -155,7 +155,9 @@ class DiffusersGenerator:
 
         extra = dict(model_options or {})
         offload = bool(extra.pop("enable_model_cpu_offload", False))
-        how = Loading(**{**loading, **({"dtype": extra.pop("dtype")} if "dtype" in extra else {})})
+        # dtype and revision are loading options under their own names (a model option wins)
+        how = Loading(**{**loading, **{key: extra.pop(key) for key in ("dtype", "revision")
+                                       if key in extra}})
         source = ModelSource.of(path_or_id, revision=how.revision, offline=how.offline)
         common = how.source("diffusers pipeline", origin)
         check_source(source, marker="model_index.json", allow_pickle=how.allow_pickle, **common)
@@ -180,7 +182,8 @@ class DiffusersGenerator:
             device=torch_device,
             dtype=torch_dtype,
             offload=offload,
-            options={k: v for k, v in (model_options or {}).items() if k != "dtype"},
+            options={k: v for k, v in (model_options or {}).items()
+                     if k not in ("dtype", "revision")},
         )
 
     def generate(self, requests: list[ImageRequest]) -> list[Image.Image]:

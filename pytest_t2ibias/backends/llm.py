@@ -11,7 +11,7 @@ import torch
 
 from ..errors import BackendError
 from ._fingerprint import settings_fingerprint
-from ._hf import Loading, load_model_and_processor, resolve_device
+from ._hf import Loading, load_model_and_processor, resolve_device, to_device
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class CausalLM:
         batch_size: int = 16,
     ) -> None:
         self.device = resolve_device(device)
-        self.model = model.to(self.device).eval()
+        self.model = to_device(model, self.device).eval()
         self.tokenizer = tokenizer
         self.batch_size = max(1, batch_size)
         # Padding is masked out everywhere, so any id will do when the tokenizer has none.

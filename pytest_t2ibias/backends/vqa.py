@@ -22,7 +22,9 @@ from ._hf import (
     check_source,
     load_model_and_processor,
     load_pretrained,
+    processor_kwargs,
     resolve_device,
+    to_device,
 )
 from .judge_texts import CONTRASTIVE_MODEL_TYPES, DEFAULT_TEMPLATE  # one source (#36)
 
@@ -53,7 +55,7 @@ class ClipAnswerer:
         batch_size: int | str = 16,
     ) -> None:
         self.device = resolve_device(device)
-        self.model = model.to(self.device).eval()
+        self.model = to_device(model, self.device).eval()
         self.processor = processor
         self.template = template
         self.batch = AutoBatch(batch_size, role="vqa", device=self.device)
@@ -167,7 +169,7 @@ class GenerativeAnswerer:
         batch_size: int | str = 8,
     ) -> None:
         self.device = resolve_device(device)
-        self.model = model.to(self.device).eval()
+        self.model = to_device(model, self.device).eval()
         self.processor = processor
         self.tokenizer = getattr(processor, "tokenizer", processor)
         self.question_template = question_template
@@ -204,7 +206,8 @@ class GenerativeAnswerer:
         if model_type is None:
             check_source(path_or_id, marker="config.json", allow_pickle=how.allow_pickle,
                          **how.source(kind, origin))
-            model_type = _read_config(path_or_id, **how.source(kind, origin)).model_type
+            model_type = _read_config(path_or_id, **how.source(kind, origin),
+                                      **processor_kwargs(how.options or {})).model_type
         loader = BlipForQuestionAnswering if model_type in BLIP_MODEL_TYPES else AutoModelForImageTextToText
         loaded = load_model_and_processor(loader, AutoProcessor, path_or_id, kind=kind,
                                           origin=origin, loading=how)
@@ -327,12 +330,14 @@ class GenerativeAnswerer:
         return f"{type(self).__name__}({type(self.model).__name__})"
 
 
-def _read_config(path_or_id: str | os.PathLike, *, kind: str, origin: str, revision: str | None, offline: bool):
+def _read_config(path_or_id: str | os.PathLike, *, kind: str, origin: str, revision: str | None,
+                 offline: bool, **extra: Any):
+    """The model's config (``extra``: ``trust_remote_code`` for a model with its own code)."""
     from transformers import AutoConfig
 
     return load_pretrained(
-        AutoConfig, path_or_id, kind=kind, origin=origin, revision=revision, offline=offline, weights=False
-    )
+        AutoConfig, path_or_id, kind=kind, origin=origin, revision=revision, offline=offline,
+        weights=False, **extra)
 
 
 def load_answerer(
@@ -348,7 +353,7 @@ def load_answerer(
     how = Loading(**loading)
     common = how.source("visual question answering model", origin)
     check_source(path_or_id, marker="config.json", allow_pickle=how.allow_pickle, **common)
-    config = _read_config(path_or_id, **common)
+    config = _read_config(path_or_id, **common, **processor_kwargs(how.options or {}))
     options = dict(origin=origin, **loading, **({} if batch_size is None else {"batch_size": batch_size}))
     architectures = list(getattr(config, "architectures", None) or [])
     classifier = next((a for a in architectures if a.endswith("ForImageClassification")), None)

@@ -35,8 +35,13 @@ def run_header(settings: Settings, family: Family, backends: list[dict[str, str]
                          key=lambda b: (b["role"], b["model"])),
         "settings": {
             "model": settings.images or settings.model, "baseline_model": settings.baseline_model,
-            "model_options": dict(settings.model_options),
-            "baseline_model_options": dict(settings.baseline_model_options),
+            "model_options": plan.options("candidate"),
+            "baseline_model_options": plan.options("baseline"),
+            "revision": plan.options("candidate").get("revision"),
+            "baseline_revision": plan.options("baseline").get("revision"),
+            "vqa_options": dict(settings.vqa_options),
+            "classifier_options": dict(settings.classifier_options),
+            "llm_options": dict(settings.llm_options),
             "audit": bool(settings.images), "vqa": settings.vqa,
             "classifiers": dict(settings.classifiers), "llm": settings.llm,
             "device": settings.device, "dtype": settings.dtype,
@@ -48,7 +53,28 @@ def run_header(settings: Settings, family: Family, backends: list[dict[str, str]
             "declared_sampling": {"source": plan.sampling_source, **plan.sampling}
             if plan.sampling_source else None,
         },
+        "environment": environment(seen.values()),
     }
+
+
+def environment(backends: Any = ()) -> dict[str, Any]:
+    """The libraries' versions (read from their metadata: no import) and where the models
+    ran: the devices and GPUs the backends made report (``devices``: none on a warm run,
+    which loaded no model)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(package: str) -> str | None:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return None
+
+    used = sorted({b["device"] for b in backends if b.get("device")})
+    gpus = sorted({b["gpu"] for b in backends if b.get("gpu")})
+    return {"python": platform.python_version(),
+            **{package: installed(package) for package in ("torch", "diffusers", "transformers")},
+            "devices": used, "gpus": gpus}
 
 
 def header_lines(settings: Settings) -> list[str]:
@@ -72,13 +98,38 @@ def header_lines(settings: Settings) -> list[str]:
         lines.append(sampling_line(plan, own_sampling_of(settings.model, offline=True))
                      + " (a suite's defaults: win where it sets them)")
     if settings.baseline_model:
+        from ..plan import plan_for
+
         lines.append(f"t2ibias: baseline model {settings.baseline_model}"
-                     + _options_text(settings.baseline_model_options))
-    judges = [f"vqa {settings.vqa}"] if settings.vqa else []
-    judges += [f"classifier {axis}={model}" for axis, model in settings.classifiers.items()]
+                     + _options_text(plan_for(settings).options("baseline")))
+    judges = [f"vqa {settings.vqa}{_options_text(settings.vqa_options)}"] if settings.vqa else []
+    judges += [f"classifier {axis}={model}{_options_text(settings.classifier_options)}"
+               for axis, model in settings.classifiers.items()]
     if judges:
         lines.append("t2ibias: judges " + "; ".join(judges))
+    if settings.llm and settings.llm_options:
+        lines.append(f"t2ibias: llm {settings.llm}{_options_text(settings.llm_options)}")
     return [shown(line) for line in lines]  # a path is the user's text: an ESC is shown (#35)
+
+
+def environment_line() -> str:
+    """The libraries a run's figures depend on, for pytest's header (the JSON's
+    ``environment`` adds the devices the models ran on)."""
+    versions = environment()
+    return "t2ibias: " + ", ".join(f"{name} {versions[name] or 'not installed'}" for name in
+                                   ("python", "torch", "diffusers", "transformers"))
+
+
+def gpu_sharing_line(workers: int, device: str, gpus: int) -> str | None:
+    """The rule when pytest-xdist starts more workers than there are GPUs: they share them,
+    worker ``gwK`` on GPU ``K mod gpus`` (``_hf.resolve_device``), each loading its own copy
+    of every model; said once in the header so a run that runs out of GPU memory says why.
+    None when the rule does not apply (no workers, no GPU, a device chosen by hand)."""
+    if workers <= gpus or gpus == 0 or str(device).strip().lower() != "auto":
+        return None
+    return (f"t2ibias: {workers} xdist workers share {gpus} GPU(s): worker gwK runs on cuda:(K mod "
+            f"{gpus}) and loads its own copy of every model; if GPU memory runs out, run "
+            f"-n {gpus} or --t2i-device=cpu")
 
 
 def suite_lines(settings: Settings, suites: list[Suite]) -> list[str]:
