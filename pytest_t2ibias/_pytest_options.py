@@ -39,9 +39,32 @@ def _parse_bool(value: str) -> bool:
     raise ValueError(f"expected true or false, got {value!r}")
 
 
+OPTION_GROUPS: dict[str, tuple[str, ...]] = {
+    "models": ("t2i_model", "t2i_model_option", "t2i_revision", "t2i_baseline_model",
+               "t2i_baseline_model_option", "t2i_baseline_revision", "t2i_images", "t2i_device",
+               "t2i_dtype", "t2i_offline", "t2i_allow_pickle", "t2i_threads"),
+    "generation": ("t2i_images_per_prompt", "t2i_steps", "t2i_guidance", "t2i_height",
+                   "t2i_width", "t2i_seed", "t2i_batch_size", "t2i_strict_prompts"),
+    "judges and LLMs": ("t2i_vqa", "t2i_vqa_option", "t2i_classifier", "t2i_classifier_option",
+                        "t2i_llm", "t2i_llm_option", "t2i_llm_tokens", "t2i_eval_llm",
+                        "t2i_judge_correction", "t2i_abstain_below", "t2i_update_locks"),
+    "gate and statistics": ("t2i_confidence", "t2i_bootstrap", "t2i_burden", "t2i_family",
+                            "t2i_adaptive", "t2i_adaptive_max", "t2i_adaptive_spending"),
+    "planning and selection": ("t2i_plan", "t2i_power", "t2i_skip", "t2i_only"),
+    "reports": ("t2i_json", "t2i_html", "t2i_html_images", "t2i_table_width"),
+    "cache": ("t2i_cache_dir", "t2i_cache_remote", "t2i_no_cache", "t2i_refresh"),
+    "saved runs": ("t2i_save", "t2i_autosave", "t2i_compare", "t2i_compare_fail",
+                   "t2i_storage"),
+}
+"""Each option's group in ``--help`` (``t2ibias: models``, ...): 48 options in one group
+read as a wall; every option is in exactly one (``tests/test_pytest_habits.py``)."""
+
+
 def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("t2ibias", "text-to-image bias checks")
+    group_of = {name: title for title, names in OPTION_GROUPS.items() for name in names}
     for option in OPTIONS:
+        title = group_of.get(option.name, "other")
+        group = parser.getgroup(f"t2ibias {title}", f"text-to-image bias checks: {title}")
         help_text = _with_default(option)
         cli_help = help_text.replace("%", "%%")  # argparse formats option help with %
         if option.flag:

@@ -326,6 +326,13 @@ class T2ISession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        carried = getattr(report, JUNIT_PROPERTIES, None)
+        if carried:  # xunit2: the testsuite's properties (``junit_properties``)
+            from _pytest.junitxml import xml_key
+
+            xml = self.config.stash.get(xml_key, None)
+            for name, value in carried if xml is not None else ():
+                xml.add_global_property(f"{report.nodeid}::{name}", value)
         if report.when == "teardown":
             self.finished.add(report.nodeid)
         if self._log_lines is not None and self._log_lines.owed is not None:
@@ -355,7 +362,7 @@ class T2ISession:
             from .reports.collect import error_row
 
             as_error(report)
-            item.user_properties.append(("status", "error"))  # junit: the teardown report's
+            self.junit_properties(item, report, [("status", "error")])
             self.results.add(error_row(item, _error_text(error, call.excinfo)))
         elif call.when == "call" and item.stash.get(VERDICTS, None):
             from .reports.collect import item_rows, status_of
@@ -365,8 +372,22 @@ class T2ISession:
             for verdict, row in item_rows(item, item.stash[VERDICTS], status,
                                           item.stash.get(SIGHTINGS, None)):
                 self.results.add(row)
-                item.user_properties.extend(verdict_properties(verdict) + [("status", status)])
+                self.junit_properties(item, report, verdict_properties(verdict)
+                                      + [("status", status)])
         return report
+
+    def junit_properties(self, item: pytest.Item, report: pytest.TestReport,
+                         properties: list[tuple[str, Any]]) -> None:
+        """A check's figures for JUnit XML, valid under the configured ``junit_family``:
+        xunit1 allows a testcase its ``<properties>`` (the item's ``user_properties``, read
+        from the teardown report); xunit2, pytest's default, does not, so they ride on this
+        report (to the controller, under xdist) and become the testsuite's properties named
+        ``<nodeid>::<name>`` (``pytest_runtest_logreport``)."""
+        if self.config.getini("junit_family") == "xunit2":
+            carried = list(getattr(report, JUNIT_PROPERTIES, None) or [])
+            setattr(report, JUNIT_PROPERTIES, carried + [list(p) for p in properties])
+        else:
+            item.user_properties.extend(properties)
 
     # -- work counters ------------------------------------------------------------------------
 
@@ -588,6 +609,11 @@ def start_session(config: pytest.Config) -> T2ISession:
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, PLUGIN_NAME)
     return session
+
+
+JUNIT_PROPERTIES = "t2ibias_junit_properties"
+"""The report attribute a check's JUnit properties travel in under xunit2 (an xdist worker
+sends a report's attributes with it)."""
 
 
 def session_of(config: pytest.Config) -> T2ISession:

@@ -297,6 +297,10 @@ OPTIONS: tuple[Option, ...] = (
            metavar="EXPR"),
     Option("t2i_storage", "directory of saved runs (default <rootdir>/.t2ibias/runs)",
            is_path=True, metavar="DIR"),
+    Option("t2i_skip", "skip every bias check (YAML items and tests that use a t2ibias "
+           "fixture), as --benchmark-skip does", flag=True),
+    Option("t2i_only", "run only the bias checks, skip every other test (as --benchmark-only)",
+           flag=True),
 )
 
 INI_ONLY = (
@@ -389,6 +393,10 @@ class Settings:
     """``--t2i-classifier-option``: the same, for every classifier."""
     llm_options: dict[str, Any] = field(default_factory=dict)
     """``--t2i-llm-option``: the same, for the LLMs (``--t2i-llm``, ``--t2i-eval-llm``)."""
+    skip: bool = False
+    """``--t2i-skip``: every bias check skipped (``plugin.pytest_collection_modifyitems``)."""
+    only: bool = False
+    """``--t2i-only``: every other test skipped."""
     models_from_command_line: frozenset[str] = frozenset()
     """Model options given on the command line (``model``, ``baseline_model``, ``images``);
     they win over a suite's ``models:``, which wins over the ini file."""
@@ -408,7 +416,7 @@ class Settings:
             values[f"{role}_options"] = parse_loading_options(
                 values.pop(f"{role}_option"), origin=f"--t2i-{role}-option")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
-                      strict_prompts=False, adaptive=False,
+                      strict_prompts=False, adaptive=False, skip=False, only=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},
                       autosave=False, compare_fail=(), storage=Path(".t2ibias/runs"))
         unknown = set(overrides) - set(cls.__dataclass_fields__)

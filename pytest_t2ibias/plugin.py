@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import _builtin, hookspecs
-from ._pytest_options import add_options
+from ._pytest_options import add_options, get_option
 from ._save_and_compare import start_saved_runs
 from ._session import session_of, start_session
 
@@ -33,8 +33,47 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     start_saved_runs(config, start_session(config))
     config.pluginmanager.register(_builtin, "t2ibias-builtin-backends")
-    config.addinivalue_line("markers", "t2ibias: a bias check (YAML suite item or helper use)")
-    config.addinivalue_line("markers", "slow: trains or evaluates models; minutes, not seconds")
+    # only the plugin's own marker: a generic one (``slow``) is the user project's to define
+    config.addinivalue_line("markers", "t2ibias: a bias check (a YAML suite item, or a test "
+                                       "that uses a t2ibias fixture)")
+
+
+T2I_FIXTURES = frozenset({"t2ibias", "t2i_generator", "t2i_baseline_generator", "vqa",
+                          "attribute_classifier", "t2i_llm"})
+"""The plugin's fixtures: a test that uses one (directly or through a fixture of its own) is
+a bias check, marked ``t2ibias``."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's -m deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that uses a t2ibias fixture carries the ``t2ibias`` marker (YAML items carry
+    it already), so ``-m "not t2ibias"`` deselects them all; ``--t2i-skip`` skips them and
+    ``--t2i-only`` skips every other test (as pytest-benchmark's ``--benchmark-skip`` and
+    ``--benchmark-only``)."""
+    skip, only = bool(get_option(config, "t2i_skip")), bool(get_option(config, "t2i_only"))
+    if skip and only:
+        raise pytest.UsageError("--t2i-skip and --t2i-only exclude each other: pick one")
+    for item in items:
+        if item.get_closest_marker("t2ibias") is None and _uses_a_t2i_fixture(item):
+            item.add_marker("t2ibias")
+        is_check = item.get_closest_marker("t2ibias") is not None
+        if skip and is_check:
+            item.add_marker(pytest.mark.skip(reason="a bias check, skipped by --t2i-skip"))
+        elif only and not is_check:
+            item.add_marker(pytest.mark.skip(reason="not a bias check, skipped by --t2i-only"))
+
+
+def _uses_a_t2i_fixture(item: pytest.Item) -> bool:
+    """Whether ``item`` requests one of the plugin's fixtures (a user's fixture of the same
+    name, defined elsewhere, does not count)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for name in T2I_FIXTURES & set(getattr(item, "fixturenames", ())):
+        definitions = info.name2fixturedefs.get(name) or ()
+        if definitions and getattr(definitions[-1].func, "__module__", "") == __name__:
+            return True
+    return False
 
 
 def pytest_collect_file(file_path, parent):
