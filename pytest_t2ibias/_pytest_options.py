@@ -47,7 +47,8 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                    "t2i_width", "t2i_seed", "t2i_batch_size", "t2i_strict_prompts"),
     "judges and LLMs": ("t2i_vqa", "t2i_vqa_option", "t2i_classifier", "t2i_classifier_option",
                         "t2i_llm", "t2i_llm_option", "t2i_llm_tokens", "t2i_eval_llm",
-                        "t2i_judge_correction", "t2i_abstain_below", "t2i_update_locks"),
+                        "t2i_judge_correction", "t2i_abstain_below", "t2i_update_locks",
+                        "t2i_frozen_locks"),
     "gate and statistics": ("t2i_confidence", "t2i_bootstrap", "t2i_burden", "t2i_family",
                             "t2i_adaptive", "t2i_adaptive_max", "t2i_adaptive_spending"),
     "planning and selection": ("t2i_plan", "t2i_power", "t2i_skip", "t2i_only"),
@@ -195,6 +196,15 @@ def _revision(config: pytest.Config, options: dict[str, Any], role: str) -> str 
             f"which has no revisions (its files' hashes are its fingerprint); give a hub id, "
             f"or check out that revision into the folder")
     return chosen
+
+
+def frozen_locks(config: pytest.Config) -> bool:
+    """Whether lock files are frozen: ``--t2i-frozen-locks`` or a CI runner (``CI`` set to
+    anything but 0/false/no), unless ``--t2i-update-locks`` asks to write them."""
+    if get_option(config, "t2i_update_locks"):
+        return False
+    on_ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    return bool(get_option(config, "t2i_frozen_locks")) or on_ci
 
 
 def _checked(config: pytest.Config, name: str, *, minimum: float,
@@ -423,6 +433,7 @@ def _read_settings(config: pytest.Config) -> Settings:
         power=_power(get_option(config, "t2i_power")),
         suite_pattern=config.getini("t2i_suite_pattern") or "*.t2i.yaml",
         update_locks=bool(get_option(config, "t2i_update_locks")),
+        frozen_locks=frozen_locks(config),
         **_baseline_options(config),
         table_width=_checked(config, "t2i_table_width", minimum=40),
         threads=_checked(config, "t2i_threads", minimum=1),

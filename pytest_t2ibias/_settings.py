@@ -239,6 +239,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_update_locks", "regenerate the suites' counterfactual lock files "
            "(<suite>.t2i.lock.json) with --t2i-llm instead of failing when they are stale",
            flag=True),
+    Option("t2i_frozen_locks", "lock files are read, never written: a missing lock file or "
+           "entry is an error unless --t2i-update-locks (on by itself when the CI environment "
+           "variable is true, as on GitHub and GitLab runners)", flag=True),
     Option("t2i_strict_prompts", "a prompt with words the generator's tokenizer cannot read "
            "(unknown, or past the text encoder's length) is an ERROR, not an inconclusive "
            "check", flag=True),
@@ -343,6 +346,9 @@ class Settings:
     power: float = 0.9
     suite_pattern: str = "*.t2i.yaml"
     update_locks: bool = False
+    frozen_locks: bool = False
+    """``--t2i-frozen-locks`` or ``CI=true``, without ``--t2i-update-locks``: a missing lock
+    (file or entry) is an error, never written on a runner that throws it away."""
     cache_remote: str | None = None
     """``--t2i-cache-remote``: an fsspec URL behind the local cache (``_remote_cache``)."""
     eval_llm: str | None = None
@@ -417,6 +423,7 @@ class Settings:
                 values.pop(f"{role}_option"), origin=f"--t2i-{role}-option")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
                       strict_prompts=False, adaptive=False, skip=False, only=False,
+                      frozen_locks=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},
                       autosave=False, compare_fail=(), storage=Path(".t2ibias/runs"))
         unknown = set(overrides) - set(cls.__dataclass_fields__)

@@ -57,7 +57,8 @@ class Equipment:
         from .locks.counterfactual import PromptLocks
 
         return PromptLocks(llm_model=self.settings.llm, load_llm=lambda: self.models.llm,
-                           update=self.settings.update_locks, max_new_tokens=self.settings.llm_tokens)
+                           update=self.settings.update_locks, max_new_tokens=self.settings.llm_tokens,
+                           frozen=self.settings.frozen_locks)
 
     @cached_property
     def bgps_locks(self) -> BGPSLocks:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import _builtin, hookspecs
+from ._lock_usage import start_lock_usage
 from ._pytest_options import add_options, get_option
 from ._save_and_compare import start_saved_runs
 from ._session import session_of, start_session
@@ -33,6 +34,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     start_saved_runs(config, start_session(config))
     config.pluginmanager.register(_builtin, "t2ibias-builtin-backends")
+    start_lock_usage(config)
     # only the plugin's own marker: a generic one (``slow``) is the user project's to define
     config.addinivalue_line("markers", "t2ibias: a bias check (a YAML suite item, or a test "
                                        "that uses a t2ibias fixture)")

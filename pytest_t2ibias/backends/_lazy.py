@@ -330,7 +330,7 @@ def lazy_generator(model: str | ModelSource, settings: Settings, *, origin: str,
 
 
 def lazy_answerer(model: str | ModelSource, settings: Settings, *, origin: str) -> LazyAnswerer:
-    options = settings.vqa_options
+    options = settings.vqa_options or {}
     source = ModelSource.of(model, revision=options.get("revision"), offline=settings.offline)
 
     def load():
@@ -344,7 +344,7 @@ def lazy_answerer(model: str | ModelSource, settings: Settings, *, origin: str) 
 
 def lazy_classifier(model: str | ModelSource, settings: Settings, *, axis: str,
                     origin: str) -> LazyAnswerer:
-    options = settings.classifier_options
+    options = settings.classifier_options or {}
     source = ModelSource.of(model, revision=options.get("revision"), offline=settings.offline)
 
     def load():

@@ -22,6 +22,50 @@ from ..store.cache import locked, write_atomically
 
 UPDATE_OPTION = "--t2i-update-locks"
 """The one option that replaces a lock file."""
+FROZEN_OPTION = "--t2i-frozen-locks"
+"""Lock files are read, never written (on by itself under ``CI=true``), as syrupy's snapshots
+are in CI: a lock written on a CI runner would be thrown away with it."""
+
+
+def frozen_refusal(path: Path, what: str, *, at: Path | None = None, line: int = 1
+                   ) -> LockfileError:
+    """The error for ``what`` (a lock file, or an entry of one) missing while locks are
+    frozen; ``at``/``line``: where the suite asks for it (default: the lock itself)."""
+    return LockfileError(
+        at or path, line,
+        f"{path.name} has no {what}, and lock files are frozen here ({FROZEN_OPTION}, or "
+        f"CI=true): a lock written on a CI runner is thrown away with it. Write it where it is "
+        f"kept: run with --t2i-llm on your machine, review and commit {path.name}; or pass "
+        f"{UPDATE_OPTION} to write it here anyway")
+
+
+LOCK_ENTRIES = ("gates", "entries")
+"""Where a keyed lock file (BGPS: ``gates``, OpenBias: ``entries``) keeps its entries."""
+
+used_entries: dict[str, set[str]] = {}
+"""Lock file (resolved path) -> the entries this process's checks read or wrote: what is left
+over in a file a whole run read is unused (``unused_entries``)."""
+
+
+def note_used(path: Path, key: str) -> None:
+    used_entries.setdefault(str(Path(path).resolve()), set()).add(key)
+
+
+def unused_entries(used: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Lock file -> its entries no check used, for the files ``used`` names (as syrupy warns
+    of unused snapshots); files that cannot be read are the checks' errors, not listed."""
+    unused = {}
+    for path, keys in sorted(used.items()):
+        try:
+            record = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        entries = next((record[name] for name in LOCK_ENTRIES
+                        if isinstance(record, dict) and isinstance(record.get(name), dict)), {})
+        left = sorted(key for key in entries if key not in keys)
+        if left:
+            unused[path] = left
+    return unused
 
 
 def lock_path(suite_path: Path, kind: str = "") -> Path:

@@ -41,9 +41,11 @@ from ..methods.bgps import (
 from ._file import (
     UPDATE_OPTION,
     LockFormat,
+    frozen_refusal,
     llm_changed,
     llm_weights,
     lock_path,
+    note_used,
     shown_model,
     writing,
 )
@@ -120,6 +122,9 @@ class BGPSLocks:
         searched = entry is not None  # by this process, earlier
         if entry is None and not self.update:
             entry = self._matching(path, suite, gate, wanted)
+        if entry is None and self.settings.frozen_locks and not self.update:
+            raise frozen_refusal(path, f"BGPS search for gate {gate.key!r}", at=suite.path)
+        note_used(path, gate.key)
         if entry is None:
             searched = True
             with writing(path):

@@ -29,6 +29,7 @@ from ..errors import LockfileError
 from ._file import (
     UPDATE_OPTION,
     LockFormat,
+    frozen_refusal,
     llm_changed,
     llm_weights,
     lock_path,
@@ -130,10 +131,13 @@ class PromptLocks:
     LLM loaded only to write one."""
 
     def __init__(self, *, llm_model: str | None, load_llm: Callable[[], LanguageModel],
-                 update: bool = False, max_new_tokens: int | None = None) -> None:
+                 update: bool = False, max_new_tokens: int | None = None,
+                 frozen: bool = False) -> None:
         self.llm_model = llm_model
         self.load_llm = load_llm
         self.update = update
+        self.frozen = frozen
+        """``--t2i-frozen-locks`` (or CI): a missing lock is an error, never written."""
         self.max_new_tokens = max_new_tokens
         """``--t2i-llm-tokens``: the LLM's reply budget; None: one prompt line's."""
         self._locks: dict[tuple[Path, str], CounterfactualLock] = {}
@@ -146,18 +150,25 @@ class PromptLocks:
         if key not in self._locks:
             self._locks[key] = locked_counterfactuals(suite, llm_model=self.llm_model,
                                                       load_llm=self.load_llm, update=self.update,
-                                                      max_new_tokens=self.max_new_tokens)
+                                                      max_new_tokens=self.max_new_tokens,
+                                                      frozen=self.frozen)
         return self._locks[key].apply(suite, subject)
 
 
 def locked_counterfactuals(suite: Suite, *, llm_model: str | None,
                            load_llm: Callable[[], LanguageModel], update: bool = False,
-                           max_new_tokens: int | None = None) -> CounterfactualLock:
-    """The suite's lock: read and checked, or (missing / ``update``) generated and written."""
+                           max_new_tokens: int | None = None,
+                           frozen: bool = False) -> CounterfactualLock:
+    """The suite's lock: read and checked, or (missing / ``update``) generated and written;
+    ``frozen``: missing is an error (``frozen_refusal``), never written."""
     path = lock_path(suite.path)
     wanted = requirements(suite)
     if not update and (lock := read_lock(path)) is not None:
         return _checked(lock, suite, wanted, llm_model)
+    if frozen and not update:
+        axis = next(a for a in suite.axes.values() if a.counterfactuals_from_llm)
+        raise frozen_refusal(path, f"counterfactual prompts for axis {axis.name!r}",
+                             at=suite.path, line=axis.location.line if axis.location else 1)
     if not llm_model:
         raise _needs_llm(suite, path, update)
     with writing(path):

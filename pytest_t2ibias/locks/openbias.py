@@ -37,9 +37,11 @@ from ..methods.openbias import (
 from ._file import (
     UPDATE_OPTION,
     LockFormat,
+    frozen_refusal,
     llm_changed,
     llm_weights,
     lock_path,
+    note_used,
     shown_model,
     writing,
 )
@@ -82,6 +84,9 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
                  "llm_weights": llm_weights(settings.llm) if settings.llm else None}
     record = _read(path)
     entry = record["entries"].get(key)
+    if entry is None and settings.frozen_locks and not update:
+        raise frozen_refusal(path, f"OpenBias proposals for {key!r}", at=Path(suite_path))
+    note_used(path, key)
     if entry is not None and not update:
         problems = [f"{field}: lock has {entry.get(field)!r}, the suite wants {value!r}"
                     for field, value in wanted.items() if entry.get(field) != value]
