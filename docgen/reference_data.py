@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_t2ibias.budgets import MAX_IMAGE_SIDE
 from pytest_t2ibias.kinds import _params as checks
+from pytest_t2ibias.kinds.image_quality import CLIP_IQA_PROMPTS, check_antonyms
 from pytest_t2ibias.plan import DEFAULT_IMAGES_PER_PROMPT, DEFAULT_SEED
 from pytest_t2ibias.suite.load import (
     LLM_COUNTERFACTUALS,
@@ -530,6 +531,12 @@ PARAM_CHECKS: dict[Any, tuple[dict[str, Any], str]] = {
     checks.check_bgps_statistic: ({"enum": list(checks.BGPS_STATISTICS)}, "`worst` or `mean`"),
     checks.check_probe_term: ({"enum": ["mean_log", "log_mean"]}, "`mean_log` or `log_mean`"),
     checks.check_complete_above: ({"exclusiveMinimum": 0.5, "maximum": 1}, "in (0.5, 1]"),
+    check_antonyms: ({"anyOf": [
+        {"enum": list(CLIP_IQA_PROMPTS)},
+        {"type": "array", "items": {"enum": list(CLIP_IQA_PROMPTS)}, "minItems": 1,
+         "maxItems": 1},
+        {"type": "array", "items": TEXT, "minItems": 2, "maxItems": 2, "uniqueItems": True}]},
+        "two different non-empty strings, or a CLIP-IQA pair's name"),
 }
 """For each ``Param.check`` of the built-in kinds: the JSON Schema keywords that say the same
 (merged into the parameter's type), and the type in words. A ``_images``-style entry whose

@@ -33,6 +33,7 @@ class LockUsage:
         if report.skipped:
             self.partial = True
 
+    @pytest.hookimpl(optionalhook=True)  # xdist's: unknown under -p no:xdist
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         sent = getattr(node, "workeroutput", {}).get(WORKER_KEY) or {}
         self.partial = self.partial or bool(sent.get("partial")) or error is not None

@@ -23,7 +23,9 @@ from ._params import Params, param
 if TYPE_CHECKING:
     from ..methods.costs import Cost
 
-TITLE = "distribution shift (KID)"
+TITLE = "distribution shift (KID on the judge's CLIP features)"
+"""KID on the run's judge's image embeddings, not torchmetrics' (Inception features): its
+numbers compare across runs with the same judge, not with published KIDs."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,9 +54,11 @@ KIND = CheckKind(
     params=DistributionShiftParams,
     work=paired_work,
     chart=chart,
-    figure="KID",
+    figure="KID (judge's CLIP features)",
     doc="the candidate's images moved no further than a budget from the baseline's: KID "
-        "(unbiased MMD^2, cubic kernel) between the models' image embeddings, same seeds",
+        "(unbiased MMD^2, cubic kernel) between the models' image embeddings by the run's "
+        "CLIP judge, same seeds (not torchmetrics' KID on Inception features: compare its "
+        "numbers across runs with the same judge, not with published ones)",
     paper=f"{KID}: MMD^2_u with k(x, y) = (x.y/d + 1)^3 (Eq. 4), here over image pairs.",
     example=("checks:\n"
              "  - {id: distribution_shift, kind: distribution_shift, at_most: 0.05}"),

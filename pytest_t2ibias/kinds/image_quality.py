@@ -27,6 +27,51 @@ from ._costs import (
 from ._papers import CLIPIQA
 from ._params import check_text_pair, check_unit_interval, param
 
+CLIP_IQA_PROMPTS: dict[str, tuple[str, str]] = {
+    "quality": ("Good photo.", "Bad photo."),
+    "brightness": ("Bright photo.", "Dark photo."),
+    "noisiness": ("Clean photo.", "Noisy photo."),
+    "colorfullness": ("Colorful photo.", "Dull photo."),
+    "sharpness": ("Sharp photo.", "Blurry photo."),
+    "contrast": ("High contrast photo.", "Low contrast photo."),
+    "complexity": ("Complex photo.", "Simple photo."),
+    "natural": ("Natural photo.", "Synthetic photo."),
+    "happy": ("Happy photo.", "Sad photo."),
+    "scary": ("Scary photo.", "Peaceful photo."),
+    "new": ("New photo.", "Old photo."),
+    "warm": ("Warm photo.", "Cold photo."),
+    "real": ("Real photo.", "Abstract photo."),
+    "beautiful": ("Beautiful photo.", "Ugly photo."),
+    "lonely": ("Lonely photo.", "Sociable photo."),
+    "relaxing": ("Relaxing photo.", "Stressful photo."),
+}
+"""CLIP-IQA's named prompt pairs, as torchmetrics' ``CLIPImageQualityAssessment(prompts=...)``
+names them (``colorfullness`` spelled as there): ``antonyms: [brightness]`` reads that pair."""
+
+
+def check_antonyms(value: object) -> str | None:
+    """A pair of captions, or one name of ``CLIP_IQA_PROMPTS`` (alone, or in a list)."""
+    if isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], str):
+        value = value[0]
+    if isinstance(value, str):
+        if value.strip().lower() in CLIP_IQA_PROMPTS:
+            return None
+        return (f"must be two different captions, the positive then the negative, or the name "
+                f"of a CLIP-IQA prompt pair as torchmetrics names them "
+                f"({', '.join(CLIP_IQA_PROMPTS)}); got {value!r}")
+    return check_text_pair(value)
+
+
+def pair_of(antonyms: tuple[str, ...] | str | None) -> tuple[str, str] | None:
+    """The caption pair ``antonyms`` says (a name looked up); None: the default pair."""
+    if not antonyms:
+        return None
+    if isinstance(antonyms, str) or len(antonyms) == 1:
+        name = antonyms if isinstance(antonyms, str) else antonyms[0]
+        pair = CLIP_IQA_PROMPTS[name.strip().lower()]
+        return None if pair == CLIP_IQA_PROMPTS["quality"] else pair  # the default's cache keys
+    return (antonyms[0], antonyms[1])
+
 if TYPE_CHECKING:
     from ..methods.costs import Cost
 
@@ -39,10 +84,13 @@ class ImageQualityParams(CostParams):
                              "baseline's (relative: 0.05 = 5%)", default=0.05, check=check_unit_interval)
     at_least: float | None = param("one model: the candidate's own mean CLIP-IQA must be at "
                                    "least this (no baseline drawn)")
-    antonyms: tuple[str, ...] | None = param(
+    antonyms: tuple[str, ...] | str | None = param(
         "CLIP-IQA's prompt pair, the positive then the negative (default [Good photo., Bad "
-        "photo.]); the paper reads each aspect with its own pair (Sharp photo./Blurry photo., "
-        "Happy photo./Sad photo.): give one the judge can read", check=check_text_pair)
+        "photo.]), or one of torchmetrics' names for the paper's pairs (brightness, "
+        "sharpness, happy, ...: quality, brightness, noisiness, colorfullness, sharpness, "
+        "contrast, complexity, natural, happy, scary, new, warm, real, beautiful, lonely, "
+        "relaxing); the paper reads each aspect with its own pair: give one the judge can read",
+        check=check_antonyms, types=(list, str))
 
 
 def evaluate_image_quality(cost: Cost, *, tolerance: float = 0.05, at_least: float | None = None,
@@ -54,16 +102,18 @@ def evaluate_image_quality(cost: Cost, *, tolerance: float = 0.05, at_least: flo
                          confidence=confidence, burden=burden, label=label)
 
 
-def title_for(antonyms: tuple[str, ...] | None) -> str:
+def title_for(antonyms: tuple[str, ...] | str | None) -> str:
     """The figure's name in messages: the pair it read when it is not the paper's default."""
-    if not antonyms:
+    pair = pair_of(antonyms)
+    if pair is None:
         return TITLE
-    return f'{TITLE} ("{antonyms[0]}" over "{antonyms[1]}")'
+    return f'{TITLE} ("{pair[0]}" over "{pair[1]}")'
 
 
 def run(ctx: CheckContext[ImageQualityParams]) -> Verdict:
     antonyms = ctx.params.antonyms
-    options = {"antonyms": (antonyms[0], antonyms[1])} if antonyms else {}
+    pair = pair_of(antonyms)
+    options = {"antonyms": pair} if pair else {}
     return run_cost(ctx, "clip_iqa", title_for(antonyms), tolerance=ctx.params.tolerance,
                     at_least=ctx.params.at_least, **options)
 

@@ -6,6 +6,10 @@ the run's judge falls. The figure is the relative change of the mean CLIPScore, 
 against baseline, image i of both drawn from the same seed; its interval is the paired
 jackknife-t (``metrics.costs.mean_change``). ``at_least``: the candidate's own mean CLIPScore
 against a limit, on one model.
+
+The figure is CLIPScore as its paper defines it (2.5 * max(cos, 0)) on the run's own judge,
+not torchmetrics' ``CLIPScore`` (100 * cos on CLIP ViT-L/14): comparable across runs with
+the same judge, not with published numbers; its name in reports says so.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from ._params import check_unit_interval, param
 if TYPE_CHECKING:
     from ..methods.costs import Cost
 
-TITLE = "prompt alignment"
+TITLE = "prompt alignment (CLIPScore x2.5, run's judge)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,8 +67,8 @@ KIND = CheckKind(
     work=cost_work,
     never_passes=no_loss_tolerance,
     chart=chart,
-    figure="CLIPScore change",
-    doc="the candidate still draws what its prompt says: CLIPScore (Hessel et al. 2021) of each image with its own prompt, read by the run's CLIP judge; the candidate's mean against the baseline's on the same seeds",
+    figure="CLIPScore x2.5 change (run's judge)",
+    doc="the candidate still draws what its prompt says: CLIPScore (Hessel et al. 2021: 2.5 * max(cos, 0)) of each image with its own prompt, read by the run's own CLIP judge (not torchmetrics' 100 * cos on CLIP ViT-L/14: compare its numbers across runs with the same judge, not with published ones); the candidate's mean against the baseline's on the same seeds",
     paper=f"{CLIPSCORE}: " + 'w * max(cos(E_image, E_prompt), 0), w = 2.5 (Eq. 1)' + ".",
     example=("checks:\n"
              "  - {id: prompt_alignment, kind: prompt_alignment, tolerance: 0.002, confidence: 0.95,\n"
