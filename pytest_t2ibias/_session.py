@@ -409,7 +409,7 @@ class T2ISession:
             self.results.send(workeroutput, self.counters, self.backends_used())
             return
         rows = self.sorted_results()
-        if not (self.settings.json or self.settings.html):
+        if not (self.settings.json or self.settings.html or self.settings.markdown):
             return
         run = {**self.run_header(), **self.interruption(session)}
         settings = self.settings
@@ -424,6 +424,11 @@ class T2ISession:
             self._write_report("HTML", "--t2i-html", settings.html, lambda: write_html(
                 settings.html, rows, run=run,
                 cache_dir=None if settings.no_cache else settings.cache_dir))
+        if settings.markdown:
+            from .reports.markdown import write_markdown
+
+            self._write_report("Markdown", "--t2i-markdown", settings.markdown,
+                               lambda: write_markdown(settings.markdown, rows, html=settings.html))
         if self.report_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

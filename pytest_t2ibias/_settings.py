@@ -248,6 +248,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_allow_pickle", "allow loading non-safetensors (pickle) weights", flag=True),
     Option("t2i_json", "write a machine-readable report here", is_path=True),
     Option("t2i_html", "write a visual report here", is_path=True),
+    Option("t2i_markdown", "write a Markdown summary here (a CI step summary: the tally, the "
+           "verdict table failures first, the trade-offs, a link to --t2i-html); given "
+           "$GITHUB_STEP_SUMMARY it appends, as GitHub's steps do", is_path=True),
     Option("t2i_html_images", "images of each prompt a check's gallery keeps for the HTML "
            "report: N or all", images_shown, default=8, metavar="N|all"),
     Option("t2i_threads", "torch's intra-op threads in each process (default: the usable "
@@ -347,6 +350,8 @@ class Settings:
     suite_pattern: str = "*.t2i.yaml"
     update_locks: bool = False
     frozen_locks: bool = False
+    markdown: str | None = None
+    """``--t2i-markdown``: where the Markdown summary goes (``reports.markdown``)."""
     """``--t2i-frozen-locks`` or ``CI=true``, without ``--t2i-update-locks``: a missing lock
     (file or entry) is an error, never written on a runner that throws it away."""
     cache_remote: str | None = None

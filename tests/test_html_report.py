@@ -1,5 +1,5 @@
 """The HTML report: a page built from report rows and the cached images, read back as a DOM
-(header, contents linking to failures first, one <img> per cached image, SVG bars and
+(header, contents linking to failures first, each cached image inlined once, SVG bars and
 whiskers, heatmaps on one shared scale), rebuilt from a saved JSON report, and drawn by
 headless Chromium into a screenshot that is not blank."""
 
@@ -140,14 +140,16 @@ def test_the_page_has_header_contents_failures_first_images_and_charts(cache):
     assert {href[1:] for href, _ in toc} <= sections
     assert "expected failure" in shown and "ERROR" in shown and "FAIL" in shown
     assert "normalised W1 0.700 exceeds 0.350" in shown and "BackendError: no model" in shown
-    # the grid: one <img> per cached image, a placeholder for the missing one, marks
-    images = page.all("img")
-    assert len(images) == 4
-    assert all((a["src"] or "").startswith("data:image/") for a in images)
-    assert [a["alt"] for a in images] == ["male", "male", "filtered", "abstained"]
+    # the grid: a tile per cached image (drawing it from the page's one copy), a placeholder
+    # for the missing one, marks
+    tiles = page.all("svg", "thumb")
+    assert len(tiles) == 4
+    assert [a["aria-label"] for a in tiles] == ["male", "male", "filtered", "abstained"]
+    images = page.all("image")
+    assert len(images) == 4 and all((a["href"] or "").startswith("data:image/") for a in images)
     assert page_text.count('class="missing"') == 1
     assert len(page.all("figure", "filtered")) == 1 and len(page.all("figure", "abstained")) == 1
-    assert sum((a["src"] or "").startswith("data:image/jpeg") for a in images) == 1  # 512 px
+    assert sum((a["href"] or "").startswith("data:image/jpeg") for a in images) == 1  # 512 px
     # the bars: one per choice, a Wilson whisker each, the ideal at 50%
     assert len(page.all("rect", "bar")) == 2
     ideals = page.all("line", "ideal")
@@ -191,9 +193,10 @@ def test_no_cache_dir_or_a_hostile_key_gives_placeholders(tmp_path, cache):
     rows[2] = ReportRow(**{**rows[2].to_dict(), "figures": {**rows[2].figures,
                                                             "gallery": gallery}})
     page = Page(render_html(rows, cache_dir=cache))
-    assert len(page.all("img")) == 3  # the hostile key is never read as a path
+    assert len(page.all("image")) == 3  # the hostile key is never read as a path
     bare = Page(render_html(rows))
-    assert bare.all("img") == [] and "placeholders" in "".join(bare.text)
+    assert bare.all("image") == [] and bare.all("svg", "thumb") == []
+    assert "placeholders" in "".join(bare.text)
 
 
 def _chromium() -> str | None:
@@ -229,3 +232,19 @@ def test_a_file_that_is_not_a_json_report_is_named(tmp_path):
     for path in (broken, other, tmp_path / "missing.json"):
         with pytest.raises(ValueError, match=re.escape(str(path))):
             read_json(path)
+
+
+def test_an_image_two_checks_show_is_inlined_once(cache):
+    """Issue #43: the example run inlined 48 images 104 times; each distinct image is one
+    data URI now, every tile that shows it a reference to it."""
+    rows = _rows()
+    shown_twice = [i for i, row in enumerate(rows) if row.figures.get("gallery")]
+    assert shown_twice
+    again = ReportRow(**{**rows[shown_twice[0]].to_dict(), "nodeid": "s.t2i.yaml::again[x]",
+                         "check_id": "again"})
+    page_text = render_html([*rows, again], run=RUN, cache_dir=cache)
+    page = Page(page_text)
+    images = page.all("image")
+    uses = [a["href"] for t, a in page.tags if t == "use"]
+    assert page_text.count("data:image/") == len(images) == 4  # the 4 cached images, once
+    assert len(uses) == 8 and set(uses) == {f"#{a['id']}" for a in images}

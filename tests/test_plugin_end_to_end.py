@@ -132,7 +132,7 @@ def test_verdicts_follow_the_numbers_and_a_second_run_computes_nothing(project, 
     html = page.read_text()
     assert "t2ibias report" in html and "t2ibias: bias checks" not in html
     assert html.count('<table class="heatmap">') == 2  # the two spillover items measured a matrix
-    assert html.count("<img ") >= 8 and 'class="missing"' not in html  # thumbnails from the cache
+    assert html.count('<svg class="thumb') >= 8 and 'class="missing"' not in html  # from the cache
 
     # A second, identical run is served from the cache: nothing generated, nothing scored.
     second = tmp_path / "second.json"
