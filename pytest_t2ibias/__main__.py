@@ -163,6 +163,36 @@ def report_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def runs_list_command(args: argparse.Namespace) -> int:
+    from .runs.trend import list_text, load_runs
+
+    storage = args.storage or nearest(DEFAULT_STORAGE)
+    runs, skipped = load_runs(storage, args.match)
+    for why in skipped:
+        print(f"{PROG} runs: skipped {why}", file=sys.stderr)
+    if not runs:
+        print(f"no saved runs in {storage}" + (f" named *{args.match}*" if args.match else ""))
+        return 0
+    print(list_text(runs), end="")
+    return 0
+
+
+def runs_trend_command(args: argparse.Namespace) -> int:
+    from .reports.output import write_report_text
+    from .runs.trend import load_runs, trend_csv, trend_rows
+
+    runs, skipped = load_runs(args.storage or nearest(DEFAULT_STORAGE), args.match)
+    for why in skipped:
+        print(f"{PROG} runs: skipped {why}", file=sys.stderr)
+    text = trend_csv(trend_rows(runs, args.check))
+    if args.csv is None:
+        print(text, end="")
+    else:
+        write_report_text(args.csv, text)
+        print(f"wrote {args.csv} ({text.count(chr(10)) - 1} figures of {len(runs)} runs)")
+    return 0
+
+
 # -- cache -------------------------------------------------------------------------------------
 
 
@@ -294,6 +324,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the run's cache, for its images; default: " + CACHE_DEFAULT)
     report.add_argument("--storage", type=Path, default=None, metavar="DIR", help=STORAGE_HELP)
     report.set_defaults(handler=report_command)
+
+    runs = commands.add_parser("runs", help="runs list | runs trend: saved runs over time",
+                               description="The saved runs (--t2i-save, --t2i-autosave), "
+                               "oldest first.")
+    runs_commands = runs.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+    listing = runs_commands.add_parser("list", help="one line a saved run: date, git revision, "
+                                       "the checks' tally, the model")
+    trend = runs_commands.add_parser("trend", help="every check's figure and interval in each "
+                                     "saved run, as CSV")
+    trend.add_argument("--csv", type=Path, default=None, metavar="OUT.csv",
+                       help="write the CSV here (default: standard output)")
+    trend.add_argument("--check", default=None, metavar="TEXT",
+                       help="only checks whose id or node id contains TEXT")
+    for action, handler in ((listing, runs_list_command), (trend, runs_trend_command)):
+        action.add_argument("--match", default=None, metavar="TEXT",
+                            help="only runs whose name contains TEXT (a release, a branch)")
+        action.add_argument("--storage", type=Path, default=None, metavar="DIR",
+                            help=STORAGE_HELP)
+        action.set_defaults(handler=handler)
 
     cache = commands.add_parser("cache", help="cache stats | cache prune",
                                 description="Look after the cache of images, answers and probes.")

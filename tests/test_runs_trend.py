@@ -1,0 +1,62 @@
+"""Saved runs over many releases (issue #43): ``runs list`` and ``runs trend`` (CSV), oldest
+first by the run header's date, filtered by name or check; user text safe in a spreadsheet."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from test_cli import row
+
+from pytest_t2ibias.__main__ import main
+from pytest_t2ibias.runs.saved import save_run
+
+
+def _header(date: str, revision: str) -> dict:
+    return {"date": date, "git_revision": revision, "settings": {"model": "org/sd-ft"},
+            "models": [], "judges": []}
+
+
+def _storage(tmp_path: Path) -> Path:
+    storage = tmp_path / "runs"
+    # saved out of date order: the list and the trend follow the dates, not the names
+    save_run(storage, "b-release-2", [row("nurse", 0.40, status="failed"), row("doctor", 0.22)],
+             {}, _header("2026-03-01T00:00:00+00:00", "bbbb"))
+    save_run(storage, "a-release-1", [row("nurse", 0.30), row("doctor", 0.20)], {},
+             _header("2026-02-01T00:00:00+00:00", "aaaa"))
+    save_run(storage, "c-nightly", [row("=HYPERLINK(1)", 0.10)], {},
+             _header("2026-04-01T00:00:00+00:00", "cccc"))
+    (storage / "broken.json").write_text("{not json")
+    return storage
+
+
+def test_runs_list_is_oldest_first_with_each_tally(tmp_path, capsys):
+    storage = _storage(tmp_path)
+    assert main(["runs", "list", "--storage", str(storage)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines] == ["a-release-1", "b-release-2", "c-nightly"]
+    assert "2 checks: 2 passed" in lines[0] and "1 failed, 1 passed" in lines[1]
+    assert "aaaa" in lines[0] and lines[0].endswith("org/sd-ft")
+    assert "skipped" in err and "broken.json" in err  # named, not the end of the list
+    assert main(["runs", "list", "--storage", str(storage), "--match", "release"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+
+def test_runs_trend_writes_each_figure_and_interval_as_csv(tmp_path, capsys):
+    storage, out = _storage(tmp_path), tmp_path / "trend.csv"
+    assert main(["runs", "trend", "--storage", str(storage), "--csv", str(out),
+                 "--match", "release"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    nurse = [(r["run"], *(round(float(r[k]), 6) for k in ("value", "low", "high")), r["status"])
+             for r in rows if r["subject"] == "nurse"]
+    assert nurse == [("a-release-1", 0.30, 0.25, 0.35, "passed"),
+                     ("b-release-2", 0.40, 0.35, 0.45, "failed")]
+    assert {r["check"] for r in rows} == {"gate"} and rows[0]["git_revision"] == "aaaa"
+
+    assert main(["runs", "trend", "--storage", str(storage), "--check", "gate"]) == 0
+    printed = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(printed) == 5
+    assert printed[-1]["subject"] == "'=HYPERLINK(1)"  # a spreadsheet shows it, never runs it
