@@ -44,8 +44,8 @@ def test_a_generator_reads_each_config_once_and_fingerprints_once(tmp_path, monk
     hashes: list[str] = []
     real_config, real_hash = _fingerprint.config_file, _fingerprint.model_fingerprint
     monkeypatch.setattr("pytest_t2ibias.backends._source.config_file",
-                        lambda model, name, *, offline: reads.append(name) or real_config(
-                            model, name, offline=offline))
+                        lambda model, name, *, offline, revision=None: reads.append(name)
+                        or real_config(model, name, offline=offline, revision=revision))
     monkeypatch.setattr("pytest_t2ibias.backends._source.model_fingerprint",
                         lambda root, revision=None: hashes.append(str(root))
                         or real_hash(root, revision))
