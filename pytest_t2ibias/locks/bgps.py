@@ -122,7 +122,7 @@ class BGPSLocks:
         searched = entry is not None  # by this process, earlier
         if entry is None and not self.update:
             entry = self._matching(path, suite, gate, wanted)
-        if entry is None and self.settings.frozen_locks and not self.update:
+        if entry is None and getattr(self.settings, "frozen_locks", False) and not self.update:
             raise frozen_refusal(path, f"BGPS search for gate {gate.key!r}", at=suite.path)
         note_used(path, gate.key)
         if entry is None:

@@ -84,7 +84,7 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
                  "llm_weights": llm_weights(settings.llm) if settings.llm else None}
     record = _read(path)
     entry = record["entries"].get(key)
-    if entry is None and settings.frozen_locks and not update:
+    if entry is None and getattr(settings, "frozen_locks", False) and not update:
         raise frozen_refusal(path, f"OpenBias proposals for {key!r}", at=Path(suite_path))
     note_used(path, key)
     if entry is not None and not update:
