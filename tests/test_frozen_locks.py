@@ -103,3 +103,22 @@ def test_a_worker_s_reads_reach_the_controller(tmp_path):
     fresh = LockUsage()
     fresh.pytest_testnodedown(Node(), None)
     assert len(fresh.lines()) == 1 and fresh.lines()[0].endswith("delete them from the file)")
+
+
+def test_a_missing_openbias_entry_is_not_proposed_when_frozen(tmp_path):
+    from types import SimpleNamespace
+
+    from pytest_t2ibias.errors import LockfileError
+    from pytest_t2ibias.locks.openbias import locked_proposals, openbias_lock_path
+
+    suite = tmp_path / "s.t2i.yaml"
+    frozen = SimpleNamespace(models=SimpleNamespace(settings=SimpleNamespace(
+        llm=None, frozen_locks=True)))
+    with pytest.raises(LockfileError, match=r"s.t2i.openbias.lock.json has no OpenBias proposals "
+                                            r"for 'c/laptop', and lock files are frozen"):
+        locked_proposals(frozen, suite, "c/laptop", ["a photo of a laptop"], subject="laptop")
+    assert not openbias_lock_path(suite).exists()
+    written = locked_proposals(frozen, suite, "c/laptop", ["a photo of a laptop"],
+                               subject="laptop", update=True)  # --t2i-update-locks writes
+    assert locked_proposals(frozen, suite, "c/laptop", ["a photo of a laptop"],
+                            subject="laptop") == written  # present: read as ever
