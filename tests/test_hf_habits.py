@@ -49,9 +49,11 @@ def test_a_revision_pins_the_weights_and_the_fingerprint(hub_cache):
     from pytest_t2ibias.backends.generator import DiffusersGenerator
     from pytest_t2ibias.plan import plan_for
 
-    pinned = Settings.standalone(model=HUB_ID, revision="v1", device="cpu", offline=True)
+    pinned = Settings.standalone(model=HUB_ID, revision="v1", device="cpu", offline=True,
+                                 baseline_model=HUB_ID, baseline_revision="main")
     options = plan_for(pinned).options("candidate")
     assert options == {"revision": "v1"}
+    assert plan_for(pinned).options("baseline") == {"revision": "main"}
     at_v1 = _lazy.lazy_generator(HUB_ID, pinned, origin="--t2i-model", options=options)
     at_main = _lazy.lazy_generator(HUB_ID, pinned, origin="--t2i-model",
                                    options={"revision": "main"})
