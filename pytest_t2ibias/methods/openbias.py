@@ -8,7 +8,9 @@ Three stages, read top to bottom:
    when it is not present in the caption and has at least two classes. Proposals aggregate
    into a knowledge base bias -> (caption, question) pairs, a bias' classes merged as a set
    across captions (the union, in first-seen order): every caption proposing it counts,
-   whatever order or extra class it gave. A caption that names a class of the bias, or a
+   whatever order or extra class it gave. A class has one spelling: case and spaces folded,
+   and a knowledge-base bias' synonyms read as its class (``Man``, ``men`` -> ``male``), so
+   the LLM's [man, woman] under the floor's [male, female] is two classes, not four. A caption that names a class of the bias, or a
    synonym of one, is dropped for that bias (the paper asks the LLM and ConceptNet; here the
    class names and the shipped knowledge base's synonyms). The LLM's text is parsed robustly:
    a malformed proposal is skipped and counted, never a crash. The shipped knowledge base
@@ -117,6 +119,25 @@ class KnownBias:
         for values in self.synonyms.values():
             words |= {v.lower() for v in values}
         return words
+
+    def canonical(self, choice: str) -> str:
+        """The knowledge base's spelling of a class an LLM wrote: ``Man``, ``men``, ``males``
+        -> ``male``; a word that is no class's synonym (or is two classes') stays as written,
+        in lower case (``canonical_class``)."""
+        plain = canonical_class(choice)
+        owners: dict[str, set[str]] = {}
+        for cls in self.classes:
+            for word in (cls, *self.synonyms.get(cls, ())):
+                owners.setdefault(canonical_class(word), set()).add(cls)
+        for word in (plain, plain[:-1] if plain.endswith("s") else plain):
+            if len(owners.get(word, ())) == 1:
+                return next(iter(owners[word]))
+        return plain
+
+
+def canonical_class(choice: str) -> str:
+    """A class as one spelling: lower case, inner whitespace as one space (``Male `` -> ``male``)."""
+    return " ".join(str(choice).split()).lower()
 
 
 @dataclass(frozen=True)
@@ -289,18 +310,25 @@ def propose_biases(
         if asked is not None:
             proposals = _ask_llm(asked, caption, counts)
             for proposal in proposals:
-                classes = tuple(dict.fromkeys(str(c).strip() for c in proposal["classes"] if str(c).strip()))
+                name = _normalise(proposal["name"], caption)
+                known = knowledge_base.biases.get(name)
+                written = [str(c) for c in proposal["classes"] if canonical_class(c)]
+                # One spelling a class (case, spaces, the knowledge base's synonyms): "man" and
+                # "male" are one class, or severity divides by log 4 for two.
+                classes = tuple(dict.fromkeys(known.canonical(c) if known else canonical_class(c)
+                                              for c in written))
                 if len(classes) < 2:
                     counts["too_few_classes"] += 1
                     continue
-                name = _normalise(proposal["name"], caption)
                 if proposal.get("present_in_prompt") in (True, "true", "yes") or \
                         _present(asked, caption, name, classes):
                     counts["present_in_prompt"] += 1
                     continue
-                known = knowledge_base.biases.get(name)
-                names = {c.lower() for c in classes} | (known.names() if known else set())
-                question = proposal.get("question") or f"Which of {', '.join(classes)}?"
+                names = {canonical_class(c) for c in written} | set(classes) | \
+                    (known.names() if known else set())
+                renamed = known is not None and {canonical_class(c) for c in written} != set(classes)
+                question = (known.question if renamed and known is not None else  # names the classes asked
+                            proposal.get("question") or f"Which of {', '.join(classes)}?")
                 add(name, classes, question, caption,
                     known.statement if known and set(known.classes) >= set(classes) else None,
                     "llm", names)
@@ -318,6 +346,19 @@ def propose_biases(
         order = order[:max_biases]
     biases = tuple(_proposed(name, pairs[name]) for name in order if pairs[name]["captions"])
     return Proposals(biases, **counts)
+
+
+def synonym_classes(proposals: Proposals, knowledge_base: KnowledgeBase) -> list[str]:
+    """Biases whose classes hold two spellings of one class (``Man``/``male``): proposed
+    before classes were merged (a lock written then), each as "name: classes"."""
+    found = []
+    for bias in proposals.biases:
+        known = knowledge_base.biases.get(bias.name)
+        merged = dict.fromkeys(known.canonical(c) if known else canonical_class(c)
+                               for c in bias.classes)
+        if len(merged) < len(bias.classes):
+            found.append(f"{bias.name}: {', '.join(bias.classes)}")
+    return found
 
 
 def _proposed(name: str, entry: dict[str, Any]) -> ProposedBias:
