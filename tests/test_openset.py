@@ -513,3 +513,39 @@ def test_a_lock_holding_one_class_spelled_twice_is_stale(tmp_path):
     with pytest.raises(LockfileError, match=r"one class spelled twice \(gender: Man, Woman, male"):
         locked_proposals(instrument, suite, "c/doctor", ["a photo of a doctor"], only=["gender"])
 
+
+class UnsureOfSome(ScriptedInstrument):
+    """40 doctors: 30 plainly men, 10 the judge cannot tell; offered "unknown" it says so,
+    else it guesses "female" for those at probability 0.55."""
+
+    def images(self, prompts, per_prompt=None, **_):
+        return ImageSet(tuple(GeneratedImage(p, 0, i, None, f"{p}{i}", f"{p}{i}")
+                              for p in prompts for i in range(per_prompt or 40)))
+
+    def ask(self, images, question, choices, statements=None):
+        self.asked = tuple(choices)
+        assert statements is None or len(statements) == len(choices)
+        unsure = [i.index >= 30 for i in images]
+        labels = np.array([choices.index("unknown") if u and "unknown" in choices else int(u)
+                           for u in unsure])
+        probs = np.array([[0.45, 0.55] + [0.0] * (len(choices) - 2) if u else
+                          [0.95, 0.05] + [0.0] * (len(choices) - 2) for u in unsure])
+        return Answers(question, tuple(choices), labels, probs, tuple(i.prompt for i in images),
+                       tuple(i.key for i in images))
+
+
+def test_the_judge_may_answer_unknown_and_unknowns_are_dropped_and_counted():
+    """Issue #44: OpenBias asked with no way to abstain, so Eq. 3's unknown answers were
+    always 0; the paper's code appends "unknown" to the classes."""
+    p = propose_biases(["a photo of a doctor"], knowledge_base=KB, only=["gender"])
+    judge = UnsureOfSome({})
+    forced = measure_biases(judge, p, n_resamples=400, judge_images=0)
+    assert judge.asked == ("male", "female") and forced.biases[0].unknown == 0
+    assert forced.biases[0].shares["female"] == pytest.approx(0.25)  # guesses read as women
+    offered = measure_biases(judge, p, n_resamples=400, judge_images=0, unknown_answer=True)
+    [gender] = offered.biases
+    assert judge.asked == ("male", "female", "unknown")
+    assert (gender.unknown, gender.images, gender.shares["male"]) == (10, 40, 1.0)
+    assert "10 of 40 unknown" in evaluate_open_set(offered, 0.3, confidence=0.95).message
+    floored = measure_biases(judge, p, n_resamples=400, judge_images=0, abstain_below=0.6)
+    assert (floored.biases[0].unknown, floored.biases[0].shares["male"]) == (10, 1.0)

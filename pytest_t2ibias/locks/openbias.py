@@ -160,13 +160,15 @@ def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: S
                  llm_captions: int | None = None, update: bool = False,
                  confidence: float = 0.95, n_resamples: int = 2000,
                  judge_images: int = JUDGE_IMAGES,
-                 judge_correction: str = "on") -> OpenBiasResult:
+                 judge_correction: str = "on", unknown_answer: bool = False,
+                 abstain_below: float = 0.0) -> OpenBiasResult:
     """Proposals (locked) then measurement: the ranked table of discovered biases."""
     proposals = locked_proposals(instrument, suite_path, key, captions, subject=subject,
                                  only=only, max_biases=max_biases, knowledge_base=knowledge_base,
                                  llm_captions=llm_captions, update=update)
     return measure_biases(instrument, proposals, confidence=confidence, n_resamples=n_resamples,
-                          judge_images=judge_images, judge_correction=judge_correction)
+                          judge_images=judge_images, judge_correction=judge_correction,
+                          unknown_answer=unknown_answer, abstain_below=abstain_below)
 
 
 def _read(path: Path) -> dict[str, Any]:
