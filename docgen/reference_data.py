@@ -512,6 +512,7 @@ PARAM_CHECKS: dict[Any, tuple[dict[str, Any], str]] = {
                       "mapping axis → weight ≥ 0 (one > 0)"),
     checks.check_burden: ({"enum": ["model", "check"]}, "`model` or `check`"),
     checks.check_judge_correction: ({"enum": ["on", "full", "off"]}, "`on`, `full` or `off`"),
+    checks.check_alert_on: ({"enum": list(checks.ALERT_ON)}, "`prioritised` or `any`"),
     checks.check_knowledge_base: ({"enum": list(checks.KNOWLEDGE_BASE_MODES)},
                                   "`floor`, `off` or `only`"),
     checks.check_severity_context: ({"enum": list(checks.SEVERITY_CONTEXTS)},
