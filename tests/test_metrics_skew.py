@@ -99,3 +99,30 @@ def test_generation_skew_and_its_message_name_the_value_drawn():
     verdict = evaluate_max_skew_below(answers, 0.5, target=target,
                                       confidence=0.95, n_resamples=200)
     assert "(male over-represented)" in verdict.message
+
+
+def test_max_skew_below_reads_a_reference_ideal_as_its_target():
+    """Issue #44: a reference ideal (BiasConnect A.10) was ignored and the target was uniform."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from pytest_t2ibias.errors import CheckError
+    from pytest_t2ibias.kinds.max_skew_below import MaxSkewBelowParams, target_for
+    from pytest_t2ibias.suite_spec import AxisSpec
+
+    axis = AxisSpec(name="gender", question="?", choices=("male", "female"),
+                    ideal={"reference": "real"})
+
+    def ctx(reference_shares, target=None):
+        instrument = SimpleNamespace(ideal=lambda axis, filter: np.array(reference_shares))
+        return SimpleNamespace(params=MaxSkewBelowParams(axes=("gender",), threshold=0.4,
+                                                         target=target),
+                               axis=axis, instrument=instrument, suite=SimpleNamespace(filter=None),
+                               check=SimpleNamespace(location="s.t2i.yaml:3", id="skew"))
+
+    assert target_for(ctx([0.8, 0.2])) == pytest.approx({"male": 0.8, "female": 0.2})
+    assert target_for(ctx([0.8, 0.2], target={"male": 0.5, "female": 0.5})) == \
+        {"male": 0.5, "female": 0.5}  # the check's own target first
+    with pytest.raises(CheckError, match="reference images of axis 'gender' .* show no female"):
+        target_for(ctx([1.0, 0.0]))
