@@ -10,9 +10,10 @@ Three stages, read top to bottom:
    across captions (the union, in first-seen order): every caption proposing it counts,
    whatever order or extra class it gave. A class has one spelling: case and spaces folded,
    and a knowledge-base bias' synonyms read as its class (``Man``, ``men`` -> ``male``), so
-   the LLM's [man, woman] under the floor's [male, female] is two classes, not four. A caption that names a class of the bias, or a
-   synonym of one, is dropped for that bias (the paper asks the LLM and ConceptNet; here the
-   class names and the shipped knowledge base's synonyms). The LLM's text is parsed robustly:
+   the LLM's [man, woman] under the floor's [male, female] is two classes, not four. A
+   caption that names a class of the bias, or a synonym of one, is dropped for that bias
+   (the paper asks the LLM and ConceptNet; here the class names and the shipped knowledge
+   base's synonyms). The LLM's text is parsed robustly:
    a malformed proposal is skipped and counted, never a crash. The shipped knowledge base
    (``data/openbias_kb.yaml``) is a choice: ``floor`` (under the LLM's proposals, ranked
    after them; alone without an LLM), ``off`` (the LLM's alone: the open set) or ``only``.
@@ -331,9 +332,9 @@ def propose_biases(
                     continue
                 names = {canonical_class(c) for c in written} | set(classes) | \
                     (known.names() if known else set())
-                renamed = known is not None and {canonical_class(c) for c in written} != set(classes)
-                question = (known.question if renamed and known is not None else  # names the classes asked
-                            proposal.get("question") or f"Which of {', '.join(classes)}?")
+                question = proposal.get("question") or f"Which of {', '.join(classes)}?"
+                if known is not None and {canonical_class(c) for c in written} != set(classes):
+                    question = known.question  # renamed classes: a question that names them
                 add(name, classes, question, caption,
                     known.statement if known and set(known.classes) >= set(classes) else None,
                     "llm", names)
