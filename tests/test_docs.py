@@ -97,3 +97,89 @@ def test_the_reference_says_a_configured_classifier_reads_its_axis_whatever_clas
     section = text.split("### `axes.NAME.classifier`", 1)[1].split("###", 1)[0]
     assert "is read by that classifier, not the VQA model" in section
     assert "instead of the VQA model" not in section
+
+
+# Every command the README shows is run, here or by .ci/run (issue #43): the quick start's by
+# tests/test_wheel.py from the installed wheel, the rest by .ci/run. A command added to the
+# README without a runner fails here until one runs it.
+README_COMMAND_RUNNERS = {
+    "pip install pytest-t2ibias": (".ci/run", 'pip install --quiet "$wheel_dir"/dist/*.whl'),
+    "pip install torch --index-url https://download.pytorch.org/whl/cpu":
+        (".ci/run", "pip install --quiet torch=="),
+    "python -m pytest example_suites/": (".ci/run", "python -m pytest example_suites"),
+    "python -m pytest tests -q -n 2": (".ci/run", "python -m pytest tests"),
+}
+
+
+def _indented_commands(text: str) -> list[str]:
+    starts = ("pip ", "pytest ", "python ", "t2ibias ", "mkdocs ", "accelerate ")
+    return [line.strip() for line in text.splitlines()
+            if line.startswith("    ") and line.strip().startswith(starts)]
+
+
+def test_every_readme_command_is_run_by_a_test_or_by_ci():
+    from tests.test_wheel import quickstart_commands
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    by_the_wheel_test = set(quickstart_commands(readme))
+    assert len(by_the_wheel_test) == 4
+    for command in _indented_commands(readme):
+        if command in by_the_wheel_test:
+            continue
+        assert command in README_COMMAND_RUNNERS, f"nothing runs the README's `{command}`"
+        runner, evidence = README_COMMAND_RUNNERS[command]
+        assert evidence in (ROOT / runner).read_text(encoding="utf-8"), (command, runner)
+
+
+def _subcommand_options() -> dict[str, set[str]]:
+    """Each ``t2ibias`` command (``cache prune`` as one) -> its option strings."""
+    import argparse
+
+    from pytest_t2ibias.__main__ import build_parser
+
+    found: dict[str, set[str]] = {}
+
+    def walk(parser: argparse.ArgumentParser, prefix: str) -> None:
+        options = {s for action in parser._actions for s in action.option_strings}
+        found[prefix.strip()] = options
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    walk(child, f"{prefix} {name}")
+
+    walk(build_parser(), "")
+    return found
+
+
+DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("path", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_docs_commands_name_real_commands_and_their_real_options(path):
+    """What the docs tell a reader to type exists: a ``t2ibias``/``python -m pytest_t2ibias``
+    command and each of its options, a script or module of this repository and each ``--flag``
+    it is given (``--t2i-`` options: ``test_the_docs_name_only_real_options``)."""
+    import importlib.util
+
+    commands = _subcommand_options()
+    text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+    for line in _indented_commands(text):
+        words = line.split("#", 1)[0].split()
+        flags = {w.split("=", 1)[0] for w in words if w.startswith("--")
+                 and not w.startswith("--t2i-")}
+        if words[0] == "t2ibias" or words[:3] == ["python", "-m", "pytest_t2ibias"]:
+            rest = words[1:] if words[0] == "t2ibias" else words[3:]
+            if rest and rest[0] == "prefetch":
+                continue  # pytest's own arguments follow
+            name = " ".join(rest[:2]) if rest[:1] == ["cache"] else rest[0]
+            assert name in commands, f"{path.name}: `{line}`: no command {name!r}"
+            flags = {f.strip("[]") for f in flags}
+            assert flags <= commands[name], f"{path.name}: `{line}`: {flags - commands[name]}"
+        elif words[0] == "python" and len(words) > 1 and words[1].endswith(".py"):
+            script = ROOT / words[1]
+            assert script.is_file(), f"{path.name}: `{line}`: no {words[1]}"
+            source = script.read_text(encoding="utf-8")
+            assert all(f'"{flag}"' in source for flag in flags), (path.name, line, flags)
+        elif words[:2] == ["python", "-m"] and words[2] not in ("pip", "pytest"):
+            module = words[2]
+            assert importlib.util.find_spec(module) is not None, f"{path.name}: no module {module}"
