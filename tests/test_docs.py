@@ -183,3 +183,63 @@ def test_the_docs_commands_name_real_commands_and_their_real_options(path):
         elif words[:2] == ["python", "-m"] and words[2] not in ("pip", "pytest"):
             module = words[2]
             assert importlib.util.find_spec(module) is not None, f"{path.name}: no module {module}"
+
+
+def _nav_pages(nav) -> list[str]:
+    if isinstance(nav, str):
+        return [nav]
+    if isinstance(nav, dict):
+        return [page for value in nav.values() for page in _nav_pages(value)]
+    return [page for entry in nav for page in _nav_pages(entry)]
+
+
+def test_the_site_navigation_holds_every_docs_page_and_only_those():
+    """mkdocs.yml's nav over docs/ (``mkdocs build --strict`` in .ci/run fails on an omitted
+    page too; this says which, in the fast suite)."""
+    site = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    listed = _nav_pages(site["nav"])
+    pages = sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").glob("*.md"))
+    assert sorted(listed) == pages
+    assert site["strict"] is True and "docgen/mkdocs_hooks.py" in site["hooks"]
+
+
+def test_troubleshooting_names_every_error_the_plugin_raises_on_purpose():
+    from pytest_t2ibias import errors
+
+    page = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    raised = [name for name, value in vars(errors).items()
+              if isinstance(value, type) and issubclass(value, Exception)
+              and value.__module__ == errors.__name__]
+    assert len(raised) >= 15
+    assert [name for name in raised if f"`{name}`" not in page] == []
+
+
+def test_the_cli_page_has_a_section_per_command_and_the_options_page_the_generated_table():
+    cli = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    commands = [name for name in _subcommand_options() if name and name != "cache"]
+    assert "compare" in commands and "cache prune" in commands
+    assert [name for name in commands if f"## `t2ibias {name}`" not in cli] == []
+    from docgen.mkdocs_hooks import OPTIONS_MARKER, options_table
+
+    assert OPTIONS_MARKER in (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
+    table = options_table()
+    assert all(f"`{option.cli}`" in table and f"`{option.name}`" in table for option in OPTIONS)
+
+
+def test_the_site_hook_escapes_bracket_pairs_only_outside_code():
+    from docgen.mkdocs_hooks import escape_bracket_pairs
+
+    text = "IS[x][y] and `IS[x][y]` and [a link](page.md)\n```\nm[i][j]\n```\n"
+    assert escape_bracket_pairs(text) == (
+        "IS\\[x\\]\\[y\\] and `IS[x][y]` and [a link](page.md)\n```\nm[i][j]\n```\n")
+
+
+def test_the_tutorial_suite_is_the_readme_quick_start():
+    from tests.test_wheel import quickstart_blocks
+
+    blocks = quickstart_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    shown = (ROOT / "docs" / "examples" / "quickstart.t2i.yaml").read_text(encoding="utf-8")
+    assert blocks["fairness/occupations.t2i.yaml"] == shown
+    assert '--8<-- "docs/examples/quickstart.t2i.yaml"' in (
+        ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    assert len(shown.splitlines()) == 12 and "confidence: 0.95" in shown
