@@ -153,6 +153,13 @@ def test_the_readme_quick_start_runs_from_the_installed_wheel(tmp_path):
     assert "baseline" in compared.stdout and compared.returncode == 1  # failed checks, no drift
     assert cli.returncode == 0 and "no figure drifted" in cli.stdout
 
+    from pytest_t2ibias.__main__ import build_parser
+
+    if "schema" in build_parser().format_help():  # the editor schema, from the installed wheel
+        schema = subprocess.run([str(venv / "bin" / "t2ibias"), "schema"], cwd=project, env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert schema.returncode == 0 and "$schema" in json.loads(schema.stdout), schema.stderr
+
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium:  # the report a user opens draws: text, badges and thumbnails, not a blank page
         shot = tmp_path / "report.png"
