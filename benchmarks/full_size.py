@@ -464,16 +464,18 @@ def measure_judge(arch: str, dtype_name: str, args, device: torch.device,
         raw(model, processor, images[:2], 2, device)
     outputs: dict[str, np.ndarray] = {}
     for path in paths:
-        if path == "plugin":
+        if path.startswith("plugin"):
+            option = args.plugin_batch if path == "plugin" else str(batch)
             with tempfile.TemporaryDirectory(prefix="t2ibias-full-size-") as cache:
-                layer = plugin_layer(cache, args.plugin_batch)
+                layer = plugin_layer(None if path == "plugin-nocache" else cache, args.plugin_batch)
                 answerer = plugin_class(model, processor, model_fingerprint=f"random-{arch}", device=device,
-                                        batch_size=role_batch(args.plugin_batch, "vqa", default_batch))
+                                        batch_size=role_batch(option, "vqa", default_batch))
                 seconds, answers, peak = timed(device, layer.answers, answerer, items, QUESTION, CHOICES,
                                                  STATEMENTS if arch == "clip-l" else None)
             outputs[path] = answers.probabilities
-            batch = answerer.batch.size
-            row.update(batch=batch, batch_found_by=answerer.batch.found_by)
+            if path == "plugin":
+                batch = answerer.batch.size
+                row.update(batch=batch, batch_found_by=answerer.batch.found_by)
         else:
             if batch is None:
                 raise SystemExit("raw needs the plugin's batch size (--batch)")
@@ -507,7 +509,7 @@ def cuda_paths(case: str) -> tuple[str, ...]:
         return ("plugin", "raw")
     if arch in GENERATORS:
         return ("plugin", "raw", "plugin-fixed", "plugin-nocache")
-    return ("plugin", "raw", "raw-unbatched") if arch == "llava-7b" else ("plugin", "raw")
+    return ("plugin", "raw", "plugin-nocache", *(("raw-unbatched",) if arch == "llava-7b" else ()))
 
 
 def measure_in_processes(case: str, args) -> dict:
