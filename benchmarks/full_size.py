@@ -269,14 +269,32 @@ def allocated(device: torch.device) -> int:
     return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def timed(device: torch.device, work, *args: Any) -> tuple[float, Any, int]:
-    """(seconds, result, peak bytes) of ``work(*args)``."""
+PROFILE: dict[str, str] = {}
+"""``--profile``: the plugin path's busiest functions, by case (printed and saved in its row)."""
+
+
+def timed(device: torch.device, work, *args: Any, profile: str = "") -> tuple[float, Any, int]:
+    """(seconds, result, peak bytes) of ``work(*args)``; cProfiled when ``profile`` names it."""
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile() if profile else None
     with Peak(device) as peak:
         sync(device)
         start = time.perf_counter()
+        if profiler:
+            profiler.enable()
         result = work(*args)
         sync(device)
+        if profiler:
+            profiler.disable()
         seconds = time.perf_counter() - start
+    if profiler:
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(15)
+        PROFILE[profile] = text.getvalue()
+        print(PROFILE[profile], flush=True)
     return seconds, result, peak.bytes
 
 
@@ -346,7 +364,8 @@ def measure_generator(arch: str, dtype_name: str, args, device: torch.device,
                 generator = DiffusersGenerator(pipeline, model_fingerprint=f"random-{arch}",
                                                batch_size=role_batch(option, "generator", 8),
                                                device=device, dtype=dtype)
-                seconds, images, peak = timed(device, layer.images, generator, requests)
+                seconds, images, peak = timed(device, layer.images, generator, requests,
+                                              profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
             outputs[path] = [item.image for item in images]
             if path == "plugin":
                 batch = generator.batch_size
@@ -359,6 +378,8 @@ def measure_generator(arch: str, dtype_name: str, args, device: torch.device,
             outputs[path] = images
             row["batch"] = batch
         row[path] = {"seconds": seconds, "per_second": n / seconds, "peak_bytes": peak}
+        if path == "plugin" and f"{arch}:{dtype_name}" in PROFILE:
+            row["plugin_profile"] = PROFILE[f"{arch}:{dtype_name}"]
         print(f"  {arch} {dtype_name} {path}: {n} images in {seconds:.2f} s, peak {peak / 2**30:.2f} GiB",
               flush=True)
     if "plugin" in outputs and "raw" in outputs:
@@ -471,7 +492,8 @@ def measure_judge(arch: str, dtype_name: str, args, device: torch.device,
                 answerer = plugin_class(model, processor, model_fingerprint=f"random-{arch}", device=device,
                                         batch_size=role_batch(option, "vqa", default_batch))
                 seconds, answers, peak = timed(device, layer.answers, answerer, items, QUESTION, CHOICES,
-                                                 STATEMENTS if arch == "clip-l" else None)
+                                                 STATEMENTS if arch == "clip-l" else None,
+                                                 profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
             outputs[path] = answers.probabilities
             if path == "plugin":
                 batch = answerer.batch.size
@@ -484,6 +506,8 @@ def measure_judge(arch: str, dtype_name: str, args, device: torch.device,
             seconds, probabilities, peak = timed(device, raw, model, processor, images, size, device)
             outputs[path] = probabilities
         row[path] = {"seconds": seconds, "per_second": n / seconds, "peak_bytes": peak}
+        if path == "plugin" and f"{arch}:{dtype_name}" in PROFILE:
+            row["plugin_profile"] = PROFILE[f"{arch}:{dtype_name}"]
         print(f"  {arch} {dtype_name} {path}: {n} answers in {seconds:.2f} s, peak {peak / 2**30:.2f} GiB",
               flush=True)
     if "plugin" in outputs and "raw" in outputs:
@@ -645,6 +669,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads on CPU (a shared box: 1)")
     parser.add_argument("--together", action="store_true",
                         help="CUDA: also load every model at once (the case 'together')")
+    parser.add_argument("--paths", help="CUDA: the paths to run, e.g. plugin,raw,plugin-fixed "
+                        "(default: plugin and raw, and at half precision the diagnostics)")
+    parser.add_argument("--profile", action="store_true", help="cProfile the plugin path (by own time)")
     parser.add_argument("--tiny", action="store_true", help="shrunk configs: a plumbing check, no figures")
     parser.add_argument("--json", type=Path, default=JSON_PATH)
     parser.add_argument("--only", choices=["raw", "plugin"], help=argparse.SUPPRESS)
@@ -682,7 +709,8 @@ def main() -> None:
             continue
         try:
             if device.type == "cuda":
-                row = measure(case, args, device, cuda_paths(case))
+                paths = tuple(args.paths.split(",")) if args.paths else cuda_paths(case)
+                row = measure(case, args, device, paths)
             else:
                 row = measure_in_processes(case, args)
         except Exception as exc:  # noqa: BLE001 - one broken case is a row, the table goes on
