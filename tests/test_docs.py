@@ -132,7 +132,7 @@ def test_every_readme_command_is_run_by_a_test_or_by_ci():
 
 
 def _subcommand_options() -> dict[str, set[str]]:
-    """Each ``t2ibias`` command (``cache prune`` as one) -> its option strings."""
+    """Each ``t2ibias`` command (``cache prune``, ``runs list`` as one) -> its option strings."""
     import argparse
 
     from pytest_t2ibias.__main__ import build_parser
@@ -171,7 +171,7 @@ def test_the_docs_commands_name_real_commands_and_their_real_options(path):
             rest = words[1:] if words[0] == "t2ibias" else words[3:]
             if rest and rest[0] == "prefetch":
                 continue  # pytest's own arguments follow
-            name = " ".join(rest[:2]) if rest[:1] == ["cache"] else rest[0]
+            name = " ".join(rest[:2]) if rest[:1] in (["cache"], ["runs"]) else rest[0]
             assert name in commands, f"{path.name}: `{line}`: no command {name!r}"
             flags = {f.strip("[]") for f in flags}
             assert flags <= commands[name], f"{path.name}: `{line}`: {flags - commands[name]}"
@@ -216,7 +216,7 @@ def test_troubleshooting_names_every_error_the_plugin_raises_on_purpose():
 
 def test_the_cli_page_has_a_section_per_command_and_the_options_page_the_generated_table():
     cli = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
-    commands = [name for name in _subcommand_options() if name and name != "cache"]
+    commands = [name for name in _subcommand_options() if name not in ("", "cache", "runs")]
     assert "compare" in commands and "cache prune" in commands
     assert [name for name in commands if f"## `t2ibias {name}`" not in cli] == []
     from docgen.mkdocs_hooks import OPTIONS_MARKER, options_table
