@@ -179,15 +179,19 @@ def runs_list_command(args: argparse.Namespace) -> int:
 
 def runs_trend_command(args: argparse.Namespace) -> int:
     from .reports.output import write_report_text
-    from .runs.trend import load_runs, trend_csv, trend_rows
+    from .runs.trend import load_runs, trend_csv, trend_html, trend_rows
 
     runs, skipped = load_runs(args.storage or nearest(DEFAULT_STORAGE), args.match)
     for why in skipped:
         print(f"{PROG} runs: skipped {why}", file=sys.stderr)
-    text = trend_csv(trend_rows(runs, args.check))
-    if args.csv is None:
+    rows = trend_rows(runs, args.check)
+    text = trend_csv(rows)
+    if args.html is not None:
+        write_report_text(args.html, trend_html(rows))
+        print(f"wrote {args.html} (a chart a figure, {len(runs)} runs)")
+    if args.csv is None and args.html is None:
         print(text, end="")
-    else:
+    elif args.csv is not None:
         write_report_text(args.csv, text)
         print(f"wrote {args.csv} ({text.count(chr(10)) - 1} figures of {len(runs)} runs)")
     return 0
@@ -335,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      "saved run, as CSV")
     trend.add_argument("--csv", type=Path, default=None, metavar="OUT.csv",
                        help="write the CSV here (default: standard output)")
+    trend.add_argument("--html", type=Path, default=None, metavar="OUT.html",
+                       help="also draw each figure and its interval over the runs, one chart a "
+                       "figure, as a self-contained page")
     trend.add_argument("--check", default=None, metavar="TEXT",
                        help="only checks whose id or node id contains TEXT")
     for action, handler in ((listing, runs_list_command), (trend, runs_trend_command)):

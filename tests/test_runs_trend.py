@@ -60,3 +60,30 @@ def test_runs_trend_writes_each_figure_and_interval_as_csv(tmp_path, capsys):
     printed = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(printed) == 5
     assert printed[-1]["subject"] == "'=HYPERLINK(1)"  # a spreadsheet shows it, never runs it
+
+
+def test_runs_trend_draws_each_figure_over_the_runs(tmp_path, capsys):
+    from html.parser import HTMLParser
+
+    storage, page = _storage(tmp_path), tmp_path / "trend.html"
+    assert main(["runs", "trend", "--storage", str(storage), "--html", str(page)]) == 0
+    assert "wrote" in capsys.readouterr().out
+
+    class Tags(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[tuple[str, dict]] = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append((tag, dict(attrs)))
+
+    tags = Tags()
+    tags.feed(page.read_text())
+    charts = [a for t, a in tags.tags if t == "svg"]
+    dots = [a for t, a in tags.tags if t == "circle"]
+    whiskers = [a for t, a in tags.tags if t == "line"]
+    assert len(charts) == 3  # nurse, doctor, the hostile subject: a chart a figure
+    assert len(dots) == len(whiskers) == 5  # a dot and an interval per run that has the figure
+    nurse = [a for a in dots if a["fill"] == "#cf222e"]
+    assert len(nurse) == 1  # release 2's failed nurse figure, in red
+    assert all(tag not in ("script", "a") for tag, _ in tags.tags)

@@ -21,6 +21,8 @@ from .saved import load_report, saved_runs
 TREND_COLUMNS = ("run", "date", "git_revision", "suite", "check", "subject", "about", "value",
                  "low", "high", "n", "confidence", "status")
 """The CSV's columns: which run, which check's figure, the figure with its interval."""
+TEXT_COLUMNS = ("run", "suite", "check", "subject", "about")
+"""The columns that hold the user's text (``_text`` keeps a spreadsheet from running it)."""
 
 
 def load_runs(storage: Path, match: str | None = None
@@ -85,8 +87,9 @@ def trend_rows(runs: Sequence[tuple[str, dict[str, Any]]], check: str | None = N
                 continue
             rows.append({"run": name, "date": run.get("date") or "",
                          "git_revision": run.get("git_revision") or "",
-                         "suite": _text(nodeid.split("::", 1)[0]), "check": _text(check_id),
-                         "subject": _text(item.get("subject")), "about": _text(item.get("about")),
+                         "suite": nodeid.split("::", 1)[0], "check": check_id,
+                         "subject": str(item.get("subject") or ""),
+                         "about": str(item.get("about") or ""),
                          **{key: _blank(item.get(key)) for key in
                             ("value", "low", "high", "n", "confidence", "status")}})
     return rows
@@ -108,5 +111,67 @@ def trend_csv(rows: Sequence[dict[str, Any]]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=TREND_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({**row, **{key: _text(row[key]) for key in TEXT_COLUMNS}} for row in rows)
     return buffer.getvalue()
+
+
+# -- the picture ------------------------------------------------------------------------------
+
+_W, _H, _PAD = 560, 180, 40
+"""One figure's chart: width, height and the margin its axis labels take (pixels)."""
+
+
+def trend_html(rows: Sequence[dict[str, Any]]) -> str:
+    """The trend as one self-contained page (no script, no external file): a chart per
+    figure (suite, check, subject / axis), a dot and an interval whisker per saved run,
+    oldest on the left; user text escaped."""
+    from html import escape
+
+    order = list(dict.fromkeys(row["run"] for row in rows))  # every chart's x axis: all runs
+    series: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        key = (row["suite"], row["check"], row["subject"], row["about"])
+        series.setdefault(key, []).append(row)
+    charts = []
+    for (suite, check, subject, about), points in series.items():
+        title = " / ".join(part for part in (subject, about) if part)
+        charts.append(f'<section><h2>{escape(check)} <small>{escape(title)} · '
+                      f'{escape(suite)}</small></h2>{_chart(points, order)}</section>')
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>t2ibias '
+            'trend</title><style>body{font:14px system-ui,sans-serif;margin:24px;color:#1f2328}'
+            'h2{font-size:15px;margin:18px 0 4px}small{color:#57606a;font-weight:400}'
+            'text{font-size:10px;fill:#57606a}</style></head><body><h1>t2ibias: each figure '
+            'over the saved runs</h1>' + ("".join(charts) or "<p>No figures.</p>")
+            + "</body></html>\n")
+
+
+def _chart(points: Sequence[dict[str, Any]], order: Sequence[str]) -> str:
+    from html import escape
+
+    numbers = [float(p[k]) for p in points for k in ("value", "low", "high")
+               if isinstance(p[k], (int, float))]
+    low, high = (min(numbers), max(numbers)) if numbers else (0.0, 1.0)
+    span = (high - low) or 1.0
+    step = (_W - 2 * _PAD) / max(1, len(order) - 1)
+
+    def y(value: float) -> float:
+        return round(_H - _PAD - (value - low) / span * (_H - 2 * _PAD), 1)
+
+    marks = []
+    for point in points:
+        x = round(_PAD + order.index(point["run"]) * step, 1)
+        if isinstance(point["low"], (int, float)) and isinstance(point["high"], (int, float)):
+            marks.append(f'<line class="ci" x1="{x}" x2="{x}" y1="{y(point["low"])}" '
+                         f'y2="{y(point["high"])}" stroke="#57606a"/>')
+        if isinstance(point["value"], (int, float)):
+            colour = "#cf222e" if point["status"] in ("failed", "error") else "#1a7f37"
+            marks.append(f'<circle class="figure" cx="{x}" cy="{y(point["value"])}" r="4" '
+                         f'fill="{colour}"><title>{escape(str(point["run"]))}: '
+                         f'{point["value"]:.3f} [{point["low"]}, {point["high"]}] '
+                         f'{escape(str(point["status"]))}</title></circle>')
+        marks.append(f'<text x="{x}" y="{_H - 8}" text-anchor="middle">'
+                     f'{escape(str(point["run"]))[:16]}</text>')
+    axis = (f'<text x="4" y="{y(high) + 4}">{high:.3f}</text>'
+            f'<text x="4" y="{y(low) + 4}">{low:.3f}</text>')
+    return (f'<svg class="trend" width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" role="img">'
+            f'{axis}{"".join(marks)}</svg>')
