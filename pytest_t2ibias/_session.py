@@ -71,6 +71,9 @@ class T2ISession:
         """Node ids whose teardown was reported (here, or by an xdist worker): the items that
         ran to the end, against the collected count an interrupted run's reports state."""
         """``reports.progress.ReporterLines`` when progress goes to a log through pytest."""
+        self.incomplete_reasons: list[str] = []
+        """Why the run's results are not all its checks' (a crashed worker, a suite that did
+        not load): with ``interrupted``, the run header's ``complete`` (#47)."""
         self._file_ends: set[str] = set()
         """Node ids after which pytest's line for a file is complete (not the run's last)."""
         self.threads = self._choose_threads()
@@ -353,11 +356,28 @@ class T2ISession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "teardown":
             self.finished.add(report.nodeid)
+        if report.when == "???":  # xdist's report of an item whose worker crashed
+            self._not_run(report.nodeid, f"{report.longreprtext or 'its worker crashed'}")
         if self._log_lines is not None and self._log_lines.owed is not None:
             _, letter, _ = self.config.hook.pytest_report_teststatus(report=report,
                                                                      config=self.config)
             if letter:
                 self._log_lines.before_result()
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A suite that did not load (kept going by ``--continue-on-collection-errors``):
+        an ERROR row, and the run is incomplete (#47). A worker leaves it to the controller."""
+        if report.failed and not self.worker:
+            text = "; ".join(line.strip() for line in report.longreprtext.strip().splitlines())
+            self._not_run(report.nodeid or ".", f"could not be collected: {text}")
+
+    def _not_run(self, nodeid: str, why: str) -> None:
+        """An item or suite that could not run: said in the header; a suite's, a row."""
+        from .reports.collect import unrun_row
+
+        self.incomplete_reasons.append(f"{nodeid}: {why}")
+        if nodeid.split("::")[0].endswith(".t2i.yaml"):
+            self.results.add(unrun_row(nodeid, why))
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
@@ -437,15 +457,20 @@ class T2ISession:
     def interruption(self, session: pytest.Session) -> dict[str, Any]:
         """The run header's ``interrupted`` (bool), and for an interrupted run (Ctrl-C, -x,
         --maxfail, a crashed worker) ``items_not_run`` of ``items_collected`` and why, so its
-        reports never read as a complete run's."""
+        reports never read as a complete run's; ``complete`` (bool) and
+        ``incomplete_reasons``: also False for a crashed worker or a suite that did not load
+        (saved runs and ``compare`` read them, #47)."""
         collected = session.testscollected
         not_run = max(0, collected - len(self.finished))
+        reasons = list(self.incomplete_reasons)
         if not not_run or self.config.option.collectonly:
-            return {"interrupted": False}
+            return {"interrupted": False, "complete": not reasons, "incomplete_reasons": reasons}
         reason = (session.shouldfail or session.shouldstop  # -x, --maxfail: pytest's words
                   or "interrupted (Ctrl-C, or a process that ended)")
         return {"interrupted": True, "items_not_run": not_run, "items_collected": collected,
-                "interrupted_by": str(reason)}
+                "interrupted_by": str(reason), "complete": False,
+                "incomplete_reasons": [*reasons, f"{not_run} of {collected} items did not run "
+                                                 f"({reason})"]}
 
     def _write_report(self, what: str, option: str, path: str, write: Callable[[], None]
                       ) -> None:

@@ -145,3 +145,65 @@ def test_a_check_item_only_judges():
     assert len(source.splitlines()) < 200
     for word in ("prefetch", "adaptive_rounds", "decide_family", "sample_adaptively"):
         assert word not in source, word
+
+
+# -- checks that could not run are ERROR rows, and the run says it is incomplete (#47 item 7) --
+
+BROKEN_SUITE = "suite: broken\nprompt: 'a photo of a {subject}'\nsubjects: [doctor]\nchecks: 3\n"
+
+CRASHING = '''
+import os
+
+
+class Crashing(Painter):
+    def generate(self, requests):
+        if any("nurse" in r.prompt for r in requests):
+            os._exit(3)  # the worker dies, as on a segfault or an OOM kill
+        return super().generate(requests)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_t2ibias_make_generator(config, model, role, options):
+    return Crashing()
+'''
+
+
+def _report(pytester: pytest.Pytester) -> tuple[dict, dict, str]:
+    report = json.loads((pytester.path / "report.json").read_text())
+    rows = {row["nodeid"]: row for row in report["checks"]}
+    return report["run"], rows, (pytester.path / "report.html").read_text()
+
+
+def test_a_suite_that_does_not_load_is_an_error_row_and_the_run_incomplete(pytester):
+    pytester.makefile(".t2i.yaml", broken=BROKEN_SUITE)
+    result, _ = _run(pytester, "--continue-on-collection-errors", "--t2i-json=report.json",
+                     "--t2i-html=report.html")
+    run, rows, page = _report(pytester)
+    assert rows["broken.t2i.yaml"]["status"] == "error", rows.keys()
+    assert sum(row["status"] == "passed" for row in rows.values()) == ITEMS
+    assert run["complete"] is False and run["interrupted"] is False
+    assert any(reason.startswith("broken.t2i.yaml") for reason in run["incomplete_reasons"])
+    assert "Incomplete run" in page and "broken.t2i.yaml" in page
+    result.stdout.fnmatch_lines(["*broken.t2i.yaml*ERROR*"])  # a row of the terminal table
+
+
+def test_a_crashed_workers_item_is_an_error_row_and_the_run_incomplete(pytester):
+    pytester.makeconftest(CONFTEST + CRASHING)
+    pytester.makefile(".t2i.yaml", tiny=SUITE)
+    pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:randomly", "--t2i-model=m", "--t2i-vqa=v",
+        "--t2i-bootstrap=50", "--t2i-no-cache", "-n", "2", "--max-worker-restart=4",
+        "--t2i-json=report.json", "--t2i-html=report.html")
+    run, rows, page = _report(pytester)
+    crashed = [nodeid for nodeid in rows if "nurse" in nodeid]
+    assert crashed and all(rows[nodeid]["status"] == "error" for nodeid in crashed), rows
+    assert all("crashed" in rows[nodeid]["reason"] for nodeid in crashed)
+    assert run["complete"] is False
+    assert "Incomplete run" in page or "Interrupted run" in page
+
+
+def test_a_whole_run_is_complete(pytester):
+    _run(pytester, "--t2i-json=report.json", "--t2i-html=report.html")
+    run, _, page = _report(pytester)
+    assert run["complete"] is True and run["incomplete_reasons"] == []
+    assert "Incomplete run" not in page

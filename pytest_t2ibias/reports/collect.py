@@ -8,6 +8,8 @@ also ``check``, ``report_subject`` and ``report_axis``), so the rows are testabl
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +97,19 @@ def error_row(item: Any, message: str) -> ReportRow:
                      value=nan, low=nan, high=nan, n=0, confidence=nan, threshold=nan,
                      passed=False, figures={}, check_id=check_id_of(item), status="error",
                      outcome="error", about=axis, reason=message)
+
+
+def unrun_row(nodeid: str, message: str) -> ReportRow:
+    """A check that never ran (its xdist worker crashed, its suite did not load under
+    ``--continue-on-collection-errors``): an ERROR row named by its node id alone (#47)."""
+    nan = float("nan")
+    path, _, name = nodeid.partition("::")
+    check_id, _, rest = name.partition("[")
+    subject = rest.rstrip("]").split("-", 1)[0] if rest else Path(path).name
+    return ReportRow(nodeid=nodeid, check="", subject=subject, axis="", value=nan, low=nan,
+                     high=nan, n=0, confidence=nan, threshold=nan, passed=False, figures={},
+                     check_id=check_id or Path(path).name, status="error", outcome="error",
+                     reason=message)
 
 
 class RunResults:

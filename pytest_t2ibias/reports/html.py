@@ -171,7 +171,11 @@ def _calibrations(calibrations: Sequence[Mapping[str, Any]]) -> str:
 def _interrupted(run: Mapping[str, Any]) -> str:
     """A banner over the tally of a run that stopped early: its results are not the suite's."""
     if not run.get("interrupted"):
-        return ""
+        reasons = run.get("incomplete_reasons") or []
+        if run.get("complete", True) or not reasons:
+            return ""
+        return (f'<p class="interrupted"><b>Incomplete run</b>: {len(reasons)} could not run '
+                f'({escape("; ".join(map(str, reasons[:5])))}); each is an ERROR row below.</p>')
     not_run, collected = run.get("items_not_run"), run.get("items_collected")
     return (f'<p class="interrupted"><b>Interrupted run</b>: {escape(str(not_run))} of '
             f'{escape(str(collected))} items did not run '
