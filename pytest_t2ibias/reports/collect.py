@@ -8,9 +8,8 @@ also ``check``, ``report_subject`` and ``report_axis``), so the rows are testabl
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .rows import ReportRow
