@@ -227,6 +227,8 @@ KIND = CheckKind(
     chart=chart,
     name="open_set",
     run=run,
+    judges=lambda figures: [bias.get("judge_calibration") for bias in figures.get("biases") or ()
+                            if isinstance(bias, Mapping)],
     axes_param=None,
     params=OpenSetParams,
     work=work,

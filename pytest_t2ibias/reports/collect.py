@@ -34,9 +34,12 @@ def failure_reason(verdict: Verdict) -> str:
     """Why a verdict failed, in a few words (empty when it passed)."""
     if verdict.passed:
         return ""
-    alerts = verdict.figures.get("alerts") or []
-    if alerts:
-        return f"alert: {alerts[0]}"
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(verdict.check)
+    said = kind.reason(verdict.figures) if kind is not None and kind.reason else ""
+    if said:  # the kind's own words (intermit: its first alert)
+        return said
     if verdict.outcome == "inconclusive":
         return f"inconclusive (burden: {verdict.burden})"
     return "beyond the limit"

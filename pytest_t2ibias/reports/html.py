@@ -106,8 +106,10 @@ def verdict_badge(row: ReportRow) -> str:
 
 def _where(row: ReportRow) -> str:
     """Subject / what the figure is about; a Python test's subject is its name: left out."""
-    target = row.figures.get("target")
-    about = row.about or row.axis or (target if isinstance(target, str) else "")
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(row.check)
+    about = row.about or row.axis or (kind.about(row.figures) if kind and kind.about else "")
     subject = "" if row.subject in (row.check_id, row.nodeid.rsplit("::", 1)[-1]) else row.subject
     return " / ".join(part for part in (subject, about) if part)
 
