@@ -65,3 +65,36 @@ def test_the_kinds_hooks_carry_what_the_reports_said_by_key():
                     figures={"biases": [{"judge_calibration": calibration}]})
     assert [c["judge"] for c in judge_calibrations([row])] == ["vqa x"]
     assert CHECK_KINDS["max_skew_below"].about({"target": "female"}) == "female"
+
+
+def test_evaluate_and_assert_helpers_take_each_default_from_the_kinds_params():
+    """One default per parameter: a keyword of a kind's ``evaluate_*`` (and its ``assert_*``)
+    named like a field of its ``Params`` reads that field's default (``Params.default``),
+    never a second literal, for every kind in the registry (``confidence`` and ``burden``
+    aside: None there means "the suite's")."""
+    import dataclasses
+    import importlib
+    import inspect
+
+    from pytest_t2ibias.kinds import BUILTIN_KINDS
+
+    assertions = ast.parse((REPORTS.parent / "assertions.py").read_text())
+    written_twice = []
+    for name in BUILTIN_KINDS:
+        kind = CHECK_KINDS[name]
+        fields = {f.name for f in dataclasses.fields(kind.params)
+                  if f.default not in (dataclasses.MISSING, None)} - {"confidence", "burden"}
+        module = ast.parse(inspect.getsource(importlib.import_module(kind.run.__module__)))
+        helpers = [node for tree in (module, assertions) for node in ast.walk(tree)
+                   if isinstance(node, ast.FunctionDef)
+                   and node.name in (f"evaluate_{name}", f"assert_{name}")]
+        for helper in helpers:
+            arguments = helper.args
+            positional = arguments.posonlyargs + arguments.args
+            pairs = list(zip(positional[len(positional) - len(arguments.defaults):],
+                             arguments.defaults))
+            pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d]
+            written_twice += [f"{helper.name}({argument.arg}={ast.unparse(default)})"
+                              for argument, default in pairs
+                              if argument.arg in fields and isinstance(default, ast.Constant)]
+    assert written_twice == []

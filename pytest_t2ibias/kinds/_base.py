@@ -156,6 +156,11 @@ class CheckKind:
     (open_set: each proposed bias'), for the run header's list of judges."""
     about: Callable[[Mapping[str, Any]], str] | None = None
     """What its figure is about where its row names no axis (max_skew_below: the target)."""
+    sample: str | None = None
+    """The keys of a small ``checks:`` entry of this kind (``axes: [gender], threshold: 0.5``;
+    "" when it needs none) for the sample suite (``testing.suites.every_kind_suite``: a
+    subject, axes gender and age with counterfactuals, a labelled folder ``labelled``): the
+    tests over the registry (report integrity, adding a kind) check every kind from it."""
     paper: str = ""
     """Where the measure comes from (paper, section, equation): the YAML reference's line."""
     example: str = ""

@@ -159,6 +159,7 @@ def expected_work(item: PlannedItem) -> list[Draw]:
 
 KIND = CheckKind(
     name="intermit",
+    sample="",
     run=run,
     work=lambda item: Work(expected=tuple(expected_work(item))),
     adaptive_caveat=lambda params: "" if params.tolerance else (

@@ -104,6 +104,7 @@ def run(ctx: CheckContext[MaxSkewBelowParams]) -> Verdict:
 
 KIND = CheckKind(
     name="max_skew_below",
+    sample="axes: [gender], threshold: 0.5",
     run=run,
     adaptive=True,
     params=MaxSkewBelowParams,
