@@ -9,6 +9,7 @@ also ``check``, ``report_subject`` and ``report_axis``), so the rows are testabl
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,8 +85,12 @@ def item_rows(item: Any, verdicts: Sequence[Verdict], status: str,
                 from ..figures import with_gallery
 
                 verdict = with_gallery(verdict, sightings)
-        judged.append((verdict, verdict_row(item.nodeid, verdict, subject=subject, axis=axis,
-                                            status=status, check_id=check_id_of(item))))
+        row = verdict_row(item.nodeid, verdict, subject=subject, axis=axis, status=status,
+                          check_id=check_id_of(item))
+        kind = getattr(getattr(item, "check", None), "kind", None)
+        if kind is not None and kind != row.check:  # a suite's row is its kind's (its chart,
+            row = replace(row, check=kind)          # its hooks), whoever's evaluate it used
+        judged.append((verdict, row))
     return judged
 
 
