@@ -131,7 +131,7 @@ class SessionPlan:
         phrases every entry now (it reads their prompts), a test run when it executes."""
         for item in selected:
             registered = self._registered.get(item.nodeid)
-            if registered is not item:
+            if registered is None or registered is not item:
                 continue
             entry = PlanEntry(item.nodeid, registered.as_written(), registered.will_run(),
                               error=registered.refusal())
@@ -256,8 +256,8 @@ class SessionPlan:
         if adaptive:
             self.sample_adaptively(adaptive, fixed=fixed, on_error=keep)
         else:
-            prefetch([entry.item for entry in fixed], self.session.instrument, on_error=keep,
-                     works=[entry.work for entry in fixed])
+            prefetch([entry.item or entry.written for entry in fixed], self.session.instrument,
+                     on_error=keep, works=[entry.work for entry in fixed])
 
     def _keep_errors(self) -> Callable[[Any, BaseException], None]:
         """The prefetch's ``on_error``: a ``BackendError`` (its model or image source cannot
@@ -285,8 +285,9 @@ class SessionPlan:
         """Draw the adaptive entries' images in rounds batched across them (and the ``fixed``
         entries' in the first round), judging each at every look until decided
         (``prefetch.adaptive_rounds``); each then runs at the images it stopped at."""
+        from ._test_call import verdict_sink
         from .prefetch import adaptive_rounds
-        from .verdict import FAIL, PASS, verdict_sink
+        from .verdict import FAIL, PASS
 
         def decided(index: int, plan: Plan) -> bool:
             entry = entries[index]
@@ -316,7 +317,8 @@ class SessionPlan:
         own run reports the error). Under xdist every worker finds the same levels."""
         if self.session.family.policy not in ("holm", "bh"):
             return
-        from .verdict import FAIL, PASS, verdict_sink
+        from ._test_call import verdict_sink
+        from .verdict import FAIL, PASS
 
         gated = {entry.nodeid: entry for entry in self.entries if entry.gated}
         errors = {nodeid: 1.0 - entry.written.plan.levels.gate  # type: ignore[operator]
@@ -354,7 +356,7 @@ class SessionPlan:
 
         session, written = self.session, entry.written
         plan = plan or entry.plan
-        context = CheckContext(
+        context: CheckContext[Any] = CheckContext(
             check=written.check, suite=written.suite, subject=written.subject,
             axis=written.axis, plan=plan, instrument=session.instrument(plan, sightings),
             levels=plan.levels_at(gate), n_resamples=session.settings.bootstrap,
@@ -427,7 +429,7 @@ def _declares_work(item: PlannedItem) -> bool:
     return kind is not None and kind.work is not None
 
 
-def _key(planned: Any) -> tuple:
+def _key(planned: Any) -> tuple[str, str, str, str | None]:
     """Which entry a planned item is (the adaptive rounds copy it at each look, phrasing
     copies its suite)."""
     axis = planned.axis.name if planned.axis is not None else None
