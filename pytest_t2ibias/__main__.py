@@ -31,24 +31,69 @@ import pytest
 PROG = "python -m pytest_t2ibias"
 DEFAULT_STORAGE = Path(".t2ibias") / "runs"
 DEFAULT_CACHE = Path(".t2ibias_cache")
-CACHE_DEFAULT = (".t2ibias_cache in the working directory or the nearest folder above it that "
-                 "has one (pytest's default is <rootdir>/.t2ibias_cache)")
-STORAGE_HELP = ("where saved runs are (pytest's --t2i-storage); default: .t2ibias/runs in the "
-                "working directory or the nearest folder above it that has one, where pytest "
-                "saves them under its rootdir")
+CACHE_DEFAULT = ("the ini file's t2i_cache_dir, else <rootdir>/.t2ibias_cache, the rootdir "
+                 "found as pytest finds it from the working directory")
+STORAGE_HELP = ("where saved runs are (pytest's --t2i-storage); default: the ini file's "
+                "t2i_storage, else <rootdir>/.t2ibias/runs, the rootdir found as pytest finds "
+                "it from the working directory")
 BAD_INPUT = 2
+_INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest",
+                 "setup.cfg": "tool:pytest"}
 
 
-def nearest(relative: Path, start: Path | None = None) -> Path:
-    """``relative`` in the working directory or the nearest folder above it that holds it, as
-    git finds ``.git``: pytest writes saved runs and the cache under its rootdir, and this finds
-    them from anywhere inside the project. None found: ``relative`` in the working directory
-    (absolute, so a message says where it looked)."""
+def project_root(start: Path | None = None) -> tuple[Path, dict[str, str], Path | None]:
+    """pytest's rootdir seen from ``start`` (the working directory), its ini values and the
+    ini file: the nearest folder with a pytest ini file (``pytest.ini``, a ``pyproject.toml``
+    with ``[tool.pytest.ini_options]``, ``tox.ini`` with ``[pytest]``, ``setup.cfg`` with
+    ``[tool:pytest]``), else the nearest with a ``pyproject.toml`` or ``setup.py``, else
+    ``start``. Nothing above the project is looked in for a cache or saved runs: a
+    ``.t2ibias_cache`` planted in an ancestor (``/tmp``) is never taken for this project's."""
     here = (start or Path.cwd()).absolute()
     for folder in (here, *here.parents):
-        if (folder / relative).is_dir():
-            return folder / relative
-    return here / relative
+        for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+            values = _pytest_ini(folder / name)
+            if values is not None:
+                return folder, values, folder / name
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() or (folder / "setup.py").is_file():
+            return folder, {}, None
+    return here, {}, None
+
+
+def _pytest_ini(path: Path) -> dict[str, str] | None:
+    """The pytest section of an ini file as strings; None when it has none (or is no file)."""
+    from ._files import SMALL_JSON_BYTES, read_bounded
+
+    try:
+        text = read_bounded(path, SMALL_JSON_BYTES).decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    try:
+        if path.name == "pyproject.toml":
+            try:
+                import tomllib
+            except ImportError:  # Python 3.10: pytest's own dependency
+                import tomli as tomllib  # type: ignore[no-redef]
+            table = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options")
+            return None if not isinstance(table, dict) else {k: str(v) for k, v in table.items()}
+        import iniconfig
+
+        parsed = iniconfig.IniConfig(str(path), data=text)
+        section = _INI_SECTIONS[path.name]
+        if section not in parsed:
+            return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+        return dict(parsed[section].items())
+    except Exception:  # noqa: BLE001 - an ini pytest itself would refuse: not this project's
+        return None
+
+
+def default_folder(ini_key: str, default: Path, start: Path | None = None) -> Path:
+    """The ini file's ``ini_key`` (relative to the ini file's folder), else ``default``
+    under the rootdir: where pytest run here would put the cache or the saved runs."""
+    root, values, ini = project_root(start)
+    if values.get(ini_key):
+        return ((ini.parent if ini else root) / Path(values[ini_key]).expanduser()).absolute()
+    return root / default
 
 
 class Prefetch:
@@ -139,7 +184,7 @@ def compare_command(args: argparse.Namespace) -> int:
     from .runs.table import render_comparison, verdict_line
 
     criteria = parse_criteria(args.fail)
-    storage = args.storage or nearest(DEFAULT_STORAGE)
+    storage = args.storage or default_folder("t2i_storage", DEFAULT_STORAGE)
     old_path, new_path = locate(args.old, storage), locate(args.new, storage)
     comparison = compare_runs(load_report(old_path), load_report(new_path), criteria)
     width = max(60, _columns())
@@ -153,11 +198,12 @@ def report_command(args: argparse.Namespace) -> int:
     from .reports.html import write_html
     from .runs.saved import load_report, locate, rows_of
 
-    path = locate(args.run, args.storage or nearest(DEFAULT_STORAGE))
+    path = locate(args.run, args.storage or default_folder("t2i_storage", DEFAULT_STORAGE))
     saved = load_report(path)
     cache_dir = args.cache_dir
-    if cache_dir is None and nearest(DEFAULT_CACHE).is_dir():  # else a report without images
-        cache_dir = nearest(DEFAULT_CACHE)
+    if cache_dir is None:  # the project's, if there is one; else a report without images
+        found = default_folder("t2i_cache_dir", DEFAULT_CACHE)
+        cache_dir = found if found.is_dir() else None
     write_html(args.html, rows_of(saved), run=saved.get("run") or {}, cache_dir=cache_dir)
     print(f"wrote {args.html} ({len(saved['checks'])} checks of {path})")
     return 0
@@ -207,7 +253,7 @@ def cache_prune_command(args: argparse.Namespace) -> int:
 
 
 def _existing_cache(given: Path | None) -> Path:
-    path = given or nearest(DEFAULT_CACHE)
+    path = given or default_folder("t2i_cache_dir", DEFAULT_CACHE)
     if not path.is_dir():
         raise UsageProblem(f"no cache directory at {path} (give --cache-dir DIR: the run's "
                            f"--t2i-cache-dir, default <rootdir>/.t2ibias_cache)")

@@ -74,7 +74,14 @@ MAX_ANSWER_BYTES = 2**20
 """Largest answer entry read: a row of at most 64 choices with its question and statements
 is a few kB."""
 MAX_RECORD_BYTES = 1024
-"""Largest index record read: a 64-digit hex hash."""
+"""Largest index record read: a key and a hash, 64 hex digits each."""
+CACHEDIR_TAG = "CACHEDIR.TAG"
+CACHEDIR_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+"""The Cache Directory Tagging Specification's first line (https://bford.info/cachedir/):
+backup tools skip a folder that has it, and ``cache prune`` touches only such a folder."""
+CACHEDIR_TAG_TEXT = (f"{CACHEDIR_SIGNATURE}\n# This file is a cache directory tag created by "
+                     f"pytest-t2ibias.\n# For information about cache directory tags, see:\n"
+                     f"#\thttps://bford.info/cachedir/\n")
 
 
 class CacheWarning(UserWarning):
@@ -376,6 +383,7 @@ class Cache:
             probe.unlink()
         except OSError as exc:
             raise self._unusable(exc) from None
+        mark_as_cache(self.root)
         self._sweep_stale_tmp()
         self._ready = True
 
@@ -448,6 +456,28 @@ def record_text(key: str, image_hash: str) -> bytes:
     """An index record: the key and its image's content hash, so a record moved to another
     key's name (with its PNG, chunks stripped) names the wrong key and is caught."""
     return f"{key} {image_hash}\n".encode("ascii")
+
+
+def mark_as_cache(root: Path) -> None:
+    """Write ``CACHEDIR.TAG`` in ``root`` if it has none (a cache made before the tag gets
+    one on its next write); a tag that cannot be written costs only ``cache prune``."""
+    tag = Path(root) / CACHEDIR_TAG
+    if os.path.lexists(tag):
+        return
+    try:
+        write_atomically(tag, CACHEDIR_TAG_TEXT.encode("ascii"))
+    except OSError:
+        pass
+
+
+def is_marked_cache(root: Path) -> bool:
+    """Whether ``root`` carries this cache's tag: a regular file (not a link) that starts
+    with the tagging signature."""
+    try:
+        head = read_bounded(Path(root) / CACHEDIR_TAG, 4096, follow_links=False)
+    except (OSError, ValueError):
+        return False
+    return head.startswith(CACHEDIR_SIGNATURE.encode("ascii"))
 
 
 def index_path(root: Path, key: str) -> Path:
