@@ -30,12 +30,12 @@ loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._files import read_json
 from .verdict import DEFAULT_BURDEN
 
 if TYPE_CHECKING:
@@ -275,7 +275,7 @@ def _read_declared(path: Path) -> tuple[dict[str, Any], str]:
         try:
             if not path.is_dir() or not file.is_file():
                 continue
-            sampling = pick(json.loads(file.read_text()))
+            sampling = pick(read_json(file))
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(sampling, dict):

@@ -316,7 +316,10 @@ class Cache:
         """Copy an entry the remote tier has into the local directory (not under refresh)."""
         if self.remote is None or not self.read:
             return None
-        payload = self.remote.fetch(path.relative_to(self.root).as_posix())
+        relative = path.relative_to(self.root).as_posix()
+        limits = {"images": MAX_IMAGE_BYTES, "answers": MAX_ANSWER_BYTES}
+        payload = self.remote.fetch(relative, limits.get(relative.split("/")[0],
+                                                         MAX_RECORD_BYTES))
         if payload is None:
             return None
         self._write(path, payload, push=False)
