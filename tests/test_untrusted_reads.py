@@ -110,3 +110,22 @@ def test_a_remote_tier_entry_that_is_no_regular_bounded_file_is_refused(tmp_path
     with pytest.warns(RemoteCacheWarning, match="refused"):
         assert Cache(tmp_path / "b", remote=remote).get_image(key) is None
     assert remote.failed is None  # one bad entry: the tier goes on serving the others
+
+
+@pytest.mark.parametrize("planted", ["fifo", "dev-zero", "nested"])
+def test_a_suite_lock_file_that_is_a_fifo_dev_zero_or_nested_is_a_lockfile_error(tmp_path,
+                                                                                 planted):
+    """Was: a ``*.lock.json`` linked to /dev/zero (a git commit can carry that link) was read
+    without end; a FIFO hung."""
+    from pytest_t2ibias.errors import LockfileError
+    from pytest_t2ibias.locks import bgps
+
+    path = tmp_path / "suite.bgps.lock.json"
+    if planted == "fifo":
+        os.mkfifo(path)
+    elif planted == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text("[" * 200_000)
+    with pytest.raises(LockfileError):
+        bgps.FORMAT.read(path)
