@@ -180,13 +180,20 @@ def prefetch_command(args: list[str]) -> int:
 
 def compare_command(args: argparse.Namespace) -> int:
     from .runs.compare import compare_runs, parse_criteria
-    from .runs.saved import load_report, locate
+    from .runs.saved import incomplete_reasons, load_report, locate, refuse_incomplete_baseline
     from .runs.table import render_comparison, verdict_line
 
     criteria = parse_criteria(args.fail)
     storage = args.storage or default_folder("t2i_storage", DEFAULT_STORAGE)
     old_path, new_path = locate(args.old, storage), locate(args.new, storage)
-    comparison = compare_runs(load_report(old_path), load_report(new_path), criteria)
+    old, new = load_report(old_path), load_report(new_path)
+    if not args.allow_incomplete:
+        refuse_incomplete_baseline(old, old_path, "--allow-incomplete")
+    for path, report in ((old_path, old), (new_path, new)):
+        if reasons := incomplete_reasons(report):
+            print(f"note: {path.stem} did not complete ({'; '.join(reasons)}): its missing "
+                  f"checks are not compared", file=sys.stderr)
+    comparison = compare_runs(old, new, criteria)
     width = max(60, _columns())
     print(render_comparison(comparison, f"{old_path.stem} ({old_path})", width,
                             color=sys.stdout.isatty(), verbose=args.verbose), end="")
@@ -324,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(moved by more than X), value:X%% (by more than X%% of the saved "
                          "figure); repeatable")
     compare.add_argument("--storage", type=Path, default=None, metavar="DIR", help=STORAGE_HELP)
+    compare.add_argument("--allow-incomplete", action="store_true",
+                         help="accept an OLD run that did not complete (stopped by -x or "
+                         "Ctrl-C, a crashed worker, collection errors); refused otherwise")
     compare.add_argument("-v", "--verbose", action="store_true",
                          help="list every changed figure, not only the drifted ones")
     compare.set_defaults(handler=compare_command)

@@ -243,7 +243,8 @@ def _baseline_options(config: pytest.Config) -> dict[str, Any]:
         raise pytest.UsageError(f"--t2i-compare-fail={compare_fail[0]} needs a run to compare "
                                 f"with: add --t2i-compare=NAME (or latest)")
     return {"save": save, "autosave": bool(get_option(config, "t2i_autosave")),
-            "compare": compare, "compare_fail": compare_fail, "storage": _storage(config)}
+            "compare": compare, "compare_fail": compare_fail, "storage": _storage(config),
+            "compare_incomplete": bool(get_option(config, "t2i_compare_incomplete"))}
 
 
 def read_settings(config: pytest.Config) -> Settings:

@@ -256,6 +256,9 @@ OPTIONS: tuple[Option, ...] = (
            "ci (its interval no longer overlaps the saved one), value:X (moved by more than X), "
            "value:X% (by more than X% of the saved figure); repeatable", repeatable=True,
            metavar="EXPR"),
+    Option("t2i_compare_incomplete", "accept as the --t2i-compare baseline a saved run that did "
+           "not complete (stopped by -x or Ctrl-C, a crashed worker, collection errors); "
+           "refused otherwise", flag=True),
     Option("t2i_storage", "directory of saved runs (default <rootdir>/.t2ibias/runs)",
            is_path=True, metavar="DIR"),
 )
@@ -311,6 +314,8 @@ class Settings:
     """``--t2i-compare``: the saved run (name, unique prefix or ``latest``) to compare with."""
     compare_fail: tuple[str, ...] = ()
     """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
+    compare_incomplete: bool = False
+    """``--t2i-compare-incomplete``: a saved run that did not complete may be the baseline."""
     storage: Path = Path(".t2ibias/runs")
     table_width: int | None = None
     threads: int | None = None

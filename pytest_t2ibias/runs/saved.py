@@ -100,6 +100,50 @@ def load_report(path: str | Path) -> dict[str, Any]:
     return report
 
 
+def incomplete_reasons(report: Mapping[str, Any]) -> list[str]:
+    """Why a saved run did not complete, in words; empty for a complete run. Its header says
+    so (``completeness``: ``complete`` false and ``incomplete``); a run saved before that
+    was recorded counts as complete unless its ``interrupted`` says otherwise."""
+    run = report.get("run")
+    run = run if isinstance(run, Mapping) else {}
+    said = run.get("incomplete")
+    reasons = [str(reason) for reason in said] if isinstance(said, list) else []
+    if run.get("complete") is False and not reasons:
+        reasons = ["its header says it did not complete"]
+    if run.get("interrupted") is True and not reasons:
+        reasons = [f"interrupted ({run.get('interrupted_by') or 'stopped early'})"]
+    return reasons
+
+
+def completeness(interruption: Mapping[str, Any], collection_errors: Sequence[str],
+                 crashed: Sequence[str]) -> dict[str, Any]:
+    """The header keys that say whether a run completed: ``complete`` and, when it did not,
+    ``incomplete`` (why, in words: items not run, collection errors, crashed workers)."""
+    reasons = []
+    collection_errors, crashed = list(dict.fromkeys(collection_errors)), list(dict.fromkeys(crashed))
+    if interruption.get("interrupted"):
+        reasons.append(f"{interruption.get('items_not_run', '?')} of "
+                       f"{interruption.get('items_collected', '?')} items not run "
+                       f"({interruption.get('interrupted_by') or 'stopped early'})")
+    if collection_errors:
+        reasons.append(f"{len(collection_errors)} collection errors "
+                       f"({', '.join(collection_errors[:5])})")
+    if crashed:
+        reasons.append(f"{len(crashed)} items lost to a crashed worker "
+                       f"({', '.join(crashed[:5])})")
+    return {"complete": not reasons, **({"incomplete": reasons} if reasons else {})}
+
+
+def refuse_incomplete_baseline(report: Mapping[str, Any], path: Path, option: str) -> None:
+    """``RunError`` when the saved run at ``path`` did not complete: its missing checks
+    would compare as nothing ("0 figures compared") and pass."""
+    reasons = incomplete_reasons(report)
+    if reasons:
+        raise RunError(f"{path.stem} ({path}) did not complete: {'; '.join(reasons)}; a "
+                       f"baseline missing checks compares as nothing. Save a complete run, or "
+                       f"pass {option} to compare against it anyway")
+
+
 def as_report(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> dict[str, Any]:
     """This run as a saved one reads back: the header and every row, through JSON."""
     payload = {"schema": SCHEMA, "version": REPORT_SCHEMA_VERSION, "run": dict(run),
