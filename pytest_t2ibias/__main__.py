@@ -201,8 +201,16 @@ def compare_command(args: argparse.Namespace) -> int:
     return 1 if comparison.drifted else 0
 
 
+MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError,
+             OverflowError, ZeroDivisionError)
+"""What drawing a value of an unexpected type or size raises: a saved run edited by hand or
+damaged holds anything in its figures and header."""
+
+
 def report_command(args: argparse.Namespace) -> int:
-    from .reports.html import write_html
+    from ._text import shown
+    from .errors import RunError
+    from .reports.html import render_html, write_html
     from .runs.saved import load_report, locate, rows_of
 
     path = locate(args.run, args.storage or default_folder("t2i_storage", DEFAULT_STORAGE))
@@ -211,7 +219,30 @@ def report_command(args: argparse.Namespace) -> int:
     if cache_dir is None:  # the project's, if there is one; else a report without images
         found = default_folder("t2i_cache_dir", DEFAULT_CACHE)
         cache_dir = found if found.is_dir() else None
-    write_html(args.html, rows_of(saved), run=saved.get("run") or {}, cache_dir=cache_dir)
+    rows, run = rows_of(saved), saved.get("run") or {}
+    try:
+        write_html(args.html, rows, run=run, cache_dir=cache_dir)
+    except MALFORMED:  # find what cannot be drawn, draw the rest, and say so in one line
+        def draws(rows: list, run: dict) -> bool:
+            try:
+                render_html(rows, run=run)
+            except MALFORMED:
+                return False
+            return True
+
+        bad = [row for row in rows if not draws([row], {})]
+        header_drawn = draws([], run)
+        try:
+            write_html(args.html, [row for row in rows if row not in bad],
+                       run=run if header_drawn else {}, cache_dir=cache_dir)
+        except MALFORMED as exc:
+            raise RunError(f"{path}: cannot be drawn ({type(exc).__name__}: {exc}); a saved run "
+                           f"is the --t2i-json report of a run") from None
+        left_out = [shown(row.nodeid or "?")[:80] for row in bad[:5]]
+        raise RunError(f"{path}: wrote {args.html} without what cannot be drawn (malformed: "
+                       f"{'the run header, ' if not header_drawn else ''}{len(bad)} checks"
+                       f"{': ' + ', '.join(left_out) if left_out else ''}); a saved run is the "
+                       f"--t2i-json report of a run") from None
     print(f"wrote {args.html} ({len(saved['checks'])} checks of {path})")
     return 0
 

@@ -16,10 +16,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._files import parse_json, read_bounded
 from ..errors import RunError
 from ..reports.rows import REPORT_SCHEMA_VERSION, ReportRow, write_json
 
 SCHEMA = "pytest-t2ibias report"
+MAX_REPORT_BYTES = 256 * 2**20
+"""Largest saved run read: a run of 10,000 checks with galleries takes tens of MB."""
 LATEST = "latest"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=@-]*$")
 _COUNTED = re.compile(r"^(\d{4,})_")
@@ -75,14 +78,14 @@ def locate(spec: str, storage: Path) -> Path:
 def load_report(path: str | Path) -> dict[str, Any]:
     """A JSON report (version 2) as a dict; a ``RunError`` naming the file and the problem."""
     path = Path(path)
-    try:
-        text = path.read_text()
+    try:  # the guarded read: a FIFO, a link to /dev/zero or a folder is refused, not read
+        text = read_bounded(path, MAX_REPORT_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise RunError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and NotARegularFile among them
         raise RunError(f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     try:
-        report = json.loads(text)
+        report = parse_json(text)
     except ValueError as exc:
         raise RunError(f"{path}: not valid JSON ({exc}); a saved run is the --t2i-json "
                        f"report of a run") from None
