@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from pathlib import Path
 
 import pytest
@@ -21,17 +20,21 @@ WORDS = "a photo of an doctor nurse male female person".split()
 PILOT = "a photo of a pilot"
 
 
-@pytest.fixture(autouse=True)
-def no_hang():
-    """A read that waits on a FIFO fails the test instead of hanging the run."""
-    def hung(*_):
-        raise TimeoutError("a read waited on a FIFO")
+@pytest.fixture
+def make_fifo(tmp_path):
+    """``make_fifo(path)``: a FIFO there; a reader still blocked on it after 30 s is released
+    (given EOF) and fails the test: a hang turned into a failure, not a hung run."""
+    from tests.validation_scripts import validation_script
 
-    previous = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(60)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
+    watches = []
+
+    def make(path: Path) -> Path:
+        os.mkfifo(path)
+        watches.append(validation_script("fuzz_saved_runs").FifoWatch(path, 30))
+        return path
+
+    yield make
+    assert not any(watch.stop() for watch in watches), "a read waited on a FIFO"
 
 
 def memo_of(tmp_path: Path) -> tuple[Path, Path]:
@@ -56,12 +59,12 @@ def test_a_forged_memo_cannot_make_an_unread_prompt_read(tmp_path):
 
 @pytest.mark.parametrize("planted", ["fifo", "dev-zero", "nested"])
 def test_a_memo_that_is_a_fifo_a_dev_zero_link_or_nested_brackets_is_read_again(tmp_path,
-                                                                               planted):
+                                                                               planted, make_fifo):
     """Was: a FIFO hung collection; a link to /dev/zero was read until MemoryError."""
     folder, path = memo_of(tmp_path)
     path.unlink()
     if planted == "fifo":
-        os.mkfifo(path)
+        make_fifo(path)
     elif planted == "dev-zero":
         path.symlink_to("/dev/zero")
     else:
@@ -71,13 +74,13 @@ def test_a_memo_that_is_a_fifo_a_dev_zero_link_or_nested_brackets_is_read_again(
 
 
 @pytest.mark.parametrize("planted", ["fifo", "dev-zero"])
-def test_a_model_index_that_is_a_fifo_or_dev_zero_is_not_read(tmp_path, planted):
+def test_a_model_index_that_is_a_fifo_or_dev_zero_is_not_read(tmp_path, planted, make_fifo):
     from pytest_t2ibias.backends._fingerprint import config_file
 
     model = tmp_path / "model"
     model.mkdir()
     if planted == "fifo":
-        os.mkfifo(model / "model_index.json")
+        make_fifo(model / "model_index.json")
     else:
         (model / "model_index.json").symlink_to("/dev/zero")
     assert pipeline_readers(model, None) == []
@@ -86,7 +89,8 @@ def test_a_model_index_that_is_a_fifo_or_dev_zero_is_not_read(tmp_path, planted)
 
 
 @pytest.mark.parametrize("planted", ["fifo", "dev-zero", "huge"])
-def test_a_remote_tier_entry_that_is_no_regular_bounded_file_is_refused(tmp_path, planted):
+def test_a_remote_tier_entry_that_is_no_regular_bounded_file_is_refused(tmp_path, planted,
+                                                                       make_fifo):
     """Was: a FIFO in ``--t2i-cache-remote=file://...`` hung the run; a /dev/zero link was
     read without end."""
     pytest.importorskip("fsspec")
@@ -100,7 +104,7 @@ def test_a_remote_tier_entry_that_is_no_regular_bounded_file_is_refused(tmp_path
     entry = shared / "images" / "ab" / f"{key}.png"
     entry.unlink()
     if planted == "fifo":
-        os.mkfifo(entry)
+        make_fifo(entry)
     elif planted == "dev-zero":
         entry.symlink_to("/dev/zero")
     else:
@@ -114,7 +118,7 @@ def test_a_remote_tier_entry_that_is_no_regular_bounded_file_is_refused(tmp_path
 
 @pytest.mark.parametrize("planted", ["fifo", "dev-zero", "nested"])
 def test_a_suite_lock_file_that_is_a_fifo_dev_zero_or_nested_is_a_lockfile_error(tmp_path,
-                                                                                 planted):
+                                                                                 planted, make_fifo):
     """Was: a ``*.lock.json`` linked to /dev/zero (a git commit can carry that link) was read
     without end; a FIFO hung."""
     from pytest_t2ibias.errors import LockfileError
@@ -122,7 +126,7 @@ def test_a_suite_lock_file_that_is_a_fifo_dev_zero_or_nested_is_a_lockfile_error
 
     path = tmp_path / "suite.bgps.lock.json"
     if planted == "fifo":
-        os.mkfifo(path)
+        make_fifo(path)
     elif planted == "dev-zero":
         path.symlink_to("/dev/zero")
     else:
