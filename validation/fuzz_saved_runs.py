@@ -263,14 +263,15 @@ class FifoWatch:
         self._thread.start()
 
     def _watch(self, seconds: float) -> None:
-        if self._done.wait(seconds):
-            return
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:  # no reader waiting: nothing hangs on it
-            return
-        self.blocked = True
-        os.close(fd)
+        wait = seconds
+        while not self._done.wait(wait):  # then each second: a reader may open it again
+            wait = 1.0
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # no reader waiting (or no FIFO any more): nothing hangs on it
+                continue
+            self.blocked = True
+            os.close(fd)
 
     def stop(self) -> bool:
         """Whether a reader was found blocked on the FIFO."""
