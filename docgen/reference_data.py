@@ -307,7 +307,9 @@ AXIS = {
     "parts": KeyDoc(
         "list of parts ([keys](#a-part-of-a-multi-part-axis-parts-items))",
         "A multi-part axis (BiasConnect's disability): one yes/no "
-        "question per part; an image takes the first part answered yes, or `none`. Needs "
+        "question per part, each asked on its own; an image takes the part answered yes most "
+        "surely, or `none` when every part is answered no (under `abstain_below`, a part "
+        "answered less surely is unread: with no sure yes the image abstains). Needs "
         "`none`; `question` and `choices` may then be left out.",
         "axes:\n"
         "  disability:\n"
@@ -512,6 +514,7 @@ PARAM_CHECKS: dict[Any, tuple[dict[str, Any], str]] = {
                       "mapping axis → weight ≥ 0 (one > 0)"),
     checks.check_burden: ({"enum": ["model", "check"]}, "`model` or `check`"),
     checks.check_judge_correction: ({"enum": ["on", "full", "off"]}, "`on`, `full` or `off`"),
+    checks.check_alert_on: ({"enum": list(checks.ALERT_ON)}, "`prioritised` or `any`"),
     checks.check_knowledge_base: ({"enum": list(checks.KNOWLEDGE_BASE_MODES)},
                                   "`floor`, `off` or `only`"),
     checks.check_severity_context: ({"enum": list(checks.SEVERITY_CONTEXTS)},

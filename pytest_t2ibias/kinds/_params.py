@@ -45,6 +45,13 @@ def check_priority(value: Any) -> str | None:
     return None
 
 
+ALERT_ON = ("prioritised", "any")
+
+
+def check_alert_on(value: Any) -> str | None:
+    return None if value in ALERT_ON else f"must be one of {', '.join(ALERT_ON)}, got {value!r}"
+
+
 KNOWLEDGE_BASE_MODES = ("floor", "off", "only")
 SEVERITY_CONTEXTS = ("context_free", "context_aware")
 
