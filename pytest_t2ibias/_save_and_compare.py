@@ -93,7 +93,7 @@ class SavedRuns:
             except RunError as exc:
                 self.errors.append(f"--t2i-save: {exc}")
         if self.saved_as and not run["complete"]:
-            self.notes.append(f"saved as an incomplete run ({'; '.join(run['incomplete'])}): "
+            self.notes.append(f"saved as an incomplete run ({'; '.join(run['incomplete_reasons'])}): "
                               f"--t2i-compare refuses it as a baseline unless "
                               f"--t2i-compare-incomplete")
         failed = bool(self.errors) or bool(self.comparison and self.comparison.drifted)

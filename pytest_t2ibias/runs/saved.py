@@ -105,11 +105,11 @@ def load_report(path: str | Path) -> dict[str, Any]:
 
 def incomplete_reasons(report: Mapping[str, Any]) -> list[str]:
     """Why a saved run did not complete, in words; empty for a complete run. Its header says
-    so (``completeness``: ``complete`` false and ``incomplete``); a run saved before that
-    was recorded counts as complete unless its ``interrupted`` says otherwise."""
+    so (``complete`` false and ``incomplete_reasons``); a run saved before that was recorded
+    counts as complete unless its ``interrupted`` says otherwise."""
     run = report.get("run")
     run = run if isinstance(run, Mapping) else {}
-    said = run.get("incomplete")
+    said = run.get("incomplete_reasons")
     reasons = [str(reason) for reason in said] if isinstance(said, list) else []
     if run.get("complete") is False and not reasons:
         reasons = ["its header says it did not complete"]
@@ -118,23 +118,24 @@ def incomplete_reasons(report: Mapping[str, Any]) -> list[str]:
     return reasons
 
 
-def completeness(interruption: Mapping[str, Any], collection_errors: Sequence[str],
+def completeness(header: Mapping[str, Any], collection_errors: Sequence[str],
                  crashed: Sequence[str]) -> dict[str, Any]:
-    """The header keys that say whether a run completed: ``complete`` and, when it did not,
-    ``incomplete`` (why, in words: items not run, collection errors, crashed workers)."""
-    reasons = []
-    collection_errors, crashed = list(dict.fromkeys(collection_errors)), list(dict.fromkeys(crashed))
-    if interruption.get("interrupted"):
-        reasons.append(f"{interruption.get('items_not_run', '?')} of "
-                       f"{interruption.get('items_collected', '?')} items not run "
-                       f"({interruption.get('interrupted_by') or 'stopped early'})")
-    if collection_errors:
-        reasons.append(f"{len(collection_errors)} collection errors "
-                       f"({', '.join(collection_errors[:5])})")
-    if crashed:
-        reasons.append(f"{len(crashed)} items lost to a crashed worker "
-                       f"({', '.join(crashed[:5])})")
-    return {"complete": not reasons, **({"incomplete": reasons} if reasons else {})}
+    """``complete`` and ``incomplete_reasons`` for a saved run's header: the session's own
+    (``header``: items not run, suites that did not load) and any collection error or item
+    lost to a crashed xdist worker they do not already name."""
+    reasons = [str(reason) for reason in header.get("incomplete_reasons") or []]
+    if header.get("interrupted") and not reasons:
+        reasons.append(f"{header.get('items_not_run', '?')} of "
+                       f"{header.get('items_collected', '?')} items did not run "
+                       f"({header.get('interrupted_by') or 'stopped early'})")
+    said = " ".join(reasons)
+    for nodeid in dict.fromkeys(collection_errors):
+        if nodeid not in said:
+            reasons.append(f"{nodeid}: could not be collected")
+    for nodeid in dict.fromkeys(crashed):
+        if nodeid not in said:
+            reasons.append(f"{nodeid}: lost to a crashed xdist worker")
+    return {"complete": not reasons, "incomplete_reasons": reasons}
 
 
 def refuse_incomplete_baseline(report: Mapping[str, Any], path: Path, option: str) -> None:
