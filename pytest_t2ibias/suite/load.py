@@ -333,17 +333,37 @@ class _SuiteReader:
         raw = self.text(value, at, label)
         if raw is None:
             return None
+        found = self.suite_path(raw, at, label)
+        if found is None:
+            return None
+        resolved, exists = found
         given = Path(raw).expanduser()
-        resolved = given if given.is_absolute() else (self.path.parent / given)
+        if exists:
+            return str(resolved)
+        first = self.suite_path(given.parts[0], at, label, quiet=True)
         looks_like_path = (raw.startswith((".", "/", "~")) or given.is_absolute()
-                           or (self.path.parent / given.parts[0]).exists())
-        if resolved.exists():
-            return str(resolved.resolve())
+                           or (first is not None and first[1]))
         if looks_like_path:
             self.problem(at, f"{label} {raw!r} does not exist (looked for "
-                             f"{resolved.resolve()}; relative to the suite file)")
+                             f"{resolved}; relative to the suite file)")
             return None
         return raw
+
+    def suite_path(self, raw: str, at: KeyPath, label: str, quiet: bool = False
+                   ) -> tuple[Path, bool] | None:
+        """``raw`` relative to the suite file, resolved, and whether it exists; None (reported
+        unless ``quiet``) when no file system could hold it: a NUL character, or a name or
+        path longer than the system allows (``ValueError``/``OSError`` from ``pathlib``)."""
+        try:
+            resolved = (self.path.parent / Path(raw).expanduser()).resolve()
+            return resolved, resolved.exists()
+        except (ValueError, OSError, RuntimeError) as error:
+            if not quiet:
+                reason = "it holds a NUL character" if "\0" in raw else (
+                    getattr(error, "strerror", None) or str(error))
+                self.problem(at, f"{label} {_describe(raw)} is not a usable path ({reason}); "
+                                 f"write a path relative to the suite file")
+            return None
 
     def model_options(self, value: Any, at: KeyPath, label: str) -> dict[str, Any]:
         """A model's loading options: ``{KEY: VALUE}`` read as ``--t2i-model-option KEY=VALUE``
@@ -506,7 +526,9 @@ class _SuiteReader:
             return value
         if isinstance(value, dict) and set(value) == {"folder"} and isinstance(value["folder"], str) \
                 and value["folder"].strip():
-            return str((self.path.parent / value["folder"]).resolve())
+            found = self.suite_path(value["folder"], (*at, "judge_calibration", "folder"),
+                                    f"{where}: judge_calibration.folder")
+            return None if found is None else str(found[0])
         self.problem((*at, "judge_calibration"), f"{where}: judge_calibration must be "
                      f"{COUNTERFACTUAL_CALIBRATION} (the axis' counterfactual images), none, or "
                      f"{{folder: <labelled images with index.jsonl>}}, got {_describe(value)}")
@@ -615,8 +637,11 @@ class _SuiteReader:
             reference = self.text(value["reference"], (*at, "reference"), f"{where}: ideal.reference")
             if reference is None:
                 return "uniform"
-            folder = (self.path.parent / Path(reference).expanduser()).resolve()
-            if not folder.exists():
+            found = self.suite_path(reference, (*at, "reference"), f"{where}: ideal.reference")
+            if found is None:
+                return "uniform"
+            folder, exists = found
+            if not exists:
                 self.problem((*at, "reference"), f"{where}: ideal.reference {reference!r} does not "
                                                  f"exist (looked for {folder}; relative to the suite file)")
             return {"reference": folder}
