@@ -117,6 +117,15 @@ TOP = {
         "(`--t2i-model`, `--t2i-baseline-model`) beats the suite, which beats the ini file.",
         "models: {baseline: stabilityai/stable-diffusion-2-1, candidate: my-org/sd-2-1-debiased}",
         default="`--t2i-model` / `--t2i-baseline-model` (or their ini keys)"),
+    "confidence": KeyDoc(
+        "number in [0.5, 1)", "The level every check of the suite gates at unless it sets "
+        "its own `confidence:`: its interval decides (wholly within the limit passes, wholly "
+        "beyond fails, across it is *inconclusive*, see `burden`). Without it, and without a "
+        "check's own, a check compares its point value with its limit, which at a few images "
+        "a prompt passes figures whose interval reaches far past the limit; a run in which no "
+        "check gates on an interval says so in its summary and its JSON (`warnings`).",
+        "confidence: 0.95", {"type": "number", "minimum": 0.5, "exclusiveMaximum": 1},
+        default="none: each check's own, else a point decision"),
     "burden": KeyDoc(
         "`model` or `check`", "Who must prove its case when a check's interval straddles its "
         "limit (the verdict is *inconclusive*). `model`: the model must show it is within the "
@@ -483,7 +492,8 @@ COMMON_EXAMPLES = {
 """An example for each of ``kinds.COMMON_PARAMS`` (their meaning is the ``Param.doc``)."""
 
 COMMON_DEFAULTS = {
-    "confidence": "none: a point decision; intervals at `--t2i-confidence`",
+    "confidence": "the suite's `confidence:`, else none: a point decision; intervals at "
+                  "`--t2i-confidence`",
     "burden": "the suite's `burden:`, else `model`",
     "judge_correction": "the suite's `judge_correction:`, else `on`",
     "images_per_prompt": "the suite's `defaults`",

@@ -20,8 +20,8 @@ Every precedence rule lives here and nowhere else:
   ``backends/own_sampling.py``, and the run header names it); scheduler: the model's
   declaration > the pipeline's own. ``Plan.sources`` says where each value came from;
 - burden: ``--t2i-burden`` > the check's ``burden:`` > the suite's ``burden:`` > model;
-- confidence (``Levels``): a check gates at its own ``confidence:`` (none: it decides on the
-  point value) and computes its intervals at that level, else at ``--t2i-confidence``; the
+- confidence (``Levels``): a check gates at its own ``confidence:``, else the suite's (the
+  loader puts the suite's into the check's ``params``; none: it decides on the point value) and computes its intervals at that level, else at ``--t2i-confidence``; the
   family of gated checks may lower the gate's level further (``Levels.gated_at``).
 
 YAML items resolve their ``Plan`` at collection (``--t2i-plan`` can show it before any model

@@ -141,6 +141,9 @@ class Suite:
     judge_correction: str | None = None
     """``judge_correction:`` on, full or off (``_settings.JUDGE_CORRECTIONS``); None: the
     command line's or on."""
+    confidence: float | None = None
+    """``confidence:`` the level every check that sets none gates at (the loader has already
+    put it in those checks' ``params``); None: each check's own, else a point decision."""
 
     def prompt_for(self, subject: str) -> str:
         return self.prompt.format(subject=subject)

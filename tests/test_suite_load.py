@@ -243,3 +243,43 @@ def test_a_check_may_ask_for_more_images_than_the_suite(tmp_path):
 
     with pytest.raises(SuiteError, match=r":9: check .tight.: images_per_prompt must be at least 1, got 0"):
         load_suite(write(tmp_path, PER_CHECK_N.replace("images_per_prompt: 200", "images_per_prompt: 0")))
+
+
+SUITE_CONFIDENCE = """\
+prompt: "a photo of a {subject}"
+subjects: [doctor]
+confidence: 0.95
+axes:
+  gender: {question: "Gender?", choices: [male, female]}
+checks:
+  - {id: inherits, kind: w1_below, axes: [gender], threshold: 0.3}
+  - {id: own, kind: w1_below, axes: [gender], threshold: 0.3, confidence: 0.9}
+"""
+
+
+def test_a_suite_confidence_gates_every_check_that_sets_none(tmp_path):
+    """Issue #43: a suite could not set a default ``confidence:``, so the copied example gated
+    on point values. A check's own level still wins; the plan gates at the level given."""
+    from pytest_t2ibias._settings import Settings
+    from pytest_t2ibias.plan import plan_for
+
+    suite = load_suite(write(tmp_path, SUITE_CONFIDENCE))
+    inherits, own = suite.checks
+    assert suite.confidence == 0.95
+    assert (inherits.params.confidence, own.params.confidence) == (0.95, 0.9)
+    settings = Settings.standalone()
+    assert plan_for(settings, suite, inherits).levels.gate == 0.95
+    assert plan_for(settings, suite, own).levels.gate == 0.9
+
+
+@pytest.mark.parametrize("value, words", [
+    ("1.5", "must lie in [0.5, 1), got 1.5"),
+    ("high", "must be a number, got the string 'high'"),
+    ("true", "must be a number, got true"),
+])
+def test_a_suite_confidence_out_of_range_is_a_file_line_error(tmp_path, value, words):
+    text = SUITE_CONFIDENCE.replace("confidence: 0.95", f"confidence: {value}")
+    with pytest.raises(SuiteError) as info:
+        load_suite(write(tmp_path, text))
+    assert info.value.line == 3
+    assert f"confidence (every check's, unless it sets its own) {words}" in str(info.value)

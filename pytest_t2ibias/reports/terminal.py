@@ -356,12 +356,19 @@ def write_summary(terminalreporter: Any, rows: Sequence[ReportRow], work: dict[s
     work_line = ("work: {images_generated} images " + made + ", {images_from_cache} from "
                  "cache; {answers_scored} answers scored, {answers_from_cache} from cache"
                  ).format(**work) if work else ""
+    from .gating import run_warnings
+
+    warnings = run_warnings(rows)
     if quiet:
         terminalreporter.write_line(one_line(rows) + (f"; {work_line}" if work_line else ""))
+        for warning in warnings:
+            terminalreporter.write_line(warning, yellow=True, bold=True)
         return
     terminalreporter.section("t2ibias summary")
     terminalreporter.write(render_text(rows, width, color=terminalreporter.hasmarkup))
     terminalreporter.write_line(one_line(rows))
+    for warning in warnings:
+        terminalreporter.write_line(warning, yellow=True, bold=True)
     terminalreporter.write_line(family)
     if work_line:
         terminalreporter.write_line(work_line)

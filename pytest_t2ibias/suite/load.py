@@ -19,7 +19,7 @@ from .._text import first_unsafe
 from ..budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
-from ..params import build, check_images
+from ..params import build, check_confidence, check_images
 from ..suite_spec import (
     COUNTERFACTUAL_CALIBRATION,
     AxisSpec,
@@ -32,7 +32,7 @@ from ..suite_spec import (
 from ._yaml import Document, KeyPath, load_yaml
 
 TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models",
-            "burden", "judge_correction")
+            "confidence", "burden", "judge_correction")
 REQUIRED_TOP_KEYS = ("prompt", "subjects", "axes")
 BURDENS = ("model", "check")
 MODEL_ROLES = ("candidate", "baseline")
@@ -97,6 +97,7 @@ class _SuiteReader:
         self.problems: list[SuiteError] = []
         self.axis_names: list[str] = []  # declared, even if invalid: no cascade of errors
         self.declared_axes: dict[str, AxisSpec] = {}
+        self.confidence: float | None = None  # the suite's confidence: (a check's own wins)
 
     # -- reporting ---------------------------------------------------------------------------
 
@@ -228,6 +229,7 @@ class _SuiteReader:
         filter_spec = self.filter(data["filter"]) if "filter" in data else None
         axes = self.axes(data["axes"]) if "axes" in data else {}
         self.declared_axes = axes
+        self.confidence = self.suite_confidence(data)
         checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
         self.item_count(checks, subjects)
         models, model_options = self.models(data["models"]) if "models" in data else ({}, {})
@@ -242,7 +244,8 @@ class _SuiteReader:
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
                      location=self.location(()), models=models, model_options=model_options,
-                     burden=burden, judge_correction=correction)
+                     burden=burden, judge_correction=correction,
+                     confidence=self.confidence)
 
     def valid_text(self, value: Any, at: KeyPath) -> None:
         """Every string (and key) of the suite is text a report can show: a lone surrogate
@@ -282,6 +285,19 @@ class _SuiteReader:
                              f"this check), more than the {MAX_ITEMS:,} a suite may make; split "
                              "it into several suites or select fewer subjects or axes per check")
                 return
+
+    def suite_confidence(self, data: dict) -> float | None:
+        """``confidence: 0.95`` at the top: the level every check that sets none gates at."""
+        if "confidence" not in data:
+            return None
+        value = data["confidence"]
+        rejection = (f"must be a number, got {_describe(value)}" if not _is_number(value)
+                     else check_confidence(value))
+        if rejection:
+            self.problem(("confidence",), f"confidence (every check's, unless it sets its own) "
+                                          f"{rejection}")
+            return None
+        return float(value)
 
     def burden(self, value: Any, at: KeyPath) -> str | None:
         """``burden: model`` (inconclusive fails: a release gate) or ``check``."""
@@ -718,6 +734,8 @@ class _SuiteReader:
         values = self.params(mapping, at, where, kind)
         if values is None:
             return None
+        if values.get("confidence") is None and self.confidence is not None:
+            values["confidence"] = self.confidence
         return CheckSpec(
             id=check_id,
             kind=kind.name,
