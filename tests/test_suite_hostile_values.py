@@ -73,7 +73,7 @@ def test_an_ideal_share_past_a_float_is_refused(tmp_path):
 def test_the_largest_integer_still_loads(tmp_path):
     path = tmp_path / "edge.t2i.yaml"
     path.write_text(f"defaults: {{seed: {MAX_INTEGER}}}\n" + BASE)
-    assert load_suite(path).defaults["seed"] == MAX_INTEGER
+    assert load_suite(path).defaults.seed == MAX_INTEGER
 
 
 @pytest.mark.parametrize("mark", ["__class__", "_private", "__getattr__"])

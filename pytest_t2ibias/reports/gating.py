@@ -5,8 +5,14 @@ interval reaches far past the limit (severity 0.461 [0.000, 0.911] passed at 0.5
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
-from .rows import ReportRow
+
+class ReportRow(Protocol):
+    """What this module reads of a ``rows.ReportRow`` (``rows`` imports this module)."""
+
+    status: str
+    gate_confidence: float | None
 
 
 def ungated_warning(rows: Sequence[ReportRow]) -> str | None:

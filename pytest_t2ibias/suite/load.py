@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 import string
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .._settings import JUDGE_CORRECTIONS, parse_model_options
+from .._settings import parse_model_options
 from .._text import first_unsafe
-from ..budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
-from ..params import build, check_confidence, check_images
+from ..params import build
 from ..suite_spec import (
     COUNTERFACTUAL_CALIBRATION,
     AxisSpec,
@@ -28,39 +26,31 @@ from ..suite_spec import (
     Location,
     QuestionPart,
     Suite,
+    SuiteDefaults,
 )
 from ._yaml import Document, KeyPath, load_yaml
+from .language import (
+    AXIS,
+    CHECK,
+    DEFAULTS,
+    FILTER,
+    LLM_COUNTERFACTUALS,
+    MARKER_PATTERN,
+    MAX_CHOICES,
+    MODELS,
+    NAME_PATTERN,
+    PART,
+    TOP,
+    Section,
+)
 
-TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models",
-            "confidence", "burden", "judge_correction")
-REQUIRED_TOP_KEYS = ("prompt", "subjects", "axes")
-BURDENS = ("model", "check")
-MODEL_ROLES = ("candidate", "baseline")
 MODEL_ENTRY_KEYS = ("model", "options")
 """A ``models:`` role as a mapping: the model and its loading options."""
-DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size", "height", "width")
-FILTER_KEYS = ("question", "choices", "keep")
-FILTER_OPTIONAL_KEYS = ("statements",)
-AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
-             "classifier", "parts", "none", "phrases", "names", "judge_calibration",
-             "abstain_below")
-AXIS_REQUIRED_KEYS = ("question", "choices")
-"""Required of an axis without ``parts`` (a multi-part axis needs ``parts`` and ``none``)."""
-LLM_COUNTERFACTUALS = "llm"
-"""``counterfactuals: llm``: the language model phrases them (``methods.counterfactuals``)."""
-PART_KEYS = ("value", "question")
-PART_OPTIONAL_KEYS = ("statements",)
 YES_NO = ("yes", "no")
-CHECK_KEYS = ("id", "kind", "subjects", "marks")
 
 TEMPLATE_FIELDS = ("subject",)
 """The placeholders a prompt template may use, each bare: ``{subject}``."""
 IDEAL_SUM_TOLERANCE = 1e-3
-NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-"""Axis names and check ids: they become parts of pytest item names."""
-MARKER_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-"""A check's ``marks:``: pytest marker names (pytest refuses those starting with ``_``:
-``__class__`` would reach ``MarkGenerator`` as an attribute lookup)."""
 LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 """Characters that break or shift a line: a name (a subject, a choice, a mark, the suite's
 name) holding one would start a line of its own in a failure message or a JUnit body
@@ -70,8 +60,6 @@ name) holding one would start a line of its own in a failure message or a JUnit 
 MAX_ITEMS = 20_000
 """Most pytest items one suite may make (checks x subjects x axes): collection stays bounded
 in time and memory whatever the file says (a 43 kB suite could ask for 6,000,000)."""
-MAX_CHOICES = 64
-"""Most choices an axis may have (every answer set is images x choices)."""
 
 
 def load_suite(path: Path | str) -> Suite:
@@ -119,6 +107,28 @@ class _SuiteReader:
         for key in absent:
             self.problem(at, f"missing required key {key!r} {where}")
         return not absent
+
+    def keys(self, mapping: dict, at: KeyPath, section: Section, where: str = "") -> bool:
+        """Report keys of ``mapping`` that ``section`` does not declare and required ones it
+        lacks; True when none is missing."""
+        where = where or section.where
+        self.unknown_keys(mapping, at, section.names, where)
+        return self.missing(mapping, at, section.required, where)
+
+    def scalar(self, mapping: dict, at: KeyPath, section: Section, name: str) -> Any:
+        """``mapping[name]`` checked against its ``Value`` in ``section``; None when absent
+        or refused (and reported at its line)."""
+        if name not in mapping:
+            return None
+        rule = section.keys[name].value
+        assert rule is not None, f"{name} {section.where} declares no Value"
+        value = mapping[name]
+        problem = rule.problem(value)
+        if problem:
+            label = ".".join((*(str(step) for step in at), name))
+            self.problem((*at, name), f"{label} {problem}, got {_describe(value)}")
+            return None
+        return rule.read(value)
 
     # -- typed values ------------------------------------------------------------------------
 
@@ -213,32 +223,27 @@ class _SuiteReader:
         data = self.document.data
         if not isinstance(data, dict):
             raise SuiteError(self.path, self.document.line(),
-                             f"a suite must be a mapping with keys {', '.join(TOP_KEYS)}; "
+                             f"a suite must be a mapping with keys {', '.join(TOP.names)}; "
                              f"got {_describe(data)}")
-        self.unknown_keys(data, (), TOP_KEYS, "at the top of the suite")
-        self.missing(data, (), REQUIRED_TOP_KEYS, "at the top of the suite")
+        self.keys(data, (), TOP)
         self.valid_text(data, ())
         name = suite_name_from_path(self.path)
         if "suite" in data:
             given = self.text(data["suite"], ("suite",), "suite (the suite's name)")
             if given is not None and self.one_line(given, ("suite",), "suite (the suite's name)"):
                 name = given
-        defaults = self.defaults(data["defaults"]) if "defaults" in data else {}
+        defaults = self.defaults(data["defaults"]) if "defaults" in data else SuiteDefaults()
         prompt = self.template(data["prompt"], ("prompt",), "prompt") if "prompt" in data else None
         subjects = self.names(data["subjects"], ("subjects",), "subjects") if "subjects" in data else ()
         filter_spec = self.filter(data["filter"]) if "filter" in data else None
         axes = self.axes(data["axes"]) if "axes" in data else {}
         self.declared_axes = axes
-        self.confidence = self.suite_confidence(data)
+        self.confidence = self.scalar(data, (), TOP, "confidence")
         checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
         self.item_count(checks, subjects)
         models, model_options = self.models(data["models"]) if "models" in data else ({}, {})
-        burden = self.burden(data["burden"], ("burden",)) if "burden" in data else None
-        correction = data.get("judge_correction")
-        if correction is not None and correction not in JUDGE_CORRECTIONS:
-            self.problem(("judge_correction",), f"judge_correction must be one of "
-                         f"{', '.join(JUDGE_CORRECTIONS)}, got {_describe(correction)}")
-            correction = None
+        burden = self.scalar(data, (), TOP, "burden")
+        correction = self.scalar(data, (), TOP, "judge_correction")
         if self.problems:
             raise SuiteError.combine(self.problems)
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
@@ -286,27 +291,6 @@ class _SuiteReader:
                              "it into several suites or select fewer subjects or axes per check")
                 return
 
-    def suite_confidence(self, data: dict) -> float | None:
-        """``confidence: 0.95`` at the top: the level every check that sets none gates at."""
-        if "confidence" not in data:
-            return None
-        value = data["confidence"]
-        rejection = (f"must be a number, got {_describe(value)}" if not _is_number(value)
-                     else check_confidence(value))
-        if rejection:
-            self.problem(("confidence",), f"confidence (every check's, unless it sets its own) "
-                                          f"{rejection}")
-            return None
-        return float(value)
-
-    def burden(self, value: Any, at: KeyPath) -> str | None:
-        """``burden: model`` (inconclusive fails: a release gate) or ``check``."""
-        if value not in BURDENS:
-            self.problem(at, f"burden must be one of {', '.join(BURDENS)} (model: a check whose "
-                             f"interval straddles its limit fails; check: it passes), got {value!r}")
-            return None
-        return value
-
     def models(self, value: Any) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
         """``models: {candidate: PATH, baseline: PATH}``: paths relative to the suite file;
         a role may instead be ``{model: PATH, options: {KEY: VALUE}}``, its loading options
@@ -320,10 +304,10 @@ class _SuiteReader:
         mapping = self.mapping(value, at, "models (role -> model)")
         if mapping is None:
             return {}, {}
-        self.unknown_keys(mapping, at, MODEL_ROLES, "in models")
+        self.keys(mapping, at, MODELS)
         models: dict[str, str] = {}
         options: dict[str, dict[str, Any]] = {}
-        for role in MODEL_ROLES:
+        for role in MODELS.names:
             if role not in mapping:
                 continue
             where, entry, label = (*at, role), mapping[role], f"models.{role}"
@@ -402,50 +386,21 @@ class _SuiteReader:
             self.problem(at, str(error))
             return {}
 
-    def defaults(self, value: Any) -> dict[str, Any]:
+    def defaults(self, value: Any) -> SuiteDefaults:
         at = ("defaults",)
         mapping = self.mapping(value, at, "defaults")
         if mapping is None:
-            return {}
-        self.unknown_keys(mapping, at, DEFAULT_KEYS, "in defaults")
-        defaults: dict[str, Any] = {}
-        for key, number in mapping.items():
-            if key not in DEFAULT_KEYS:
-                continue
-            if key == "images_per_prompt" and isinstance(number, dict):
-                # {max: N}: adaptive for the gated checks that can stop early, N for the rest
-                problem = check_images(number)
-                if problem is None:
-                    defaults[key] = dict(number)
-                else:
-                    self.problem((*at, key), f"defaults.{key} {problem}")
-                continue
-            if key == "guidance":
-                ok = _is_number(number) and number >= 0
-                expected = "a number >= 0"
-            elif key in ("height", "width"):
-                ok = _is_int(number) and 8 <= number <= MAX_IMAGE_SIDE
-                expected = f"an integer in [8, {MAX_IMAGE_SIDE:,}] (pixels)"
-            else:
-                ok = _is_int(number) and number >= (0 if key == "seed" else 1)
-                expected = "an integer >= 0" if key == "seed" else (
-                    "a positive integer or {max: N}" if key == "images_per_prompt"
-                    else "a positive integer")
-                if key == "images_per_prompt" and ok and number > MAX_IMAGES_PER_PROMPT:
-                    ok, expected = False, f"at most {MAX_IMAGES_PER_PROMPT:,}"
-            if ok:
-                defaults[key] = float(number) if key == "guidance" else number
-            else:
-                self.problem((*at, key), f"defaults.{key} must be {expected}, got {_describe(number)}")
-        return defaults
+            return SuiteDefaults()
+        self.keys(mapping, at, DEFAULTS)
+        return SuiteDefaults(**{name: self.scalar(mapping, at, DEFAULTS, name)
+                                for name in DEFAULTS.names})
 
     def filter(self, value: Any) -> FilterSpec | None:
         at = ("filter",)
         mapping = self.mapping(value, at, "filter")
         if mapping is None:
             return None
-        self.unknown_keys(mapping, at, FILTER_KEYS + FILTER_OPTIONAL_KEYS, "in filter")
-        if not self.missing(mapping, at, FILTER_KEYS, "in filter"):
+        if not self.keys(mapping, at, FILTER):
             return None
         question = self.text(mapping["question"], (*at, "question"), "filter.question")
         choices = self.names(mapping["choices"], (*at, "choices"), "filter.choices", minimum=2)
@@ -484,7 +439,7 @@ class _SuiteReader:
         mapping = self.mapping(value, at, where)
         if mapping is None:
             return None
-        self.unknown_keys(mapping, at, AXIS_KEYS, f"in {where}")
+        self.unknown_keys(mapping, at, AXIS.names, f"in {where}")
         parts: tuple[QuestionPart, ...] = ()
         none_value = None
         if "parts" in mapping:
@@ -498,7 +453,7 @@ class _SuiteReader:
         else:
             if "none" in mapping:
                 self.problem((*at, "none"), f"{where}: none is only for multi-part axes (with parts)")
-            if not self.missing(mapping, at, AXIS_REQUIRED_KEYS, f"in {where}"):
+            if not self.missing(mapping, at, AXIS.required, f"in {where}"):
                 return None
             question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
             choices = self.names(mapping["choices"], (*at, "choices"), f"{where}: choices", minimum=2)
@@ -577,8 +532,7 @@ class _SuiteReader:
             part = self.mapping(item, item_at, f"{where}: each part")
             if part is None:
                 continue
-            self.unknown_keys(part, item_at, PART_KEYS + PART_OPTIONAL_KEYS, f"in a part of {where}")
-            if not self.missing(part, item_at, PART_KEYS, f"in a part of {where}"):
+            if not self.keys(part, item_at, PART, f"in a part of {where}"):
                 continue
             value = self.text(part["value"], (*item_at, "value"), f"{where}: part value")
             question = self.text(part["question"], (*item_at, "question"), f"{where}: part question")
@@ -766,7 +720,7 @@ class _SuiteReader:
         default (``kinds._params.build`` makes them the kind's ``Params``)."""
         declared = {param.name: param for param in (*COMMON_PARAMS, *kind.declared)}
         before = len(self.problems)
-        self.unknown_keys(mapping, at, (*CHECK_KEYS, *declared), f"in {where} ({kind.name})")
+        self.unknown_keys(mapping, at, (*CHECK.names, *declared), f"in {where} ({kind.name})")
         params: dict[str, Any] = {}
         for param in declared.values():
             param_at = (*at, param.name)
