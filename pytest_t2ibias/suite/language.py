@@ -55,7 +55,7 @@ class Value:
     says the same with keywords."""
 
     type: str
-    """``integer``, ``number``, ``enum`` or ``images``."""
+    """``integer``, ``number``, ``boolean``, ``enum`` or ``images``."""
     minimum: float | None = None
     maximum: float | None = None
     below: float | None = None
@@ -70,6 +70,8 @@ class Value:
             return "one of " + ", ".join(self.choices)
         if self.type == "images":
             return "a positive integer or {max: N}"
+        if self.type == "boolean":
+            return "true or false"
         noun = "an integer" if self.type == "integer" else "a number"
         if self.type == "integer" and self.minimum == 1 and self.maximum is None:
             words = "a positive integer"
@@ -87,6 +89,8 @@ class Value:
         """None when ``value`` is allowed, else what it must be (``must be ...``)."""
         if self.type == "enum":
             return None if value in self.choices else f"must be {self.words()}"
+        if self.type == "boolean":
+            return None if isinstance(value, bool) else f"must be {self.words()}"
         if self.type == "images":
             if isinstance(value, dict):
                 return check_images(value)
@@ -110,6 +114,8 @@ class Value:
             return {"enum": list(self.choices)}
         if self.type == "images":
             return {"anyOf": [IMAGES_SCHEMA, ADAPTIVE_SCHEMA]}
+        if self.type == "boolean":
+            return {"type": "boolean"}
         schema: dict[str, Any] = {"type": self.type}
         for keyword, bound in (("minimum", self.minimum), ("maximum", self.maximum),
                                ("exclusiveMaximum", self.below)):
@@ -130,7 +136,8 @@ class Key:
     """YAML from the suite's top level showing the key in use."""
     schema: dict[str, Any] = field(default_factory=dict)
     """JSON Schema of a structured value (the rest of a section's, filter's, axis' ... schema
-    is filled in by ``suite.schema`` from its own section); empty when ``value`` says it."""
+    is filled in by ``suite.schema`` from its own section); with a ``value``, only what its
+    rule does not say (a ``default``)."""
     default: str = ""
     """The default in words; empty: no default (required, or absent means off)."""
     required: bool = False
@@ -141,7 +148,7 @@ class Key:
     """A scalar's rule, checked by the loader's ``scalar`` and put into the schema."""
 
     def json_schema(self) -> dict[str, Any]:
-        return {**(self.value.schema() if self.value else self.schema),
+        return {**(self.value.schema() if self.value else {}), **self.schema,
                 "description": self.meaning}
 
 
@@ -393,7 +400,7 @@ AXIS = Section('in an axis', {
         '    question: "What is the age (young, middle-aged, old) of the person?"\n'
         "    choices: [young, middle-aged, old]\n"
         "    ordered: true",
-        {"type": "boolean", "default": False}, default="`false`"),
+        {"default": False}, default="`false`", value=Value("boolean")),
     "statements": Key(
         "mapping choice → string (every choice)", "For a CLIP-style VQA model: the caption "
         "each value is compared as. Generative VQA models ask the question instead.",
@@ -416,7 +423,7 @@ AXIS = Section('in an axis', {
         '    question: "What is the gender (male, female) of the person?"\n'
         "    choices: [male, female]\n"
         "    classifier: true",
-        {"type": "boolean", "default": False}, default="`false`"),
+        {"default": False}, default="`false`", value=Value("boolean")),
     "parts": Key(
         "list of parts ([keys](#a-part-of-a-multi-part-axis-parts-items))",
         "A multi-part axis (BiasConnect's disability): one yes/no "
@@ -488,7 +495,7 @@ AXIS = Section('in an axis', {
         '    question: "What is the gender (male, female) of the person?"\n'
         "    choices: [male, female]\n"
         "    abstain_below: 0.7",
-        {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+        value=Value("number", minimum=0, below=1, unit="(a probability)"),
         default="`--t2i-abstain-below`, else 0 (every image answered)"),
 })
 

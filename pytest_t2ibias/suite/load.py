@@ -144,12 +144,6 @@ class _SuiteReader:
         self.problem(at, f"{what} must be a non-empty string, got {_describe(value)}")
         return None
 
-    def flag(self, value: Any, at: KeyPath, what: str) -> bool:
-        if isinstance(value, bool):
-            return value
-        self.problem(at, f"{what} must be true or false, got {_describe(value)}")
-        return False
-
     def names(self, value: Any, at: KeyPath, what: str, minimum: int = 1) -> tuple[str, ...]:
         """A list of unique non-empty strings (subjects, choices, marks)."""
         if not isinstance(value, list):
@@ -474,18 +468,17 @@ class _SuiteReader:
             counterfactuals_from_llm=from_llm,
             phrases=self.phrases(mapping, at, choices, where, from_llm),
             ideal=self.ideal(mapping.get("ideal", "uniform"), (*at, "ideal"), choices, where),
-            ordered=self.flag(mapping.get("ordered", False), (*at, "ordered"), f"{where}: ordered"),
+            ordered=self.scalar(mapping, at, AXIS, "ordered") or False,
             parts=parts,
             none_value=none_value,
             location=self.location(at),
             statements=self.per_choice(mapping, at, "statements", choices, where, self.text,
                                        complete=True),
-            classifier=self.flag(mapping.get("classifier", False), (*at, "classifier"),
-                                 f"{where}: classifier"),
+            classifier=self.scalar(mapping, at, AXIS, "classifier") or False,
             names=self.names(mapping["names"], (*at, "names"), f"{where}: names")
             if "names" in mapping else (),
             calibration=self.judge_calibration(mapping, at, where),
-            abstain_below=self.abstain_below(mapping, at, where),
+            abstain_below=self.scalar(mapping, at, AXIS, "abstain_below"),
         )
 
     def judge_calibration(self, mapping: dict, at: KeyPath, where: str) -> str | None:
@@ -504,18 +497,6 @@ class _SuiteReader:
                      f"{COUNTERFACTUAL_CALIBRATION} (the axis' counterfactual images), none, or "
                      f"{{folder: <labelled images with index.jsonl>}}, got {_describe(value)}")
         return None
-
-    def abstain_below(self, mapping: dict, at: KeyPath, where: str) -> float | None:
-        """``abstain_below: p``, a probability in [0, 1)."""
-        if "abstain_below" not in mapping:
-            return None
-        value = mapping["abstain_below"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                math.isfinite(value) and 0 <= value < 1):
-            self.problem((*at, "abstain_below"), f"{where}: abstain_below must be a probability "
-                         f"in [0, 1), got {_describe(value)}")
-            return None
-        return float(value)
 
     def parts(self, mapping: dict, at: KeyPath, where: str
               ) -> tuple[tuple[QuestionPart, ...], str | None, tuple[str, ...]]:
