@@ -8,6 +8,7 @@ import ast
 import copy
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -454,3 +455,14 @@ def test_an_example_copied_from_an_example_suite_is_in_it(name):
     assert copied in source["checks"], (f"{kind.example_source} no longer has the check "
                                         f"{copied['id']!r}")
     assert copied["kind"] == name
+
+
+def test_the_schema_command_prints_the_shipped_schema_outside_the_checkout(tmp_path,
+                                                                          committed_schema):
+    """Issue #43: the documented way to get the schema (``python -m docgen.reference
+    --schema``) failed for a pip user with ``ModuleNotFoundError: docgen``; the package
+    prints it itself, from any working directory."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's package, cwd elsewhere
+    out = subprocess.run([sys.executable, "-m", "pytest_t2ibias", "schema"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True, env=env)
+    assert json.loads(out.stdout) == committed_schema
