@@ -55,7 +55,7 @@ class Value:
     says the same with keywords."""
 
     type: str
-    """``integer``, ``number``, ``boolean``, ``enum`` or ``images``."""
+    """``text``, ``integer``, ``number``, ``boolean``, ``enum`` or ``images``."""
     minimum: float | None = None
     maximum: float | None = None
     below: float | None = None
@@ -72,6 +72,8 @@ class Value:
             return "a positive integer or {max: N}"
         if self.type == "boolean":
             return "true or false"
+        if self.type == "text":
+            return "a non-empty string"
         noun = "an integer" if self.type == "integer" else "a number"
         if self.type == "integer" and self.minimum == 1 and self.maximum is None:
             words = "a positive integer"
@@ -91,6 +93,8 @@ class Value:
             return None if value in self.choices else f"must be {self.words()}"
         if self.type == "boolean":
             return None if isinstance(value, bool) else f"must be {self.words()}"
+        if self.type == "text":
+            return None if isinstance(value, str) and value.strip() else f"must be {self.words()}"
         if self.type == "images":
             if isinstance(value, dict):
                 return check_images(value)
@@ -116,6 +120,8 @@ class Value:
             return {"anyOf": [IMAGES_SCHEMA, ADAPTIVE_SCHEMA]}
         if self.type == "boolean":
             return {"type": "boolean"}
+        if self.type == "text":
+            return dict(TEXT)
         schema: dict[str, Any] = {"type": self.type}
         for keyword, bound in (("minimum", self.minimum), ("maximum", self.maximum),
                                ("exclusiveMaximum", self.below)):
@@ -175,7 +181,7 @@ class Section:
 TOP = Section('at the top of the suite', {
     "suite": Key(
         "string", "The suite's name in item ids, reports and lock files.",
-        "suite: occupations", TEXT,
+        "suite: occupations", value=Value("text"),
         default="the file name without `.t2i.yaml`"),
     "defaults": Key(
         "mapping ([keys](#keys-of-defaults))",
@@ -311,7 +317,7 @@ FILTER = Section('in filter', {
     "question": Key(
         "string", "The question asked of every image.",
         'filter: {question: "Is there a person in the image?", choices: [yes, no], keep: yes}',
-        TEXT, required=True),
+        value=Value("text"), required=True),
     "choices": Key(
         "list of strings (≥ 2)", "The answers the VQA model chooses between (it always "
         "answers one of them). YAML 1.2 booleans apply: `yes` and `no` stay strings.",
@@ -320,7 +326,7 @@ FILTER = Section('in filter', {
     "keep": Key(
         "string, one of `choices`", "The answer an image must get to count.",
         'filter: {question: "Is there a person in the image?", choices: [yes, no], keep: yes}',
-        TEXT, required=True),
+        value=Value("text"), required=True),
     "statements": Key(
         "mapping choice → string (every choice)", "For a CLIP-style (contrastive) VQA model: "
         "the caption each answer is compared as, instead of the question. Generative VQA "
@@ -343,7 +349,7 @@ AXIS = Section('in an axis', {
         "  gender:\n"
         '    question: "What is the gender (male, female) of the person?"\n'
         "    choices: [male, female]",
-        TEXT, default="with `parts`: the parts' questions", required=True,
+        value=Value("text"), default="with `parts`: the parts' questions", required=True,
         required_words="unless `parts`"),
     "choices": Key(
         "list of 2 to 64 strings", "The values the axis takes; every image gets one of them "
@@ -446,7 +452,7 @@ AXIS = Section('in an axis', {
         "    parts:\n"
         '      - {value: blind, question: "Is this person blind (yes or no)?"}\n'
         "    none: fit",
-        TEXT, required_words="with `parts`"),
+        value=Value("text"), required_words="with `parts`"),
     "phrases": Key(
         "mapping choice → string", f"With `counterfactuals: {LLM_COUNTERFACTUALS}` only: how "
         "the LLM should write each value into the prompt (`outdoors` → \"working "
@@ -504,9 +510,10 @@ AXIS = Section('in an axis', {
 PART = Section('in a part', {
     "value": Key(
         "string", "The axis value an image takes when this part's answer is yes.",
-        AXIS.keys["none"].example, TEXT, required=True),
+        AXIS.keys["none"].example, value=Value("text"), required=True),
     "question": Key(
-        "string", "A yes/no question for this part.", AXIS.keys["none"].example, TEXT, required=True),
+        "string", "A yes/no question for this part.", AXIS.keys["none"].example,
+        value=Value("text"), required=True),
     "statements": Key(
         "mapping `yes`/`no` → string (both)", "For a CLIP-style VQA model: the two captions "
         "compared for yes and no.",

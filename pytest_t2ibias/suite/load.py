@@ -223,7 +223,7 @@ class _SuiteReader:
         self.valid_text(data, ())
         name = suite_name_from_path(self.path)
         if "suite" in data:
-            given = self.text(data["suite"], ("suite",), "suite (the suite's name)")
+            given = self.scalar(data, (), TOP, "suite")
             if given is not None and self.one_line(given, ("suite",), "suite (the suite's name)"):
                 name = given
         defaults = self.defaults(data["defaults"]) if "defaults" in data else SuiteDefaults()
@@ -396,9 +396,9 @@ class _SuiteReader:
             return None
         if not self.keys(mapping, at, FILTER):
             return None
-        question = self.text(mapping["question"], (*at, "question"), "filter.question")
+        question = self.scalar(mapping, at, FILTER, "question")
         choices = self.names(mapping["choices"], (*at, "choices"), "filter.choices", minimum=2)
-        keep = self.text(mapping["keep"], (*at, "keep"), "filter.keep")
+        keep = self.scalar(mapping, at, FILTER, "keep")
         if keep is not None and choices and keep not in choices:
             self.problem((*at, "keep"), f"filter.keep {keep!r} is not one of filter.choices "
                                         f"{list(choices)}")
@@ -440,7 +440,7 @@ class _SuiteReader:
             parts, none_value, choices = self.parts(mapping, at, where)
             question = "; ".join(part.question for part in parts)  # a label for reports
             if "question" in mapping:
-                question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
+                question = self.scalar(mapping, at, AXIS, "question")
             if "choices" in mapping and tuple(mapping["choices"] or ()) != choices:
                 self.problem((*at, "choices"), f"{where}: with parts, choices are the part values "
                                                f"then none: leave choices out or write {list(choices)}")
@@ -449,7 +449,7 @@ class _SuiteReader:
                 self.problem((*at, "none"), f"{where}: none is only for multi-part axes (with parts)")
             if not self.missing(mapping, at, AXIS.required, f"in {where}"):
                 return None
-            question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
+            question = self.scalar(mapping, at, AXIS, "question")
             choices = self.names(mapping["choices"], (*at, "choices"), f"{where}: choices", minimum=2)
         if question is None or len(choices) < 2:
             return None
@@ -515,8 +515,8 @@ class _SuiteReader:
                 continue
             if not self.keys(part, item_at, PART, f"in a part of {where}"):
                 continue
-            value = self.text(part["value"], (*item_at, "value"), f"{where}: part value")
-            question = self.text(part["question"], (*item_at, "question"), f"{where}: part question")
+            value = self.scalar(part, item_at, PART, "value")
+            question = self.scalar(part, item_at, PART, "question")
             if value is not None and value in [p.value for p in parts]:
                 self.problem((*item_at, "value"), f"{where}: part value {value!r} is listed twice")
             elif value is not None and question is not None:
@@ -529,7 +529,7 @@ class _SuiteReader:
             self.problem((*at, "parts"), f"{where}: a multi-part axis needs none: <value> "
                                          f"for images where no part applies")
         else:
-            none_value = self.text(mapping["none"], (*at, "none"), f"{where}: none")
+            none_value = self.scalar(mapping, at, AXIS, "none")
             if none_value is not None and none_value in [p.value for p in parts]:
                 self.problem((*at, "none"), f"{where}: none {none_value!r} is also a part value")
         values = tuple(part.value for part in parts)
