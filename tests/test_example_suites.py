@@ -310,7 +310,7 @@ def test_entigen_controls_change_nothing_and_checks_decide_with_90_percent_power
             assert with_phrase == pytest.approx(expected_shares(WORLD, subject, other.name))
     choices = ENTIGEN_SUITE.axes[axis].choices
     n = check.params.images_per_prompt or ENTIGEN_SUITE.defaults.images_per_prompt
-    first = lambda modifiers: expected_shares(WORLD, subject, axis, modifiers=modifiers)[choices[0]]  # noqa: E731
+    first = lambda modifiers: expected_shares(WORLD, subject, axis, modifiers=modifiers)[choices[0]]
     phrases = [p.replace("{subject}", subject) for p in check.params.interventions]
     rng, runs, right = np.random.default_rng(0), 200, 0
     for run in range(runs):

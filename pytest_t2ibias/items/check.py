@@ -381,7 +381,7 @@ def _decide_family_once(first: CheckItem) -> None:
         try:
             item._require_classifiers()
             verdict = item.evaluate(level)
-        except Exception:  # noqa: BLE001 - reported when the item itself runs
+        except Exception:  # reported when the item itself runs
             return False
         finally:
             verdict_sink.reset(token)

@@ -226,7 +226,7 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
                         readers[model] = pipeline_readers(model, memo)
                     said += problems(readers[model], prompts).values()
                     continue
-                except Exception as error:  # noqa: BLE001 - any tokenizer's failure, said on the plan
+                except Exception as error:  # any tokenizer's failure, said on the plan
                     unreadable[model] = (f"the {role}'s tokenizer ({model}) cannot be read: "
                                          f"{type(error).__name__}: {error}")
             said.append(unreadable[model])

@@ -254,7 +254,7 @@ def _construct(loader: _Loader, node: yaml.Node, document: Document) -> Any:
         value = loader.construct_object(node, deep=True)
     except yaml.YAMLError:
         raise  # a marked error: ``load_yaml`` reports it with its line and column
-    except Exception as exc:  # noqa: BLE001 - any constructor's failure (!!timestamp tomorrow
+    except Exception as exc:  # any constructor's failure (!!timestamp tomorrow
         # is an AttributeError inside PyYAML) means the value cannot be read
         why = f" ({exc})" if isinstance(exc, (ValueError, OverflowError)) else ""
         raise SuiteError(document.path, line,
