@@ -95,27 +95,27 @@ class _SuiteReader:
     def location(self, at: KeyPath) -> Location:
         return Location(self.path, self.document.line(*at))
 
-    def unknown_keys(self, mapping: dict, at: KeyPath, allowed: Iterable[str], where: str) -> None:
+    def unknown_keys(self, mapping: dict[Any, Any], at: KeyPath, allowed: Iterable[str], where: str) -> None:
         allowed = list(allowed)
         for key in mapping:
             if key not in allowed:
                 self.problem((*at, key), f"unknown key {key!r} {where}; {_suggest(str(key), allowed)}")
 
-    def missing(self, mapping: dict, at: KeyPath, keys: Iterable[str], where: str) -> bool:
+    def missing(self, mapping: dict[Any, Any], at: KeyPath, keys: Iterable[str], where: str) -> bool:
         """Report required ``keys`` absent from ``mapping``; True when all are present."""
         absent = [key for key in keys if key not in mapping]
         for key in absent:
             self.problem(at, f"missing required key {key!r} {where}")
         return not absent
 
-    def keys(self, mapping: dict, at: KeyPath, section: Section, where: str = "") -> bool:
+    def keys(self, mapping: dict[Any, Any], at: KeyPath, section: Section, where: str = "") -> bool:
         """Report keys of ``mapping`` that ``section`` does not declare and required ones it
         lacks; True when none is missing."""
         where = where or section.where
         self.unknown_keys(mapping, at, section.names, where)
         return self.missing(mapping, at, section.required, where)
 
-    def scalar(self, mapping: dict, at: KeyPath, section: Section, name: str) -> Any:
+    def scalar(self, mapping: dict[Any, Any], at: KeyPath, section: Section, name: str) -> Any:
         """``mapping[name]`` checked against its ``Value`` in ``section``; None when absent
         or refused (and reported at its line)."""
         if name not in mapping:
@@ -132,7 +132,7 @@ class _SuiteReader:
 
     # -- typed values ------------------------------------------------------------------------
 
-    def mapping(self, value: Any, at: KeyPath, what: str) -> dict | None:
+    def mapping(self, value: Any, at: KeyPath, what: str) -> dict[Any, Any] | None:
         if isinstance(value, dict):
             return value
         self.problem(at, f"{what} must be a mapping, got {_describe(value)}")
@@ -205,7 +205,7 @@ class _SuiteReader:
             return None
         return template
 
-    def choice_keys(self, mapping: dict, at: KeyPath, choices: tuple[str, ...], what: str) -> None:
+    def choice_keys(self, mapping: dict[Any, Any], at: KeyPath, choices: tuple[str, ...], what: str) -> None:
         for key in mapping:
             if key not in choices:
                 self.problem((*at, key), f"{what}: {key!r} is not a choice of the axis; "
@@ -240,6 +240,7 @@ class _SuiteReader:
         correction = self.scalar(data, (), TOP, "judge_correction")
         if self.problems:
             raise SuiteError.combine(self.problems)
+        assert prompt is not None  # absent or malformed, it was a problem above
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
                      location=self.location(()), models=models, model_options=model_options,
@@ -304,7 +305,8 @@ class _SuiteReader:
         for role in MODELS.names:
             if role not in mapping:
                 continue
-            where, entry, label = (*at, role), mapping[role], f"models.{role}"
+            where: KeyPath = (*at, role)
+            entry, label = mapping[role], f"models.{role}"
             if isinstance(entry, dict):
                 self.unknown_keys(entry, where, MODEL_ENTRY_KEYS, f"in {label}")
                 self.missing(entry, where, ("model",), f"in {label}")
@@ -481,13 +483,13 @@ class _SuiteReader:
             abstain_below=self.scalar(mapping, at, AXIS, "abstain_below"),
         )
 
-    def judge_calibration(self, mapping: dict, at: KeyPath, where: str) -> str | None:
+    def judge_calibration(self, mapping: dict[Any, Any], at: KeyPath, where: str) -> str | None:
         """``judge_calibration: counterfactual | none | <labelled folder>``."""
         if "judge_calibration" not in mapping:
             return None
         value = mapping["judge_calibration"]
         if value in (COUNTERFACTUAL_CALIBRATION, "none"):
-            return value
+            return str(value)
         if isinstance(value, dict) and set(value) == {"folder"} and isinstance(value["folder"], str) \
                 and value["folder"].strip():
             found = self.suite_path(value["folder"], (*at, "judge_calibration", "folder"),
@@ -498,7 +500,7 @@ class _SuiteReader:
                      f"{{folder: <labelled images with index.jsonl>}}, got {_describe(value)}")
         return None
 
-    def parts(self, mapping: dict, at: KeyPath, where: str
+    def parts(self, mapping: dict[Any, Any], at: KeyPath, where: str
               ) -> tuple[tuple[QuestionPart, ...], str | None, tuple[str, ...]]:
         """``parts: [{value, question, statements?}]`` + ``none: value``: choices are the
         values, then none; ``statements: {yes: ..., no: ...}`` serve CLIP-style answerers."""
@@ -535,7 +537,7 @@ class _SuiteReader:
         values = tuple(part.value for part in parts)
         return tuple(parts), none_value, values + ((none_value,) if none_value else ())
 
-    def counterfactuals_from_llm(self, mapping: dict, at: KeyPath, where: str) -> bool:
+    def counterfactuals_from_llm(self, mapping: dict[Any, Any], at: KeyPath, where: str) -> bool:
         """``counterfactuals: llm``; any other non-mapping is reported here."""
         value = mapping.get("counterfactuals")
         if value == LLM_COUNTERFACTUALS:
@@ -546,7 +548,7 @@ class _SuiteReader:
                          f"{LLM_COUNTERFACTUALS!r}, got {_describe(value)}")
         return False
 
-    def phrases(self, mapping: dict, at: KeyPath, choices: tuple[str, ...], where: str,
+    def phrases(self, mapping: dict[Any, Any], at: KeyPath, choices: tuple[str, ...], where: str,
                 from_llm: bool) -> dict[str, str]:
         """``phrases: {choice: words}`` for ``counterfactuals: llm`` (default: the choice)."""
         if "phrases" in mapping and not from_llm:
@@ -556,7 +558,7 @@ class _SuiteReader:
             return {}
         return self.per_choice(mapping, at, "phrases", choices, where, self.text, complete=False)
 
-    def per_choice(self, mapping: dict, at: KeyPath, key: str, choices: tuple[str, ...],
+    def per_choice(self, mapping: dict[Any, Any], at: KeyPath, key: str, choices: tuple[str, ...],
                    where: str, read: Callable[[Any, KeyPath, str], str | None],
                    complete: bool) -> dict[str, str]:
         """A mapping choice -> text (counterfactuals, statements); ``complete``: every choice."""
@@ -629,7 +631,7 @@ class _SuiteReader:
                 checks.append(check)
         return tuple(checks)
 
-    def check_id(self, mapping: dict, at: KeyPath, first_line: dict[str, int]) -> str | None:
+    def check_id(self, mapping: dict[Any, Any], at: KeyPath, first_line: dict[str, int]) -> str | None:
         if "id" not in mapping:
             self.problem(at, "missing required key 'id' in check (a name for its test items)")
             return None
@@ -646,7 +648,7 @@ class _SuiteReader:
         first_line[check_id] = line
         return check_id
 
-    def check(self, mapping: dict, at: KeyPath, check_id: str, subjects: tuple[str, ...],
+    def check(self, mapping: dict[Any, Any], at: KeyPath, check_id: str, subjects: tuple[str, ...],
               axes: dict[str, AxisSpec]) -> CheckSpec | None:
         where = f"check {check_id!r}"
         chosen_subjects = subjects
@@ -681,7 +683,7 @@ class _SuiteReader:
             marks=marks,
         )
 
-    def kind(self, mapping: dict, at: KeyPath, where: str) -> CheckKind | None:
+    def kind(self, mapping: dict[Any, Any], at: KeyPath, where: str) -> CheckKind | None:
         if "kind" not in mapping:
             self.problem(at, f"missing required key 'kind' in {where}; known kinds: {_known_kinds()}")
             return None
@@ -695,7 +697,7 @@ class _SuiteReader:
                                     f"known kinds: {_known_kinds()}")
         return None
 
-    def params(self, mapping: dict, at: KeyPath, where: str, kind: CheckKind
+    def params(self, mapping: dict[Any, Any], at: KeyPath, where: str, kind: CheckKind
                ) -> dict[str, Any] | None:
         """The kind's parameters by key: required, typed, checked; absent ones take their
         default (``kinds._params.build`` makes them the kind's ``Params``)."""
@@ -815,7 +817,7 @@ def _at_check(reader: _SuiteReader, check: CheckSpec) -> KeyPath:
     return ("checks",)
 
 
-def _items(value: Any) -> list:
+def _items(value: Any) -> list[Any]:
     """``value`` if it is a list, else nothing (its type error is reported elsewhere)."""
     return value if isinstance(value, list) else []
 
