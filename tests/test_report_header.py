@@ -29,7 +29,7 @@ class Reporter:
     def write(self, text: str) -> None:
         self.lines.append(text)
 
-    def write_line(self, line: str) -> None:
+    def write_line(self, line: str, **markup: bool) -> None:
         self.lines.append(line)
 
 
