@@ -39,8 +39,9 @@ class AxisSpec:
 
     ``ideal`` is "uniform", a mapping choice -> share (summing to 1), or
     ``{"reference": Path}`` (a folder of real images measured with the same extractor).
-    ``parts`` + ``none_value`` describe a multi-part axis: the value is the first part
-    answered yes, ``none_value`` when none is.
+    ``parts`` + ``none_value`` describe a multi-part axis: the value is the part answered
+    yes most surely, ``none_value`` when every part is answered no, an abstention when no
+    part is a yes and one was unread (or below ``abstain_below``).
     ``statements`` maps each choice to a caption for contrastive VQA ("a photo of a man");
     ``classifier`` asks for the attribute classifier (``--t2i-classifier``) on this axis.
     ``counterfactuals_from_llm`` (``counterfactuals: llm``): the per-value prompts are chosen

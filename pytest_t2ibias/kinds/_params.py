@@ -50,6 +50,14 @@ def check_priority(value: Any) -> str | None:
     return None
 
 
+ALERT_ON = ("prioritised", "any")
+
+
+@constraint({"enum": list(ALERT_ON)}, "`prioritised` or `any`")
+def check_alert_on(value: Any) -> str | None:
+    return None if value in ALERT_ON else f"must be one of {', '.join(ALERT_ON)}, got {value!r}"
+
+
 KNOWLEDGE_BASE_MODES = ("floor", "off", "only")
 SEVERITY_CONTEXTS = ("context_free", "context_aware")
 

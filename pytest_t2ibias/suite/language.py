@@ -433,7 +433,9 @@ AXIS = Section('in an axis', {
     "parts": Key(
         "list of parts ([keys](#a-part-of-a-multi-part-axis-parts-items))",
         "A multi-part axis (BiasConnect's disability): one yes/no "
-        "question per part; an image takes the first part answered yes, or `none`. Needs "
+        "question per part, each asked on its own; an image takes the part answered yes most "
+        "surely, or `none` when every part is answered no (under `abstain_below`, a part "
+        "answered less surely is unread: with no sure yes the image abstains). Needs "
         "`none`; `question` and `choices` may then be left out.",
         "axes:\n"
         "  disability:\n"
