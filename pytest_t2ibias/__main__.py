@@ -13,6 +13,7 @@ look after the cache.
   exit 1 when one drifted beyond the criteria.
 - ``report RUN --html OUT.html``: the HTML report of a saved run (``reports.html.write_html``).
 - ``cache stats`` / ``cache prune``: what the cache holds; least recently used out first.
+- ``schema``: the JSON Schema of ``*.t2i.yaml`` suites (``suite.schema``), for an editor.
 
 Bad input (a missing file, a saved run that is not a report) is one line on stderr and exit
 status 2, never a traceback.
@@ -83,7 +84,7 @@ def _pytest_ini(path: Path) -> dict[str, str] | None:
         if section not in parsed:
             return {} if path.name in ("pytest.ini", ".pytest.ini") else None
         return dict(parsed[section].items())
-    except Exception:  # noqa: BLE001 - an ini pytest itself would refuse: not this project's
+    except Exception:  # an ini pytest itself would refuse: not this project's
         return None
 
 
@@ -342,6 +343,13 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def schema_command(args: argparse.Namespace) -> int:
+    from .suite.schema import schema_text
+
+    sys.stdout.write(schema_text())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="pytest-t2ibias outside a test run: fill the cache, compare "
@@ -387,6 +395,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the run's cache, for its images; default: " + CACHE_DEFAULT)
     report.add_argument("--storage", type=Path, default=None, metavar="DIR", help=STORAGE_HELP)
     report.set_defaults(handler=report_command)
+
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of *.t2i.yaml suites (for your editor)",
+        description="Print the JSON Schema of *.t2i.yaml suites, generated from the suite "
+        "language and the built-in check kinds: python -m pytest_t2ibias schema > "
+        ".vscode/t2i-suite.schema.json (docs/yaml-reference.md, \"Editor validation\").")
+    schema.set_defaults(handler=schema_command)
 
     cache = commands.add_parser("cache", help="cache stats | cache prune",
                                 description="Look after the cache of images, answers and probes.")

@@ -48,7 +48,7 @@ class RemoteCache:
             warnings.warn(RemoteCacheWarning(f"remote cache {self.url}: {relative} refused "
                                              f"({exc}); computed here instead"), stacklevel=3)
             return None
-        except Exception as exc:  # noqa: BLE001 - any store error: warn once, go local
+        except Exception as exc:  # any store error: warn once, go local
             self._fail(exc)
             return None
         self.fetched += 1
@@ -79,7 +79,7 @@ class RemoteCache:
         try:
             self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
             self.fs.pipe_file(path, payload)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self._fail(exc)
             return
         self.pushed += 1
