@@ -83,8 +83,8 @@ class CheckItem(pytest.Item):
         if self.plan.adaptive:
             verdict = _with_rounds(verdict, self.plan, self.plan.levels_at(gate))
         # issue #27: words the generator never read make no verdict (figures.unread_prompts);
-        # only the suite's own prompts decide that (those a planned kind names up front), not
-        # a search's finds nor the prompts a method writes around them (a judge audit's)
+        # the kind's own prompts decide that (kinds._work.deciding_prompts, issue #47), not a
+        # search's finds nor the prompts a method writes around them (a judge audit's)
         verdict = unread_prompts(verdict, sightings.unread, decisive=self._own_prompts(),
                                  strict=session.settings.strict_prompts)
         shown = with_gallery(verdict, sightings)  # the images its judges saw, for the report
@@ -99,20 +99,20 @@ class CheckItem(pytest.Item):
         if not shown.passed:
             raise CheckFailed(shown)
 
-    def _own_prompts(self) -> set[str]:
-        """The prompts this item's kind names up front (``Work.own``): the suite's own, its
-        ``counterfactuals: llm`` axes phrased from the lock file the check just read."""
-        from ..kinds import work_of
+    def _own_prompts(self) -> frozenset[str]:
+        """The prompts whose unread words decide this item (``kinds._work.deciding_prompts``),
+        its ``counterfactuals: llm`` axes phrased from the lock file the check just read."""
+        from ..kinds import deciding_prompts, work_of
 
         planned = self.as_planned()
         if planned is None:
-            return set()
+            return frozenset()
         phrased = replace(planned, suite=session_of(self.config).locks.phrase(self.suite,
                                                                                self.subject))
         work = work_of(phrased)
         if work.error is not None:
             raise work.error
-        return {draw.prompt for draw in work.own}
+        return deciding_prompts(phrased, work)
 
     def evaluate(self, gate: float | None, sightings: Sightings | None = None,
                  plan: Plan | None = None) -> Verdict:

@@ -344,9 +344,13 @@ def expected_work(item: PlannedItem) -> list[Draw]:
                     for name in ("search", "baseline")}
     if not params.baseline:
         searches["baseline"] = []
-    prompts = [*searches["search"], *searches["baseline"],
-               params.neutral_prompt]
-    return [Draw("candidate", prompt, n, questions=questions) for prompt in dict.fromkeys(prompts)]
+    # the search's finds and the LLM's baseline are flagged when unread, not decisive: the
+    # gate is about the prompts the model responds to, read or not; the neutral prompt is
+    # the suite's own
+    found = dict.fromkeys([*searches["search"], *searches["baseline"]])
+    return [*(Draw("candidate", prompt, n, questions=questions, own=False) for prompt in found
+              if prompt != params.neutral_prompt),
+            Draw("candidate", params.neutral_prompt, n, questions=questions)]
 
 
 def chart(figures: Mapping[str, Any]) -> list[Interval]:
