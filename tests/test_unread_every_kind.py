@@ -24,6 +24,10 @@ UNREAD = "qwzx"
 """A word no tokenizer of the toy models reads (toy-sd reads it as ``<unk>``)."""
 DRAWS_NO_GENERATED_IMAGE = {"judge_agrees"}
 """Kinds that judge a folder of labelled images: no prompt of theirs reaches a generator."""
+SEARCHES_ONLY = {"no_bgps_prompt_exceeds"}
+"""Kinds every prompt of which another wrote (BGPS: the LLM's finds, its λ = 0 baseline, and
+a neutral prompt measured for reference only): flagged when unread, never deciding, as a
+search's finds always were (the gate is about the prompts a model responds to, read or not)."""
 
 
 def _example_check(kind: str):
@@ -67,6 +71,9 @@ def test_no_kind_passes_on_a_prompt_the_generator_cannot_read(kind):
     if kind in DRAWS_NO_GENERATED_IMAGE:
         assert not _drawn(work)  # the exemption holds: nothing it draws is generated
         return
+    if kind in SEARCHES_ONLY:  # the exemption holds: the kind marks every prompt another's
+        assert unread and not deciding_prompts(item, work)
+        return
     assert unread, f"{kind}: the example draws no prompt with the unread word"
     decisive = deciding_prompts(item, work)
     green = Verdict(True, kind, Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok")
@@ -82,17 +89,13 @@ def test_no_kind_passes_on_a_prompt_the_generator_cannot_read(kind):
 
 
 def test_the_prompts_a_kind_did_not_write_still_do_not_decide():
-    """OpenBias' judge audit and BGPS' finds are the method's prompts, and an intervention's
-    calibration prompts the judge's: flagged when unread, never deciding (issues #27, #36)."""
+    """OpenBias' judge audit is the method's prompts: flagged when unread, never deciding
+    (issues #27, #36)."""
     openset = _unread_item("open_set")
     work = work_of(openset)
     audit = {d.prompt for d in work.expected or () if d.images == openset.check.params.judge_images
              and d.prompt not in {o.prompt for o in work.own}}
     assert audit and not audit & deciding_prompts(openset, work)
-    bgps = _unread_item("no_bgps_prompt_exceeds")
-    work = work_of(bgps)
-    assert deciding_prompts(bgps, work) == {f"a photo of a {UNREAD}"}
-    assert len(_drawn(work)) > 1  # the lock's finds, drawn and not deciding
 
 
 TOY_WORDS = "a photo of an doctor nurse male female person if all individuals can be".split()
