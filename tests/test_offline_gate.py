@@ -4,6 +4,8 @@ it refuses a name, and says why it refuses offline."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 SUITE = """\
@@ -73,3 +75,12 @@ def pytest_t2ibias_make_llm(config, model):
                               "--t2i-model=http-demo", "--t2i-vqa=fake-judge", "--t2i-llm=lm")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --t2i-llm=lm: no such folder*no pytest_t2ibias_make_*"])
+
+
+def test_the_tests_run_in_a_normalised_environment():
+    """tests/conftest.py resets what a developer's shell or a CI runner brings: run under
+    ``HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 CI=true MKL_NUM_THREADS=3``, no test sees them
+    (a test that needs one sets it, as the fixture above does)."""
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "CI", "MKL_NUM_THREADS"):
+        assert variable not in os.environ
+    assert os.environ["OMP_NUM_THREADS"] == "1"
