@@ -109,12 +109,21 @@ def get_option(config: pytest.Config, name: str) -> Any:
     except ValueError as exc:
         raise pytest.UsageError(f"{source}: {exc}") from None
     if option.is_path:
-        value = _resolve_path(value, base)
+        try:
+            value = _resolve_path(value, base)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{source}: {exc}") from None
     return value
 
 
 def _resolve_path(value: str, base: Path) -> str:
-    """Relative paths that exist resolve against ``base``; anything else (a hub id) stays."""
+    """Relative paths that exist resolve against ``base``; anything else (a hub id) stays.
+    A value no file system opens (a NUL byte, over-long) is a ``ValueError`` saying so."""
+    from .backends._source import path_problem
+
+    problem = path_problem(value)
+    if problem is not None:
+        raise ValueError(f"{value[:80]!r}{'...' if len(value) > 80 else ''} {problem}")
     candidate = Path(value).expanduser()
     if not candidate.is_absolute() and (base / candidate).exists():
         return str((base / candidate).resolve())
@@ -132,7 +141,10 @@ def _parse_classifiers(config: pytest.Config, entries: list[str]) -> dict[str, s
             raise pytest.UsageError(
                 f"--t2i-classifier expects AXIS=MODEL (e.g. gender=path/to/model), got {entry!r}"
             )
-        classifiers[axis.strip()] = _resolve_path(model.strip(), base)
+        try:
+            classifiers[axis.strip()] = _resolve_path(model.strip(), base)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--t2i-classifier={axis.strip()}: {exc}") from None
     return classifiers
 
 
@@ -251,6 +263,7 @@ def read_settings(config: pytest.Config) -> Settings:
     settings = _read_settings(config)
     _refuse_missing_models(settings, served=lambda option, model: _served_by_a_hook(
         config, settings, option, model))
+    _refuse_unreadable_configs(settings)
     return settings
 
 
@@ -293,6 +306,23 @@ def _refuse_missing_models(settings: Settings,
             f"no such folder, not a model in the local Hugging Face cache (offline: {said}), "
             "and no pytest_t2ibias_make_* hook makes it")
         raise pytest.UsageError(f"{option}={model}: {why}{hint}")
+
+
+def _refuse_unreadable_configs(settings: Settings) -> None:
+    """A generator folder whose JSON configs cannot be read (``model_index.json``, the
+    denoiser's and the VAE's, the header's) is a usage error naming the file, at startup, not
+    an INTERNALERROR from the header (issue #47)."""
+    from .backends.own_sampling import own_sampling_of
+    from .errors import BackendError
+
+    named = [] if settings.images else [("--t2i-model", settings.model)]
+    named.append(("--t2i-baseline-model", settings.baseline_model))
+    for option, model in named:
+        if model and Path(model).is_dir():
+            try:
+                own_sampling_of(model, offline=True)
+            except BackendError as error:
+                raise pytest.UsageError(f"{option}={model}: {error}") from None
 
 
 _HOOK_OF = {"--t2i-model": "generator", "--t2i-baseline-model": "generator",

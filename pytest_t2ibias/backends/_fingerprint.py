@@ -99,14 +99,41 @@ def settings_fingerprint(settings: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+MAX_CONFIG_BYTES = 16 * 2**20
+"""A model's JSON config is a few KiB; more than this is no config (a link to /dev/zero)."""
+
+
 def config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
-    """A small JSON config of a local dir or hub repo, read without loading any weights."""
+    """A small JSON config of a local dir or hub repo, read without loading any weights.
+    A local one that is not a regular file of a JSON object is a ``BackendError`` naming the
+    file (issue #47: a ``unet/config.json`` that is not JSON was an INTERNALERROR)."""
     local = Path(model) / name
     if local.exists():
-        return json.loads(local.read_text())
+        return _local_config(local)
     if Path(model).exists():
         return {}
     return dict(_hub_config_file(model, name, offline))
+
+
+def _local_config(path: Path) -> dict[str, Any]:
+    """``path`` read as a JSON object, bounded, never opened unless a regular file (a FIFO
+    would hang the read)."""
+    from ..errors import BackendError
+
+    if not path.is_file():
+        raise BackendError(f"{path}: not a regular file, so not a model config")
+    with path.open("rb") as file:
+        data = file.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise BackendError(f"{path}: over {MAX_CONFIG_BYTES // 2**20} MiB, so not a model config")
+    try:
+        config = json.loads(data)
+    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError
+        raise BackendError(f"{path} is not JSON ({error}); restore the model's file") from None
+    if not isinstance(config, dict):
+        raise BackendError(f"{path} holds a JSON {type(config).__name__}, not an object; "
+                           "restore the model's file")
+    return config
 
 
 @lru_cache(maxsize=256)
