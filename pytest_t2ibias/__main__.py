@@ -13,6 +13,7 @@ look after the cache.
   exit 1 when one drifted beyond the criteria.
 - ``report RUN --html OUT.html``: the HTML report of a saved run (``reports.html.write_html``).
 - ``cache stats`` / ``cache prune``: what the cache holds; least recently used out first.
+- ``schema``: the JSON Schema of ``*.t2i.yaml`` suites (``suite.schema``), for an editor.
 
 Bad input (a missing file, a saved run that is not a report) is one line on stderr and exit
 status 2, never a traceback.
@@ -57,18 +58,24 @@ class Prefetch:
     def __init__(self) -> None:
         self.planned = 0
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from ._session import session_of
+
+        session_of(session.config).plan.execute_before_items = False  # this loop prefetches
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         if session.testsfailed:  # collection errors: let pytest report them
             return False
         from ._session import session_of
-        from .items.check import planned_checks
         from .prefetch import prefetch
 
         share, barrier, rank = _distribution()
         t2i = session_of(session.config)
-        self.planned = prefetch(planned_checks(session.items), t2i.instrument,
-                                share=share, barrier=barrier, on_error=_warn)
+        items, works = t2i.plan.first_looks()  # the session plan's, its work already known
+        self.planned = prefetch(items, t2i.instrument, share=share, barrier=barrier,
+                                on_error=_warn, works=works)
         work = t2i.requests.counters
         line = (f"prefetch{rank}: {self.planned} checks planned; {work.images_generated} images "
                 f"generated, {work.images_from_cache} from the cache; {work.answers_scored} "
@@ -252,6 +259,13 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def schema_command(args: argparse.Namespace) -> int:
+    from .suite.schema import schema_text
+
+    sys.stdout.write(schema_text())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="pytest-t2ibias outside a test run: fill the cache, compare "
@@ -294,6 +308,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the run's cache, for its images; default: " + CACHE_DEFAULT)
     report.add_argument("--storage", type=Path, default=None, metavar="DIR", help=STORAGE_HELP)
     report.set_defaults(handler=report_command)
+
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of *.t2i.yaml suites (for your editor)",
+        description="Print the JSON Schema of *.t2i.yaml suites, generated from the suite "
+        "language and the built-in check kinds: python -m pytest_t2ibias schema > "
+        ".vscode/t2i-suite.schema.json (docs/yaml-reference.md, \"Editor validation\").")
+    schema.set_defaults(handler=schema_command)
 
     cache = commands.add_parser("cache", help="cache stats | cache prune",
                                 description="Look after the cache of images, answers and probes.")

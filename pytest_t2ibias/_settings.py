@@ -16,6 +16,11 @@ DEVICE_HELP = "auto|cpu|cuda|cuda:N; auto: under pytest-xdist worker i gets GPU 
 FAMILY_POLICIES = ("none", "bonferroni", "holm", "bh")
 """``--t2i-family``: how a run's gated checks share their error (``family.Family``)."""
 
+BURDENS = ("model", "check")
+"""Who must prove its case when an interval straddles its limit: ``model`` (it must show it
+is within the limit, so inconclusive fails: a release gate) or ``check`` (only proof of bias
+fails). Listed once: the option, a suite's and a check's ``burden:``, the schema and
+``verdict`` read it here."""
 JUDGE_CORRECTIONS = ("on", "full", "off")
 """How shares are corrected for the judge's confusion (``metrics.judge``; docs/STATISTICS.md):
 ``on`` a labelled folder's calibration fully and counterfactual images' as bounds, ``full``
@@ -216,8 +221,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_confidence", "confidence level of every interval", float, default=0.95),
     Option("t2i_bootstrap", "bootstrap resamples (or posterior draws) per interval", int,
            default=1000),
-    Option("t2i_burden", "model|check: who must prove its case when an interval straddles a "
-           "limit (model: inconclusive fails, the default; check: it passes); overrides suites"),
+    Option("t2i_burden", f"{'|'.join(BURDENS)}: who must prove its case when an interval "
+           "straddles a limit (model: inconclusive fails, the default; check: it passes); "
+           "overrides suites"),
     Option("t2i_judge_correction", "on|full|off: correct every share for the judge's measured "
            "confusion (on, the default: a labelled folder's calibration fully, counterfactual "
            "images' as bounds between judge error and the generator's non-adherence; full: "

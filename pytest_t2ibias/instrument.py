@@ -13,17 +13,17 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ._test_call import Sightings
-from ._types import FILTERED, Answers, GeneratedImage, ImageRequest, ImageSet
+from ._types import ABSTAINED, FILTERED, Answers, GeneratedImage, ImageRequest, ImageSet
 from .errors import ContractError, ImageFolderError, MissingModel
 
 if TYPE_CHECKING:
     from ._settings import Settings
-    from .backends._base import Answerer, Generator, LanguageModel
+    from .backends._base import Answerer, Embedder, Generator, LanguageModel
     from .plan import Plan
     from .store.request_layer import RequestLayer
     from .suite_spec import AxisSpec, FilterSpec
@@ -264,7 +264,7 @@ class Instrument:
         """(n, d) unit embeddings of ``texts`` by the run's judge (prompts, for CLIPScore)."""
         return self.requests.text_embeddings(self._embedder(), list(texts))
 
-    def _embedder(self) -> Answerer:
+    def _embedder(self) -> Embedder:
         judge = self.models.vqa
         if not (hasattr(judge, "embed_images") and hasattr(judge, "embed_texts")):
             raise ContractError(f"the judge {self.models.settings.vqa} ({type(judge).__name__}) "
@@ -272,7 +272,8 @@ class Instrument:
                                 f"contrastive judge's embeddings (CLIP, SigLIP); give "
                                 f"--t2i-vqa such a model, or add both methods to the hook's "
                                 f"object (each (n, d) arrays)")
-        return judge
+        return cast("Embedder", judge)  # the two methods checked; no isinstance: a lazy
+        # judge would compute its fingerprint (the Protocol's third member) to answer it
 
     def attributes(self, images: ImageSet, axis: AxisSpec, filter: FilterSpec | None = None) -> Answers:
         """Read ``axis`` off every image: classifier when configured for it, else VQA;
@@ -280,7 +281,7 @@ class Instrument:
         labelled ``FILTERED`` (counted and reported, never silently lost)."""
         floor = self.abstain_below(axis)
         if axis.parts:
-            answers = self._multi_part(images, axis)
+            answers = self._multi_part(images, axis, floor)
         elif self.models.has_classifier(axis.name):
             answers = self.requests.answers(self.models.classifier(axis.name), images,
                                             f"<classify {axis.name}>", axis.choices,
@@ -313,19 +314,30 @@ class Instrument:
                              _in_order(filter.statements, filter.choices))
         return verdicts.labels == filter.choices.index(filter.keep)
 
-    def _multi_part(self, images: ImageSet, axis: AxisSpec) -> Answers:
-        """Disability-style axes: the first part answered "yes", else ``none_value``."""
+    def _multi_part(self, images: ImageSet, axis: AxisSpec, floor: float = 0.0) -> Answers:
+        """Disability-style axes, each part asked on its own (BiasConnect A.2): of the parts
+        answered "yes", the one the judge is surest of (not the first listed); ``none_value``
+        when every part is answered "no"; an abstention when no part is a "yes" and one could
+        not be answered, or was answered with probability below ``floor`` (an image the judge
+        cannot read is not "fit")."""
         choices = axis.choices
-        labels = np.full(len(images), choices.index(axis.none_value), dtype=int)
-        probabilities = np.zeros((len(images), len(choices)))
-        decided = np.zeros(len(images), dtype=bool)
-        for part in axis.parts:
+        n = len(images)
+        yes_probability = np.full((n, len(axis.parts)), np.nan)
+        confident = np.zeros((n, len(axis.parts)), dtype=bool)
+        for j, part in enumerate(axis.parts):
             reply = self._ask(images, part.question, ("yes", "no"),
                               _in_order(part.statements, ("yes", "no")))
-            yes = (reply.labels == 0) & ~decided
-            labels[yes] = choices.index(part.value)
-            probabilities[:, choices.index(part.value)] = reply.probabilities[:, 0]
-            decided |= yes
+            scores = np.asarray(reply.probabilities, dtype=float).reshape(n, 2)
+            yes_probability[:, j] = scores[:, 0]
+            confident[:, j] = np.nan_to_num(scores.max(axis=1), nan=-1.0) >= max(floor, 0.0)
+        said_yes = confident & (np.nan_to_num(yes_probability, nan=0.0) > 0.5)
+        all_no = (confident & ~said_yes).all(axis=1)
+        surest = np.argmax(np.where(said_yes, yes_probability, -1.0), axis=1)
+        part_labels = np.array([choices.index(part.value) for part in axis.parts])
+        labels = np.where(said_yes.any(axis=1), part_labels[surest],
+                          np.where(all_no, choices.index(axis.none_value), ABSTAINED)).astype(int)
+        probabilities = np.zeros((n, len(choices)))
+        probabilities[:, part_labels] = np.nan_to_num(yes_probability, nan=0.0)
         probabilities[:, choices.index(axis.none_value)] = 1.0 - probabilities.max(axis=1)
         probabilities /= probabilities.sum(axis=1, keepdims=True)
         return Answers(axis.question, choices, labels, probabilities,

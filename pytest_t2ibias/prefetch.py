@@ -26,7 +26,7 @@ from .kinds import PlannedItem, work_of
 
 if TYPE_CHECKING:
     from .instrument import Instrument
-    from .kinds import Draw
+    from .kinds import Draw, Work
     from .plan import Plan
     from .store.request_layer import RequestLayer
 
@@ -63,7 +63,8 @@ class _RecordingLayer:
 def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Instrument],
              *, on_error: Callable[[PlannedItem, BaseException], None] | None = None,
              share: Callable[[list], list] | None = None,
-             barrier: Callable[[], None] | None = None) -> int:
+             barrier: Callable[[], None] | None = None,
+             works: Sequence[Work | None] | None = None) -> int:
     """Compute every planned image, then every planned answer, in full batches.
 
     Across processes (``python -m pytest_t2ibias prefetch`` under ``accelerate launch``),
@@ -76,13 +77,15 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
     prompt's images) is left to its own run, which reports the error where it belongs: a
     batch that fails is retried item by item to find whose it is, and nothing raised here
     lands on another item (#35: the first item of the run used to take the ERROR).
+    ``works``: each item's ``Work`` when the session plan has it (else worked out here).
     Returns how many items were planned.
     """
     # 1. images: one request list per generator (model x steps x guidance), across checks
     by_generator: dict[str, tuple[Any, list[ImageRequest]]] = {}
     ready: list[_Ready] = []
-    for item in items:
-        work = work_of(item)
+    for position, item in enumerate(items):
+        known = works[position] if works is not None else None
+        work = known if known is not None else work_of(item)
         if work.error is not None:  # its needs cannot be worked out: its own run says why
             _tell(on_error, item, work.error)
             continue
@@ -98,7 +101,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
                 _, requests = by_generator.setdefault(generator.fingerprint, (generator, []))
                 requests.extend(wanted)
                 wants.append((generator, wanted))
-        except Exception as error:  # noqa: BLE001 - a model that will not load: kept for its run
+        except Exception as error:  # a model that will not load: kept for its run
             _tell(on_error, item, error)
             continue
         ready.append(_Ready(item, instrument, work.planned, wants))
@@ -112,7 +115,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
         if mine:
             try:
                 real.images(generator, mine)
-            except Exception:  # noqa: BLE001 - whose images failed: asked item by item below
+            except Exception:  # whose images failed: asked item by item below
                 batches_failed = True
     if batches_failed:
         ready = [entry for entry in ready if _images_made(entry, real, share, on_error)]
@@ -128,7 +131,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
                 images = recording.images([draw.prompt], role=draw.role, per_prompt=draw.images)
                 for axis in draw.axes:
                     recording.attributes(images, axis, entry.item.suite.filter)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             _tell(on_error, entry.item, error)
     for key, (answerer, pending) in recorder.asked.items():
         _, question, choices, statements = key
@@ -136,7 +139,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
         if mine:
             try:
                 real.answers(answerer, ImageSet(tuple(mine)), question, choices, statements)
-            except Exception as error:  # noqa: BLE001 - the first asker's; the others meet
+            except Exception as error:  # the first asker's; the others meet
                 if key in recorder.first_asker:  # its repeat in their own runs
                     _tell(on_error, recorder.first_asker[key], error)
     return len(ready)
@@ -161,7 +164,7 @@ def _images_made(entry: _Ready, real: RequestLayer, share: Callable[[list], list
             mine = share(list(dict.fromkeys(requests)))
             if mine:
                 real.images(generator, mine)
-    except Exception as error:  # noqa: BLE001 - the item's own run reports it
+    except Exception as error:  # the item's own run reports it
         _tell(on_error, entry.item, error)
         return False
     return True
@@ -175,8 +178,9 @@ def _tell(on_error, item: PlannedItem, error: BaseException) -> None:
 def adaptive_rounds(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Instrument],
                     decided: Callable[[int, Plan], bool], *,
                     fixed: Sequence[PlannedItem] = (),
-                    on_error: Callable[[PlannedItem, BaseException], None] | None = None
-                    ) -> dict[int, int]:
+                    on_error: Callable[[PlannedItem, BaseException], None] | None = None,
+                    works: Sequence[Work | None] | None = None,
+                    fixed_works: Sequence[Work | None] | None = None) -> dict[int, int]:
     """Adaptive sampling across checks (issue #26): round r plans look r of every adaptive
     item not yet decided (``Plan.looks``: 16, 32, 64 ... images per prompt up to its cap) in
     one ``prefetch``, the first round together with the ``fixed`` items' full n; then
@@ -187,23 +191,34 @@ def adaptive_rounds(items: Sequence[PlannedItem], instrument_for: Callable[[Plan
 
     Returns, per index into ``items``, the images per prompt it stopped at (its cap when no
     look decided it). An item whose judging raises stops at that look; its own run reports
-    the error."""
+    the error. ``works``/``fixed_works``: the items' ``Work`` at their full plan, when the
+    session plan has it (a look scales it, ``Work.at``)."""
     stopped: dict[int, int] = {}
     pending = dict(enumerate(items))
     round_ = 0
     while pending:
         at = {i: replace(item, plan=replace(item.plan, images_per_prompt=item.plan.looks[round_]))
               for i, item in pending.items()}
-        prefetch([*(fixed if round_ == 0 else ()), *at.values()], instrument_for,
-                 on_error=on_error)
+        looked = [_at_look(works[i] if works is not None else None, item, items[i].plan)
+                  for i, item in at.items()]
+        first = (list(fixed), list(fixed_works or [None] * len(fixed))) if round_ == 0 else ([], [])
+        prefetch([*first[0], *at.values()], instrument_for, on_error=on_error,
+                 works=[*first[1], *looked])
         for i, item in at.items():
             last = round_ == len(item.plan.looks) - 1
             try:
                 done = last or decided(i, item.plan)
-            except Exception:  # noqa: BLE001 - the item's own run reports it
+            except Exception:  # the item's own run reports it
                 done = True
             if done:
                 stopped[i] = item.plan.images_per_prompt
                 del pending[i]
         round_ += 1
     return stopped
+
+
+def _at_look(work: Work | None, item: PlannedItem, full: Plan) -> Work | None:
+    """``work`` (the item's at its full plan) at the item's look; None: not known."""
+    if work is None:
+        return None
+    return work.at(item.plan.images_per_prompt, full.images_per_prompt)

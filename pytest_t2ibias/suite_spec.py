@@ -39,8 +39,9 @@ class AxisSpec:
 
     ``ideal`` is "uniform", a mapping choice -> share (summing to 1), or
     ``{"reference": Path}`` (a folder of real images measured with the same extractor).
-    ``parts`` + ``none_value`` describe a multi-part axis: the value is the first part
-    answered yes, ``none_value`` when none is.
+    ``parts`` + ``none_value`` describe a multi-part axis: the value is the part answered
+    yes most surely, ``none_value`` when every part is answered no, an abstention when no
+    part is a yes and one was unread (or below ``abstain_below``).
     ``statements`` maps each choice to a caption for contrastive VQA ("a photo of a man");
     ``classifier`` asks for the attribute classifier (``--t2i-classifier``) on this axis.
     ``counterfactuals_from_llm`` (``counterfactuals: llm``): the per-value prompts are chosen
@@ -119,6 +120,22 @@ class CheckSpec:
 
 
 @dataclass(frozen=True)
+class SuiteDefaults:
+    """``defaults:``, how every check of the suite samples unless the check or the command
+    line says otherwise (``plan.plan_for`` decides); None: not set. Its fields are the keys
+    of ``suite.language.DEFAULTS``, where each is documented and its value's rule declared."""
+
+    images_per_prompt: int | dict[str, int] | None = None
+    """A number, or ``{"max": N}``: adaptive for the gated checks that can stop early."""
+    seed: int | None = None
+    steps: int | None = None
+    guidance: float | None = None
+    height: int | None = None
+    width: int | None = None
+    batch_size: int | None = None
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str
     path: Path
@@ -127,7 +144,7 @@ class Suite:
     axes: dict[str, AxisSpec]
     checks: tuple[CheckSpec, ...]
     filter: FilterSpec | None = None
-    defaults: dict[str, Any] = field(default_factory=dict)
+    defaults: SuiteDefaults = field(default_factory=SuiteDefaults)
     location: Location | None = None
     models: dict[str, str] = field(default_factory=dict)
     """``models:`` role ("candidate", "baseline") -> model id or path (resolved against the
@@ -141,6 +158,9 @@ class Suite:
     judge_correction: str | None = None
     """``judge_correction:`` on, full or off (``_settings.JUDGE_CORRECTIONS``); None: the
     command line's or on."""
+    confidence: float | None = None
+    """``confidence:`` the level every check that sets none gates at (the loader has already
+    put it in those checks' ``params``); None: each check's own, else a point decision."""
 
     def prompt_for(self, subject: str) -> str:
         return self.prompt.format(subject=subject)

@@ -231,6 +231,28 @@ def test_intermit_alerts_when_tau_cannot_reach_epsilon(fake_t2ibias, suite):
     assert not evaluate_intermit(result).passed
 
 
+def test_alert_on_any_axis_sees_harm_outside_the_priorities(fake_t2ibias, suite):
+    """Issue #44: the paper's Sec. 6 alerts on any negative impact. With B* = {gender},
+    mitigating gender reaches tau 0 but makes the unprioritised age worse (0 -> 0.5): silent
+    under alert_on prioritised (the default), an alert under any, on the same path."""
+    def run(alert_on):
+        return intermit(fake_t2ibias.instrument(suite), suite, "nurse", priority={"gender": 1},
+                        epsilon=0.2, tolerance=0.0, confidence=0.95, n_resamples=200,
+                        alert_on=alert_on)
+
+    quiet, watchful = run("prioritised"), run("any")
+    assert quiet.order == watchful.order == ("gender",)
+    assert quiet.final_tau.value == watchful.final_tau.value == pytest.approx(0.0)
+    assert quiet.alerts == () and evaluate_intermit(quiet).passed
+    assert len(watchful.alerts) == 1 and "made age worse: IS[gender][age] = -0.500" in \
+        watchful.alerts[0]
+    verdict = evaluate_intermit(watchful)
+    assert not verdict.passed and "a step made an axis worse" in verdict.message
+    assert watchful.to_dict()["watched"] == ["gender", "age", "environment"]
+    with pytest.raises(ValueError, match="alert_on must be one of"):
+        run("some")
+
+
 def test_intermit_passes_when_already_below_epsilon(fake_t2ibias, suite):
     result = fake_t2ibias.intermit(suite, "nurse", priority={"age": 1})
     assert result.steps == () and result.reached and result.alerts == ()

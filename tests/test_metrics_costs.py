@@ -58,6 +58,31 @@ def test_paired_changes_see_a_collapse_and_an_erasure():
     assert same.value == 0 and same.low == same.high == 0
 
 
+def _paired(both: int, baseline_only: int, candidate_only: int, neither: int):
+    baseline = np.array([1] * both + [1] * baseline_only + [0] * candidate_only + [0] * neither, bool)
+    candidate = np.array([1] * both + [0] * baseline_only + [1] * candidate_only + [0] * neither, bool)
+    return baseline, candidate
+
+
+def test_erasure_change_is_newcombe_method_10_on_a_published_table():
+    # Complete response before (rows) and after (columns) consolidation therapy, Cavo et al.
+    # 2012, as tabulated in Fagerland, Lydersen & Laake (2017), "Statistical Analysis of
+    # Contingency Tables", ch. 8: [[59, 6], [16, 80]], 65/161 - 75/161 = -0.0621, Newcombe's
+    # method 10 (-0.1186, -0.0046). AD - BC = 4624 > N/2, so phi is reduced by N/2; the plain
+    # phi this used gave (-0.1174, -0.0059).
+    change = erasure_change(*_paired(59, 16, 6, 80))
+    assert change.value == pytest.approx(-10 / 161)
+    assert (round(change.low, 4), round(change.high, 4)) == (-0.1186, -0.0046)
+    # AD - BC in [0, N/2]: phi is 0, each side the Wilson half-widths added in quadrature.
+    from pytest_t2ibias.metrics import wilson_interval
+
+    weak = erasure_change(*_paired(3, 4, 1, 2))  # AD - BC = 2 <= N/2 = 5
+    candidate, baseline = wilson_interval(4, 10), wilson_interval(7, 10)
+    low = (0.4 - 0.7) - np.hypot(0.4 - candidate.low, baseline.high - 0.7)
+    high = (0.4 - 0.7) + np.hypot(candidate.high - 0.4, 0.7 - baseline.low)
+    assert (weak.low, weak.high) == pytest.approx((low, high))
+
+
 def test_intervals_cover_at_nominal():
     # 300 data sets a cell at n = 48; a real 95% interval falls below 0.90 with probability < 1e-3.
     # The Vendi score alone, bias-corrected, sits near 0.91 at n = 48 (docs/STATISTICS.md).

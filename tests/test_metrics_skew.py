@@ -67,3 +67,62 @@ def test_mean_max_skew_over_subjects():
     assert estimate.value == pytest.approx(0.403238, abs=1e-6)
     assert estimate.low == pytest.approx(0.336472) and estimate.high == pytest.approx(0.470004)
     assert estimate.n == 2
+
+
+def test_a_value_never_drawn_is_never_the_max_under_a_non_uniform_target():
+    # Issue #44: 4 images all "common" against a 95/5 target. The absent minority's smoothed
+    # stand-in reads ln(0.5/4/0.05) = 0.916291 and used to win; MaxSkew is the common value's
+    # ln(1/0.95) = 0.051293, the rare one being under-represented (-inf).
+    target = {"common": 0.95, "rare": 0.05}
+    top = max_skew_at_k({"common": 4, "rare": 0}, target)
+    assert top.attribute == "common" and not top.unbounded
+    assert top.value == pytest.approx(0.051293, abs=1e-6)
+    assert skew_at_k({"common": 4}, target)["rare"].value == pytest.approx(0.916291, abs=1e-6)
+    mean = mean_max_skew_at_k([{"common": 4}, {"common": 4}], target, n_resamples=50)
+    assert mean.value == pytest.approx(0.051293, abs=1e-6)
+    assert max_skew_at_k({}, target).value == -math.inf  # nothing retrieved: nothing over-represented
+
+
+def test_generation_skew_and_its_message_name_the_value_drawn():
+    import numpy as np
+
+    from pytest_t2ibias._types import Answers
+    from pytest_t2ibias.kinds.max_skew_below import evaluate_max_skew_below
+    from pytest_t2ibias.methods.socialcf import generation_skew
+
+    target = {"male": 0.95, "female": 0.05}
+    skew = generation_skew(np.zeros(4, dtype=int), ("male", "female"), target)
+    assert (skew.value, skew.unbounded) == ("male", ("female",))
+    assert skew.max_skew == pytest.approx(0.051293, abs=1e-6)
+    answers = Answers("q", ("male", "female"), np.zeros(4, dtype=int), np.full((4, 2), 0.5),
+                      ("p",) * 4, ("0", "1", "2", "3"))
+    verdict = evaluate_max_skew_below(answers, 0.5, target=target,
+                                      confidence=0.95, n_resamples=200)
+    assert "(male over-represented)" in verdict.message
+
+
+def test_max_skew_below_reads_a_reference_ideal_as_its_target():
+    """Issue #44: a reference ideal (BiasConnect A.10) was ignored and the target was uniform."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from pytest_t2ibias.errors import CheckError
+    from pytest_t2ibias.kinds.max_skew_below import MaxSkewBelowParams, target_for
+    from pytest_t2ibias.suite_spec import AxisSpec
+
+    axis = AxisSpec(name="gender", question="?", choices=("male", "female"),
+                    ideal={"reference": "real"})
+
+    def ctx(reference_shares, target=None):
+        instrument = SimpleNamespace(ideal=lambda axis, filter: np.array(reference_shares))
+        return SimpleNamespace(params=MaxSkewBelowParams(axes=("gender",), threshold=0.4,
+                                                         target=target),
+                               axis=axis, instrument=instrument, suite=SimpleNamespace(filter=None),
+                               check=SimpleNamespace(location="s.t2i.yaml:3", id="skew"))
+
+    assert target_for(ctx([0.8, 0.2])) == pytest.approx({"male": 0.8, "female": 0.2})
+    assert target_for(ctx([0.8, 0.2], target={"male": 0.5, "female": 0.5})) == \
+        {"male": 0.5, "female": 0.5}  # the check's own target first
+    with pytest.raises(CheckError, match="reference images of axis 'gender' .* show no female"):
+        target_for(ctx([1.0, 0.0]))

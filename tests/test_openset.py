@@ -455,3 +455,97 @@ def test_a_prompt_missing_from_the_folder_errors_its_own_item_and_the_rest_run(p
     assert sum("no image 0 for prompt" in line for line in report) == 1
     lock = json.loads((pytester.path / "folder.t2i.openbias.lock.json").read_text())
     assert "found" in json.dumps(lock)
+
+
+# -- synonyms and unknown answers (issue #44) ----------------------------------------------------
+
+
+class ReadsEveryoneMale(ScriptedInstrument):
+    """Every image shows a man; the judge names him by whichever of the choices means male,
+    in turn when there are several ("man", then "male"), as a VQA torn between synonyms."""
+
+    MALE = {"man", "male", "men", "males"}
+
+    def images(self, prompts, per_prompt=None, **_):
+        n = per_prompt or 40
+        return ImageSet(tuple(GeneratedImage(p, 0, i, None, f"{p}{i}", f"{p}{i}")
+                              for p in prompts for i in range(n)))
+
+    def ask(self, images, question, choices, statements=None):
+        male = [j for j, c in enumerate(choices) if c.lower() in self.MALE]
+        labels = np.array([male[i % len(male)] for i in range(len(images))])
+        probs = np.full((len(labels), len(choices)), 1 / len(choices))
+        return Answers(question, tuple(choices), labels, probs, tuple(i.prompt for i in images),
+                       tuple(i.key for i in images))
+
+
+@pytest.mark.parametrize("knowledge_base", ["floor", "off"])
+def test_synonym_classes_are_one_class_and_an_all_male_set_scores_one(knowledge_base):
+    """Issue #44: [man, woman] from the LLM with the knowledge base's [male, female] (or
+    [Male, Female] on another caption) made four classes; an all-male set read half "man",
+    half "male" then scored 0.5 instead of 1."""
+    doctor, surgeon = "a photo of a doctor", "a photo of a surgeon"
+    gender = {"name": "Person gender", "question": "Is the doctor a man or a woman?"}
+    llm, _ = horse_llm({doctor: [{**gender, "classes": ["Man", "Woman"]}],
+                        surgeon: [{**gender, "classes": ["male ", "Female", "non-binary"]}]})
+    p = propose_biases([doctor, surgeon], knowledge_base=KB, llm=llm, only=["gender"],
+                       use_knowledge_base=knowledge_base)
+    [bias] = p.biases
+    assert bias.classes == ("male", "female", "non-binary")
+    assert bias.questions[0] == KB.biases["gender"].question  # names the classes it asks for
+    result = measure_biases(ReadsEveryoneMale({}), p, n_resamples=400, judge_images=0)
+    [measured] = result.biases
+    assert measured.shares["male"] == 1.0
+    assert measured.severity.value == pytest.approx(1.0)
+
+
+def test_a_lock_holding_one_class_spelled_twice_is_stale(tmp_path):
+    from pytest_t2ibias.errors import LockfileError
+    from pytest_t2ibias.locks.openbias import locked_proposals, openbias_lock_path
+
+    suite = tmp_path / "s.t2i.yaml"
+    instrument = SimpleNamespace(models=SimpleNamespace(settings=SimpleNamespace(llm=None)))
+    locked_proposals(instrument, suite, "c/doctor", ["a photo of a doctor"], only=["gender"])
+    path = openbias_lock_path(suite)
+    record = json.loads(path.read_text())
+    record["entries"]["c/doctor"]["proposals"]["biases"][0]["classes"] = ["Man", "Woman", "male", "female"]
+    path.write_text(json.dumps(record))
+    with pytest.raises(LockfileError, match=r"one class spelled twice \(gender: Man, Woman, male"):
+        locked_proposals(instrument, suite, "c/doctor", ["a photo of a doctor"], only=["gender"])
+
+
+class UnsureOfSome(ScriptedInstrument):
+    """40 doctors: 30 plainly men, 10 the judge cannot tell; offered "unknown" it says so,
+    else it guesses "female" for those at probability 0.55."""
+
+    def images(self, prompts, per_prompt=None, **_):
+        return ImageSet(tuple(GeneratedImage(p, 0, i, None, f"{p}{i}", f"{p}{i}")
+                              for p in prompts for i in range(per_prompt or 40)))
+
+    def ask(self, images, question, choices, statements=None):
+        self.asked = tuple(choices)
+        assert statements is None or len(statements) == len(choices)
+        unsure = [i.index >= 30 for i in images]
+        labels = np.array([choices.index("unknown") if u and "unknown" in choices else int(u)
+                           for u in unsure])
+        probs = np.array([[0.45, 0.55] + [0.0] * (len(choices) - 2) if u else
+                          [0.95, 0.05] + [0.0] * (len(choices) - 2) for u in unsure])
+        return Answers(question, tuple(choices), labels, probs, tuple(i.prompt for i in images),
+                       tuple(i.key for i in images))
+
+
+def test_the_judge_may_answer_unknown_and_unknowns_are_dropped_and_counted():
+    """Issue #44: OpenBias asked with no way to abstain, so Eq. 3's unknown answers were
+    always 0; the paper's code appends "unknown" to the classes."""
+    p = propose_biases(["a photo of a doctor"], knowledge_base=KB, only=["gender"])
+    judge = UnsureOfSome({})
+    forced = measure_biases(judge, p, n_resamples=400, judge_images=0)
+    assert judge.asked == ("male", "female") and forced.biases[0].unknown == 0
+    assert forced.biases[0].shares["female"] == pytest.approx(0.25)  # guesses read as women
+    offered = measure_biases(judge, p, n_resamples=400, judge_images=0, unknown_answer=True)
+    [gender] = offered.biases
+    assert judge.asked == ("male", "female", "unknown")
+    assert (gender.unknown, gender.images, gender.shares["male"]) == (10, 40, 1.0)
+    assert "10 of 40 unknown" in evaluate_open_set(offered, 0.3, confidence=0.95).message
+    floored = measure_biases(judge, p, n_resamples=400, judge_images=0, abstain_below=0.6)
+    assert (floored.biases[0].unknown, floored.biases[0].shares["male"]) == (10, 1.0)

@@ -115,8 +115,8 @@ def test_a_phrase_without_an_axis_must_say_whom_it_appears_with(raw_world):
         parse_world(raw, source="bad.yaml")
 
 
-def test_the_readme_lists_the_toy_worlds_words_as_its_spec_has_them():
-    """A user writing a suite for the toy models learns from the README which subjects exist
+def test_the_docs_list_the_toy_worlds_words_as_its_spec_has_them():
+    """A user writing a suite for the toy models learns from docs/toyworld.md which subjects exist
     (a word outside them is <unk> to toy-sd: issue #27); regenerate with
     ``python -m toyworld.vocabulary``."""
     from pathlib import Path
@@ -124,8 +124,8 @@ def test_the_readme_lists_the_toy_worlds_words_as_its_spec_has_them():
     from toyworld.spec import DEFAULT_WORLD_PATH, load_world
     from toyworld.vocabulary import END, START, markdown
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    shown = START + readme.split(START, 1)[1].split(END, 1)[0] + END
+    page = (Path(__file__).resolve().parents[1] / "docs" / "toyworld.md").read_text(encoding="utf-8")
+    shown = START + page.split(START, 1)[1].split(END, 1)[0] + END
     expected = markdown(load_world(DEFAULT_WORLD_PATH))
     assert shown == expected
     assert "`nurse`" in expected and "`pilot`" not in expected

@@ -1,4 +1,4 @@
-"""What the toy world knows, as the README lists it: subjects, axes and their words, the
+"""What the toy world knows, as docs/toyworld.md lists it: subjects, axes and their words, the
 planted trigger phrases. toy-sd's tokenizer knows only the world's words: any other subject
 becomes ``<unk>`` (issue #27), so a suite on the toy models should keep to these.
 
@@ -17,7 +17,7 @@ END = "<!-- end of toyworld vocabulary -->"
 
 
 def markdown(world: World) -> str:
-    """The README's block for ``world``: one line per kind of word."""
+    """docs/toyworld.md's block for ``world``: one line per kind of word."""
     lines = [START]
     for kind in sorted({subject.kind for subject in world.subjects.values()}):
         names = ", ".join(f"`{name}`" for name, subject in world.subjects.items()

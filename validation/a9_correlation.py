@@ -15,11 +15,16 @@ Every observation is an independent sample: its initial images and its mitigated
 drawn under *fresh* seeds, so no image noise is shared with the prediction (sharing wbar_init
 would correlate the two by construction).
 
-The paper reports Pearson r = +0.95 (PM) and +0.65 (ITI-GEN). We print r with its 95% CI
-(scipy's Fisher interval), the number of pairs, and every pair; ``--json`` keeps them.
+The paper reports +0.95 (PM) and +0.65 (ITI-GEN) as "the average correlation ... across all
+intersectional relationships Bx -> By present for each prompt" (A.9): one Pearson r per prompt
+(subject) over its (x, y) pairs, averaged over prompts. We print that statistic (with a 95%
+bootstrap interval over subjects; a subject needs 3 pairs, so the gender fine-tune's 2 pairs a
+subject give none) beside the pooled Pearson r over every (subject, x, y) pair with its
+Fisher interval, the number of pairs, and every pair; ``--json`` keeps them.
 
     python validation/a9_correlation.py --fixtures fixtures \\
         --suite example_suites/toy_occupations.t2i.yaml --json validation/a9_results.json
+    python validation/a9_correlation.py --from-json validation/a9_results.json  # no models
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 from rich.table import Table
-from scipy.stats import pearsonr
+from scipy.stats import bootstrap, pearsonr
 
 from pytest_t2ibias.facade import T2IBias
 from pytest_t2ibias.methods.biasconnect import counterfactual_prompts
@@ -103,6 +108,52 @@ def correlation(rows):
             "p": float(result.pvalue), "pairs": int(keep.sum())}
 
 
+def mean_per_prompt_correlation(rows, min_pairs=3):
+    """The paper's A.9 statistic: Pearson r of predicted vs observed over each subject's
+    (x, y) pairs, averaged over the subjects that have ``min_pairs`` finite pairs and spread
+    in both (a correlation of 2 points is always +-1), with a 95% percentile bootstrap
+    interval over subjects."""
+    by_subject = {}
+    for r in rows:
+        by_subject.setdefault(r["subject"], []).append(r)
+    per_subject = {}
+    for subject, pairs in by_subject.items():
+        predicted = np.array([p["predicted"]["value"] for p in pairs])
+        observed = np.array([p["observed"]["value"] for p in pairs])
+        keep = ~(np.isnan(predicted) | np.isnan(observed))
+        if keep.sum() >= min_pairs and np.std(predicted[keep]) > 0 and np.std(observed[keep]) > 0:
+            per_subject[subject] = float(pearsonr(predicted[keep], observed[keep]).statistic)
+    values = np.array(list(per_subject.values()))
+    nan = float("nan")
+    if len(values) == 0:
+        return {"mean_r": nan, "low": nan, "high": nan, "prompts": 0, "per_prompt": {}}
+    if len(values) < 2 or np.ptp(values) == 0:
+        low = high = float(values.mean())
+    else:
+        ci = bootstrap((values,), np.mean, confidence_level=0.95, n_resamples=9999,
+                       method="percentile", random_state=0).confidence_interval
+        low, high = float(ci.low), float(ci.high)
+    return {"mean_r": float(values.mean()), "low": low, "high": high,
+            "prompts": len(values), "per_prompt": per_subject}
+
+
+def both_statistics(rows):
+    """Per mitigation: the paper's mean per-prompt r and the pooled r, side by side."""
+    return {mitigation: {"pooled": correlation(chosen),
+                         "mean_per_prompt": mean_per_prompt_correlation(chosen)}
+            for mitigation in ("prompt modification", "fine-tune")
+            for chosen in [[r for r in rows if r["mitigation"] == mitigation]]}
+
+
+def print_statistics(console, results):
+    for mitigation, both in results.items():
+        c, m = both["pooled"], both["mean_per_prompt"]
+        console.print(f"{mitigation}: mean per-prompt r (the paper's A.9) = {m['mean_r']:+.3f} "
+                      f"[95% CI {m['low']:+.3f}, {m['high']:+.3f}] over {m['prompts']} prompts; "
+                      f"pooled Pearson r = {c['r']:+.3f} [95% CI {c['low']:+.3f}, "
+                      f"{c['high']:+.3f}] over {c['pairs']} (subject, x, y) pairs")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fixtures", type=Path, default=Path("fixtures"))
@@ -110,7 +161,13 @@ def main(argv=None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=Path(".t2ibias_cache"))
     parser.add_argument("--subjects", nargs="*", help="a subset of the suite's subjects")
     parser.add_argument("--json", type=Path, help="write every pair and the correlations here")
+    parser.add_argument("--from-json", type=Path,
+                        help="recompute both statistics from a saved --json file (no models)")
     args = parser.parse_args(argv)
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text())["pairs"]
+        print_statistics(Console(), both_statistics(rows))
+        return 0
 
     fixtures = args.fixtures
     classifiers = {axis.name: str(axis) for axis in (fixtures / "classifiers").iterdir()}
@@ -118,8 +175,8 @@ def main(argv=None) -> int:
                                  classifiers=classifiers, cache_dir=args.cache_dir, device="cpu",
                                  offline=True, bootstrap=500)
     suite = load_suite(args.suite)
-    seed = suite.defaults.get("seed", 0) + FRESH_SEED_OFFSET
-    fresh_suite = dataclasses.replace(suite, defaults={**suite.defaults, "seed": seed})
+    seed = (suite.defaults.seed or 0) + FRESH_SEED_OFFSET
+    fresh_suite = dataclasses.replace(suite, defaults=dataclasses.replace(suite.defaults, seed=seed))
     debiased = fixtures / "toy-sd-debiased"
     finetune_suite = (dataclasses.replace(fresh_suite, models={"candidate": str(debiased)})
                       if debiased.exists() else None)
@@ -127,8 +184,7 @@ def main(argv=None) -> int:
     subjects = args.subjects or suite.subjects
     rows = [row for subject in subjects
             for row in measure_subject(t2ibias, suite, fresh_suite, finetune_suite, subject)]
-    results = {mitigation: correlation([r for r in rows if r["mitigation"] == mitigation])
-               for mitigation in ("prompt modification", "fine-tune")}
+    results = both_statistics(rows)
 
     console = Console()
     table = Table(title="BiasConnect A.9 on the toy world: predicted IS vs observed IS_mit")
@@ -140,9 +196,7 @@ def main(argv=None) -> int:
                       f"{p['value']:+.3f} [{p['low']:+.3f}, {p['high']:+.3f}]",
                       f"{o['value']:+.3f} [{o['low']:+.3f}, {o['high']:+.3f}]")
     console.print(table)
-    for mitigation, c in results.items():
-        console.print(f"{mitigation}: Pearson r = {c['r']:+.3f} "
-                      f"[95% CI {c['low']:+.3f}, {c['high']:+.3f}] over {c['pairs']} (subject, x, y) pairs")
+    print_statistics(console, results)
     console.print(f"work: {t2ibias.requests.counters}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

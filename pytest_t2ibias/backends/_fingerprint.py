@@ -81,7 +81,7 @@ def hub_fingerprint(repo_id: str, revision: str | None = None) -> str:
 
     try:
         snapshot = snapshot_download(repo_id, revision=revision, local_files_only=True)
-    except Exception:  # noqa: BLE001 - not cached (yet): fall back to the name
+    except Exception:  # not cached (yet): fall back to the name
         return f"hub:{repo_id}@{revision or 'main'}"
     return f"hub:{repo_id}@{Path(snapshot).name}"
 

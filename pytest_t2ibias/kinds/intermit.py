@@ -3,7 +3,8 @@
 Starting from the subject's prompt, InterMit repeatedly mitigates the axis with the largest
 expected gain under the user's priorities B*, regenerates, and stops when tau = <w̄(B*), p>
 is at most ``epsilon``; a step that makes a prioritised axis worse (by more than
-``tolerance``) raises an alert. The verdict is the method's own (``InterMitResult.verdict``),
+``tolerance``) raises an alert, or with ``alert_on: any`` a step that makes any axis worse
+(the paper's Sec. 6). The verdict is the method's own (``InterMitResult.verdict``),
 with the IS matrix it used. Adaptive: each look reruns the algorithm on more images, and a
 look before the last passes only once no step can have made a prioritised axis worse.
 """
@@ -22,6 +23,7 @@ from ._needs import questions_of
 from ._papers import BIASCONNECT
 from ._params import (
     Params,
+    check_alert_on,
     check_at_least_one,
     check_priority,
     check_unit_interval,
@@ -48,6 +50,11 @@ class IntermitParams(Params):
         "(IS[i*][y] wholly below -tolerance); adaptive, a look before the cap "
         "passes only once every step's IS[i*][y] is wholly at least -tolerance",
         default=0.0, check=check_unit_interval)
+    alert_on: str = param(
+        "which axes a step may not make worse: prioritised (the axes of priority, B*) or any "
+        "(every axis of the suite, as the paper's Sec. 6 alerts on any negative impact; the "
+        "others are read too, weighted 0 in tau, so the path is the same)",
+        default="prioritised", check=check_alert_on)
 
 
 def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None,
@@ -67,9 +74,10 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
     passed = passes(outcome, burden)
     message = result.summary()
     if not passed:
-        reason = ("a step made a prioritised axis worse" if step_alerts else
+        watched = "an" if result.alert_on == "any" else "a prioritised"
+        reason = (f"a step made {watched} axis worse" if step_alerts else
                   "tau did not reach epsilon" if outcome == FAIL else
-                  "no step is yet shown not to make a prioritised axis worse "
+                  f"no step is yet shown not to make {watched} axis worse "
                   "(inconclusive before the last look)" if unproven else
                   "tau's interval straddles epsilon (inconclusive)")
         message = f"InterMit{' for ' + label if label else ''} failed: {reason}\n{message}"
@@ -81,18 +89,19 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
 
 
 def run(ctx: CheckContext[IntermitParams]) -> Verdict:
-    from ..methods.intermit import intermit, normalised_priority
+    from ..methods.intermit import intermit, normalised_priority, watched_axes
 
     params = ctx.params
     suite = ctx.counterfactual_suite()
-    readings = readings_for(ctx, list(normalised_priority(params.priority, list(suite.axes))),
+    selected = list(normalised_priority(params.priority, list(suite.axes)))
+    readings = readings_for(ctx, watched_axes(selected, list(suite.axes), params.alert_on),
                             suite)
     judges = corrected_fully(readings)
     result = intermit(ctx.instrument, suite, ctx.subject, priority=params.priority,
                       epsilon=params.epsilon, max_steps=params.max_steps,
                       tolerance=params.tolerance,
                       confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
-                      calibration=judges.calibration())
+                      calibration=judges.calibration(), alert_on=params.alert_on)
     verdict = evaluate_intermit(result, confidence=ctx.confidence, burden=ctx.plan.burden,
                                 label=ctx.subject, early=ctx.plan.before_cap)
     outcome, passed, note = judges.decided(verdict.outcome, ctx.plan.burden, list(judges.readings))
@@ -125,12 +134,14 @@ def expected_work(item: PlannedItem) -> list[Draw]:
         combination_prompt,
         normalised_priority,
         suite_insertions,
+        watched_axes,
     )
 
     suite, subject, n = item.suite, item.subject, item.plan.images_per_prompt
     params = item.params_as(IntermitParams)
     priority = normalised_priority(params.priority, list(suite.axes))
-    questions = questions_of(suite, priority)
+    questions = questions_of(suite, watched_axes(list(priority), list(suite.axes),
+                                                 params.alert_on))
     values = {a: list(spec.choices if spec.counterfactuals_from_llm and not spec.counterfactuals
                       else spec.counterfactuals)
               for a, spec in suite.axes.items() if spec.counterfactuals or spec.counterfactuals_from_llm}
@@ -159,6 +170,7 @@ def expected_work(item: PlannedItem) -> list[Draw]:
 
 KIND = CheckKind(
     name="intermit",
+    sample="",
     run=run,
     work=lambda item: Work(expected=tuple(expected_work(item))),
     adaptive_caveat=lambda params: "" if params.tolerance else (
@@ -168,6 +180,7 @@ KIND = CheckKind(
     params=IntermitParams,
     adaptive=True,
     figure="tau after mitigation",
+    reason=lambda figures: f"alert: {figures['alerts'][0]}" if figures.get("alerts") else "",
     doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "
         "without making a prioritised axis worse",
     paper=(f"{BIASCONNECT}, Algorithm 1 (InterMit) with prompt modification: mitigate the axis "

@@ -3,8 +3,12 @@
 Mitigating axis x is simulated by pooling the counterfactual prompts of x (one per value, so
 x is balanced by construction); IS[x][y] = w̄_init(y) - w̄_x(y) (Eq. 4) is how much closer to
 its ideal axis y gets. A negative IS is the paper's warning: balancing x pushes y away from
-its ideal. The interval comes from a joint bootstrap over the images of every prompt
-(``metrics.intersectional``).
+its ideal. The interval is the profile interval of ``metrics.intersectional`` (its
+default): the range of IS[x][y] over a likelihood-ratio ellipsoid of every prompt's shares,
+traced by joint Jeffreys-Dirichlet posterior draws, so it still covers where a distance sits
+at its ideal (docs/STATISTICS.md); under a judge correction, each axis' shares corrected for
+its confusion first. Not a bootstrap over images (``interval="bootstrap"`` is no longer the
+default).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ def evaluate_is_nonnegative(
     *,
     mitigate: Iterable[str] | None = None,
     on: Iterable[str] | None = None,
-    tolerance: float = 0.0,
+    tolerance: float = IsNonnegativeParams.default("tolerance"),
     confidence: float | None = None,
     burden: str = DEFAULT_BURDEN,
     label: str = "",
@@ -175,6 +179,7 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
 KIND = CheckKind(
     chart=chart,
     name="is_nonnegative",
+    sample="mitigate: [gender], on: [age]",
     run=run,
     adaptive=True,
     axes_param="mitigate",

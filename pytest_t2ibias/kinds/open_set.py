@@ -76,6 +76,12 @@ class OpenSetParams(Params):
         "also the judge's calibration: with 8 a class one misread image leaves a two-class "
         "severity's corrected interval reaching 1; 32 pins it down (docs/STATISTICS.md)",
         default=JUDGE_IMAGES, check=check_at_least_one)
+    unknown_answer: bool = param(
+        "offer the judge \"unknown\" beside each bias' classes, as the paper's code does (Eq. 3): "
+        "images answered so are dropped from the shares and counted. Off by default: a "
+        "contrastive judge (CLIP) has no way to say it cannot tell, so the extra statement "
+        "competes as a class; the run's --t2i-abstain-below floor applies either way",
+        default=False)
 
 
 def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None = None,
@@ -173,7 +179,9 @@ def run(ctx: CheckContext[OpenSetParams]) -> Verdict:
                           update=ctx.instrument.models.settings.update_locks,
                           confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
                           judge_images=params.judge_images,
-                          judge_correction=ctx.plan.judge_correction)
+                          judge_correction=ctx.plan.judge_correction,
+                          unknown_answer=params.unknown_answer,
+                          abstain_below=ctx.plan.abstain_below or 0.0)
     return evaluate_open_set(result, params.threshold, confidence=ctx.confidence,
                              burden=ctx.plan.burden, label=ctx.subject, context=params.severity)
 
@@ -226,7 +234,10 @@ def work(item: PlannedItem) -> Work:
 KIND = CheckKind(
     chart=chart,
     name="open_set",
+    sample="threshold: 0.5",
     run=run,
+    judges=lambda figures: [bias.get("judge_calibration") for bias in figures.get("biases") or ()
+                            if isinstance(bias, Mapping)],
     axes_param=None,
     params=OpenSetParams,
     work=work,

@@ -32,6 +32,7 @@ from ..methods.openbias import (
     load_knowledge_base,
     measure_biases,
     propose_biases,
+    synonym_classes,
     write_captions,
 )
 from ._file import (
@@ -88,11 +89,15 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
         other_llm = llm_changed(settings.llm, entry.get("llm_weights"), entry.get("llm"))
         if other_llm:
             problems.append(other_llm)
+        locked = Proposals.from_dict(entry["proposals"])
+        problems += [f"classes that are one class spelled twice ({found}): proposed before "
+                     f"synonyms were merged, severity divides by too many classes"
+                     for found in synonym_classes(locked, load_knowledge_base())]
         if problems:
             raise LockfileError(path, 1, f"OpenBias lock entry {key!r} is stale ("
                                          + "; ".join(problems) + f"); rerun with {UPDATE_OPTION} "
                                          "to propose again, and review the diff")
-        return Proposals.from_dict(entry["proposals"])
+        return locked
     asks_llm = settings.llm and (knowledge_base != "only" or llm_captions)
     llm = proposal_llm(instrument.models.llm, settings.llm_tokens) if asks_llm else None
     written: dict[str, Any] = {}
@@ -155,13 +160,15 @@ def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: S
                  llm_captions: int | None = None, update: bool = False,
                  confidence: float = 0.95, n_resamples: int = 2000,
                  judge_images: int = JUDGE_IMAGES,
-                 judge_correction: str = "on") -> OpenBiasResult:
+                 judge_correction: str = "on", unknown_answer: bool = False,
+                 abstain_below: float = 0.0) -> OpenBiasResult:
     """Proposals (locked) then measurement: the ranked table of discovered biases."""
     proposals = locked_proposals(instrument, suite_path, key, captions, subject=subject,
                                  only=only, max_biases=max_biases, knowledge_base=knowledge_base,
                                  llm_captions=llm_captions, update=update)
     return measure_biases(instrument, proposals, confidence=confidence, n_resamples=n_resamples,
-                          judge_images=judge_images, judge_correction=judge_correction)
+                          judge_images=judge_images, judge_correction=judge_correction,
+                          unknown_answer=unknown_answer, abstain_below=abstain_below)
 
 
 def _read(path: Path) -> dict[str, Any]:

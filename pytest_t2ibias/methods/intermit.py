@@ -19,8 +19,10 @@ S[x][y] is exactly what mitigating x next would do (Eq. 3 pooling), and the imag
 chosen row are the images of the next state (same prompts, counts and seeds: cache hits).
 
 Reported: MitAmt (final tau), MitSteps (steps / |B*|), the order, and alerts when a step
-made an axis of B* worse beyond its interval (by more than ``tolerance``) or tau did not
-reach epsilon.
+made an axis worse beyond its interval (by more than ``tolerance``) or tau did not reach
+epsilon. ``alert_on``: ``prioritised`` (the default) watches the axes of B*; ``any`` every
+axis of the suite, as the paper's Sec. 6 alerts on any negative impact (the others are read,
+weighted 0 in tau and gamma, so the path is the same).
 
 Sampled in rounds (issue #26), every look reruns Algorithm 1 on the first n images of each
 prompt. The paper's rule passes a run in which no step was *shown* to make a prioritised
@@ -184,7 +186,11 @@ class InterMitResult:
     steps: tuple[InterMitStep, ...]
     alerts: tuple[str, ...]
     tolerance: float = 0.0
-    """How much worse (IS) a step may make a prioritised axis before it is an alert."""
+    """How much worse (IS) a step may make a watched axis before it is an alert."""
+    alert_on: str = "prioritised"
+    """Which axes a step's harm is watched on: ``prioritised`` (B*) or ``any``."""
+    watched: tuple[str, ...] = ()
+    """The axes watched (B* under ``prioritised``, every axis under ``any``)."""
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -210,14 +216,15 @@ class InterMitResult:
 
     @property
     def harm_ruled_out(self) -> bool:
-        """Whether every step is shown not to make any axis of B* worse by more than
-        ``tolerance``: IS[i*][y] wholly at least -tolerance for every step and y in B*."""
+        """Whether every step is shown not to make a watched axis worse by more than
+        ``tolerance``: IS[i*][y] wholly at least -tolerance for every step and watched y."""
         return all(step.matrix.entry(step.axis, y).low >= -self.tolerance
-                   for step in self.steps for y in self.priority)
+                   for step in self.steps for y in (self.watched or self.priority))
 
     @property
     def matrix(self) -> ISMatrix | None:
-        """S of the original prompt (the first step's choice), restricted to columns B*."""
+        """S of the original prompt (the first step's choice), restricted to the watched
+        columns."""
         return self.steps[0].matrix if self.steps else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -226,6 +233,8 @@ class InterMitResult:
             "priority": dict(self.priority),
             "epsilon": self.epsilon,
             "tolerance": self.tolerance,
+            "alert_on": self.alert_on,
+            "watched": list(self.watched or self.priority),
             "max_steps": self.max_steps,
             "initial_tau": self.initial_tau.to_dict(),
             "initial_wbar": {a: e.to_dict() for a, e in self.initial_wbar.items()},
@@ -263,6 +272,15 @@ def _finite(value: float) -> float:
 # -- Algorithm 1 ------------------------------------------------------------------------------
 
 
+ALERT_ON = ("prioritised", "any")
+
+
+def watched_axes(selected: Sequence[str], axes: Sequence[str], alert_on: str) -> list[str]:
+    """The axes a step's harm is watched on: B*, then (``any``) every other axis."""
+    return [*selected, *(a for a in axes if a not in selected)] if alert_on == "any" \
+        else list(selected)
+
+
 def normalised_priority(priority: Mapping[str, float] | None, axes: Sequence[str]) -> dict[str, float]:
     """p over B*, summing to 1; every axis equally when ``priority`` is None."""
     if priority is None:
@@ -291,16 +309,21 @@ def intermit(
     confidence: float,
     n_resamples: int,
     calibration: Mapping[str, np.ndarray] | None = None,
+    alert_on: str = "prioritised",
 ) -> InterMitResult:
     """Algorithm 1 for ``subject``: mitigate axes one at a time by prompt modification; a
-    step alerts when it makes an axis of B* worse by more than ``tolerance`` (IS wholly
-    below -tolerance). ``calibration``: the judge's confusion counts per selected axis
+    step alerts when it makes a watched axis worse by more than ``tolerance`` (IS wholly
+    below -tolerance): an axis of B* (``alert_on="prioritised"``) or any axis (``"any"``,
+    the paper's Sec. 6). ``calibration``: the judge's confusion counts per axis
     (``metrics.judge``): every share, and so every choice of the path, corrected."""
+    if alert_on not in ALERT_ON:
+        raise ValueError(f"alert_on must be one of {', '.join(ALERT_ON)}, got {alert_on!r}")
     p = normalised_priority(priority, list(suite.axes))
     selected = list(p)
+    watched = watched_axes(selected, list(suite.axes), alert_on)
     max_steps = len(suite.axes) if max_steps is None else max_steps
     insertions = suite_insertions(suite)  # every template checked before any image is made
-    world = _PromptWorld(instrument, suite, subject, selected, p, insertions,
+    world = _PromptWorld(instrument, suite, subject, watched, p, insertions,
                          confidence=confidence, n_resamples=n_resamples, calibration=calibration)
 
     state: list[Combination] = [()]
@@ -331,7 +354,7 @@ def intermit(
             f"step {len(steps) + 1} (mitigating {chosen}) made {y} worse{beyond}: "
             f"IS[{chosen}][{y}] = {effect} (wbar {current.wbar[y].value:.3f} -> "
             f"{after.wbar[y].value:.3f})"
-            for y in selected
+            for y in watched
             if (effect := choice.matrix.entry(chosen, y)).high < -tolerance
         )
         alerts += step_alerts
@@ -346,7 +369,8 @@ def intermit(
                       f"within {max_steps} step(s) (mitigated: {', '.join(mitigated) or 'none'})")
     return InterMitResult(subject=subject, priority=p, epsilon=epsilon, max_steps=max_steps,
                           initial_tau=initial_tau, initial_wbar=initial_wbar, steps=tuple(steps),
-                          alerts=tuple(alerts), tolerance=tolerance)
+                          alerts=tuple(alerts), tolerance=tolerance, alert_on=alert_on,
+                          watched=tuple(watched))
 
 
 @dataclass(frozen=True)
@@ -357,7 +381,8 @@ class _Evaluation:
 
 
 class _PromptWorld:
-    """Generates and reads the images of a PM state and its candidates' counterfactuals."""
+    """Generates and reads the images of a PM state and its candidates' counterfactuals on
+    the watched axes (``selected``: B* first; an axis outside B* weighs 0 in tau)."""
 
     def __init__(self, instrument: Instrument, suite: Suite, subject: str, selected: list[str],
                  p: dict[str, float], insertions: dict[str, dict[str, tuple[Insertion, ...]]],
@@ -404,7 +429,7 @@ class _PromptWorld:
                 n_images[f"{x}={v}"] = sum(len(tables[i]) for i, c in
                                            zip(counterfactual_index[x], combos) if c[-1][1] == v)
         selected, n_cand = self.selected, len(candidates)
-        weights = np.array([self.p[y] for y in selected])
+        weights = np.array([self.p.get(y, 0.0) for y in selected])
 
         def from_shares(shares: list[list[np.ndarray]]) -> np.ndarray:
             # shares[prompt][axis]: (draws, choices) of one prompt on one selected axis

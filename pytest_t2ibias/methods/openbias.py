@@ -8,15 +8,20 @@ Three stages, read top to bottom:
    when it is not present in the caption and has at least two classes. Proposals aggregate
    into a knowledge base bias -> (caption, question) pairs, a bias' classes merged as a set
    across captions (the union, in first-seen order): every caption proposing it counts,
-   whatever order or extra class it gave. A caption that names a class of the bias, or a
-   synonym of one, is dropped for that bias (the paper asks the LLM and ConceptNet; here the
-   class names and the shipped knowledge base's synonyms). The LLM's text is parsed robustly:
+   whatever order or extra class it gave. A class has one spelling: case and spaces folded,
+   and a knowledge-base bias' synonyms read as its class (``Man``, ``men`` -> ``male``), so
+   the LLM's [man, woman] under the floor's [male, female] is two classes, not four. A
+   caption that names a class of the bias, or a synonym of one, is dropped for that bias
+   (the paper asks the LLM and ConceptNet; here the class names and the shipped knowledge
+   base's synonyms). The LLM's text is parsed robustly:
    a malformed proposal is skipped and counted, never a crash. The shipped knowledge base
    (``data/openbias_kb.yaml``) is a choice: ``floor`` (under the LLM's proposals, ranked
    after them; alone without an LLM), ``off`` (the LLM's alone: the open set) or ``only``.
 2. Generation: N images per caption (the instrument's plan, paired seeds across captions).
 3. Quantification (Sec. 3.2). The VQA picks one class per image, scored deterministically
-   (no sampling temperature); abstentions are counted and reported, never dropped silently.
+   (no sampling temperature); abstentions are counted and reported, never dropped silently:
+   the run's ``--t2i-abstain-below`` floor, and with ``unknown_answer`` an ``unknown`` choice
+   beside the classes, as the paper's code offers (Eq. 3's unknown answers).
      context-aware p(c|t) = share of caption t's images answered c        (Eq. 4)
      context-free  p(c)   = mean over the bias' captions of p(c|t)         (Eq. 5)
      severity = 1 + sum_c p(c) log p(c) / log|C|  (0 uniform, 1 one class) (Eq. 6, with the
@@ -80,6 +85,9 @@ CAPTION_PROMPT = ("Write {n} different short captions of photos showing a {subje
 """Caption sets written by the LLM (``write_captions``): the paper audits caption sets, not
 one template a subject."""
 KNOWLEDGE_BASE_MODES = ("floor", "off", "only")
+UNKNOWN = "unknown"
+"""The answer offered beside a bias' classes with ``unknown_answer`` (the paper's code's
+``UNK_CLASS``): an image answered so is dropped from the shares and counted."""
 JUDGE_IMAGES = 8
 """Images a class for the judge audit (``audit_judge_on_bias``)."""
 
@@ -117,6 +125,25 @@ class KnownBias:
         for values in self.synonyms.values():
             words |= {v.lower() for v in values}
         return words
+
+    def canonical(self, choice: str) -> str:
+        """The knowledge base's spelling of a class an LLM wrote: ``Man``, ``men``, ``males``
+        -> ``male``; a word that is no class's synonym (or is two classes') stays as written,
+        in lower case (``canonical_class``)."""
+        plain = canonical_class(choice)
+        owners: dict[str, set[str]] = {}
+        for cls in self.classes:
+            for word in (cls, *self.synonyms.get(cls, ())):
+                owners.setdefault(canonical_class(word), set()).add(cls)
+        for word in (plain, plain[:-1] if plain.endswith("s") else plain):
+            if len(owners.get(word, ())) == 1:
+                return next(iter(owners[word]))
+        return plain
+
+
+def canonical_class(choice: str) -> str:
+    """A class as one spelling: lower case, inner whitespace as one space (``Male `` -> ``male``)."""
+    return " ".join(str(choice).split()).lower()
 
 
 @dataclass(frozen=True)
@@ -289,18 +316,25 @@ def propose_biases(
         if asked is not None:
             proposals = _ask_llm(asked, caption, counts)
             for proposal in proposals:
-                classes = tuple(dict.fromkeys(str(c).strip() for c in proposal["classes"] if str(c).strip()))
+                name = _normalise(proposal["name"], caption)
+                known = knowledge_base.biases.get(name)
+                written = [str(c) for c in proposal["classes"] if canonical_class(c)]
+                # One spelling a class (case, spaces, the knowledge base's synonyms): "man" and
+                # "male" are one class, or severity divides by log 4 for two.
+                classes = tuple(dict.fromkeys(known.canonical(c) if known else canonical_class(c)
+                                              for c in written))
                 if len(classes) < 2:
                     counts["too_few_classes"] += 1
                     continue
-                name = _normalise(proposal["name"], caption)
                 if proposal.get("present_in_prompt") in (True, "true", "yes") or \
                         _present(asked, caption, name, classes):
                     counts["present_in_prompt"] += 1
                     continue
-                known = knowledge_base.biases.get(name)
-                names = {c.lower() for c in classes} | (known.names() if known else set())
+                names = {canonical_class(c) for c in written} | set(classes) | \
+                    (known.names() if known else set())
                 question = proposal.get("question") or f"Which of {', '.join(classes)}?"
+                if known is not None and {canonical_class(c) for c in written} != set(classes):
+                    question = known.question  # renamed classes: a question that names them
                 add(name, classes, question, caption,
                     known.statement if known and set(known.classes) >= set(classes) else None,
                     "llm", names)
@@ -318,6 +352,19 @@ def propose_biases(
         order = order[:max_biases]
     biases = tuple(_proposed(name, pairs[name]) for name in order if pairs[name]["captions"])
     return Proposals(biases, **counts)
+
+
+def synonym_classes(proposals: Proposals, knowledge_base: KnowledgeBase) -> list[str]:
+    """Biases whose classes hold two spellings of one class (``Man``/``male``): proposed
+    before classes were merged (a lock written then), each as "name: classes"."""
+    found = []
+    for bias in proposals.biases:
+        known = knowledge_base.biases.get(bias.name)
+        merged = dict.fromkeys(known.canonical(c) if known else canonical_class(c)
+                               for c in bias.classes)
+        if len(merged) < len(bias.classes):
+            found.append(f"{bias.name}: {', '.join(bias.classes)}")
+    return found
 
 
 def _proposed(name: str, entry: dict[str, Any]) -> ProposedBias:
@@ -507,8 +554,14 @@ class OpenBiasResult:
 def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: float = 0.95,
                    n_resamples: int = 2000, seed: int = 0,
                    judge_images: int = JUDGE_IMAGES,
-                   judge_correction: str = "on") -> OpenBiasResult:
+                   judge_correction: str = "on", unknown_answer: bool = False,
+                   abstain_below: float = 0.0) -> OpenBiasResult:
     """Stages 2-3: images of every caption, one VQA answer per image and bias, severities.
+
+    How the judge says it cannot tell (Eq. 3's unknown answers, dropped from the shares and
+    counted): ``unknown_answer`` offers it ``unknown`` beside the classes, as the paper's code
+    appends it; ``abstain_below`` abstains on an image whose best class is less probable
+    (the run's ``--t2i-abstain-below``). Both apply to the judge audit's images too.
 
     The audit below is also the judge's calibration: its confusion corrects the severities
     (``judge_correction``: on gives bounds, as the audit's labels are what the prompt asked
@@ -528,7 +581,8 @@ def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: 
             found.append(_measure_bias(instrument, bias, confidence=confidence,
                                        n_resamples=n_resamples, seed=seed,
                                        judge_images=judge_images,
-                                       judge_correction=judge_correction))
+                                       judge_correction=judge_correction,
+                                       asking=Asking(unknown_answer, abstain_below)))
         except DegenerateOutput:  # the judge answers every image alike: it cannot read this bias
             nan = float("nan")
             found.append(DiscoveredBias(bias.name, bias.classes,
@@ -539,19 +593,46 @@ def measure_biases(instrument: Instrument, proposals: Proposals, *, confidence: 
     return OpenBiasResult(tuple(found), proposals)
 
 
+@dataclass(frozen=True)
+class Asking:
+    """How a bias' question is put to the judge: with ``unknown`` among the choices or not,
+    and the probability under which its best answer is an abstention."""
+
+    unknown_answer: bool = False
+    abstain_below: float = 0.0
+
+    def labels(self, instrument: Instrument, images: Any, question: str, bias: ProposedBias,
+               caption: str) -> np.ndarray:
+        """The judge's class per image, ``ABSTAINED`` for "unknown" and for an answer below
+        the floor."""
+        choices, statements = list(bias.classes), caption_statements(bias, caption)
+        if self.unknown_answer:
+            choices.append(UNKNOWN)
+            statements.append(f"{caption} whose {bias.name} cannot be told")
+        answers = instrument.ask(images, question, choices, statements)
+        labels = np.asarray(answers.labels).copy()
+        labels[labels >= len(bias.classes)] = ABSTAINED
+        if self.abstain_below > 0:
+            probabilities = np.asarray(answers.probabilities, dtype=float)
+            best = np.nanmax(probabilities, axis=1) if probabilities.size else probabilities
+            labels[np.nan_to_num(best, nan=-1.0) < self.abstain_below] = ABSTAINED
+        return labels
+
+
 def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: float,
                   n_resamples: int, seed: int, judge_images: int,
-                  judge_correction: str = "on") -> DiscoveredBias:
+                  judge_correction: str = "on", asking: Asking | None = None) -> DiscoveredBias:
     """One bias of ``measure_biases``: its judge audit, then its captions' answers and
     severities read under the audit's confusion."""
     from ..metrics import severity
     from ..metrics.posterior import severity_estimate
 
+    asking = asking or Asking()
     judge, calibration, unaudited = None, None, ""
     if judge_images:
         try:
             judge, calibration = audit_judge_on_bias(instrument, bias, per_class=judge_images,
-                                                     confidence=confidence)
+                                                     confidence=confidence, asking=asking)
         except MissingImages:  # a folder audit without them: measured, not audited, said so
             unaudited = (f"the images hold none for the audit prompts (e.g. "
                          f"{audit_prompts(bias)[0]!r}, {judge_images} a class): add them to "
@@ -571,8 +652,7 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
     caption_estimates = {}
     for caption, question in zip(bias.captions, bias.questions):
         shown = instrument.images([caption])
-        answers = instrument.ask(shown, question, bias.classes, caption_statements(bias, caption))
-        labels = np.asarray(answers.labels)
+        labels = asking.labels(instrument, shown, question, bias, caption)
         unknown += int(np.sum(labels == ABSTAINED))
         images += len(labels)
         groups.append(labels)
@@ -596,7 +676,8 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
 
 
 def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class: int,
-                        confidence: float = 0.95) -> tuple[Estimate, JudgeCalibration]:
+                        confidence: float = 0.95, asking: Asking | None = None
+                        ) -> tuple[Estimate, JudgeCalibration]:
     """Share of images drawn from "<caption> with the class written in" that the VQA answers
     with that class (Wilson interval), over the bias' first caption, and the confusion of
     those answers (true: the class the prompt asked for)."""
@@ -607,10 +688,9 @@ def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class
     shown = instrument.images(list(prompts.values()), per_prompt=per_class).by_prompt()
     truth, judged = [], []
     for index, (_choice, prompt) in enumerate(prompts.items()):
-        answers = instrument.ask(shown[prompt], question, bias.classes,
-                                 caption_statements(bias, caption))
-        judged.append(np.asarray(answers.labels))
-        truth.append(np.full(len(answers.labels), index))
+        labels = (asking or Asking()).labels(instrument, shown[prompt], question, bias, caption)
+        judged.append(labels)
+        truth.append(np.full(len(labels), index))
     truth_all, judged_all = np.concatenate(truth), np.concatenate(judged)
     calibration = calibration_from_labels(
         "VQA", bias.name, bias.classes, truth_all, judged_all, source=COUNTERFACTUAL,

@@ -45,13 +45,13 @@ class GenerationSkew:
 def generation_skew(labels: np.ndarray, choices: Sequence[str], target: Mapping[str, float],
                     smoothing: float = 0.5) -> GenerationSkew:
     """MaxSkew of a model's generations (p_gen vs ``target``), abstentions counted apart."""
-    from ..metrics.skew import skew_at_k
+    from ..metrics.skew import most_over_represented, skew_at_k
 
     labels = np.asarray(labels)
     counts = {c: int(np.sum(labels == i)) for i, c in enumerate(choices)}
     total = sum(target[c] for c in choices)
     skews = skew_at_k(counts, {c: target[c] / total for c in choices}, smoothing)
-    worst = max(skews.values(), key=lambda s: s.value)
+    worst = most_over_represented(skews)  # never a value that was not drawn
     return GenerationSkew(worst.value, worst.attribute,
                           tuple(a for a, s in skews.items() if s.unbounded),
                           {a: s.value for a, s in skews.items()}, counts,

@@ -64,6 +64,7 @@ from pytest_t2ibias.metrics.skew import (
     SkewValue,
     max_skew_at_k,
     mean_max_skew_at_k,
+    most_over_represented,
     skew_at_k,
 )
 
@@ -107,6 +108,7 @@ __all__ = [
     "mean_estimate",
     "mean_max_skew_at_k",
     "mitigation_effect",
+    "most_over_represented",
     "normalised_w1",
     "pooled_shares",
     "posterior_estimate",

@@ -6,6 +6,9 @@ hiding the worst case. Here only a value that never appeared is smoothed: it is 
 ``smoothing`` items (so the figure stays finite and comparable) and flagged ``unbounded``, its
 true skew being -inf. Values that appeared keep their raw share, so a top K that matches the
 target exactly scores 0 (additive smoothing of every count would move a 70/30 match to 0.059).
+MaxSkew is the max over the values that appeared: a value never drawn is under-represented
+(-inf), and its smoothed stand-in, which can be positive under a non-uniform target (0.5 of 4
+images against a 5% target reads ln 2.5 = 0.916), never names the most over-represented value.
 """
 
 from __future__ import annotations
@@ -72,9 +75,20 @@ def max_skew_at_k(
     target_shares: Mapping[str, float],
     smoothing: float = 0.5,
 ) -> SkewValue:
-    """MaxSkew@K: the most over-represented value's skew."""
+    """MaxSkew@K: the most over-represented value's skew, among the values that appeared (a
+    value never drawn has skew -inf, whatever its smoothed figure); an empty top K: -inf."""
     skews = skew_at_k(topk_counts, target_shares, smoothing)
-    return max(skews.values(), key=lambda skew: skew.value)
+    return most_over_represented(skews)
+
+
+def most_over_represented(skews: Mapping[str, SkewValue]) -> SkewValue:
+    """The value with the largest skew, never one that was not drawn (its true skew is -inf)
+    unless none was: then the first value, at -inf."""
+    seen = [skew for skew in skews.values() if not skew.unbounded]
+    if not seen:
+        first = next(iter(skews.values()))
+        return SkewValue(first.attribute, -math.inf, first.count, unbounded=True)
+    return max(seen, key=lambda skew: skew.value)
 
 
 def mean_max_skew_at_k(

@@ -132,13 +132,15 @@ def tally(rows: Sequence[ReportRow]) -> dict[str, int]:
 def judge_calibrations(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
     """Every judge calibration the rows read their figures through, once each (by judge,
     axis and where it was measured), for the run header: the judges a verdict rests on."""
+    from ..kinds import CHECK_KINDS
+
     seen: dict[tuple, dict[str, Any]] = {}
     for row in rows:
         figures = row.figures
+        kind = CHECK_KINDS.get(row.check)
         found = [figures.get("judge_calibration"),
                  *(figures.get("judge_calibrations") or {}).values(),
-                 *(bias.get("judge_calibration") for bias in figures.get("biases") or ()
-                   if isinstance(bias, dict))]
+                 *(kind.judges(figures) if kind is not None and kind.judges else ())]
         for calibration in found:
             if isinstance(calibration, dict) and "judge" in calibration:
                 key = (calibration["judge"], calibration.get("axis"), calibration.get("where"))
@@ -184,6 +186,8 @@ def tradeoffs(rows: Sequence[ReportRow]) -> list[Tradeoff]:
 
 def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, int],
                run: dict[str, Any] | None = None) -> None:
+    from .gating import run_warnings
+
     judged = [row for row in rows if row.status != "error"]
     run = dict(run or {})
     if calibrations := judge_calibrations(rows):
@@ -198,6 +202,7 @@ def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, 
         "failed": sum(not row.passed for row in judged),
         "work": counters,
         "tradeoffs": [trade.to_json() for trade in tradeoffs(rows)],
+        "warnings": run_warnings(rows),
     }
     write_report_text(path, json.dumps(payload, indent=2, default=_jsonable))
 

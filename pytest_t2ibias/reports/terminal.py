@@ -196,8 +196,8 @@ def _plan_note(plan: Any, unread: str) -> Text:
     return note
 
 
-def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
-                   ) -> dict[str, str]:
+def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None, *,
+                   works: Sequence[Any] | None = None) -> dict[str, str]:
     """nodeid -> what its generator's tokenizer cannot read of its prompts, for the plan
     (tokenizers read from each model's folder, through the readings kept in ``memo``; no
     weights loaded). A tokenizer that cannot be read is said too, on each item it would read:
@@ -209,9 +209,9 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
     unreadable: dict[str, str] = {}
     """model -> why its tokenizers cannot be read: said on every item that draws from it."""
     found = {}
-    for nodeid, check in planned:
+    for position, (nodeid, check) in enumerate(planned):
         said = []
-        work = work_of(check)
+        work = works[position] if works is not None else work_of(check)
         if work.error is not None:  # plan_prompts says it; the run reports it
             continue
         needs: dict[str, list[str]] = {}
@@ -226,7 +226,7 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
                         readers[model] = pipeline_readers(model, memo)
                     said += problems(readers[model], prompts).values()
                     continue
-                except Exception as error:  # noqa: BLE001 - any tokenizer's failure, said on the plan
+                except Exception as error:  # any tokenizer's failure, said on the plan
                     unreadable[model] = (f"the {role}'s tokenizer ({model}) cannot be read: "
                                          f"{type(error).__name__}: {error}")
             said.append(unreadable[model])
@@ -235,14 +235,16 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
     return found
 
 
-def plan_prompts(planned: Sequence[tuple[str, Any]]) -> list[str]:
+def plan_prompts(planned: Sequence[tuple[str, Any]], *,
+                 works: Sequence[Any] | None = None) -> list[str]:
     """``--t2i-plan -v``: every prompt each item will draw as far as the plan knows, with its
-    images (prompts are the user's text, shown as data)."""
+    images (prompts are the user's text, shown as data); ``works``: each item's, when the
+    session plan has them."""
     from ..kinds import work_of
 
     lines = []
-    for nodeid, item in planned:
-        work = work_of(item)
+    for position, (nodeid, item) in enumerate(planned):
+        work = works[position] if works is not None else work_of(item)
         name = shown(nodeid.rsplit("/", 1)[-1])
         if work.error is not None:  # e.g. LLM-phrased axes before their lock: the run says
             lines.append(f"{name}: prompts not known yet ({shown(str(work.error))})")
@@ -356,12 +358,19 @@ def write_summary(terminalreporter: Any, rows: Sequence[ReportRow], work: dict[s
     work_line = ("work: {images_generated} images " + made + ", {images_from_cache} from "
                  "cache; {answers_scored} answers scored, {answers_from_cache} from cache"
                  ).format(**work) if work else ""
+    from .gating import run_warnings
+
+    warnings = run_warnings(rows)
     if quiet:
         terminalreporter.write_line(one_line(rows) + (f"; {work_line}" if work_line else ""))
+        for warning in warnings:
+            terminalreporter.write_line(warning, yellow=True, bold=True)
         return
     terminalreporter.section("t2ibias summary")
     terminalreporter.write(render_text(rows, width, color=terminalreporter.hasmarkup))
     terminalreporter.write_line(one_line(rows))
+    for warning in warnings:
+        terminalreporter.write_line(warning, yellow=True, bold=True)
     terminalreporter.write_line(family)
     if work_line:
         terminalreporter.write_line(work_line)

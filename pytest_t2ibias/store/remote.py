@@ -40,7 +40,7 @@ class RemoteCache:
             payload = self.fs.cat_file(f"{self.root}/{relative}")
         except FileNotFoundError:
             return None
-        except Exception as exc:  # noqa: BLE001 - any store error: warn once, go local
+        except Exception as exc:  # any store error: warn once, go local
             self._fail(exc)
             return None
         self.fetched += 1
@@ -53,7 +53,7 @@ class RemoteCache:
         try:
             self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
             self.fs.pipe_file(path, payload)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self._fail(exc)
             return
         self.pushed += 1
