@@ -350,7 +350,7 @@ def _served_by_a_hook(config: pytest.Config, settings: Settings, option: str,
         arguments["axis"] = option.split("=", 1)[1]
     try:
         return hook(**arguments) is not None
-    except Exception:  # noqa: BLE001 - a hook that cannot make it: refused with the rest
+    except Exception:  # a hook that cannot make it: refused with the rest
         return False
 
 

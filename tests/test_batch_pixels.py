@@ -48,10 +48,10 @@ def test_a_cache_filled_at_one_batch_size_serves_every_other(model_zoo, tmp_path
 
 
 def test_the_docs_promise_no_more_than_is_measured():
-    """The README and the generator's contract said image i was the same whatever the batch;
+    """The docs and the generator's contract said image i was the same whatever the batch;
     what holds is its noise, its pixels to rounding (measured in validation/batch_pixels.json)."""
-    readme = (ROOT / "README.md").read_text()
+    models = (ROOT / "docs" / "models.md").read_text()
     contract = (ROOT / "pytest_t2ibias" / "backends" / "_base.py").read_text()
-    assert "so image i is the same whatever the batch" not in readme
+    assert "so image i is the same whatever the batch" not in models
     assert "always gives the same image whatever else is in the batch" not in contract
-    assert "validation/batch_pixels.py" in readme
+    assert "validation/batch_pixels.py" in models

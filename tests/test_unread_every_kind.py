@@ -114,13 +114,22 @@ checks:
 """
 
 
-def test_an_intervention_on_an_unread_subject_is_an_error_not_a_pass(pytester, tmp_path):
-    """The issue's case end to end: toy-sd reads 'qwzx' as <unk>; under burden: check an
-    intervention_improves check on it passed, and is now ERROR UnreadPrompt."""
+@pytest.fixture(scope="module")
+def toy_words_models(tmp_path_factory):
+    """Built outside any pytester test: a pytester test forgets the modules first imported in
+    it (torch's among them), and torch cannot register its operators twice."""
     from pytest_t2ibias.testing import make_tiny_clip, make_tiny_pipeline
 
-    model = make_tiny_pipeline(tmp_path / "sd", words=TOY_WORDS)
-    vqa = make_tiny_clip(tmp_path / "clip", words=TOY_WORDS)
+    root = tmp_path_factory.mktemp("toy-words")
+    return (make_tiny_pipeline(root / "sd", words=TOY_WORDS),
+            make_tiny_clip(root / "clip", words=TOY_WORDS))
+
+
+def test_an_intervention_on_an_unread_subject_is_an_error_not_a_pass(pytester, tmp_path,
+                                                                     toy_words_models):
+    """The issue's case end to end: toy-sd reads 'qwzx' as <unk>; under burden: check an
+    intervention_improves check on it passed, and is now ERROR UnreadPrompt."""
+    model, vqa = toy_words_models
     pytester.makefile(".t2i.yaml", oov=ENTIGEN)
     pytester.makeini(textwrap.dedent(f"""\
         [pytest]
