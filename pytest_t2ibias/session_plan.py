@@ -384,9 +384,12 @@ class SessionPlan:
         work = entry.work
         if work is not None and work.error is not None:
             raise work.error
-        # issue #27: words the generator never read make no verdict; only the suite's own
-        # prompts decide that (those its kind names up front), not a search's finds
-        own = {draw.prompt for draw in work.own} if work is not None else set()
+        # issue #27: words the generator never read make no verdict; the kind's own prompts
+        # decide that, one rule for every kind (kinds.deciding_prompts, issue #47), not a
+        # search's finds nor the prompts a method writes around them (a judge audit's)
+        from .kinds import Work, deciding_prompts
+
+        own = deciding_prompts(entry.item or entry.written, work or Work())
         return unread_prompts(verdict, sightings.unread, decisive=own,
                               strict=self.session.settings.strict_prompts)
 

@@ -76,6 +76,7 @@ def test_a_memo_that_is_a_fifo_a_dev_zero_link_or_nested_brackets_is_read_again(
 @pytest.mark.parametrize("planted", ["fifo", "dev-zero"])
 def test_a_model_index_that_is_a_fifo_or_dev_zero_is_not_read(tmp_path, planted, make_fifo):
     from pytest_t2ibias.backends._fingerprint import config_file
+    from pytest_t2ibias.errors import BackendError
 
     model = tmp_path / "model"
     model.mkdir()
@@ -84,7 +85,8 @@ def test_a_model_index_that_is_a_fifo_or_dev_zero_is_not_read(tmp_path, planted,
     else:
         (model / "model_index.json").symlink_to("/dev/zero")
     assert pipeline_readers(model, None) == []
-    with pytest.raises(ValueError, match="not a regular file"):
+    with pytest.raises(BackendError, match="model_index.json is not a model config "
+                                           r"\(not a regular file"):
         config_file(str(model), "model_index.json", offline=True)
 
 

@@ -28,8 +28,9 @@ class Generator(Protocol):
     fingerprint: str
 
     def generate(self, requests: list[ImageRequest]) -> list[Image.Image]:
-        """One image per request, seeded from ``request.noise_seed`` alone, so a request
-        always gives the same image whatever else is in the batch."""
+        """One image per request, seeded from ``request.noise_seed`` alone, so a request's
+        noise is the same whatever else is in the batch (its pixels, to the rounding of
+        batched forwards: ``validation/batch_pixels.py``; the cache key holds no batch size)."""
         ...
 
 

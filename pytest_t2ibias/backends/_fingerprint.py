@@ -102,13 +102,31 @@ def settings_fingerprint(settings: dict[str, Any]) -> str:
 
 
 def config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
-    """A small JSON config of a local dir or hub repo, read without loading any weights."""
+    """A small JSON config of a local dir or hub repo, read without loading any weights.
+    A local one that is not a regular file of a JSON object is a ``BackendError`` naming the
+    file (issue #47: a ``unet/config.json`` that is not JSON was an INTERNALERROR)."""
     local = Path(model) / name
-    if local.exists():  # the guarded read: a FIFO or a /dev/zero link is refused, not read
-        return read_json(local)
+    if local.exists():
+        return _local_config(local)
     if Path(model).exists():
         return {}
     return dict(_hub_config_file(model, name, offline))
+
+
+def _local_config(path: Path) -> dict[str, Any]:
+    """``path`` read as a JSON object through the guarded read (a FIFO or a /dev/zero link is
+    refused, not read), or a ``BackendError`` naming the file."""
+    from ..errors import BackendError
+
+    try:
+        config = read_json(path)
+    except (OSError, ValueError) as error:  # NotARegularFile and bad JSON are ValueErrors
+        raise BackendError(f"{path} is not a model config ({error}); restore the model's "
+                           "file") from None
+    if not isinstance(config, dict):
+        raise BackendError(f"{path} holds a JSON {type(config).__name__}, not an object; "
+                           "restore the model's file")
+    return config
 
 
 @lru_cache(maxsize=256)

@@ -215,7 +215,7 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None,
         if work.error is not None:  # plan_prompts says it; the run reports it
             continue
         needs: dict[str, list[str]] = {}
-        for draw in work.own:
+        for draw in work.deciding:  # the prompts whose unread words decide (issue #47)
             if draw.role is not None:
                 needs.setdefault(draw.role, []).append(draw.prompt)
         for role, prompts in needs.items():
