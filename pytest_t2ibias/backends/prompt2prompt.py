@@ -170,7 +170,8 @@ class Prompt2PromptProcessor:
             hidden_states = hidden_states.transpose(-1, -2).reshape(batch, channel, height, width)
         if attn.residual_connection:
             hidden_states = hidden_states + residual
-        return hidden_states / attn.rescale_output_factor
+        scaled: torch.Tensor = hidden_states / attn.rescale_output_factor
+        return scaled
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,9 @@ def generate_counterfactual_set(
     prompts = [prompt for _, prompt in combos]
     tokenizer = pipeline.tokenizer
     ids = tokenizer(prompts, padding="max_length", max_length=tokenizer.model_max_length, truncation=True).input_ids
-    mappers, alphas, edited = [], [], [set() for _ in prompts]
+    mappers: list[np.ndarray] = []
+    alphas: list[np.ndarray] = []
+    edited: list[set[int]] = [set() for _ in prompts]
     for p, target in enumerate(ids):
         mapper, alpha, source_edits, target_edits = token_mapper(ids[0], target)
         mappers.append(mapper)
@@ -233,7 +236,7 @@ def generate_counterfactual_set(
         cross_steps=int(round(cross_replace * steps)), self_steps=int(round(self_replace * steps)),
         edited_tokens=[sorted(e) for e in edited], latent_size=(height // scale, width // scale))
 
-    def advance(_pipeline: Any, index: int, _timestep: Any, outputs: dict) -> dict:
+    def advance(_pipeline: Any, index: int, _timestep: Any, outputs: dict[str, Any]) -> dict[str, Any]:
         control.step = index + 1
         return outputs
 

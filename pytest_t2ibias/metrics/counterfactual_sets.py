@@ -39,12 +39,14 @@ class Embedder(Protocol):
 
 def _unit(rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.float64)
-    return rows / np.maximum(np.linalg.norm(rows, axis=-1, keepdims=True), 1e-12)
+    unit: np.ndarray = rows / np.maximum(np.linalg.norm(rows, axis=-1, keepdims=True), 1e-12)
+    return unit
 
 
 def caption_similarities(image_embeddings: np.ndarray, caption_embeddings: np.ndarray) -> np.ndarray:
     """(n,) cosine similarity of image i to caption i."""
-    return np.sum(_unit(image_embeddings) * _unit(caption_embeddings), axis=-1)
+    similarities: np.ndarray = np.sum(_unit(image_embeddings) * _unit(caption_embeddings), axis=-1)
+    return similarities
 
 
 def directional_similarity(image_embeddings: np.ndarray, caption_embeddings: np.ndarray) -> float:
