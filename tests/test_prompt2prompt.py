@@ -4,7 +4,6 @@ tiny random-weight SD 1.x and SDXL pipelines."""
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("diffusers")
+
+from validation_scripts import validation_script  # noqa: E402
 
 from pytest_t2ibias.backends.prompt2prompt import (  # noqa: E402
     AttentionControl,
@@ -120,34 +121,14 @@ def test_control_moves_the_edited_images_and_never_the_source(toy_sd):
     assert np.abs(_pixels(free.members[1].image) - _pixels(held.members[1].image)).mean() > 1
 
 
-def _set_distances(pipeline, attributes, seeds=3, steps=8) -> tuple[float, float, float, float]:
-    """(within a set, unpaired) mean pixel distance, everywhere and outside the attribute region."""
-    sets = [generate_counterfactual_set(pipeline, TEMPLATE, attributes, seed=s, steps=steps) for s in range(seeds + 1)]
-    within, unpaired, within_out, unpaired_out = [], [], [], []
-    for s in range(seeds):
-        outside = sets[s].attribute_region < 0.5
-        assert 0 < outside.mean() < 1
-        images = [_pixels(m.image) for m in sets[s].members]
-        others = [_pixels(m.image) for m in sets[s + 1].members]
-        for i, j in itertools.combinations(range(len(images)), 2):
-            for store, store_out, a, b in ((within, within_out, images[i], images[j]),
-                                           (unpaired, unpaired_out, images[i], others[j])):
-                diff = np.abs(a - b).mean(axis=-1)
-                store.append(diff.mean())
-                store_out.append(diff[outside].mean())
-    return float(np.mean(within)), float(np.mean(unpaired)), float(np.mean(within_out)), float(np.mean(unpaired_out))
-
-
 @pytest.mark.parametrize("name", ["toy-sd", "sd", "sdxl"])
 def test_a_set_shares_everything_but_the_attribute(name, toy_sd, model_zoo):
     pipeline = toy_sd if name == "toy-sd" else _pipeline(model_zoo[name])
     # toy-sd draws age and gender over much of its 32x32 pixels: within / unpaired measured
     # 0.76 (0.67 outside the attribute region) at 4 seeds and 20 steps; the random tiny
     # pipelines barely read their prompts: 0.07 (SD 1.x) and 0.05 (SDXL) at 3 seeds, 8 steps.
-    if name == "toy-sd":
-        figures, bound = _set_distances(pipeline, AGE_GENDER, seeds=4, steps=20), 0.85
-    else:
-        figures, bound = _set_distances(pipeline, AGE_GENDER), 0.25
-    within, unpaired, within_out, unpaired_out = figures
-    assert within < bound * unpaired, (within, unpaired)
-    assert within_out < bound * unpaired_out, (within_out, unpaired_out)
+    seeds, steps, bound = (4, 20, 0.85) if name == "toy-sd" else (3, 8, 0.25)
+    figures = validation_script("p2p_pairing").pairing_figures(pipeline, TEMPLATE, AGE_GENDER, seeds, steps, 7.5)
+    assert 0 < figures["region_share"] < 1
+    assert figures["p2p"] < bound * figures["unpaired"], figures
+    assert figures["p2p_outside"] < bound * figures["unpaired_outside"], figures
