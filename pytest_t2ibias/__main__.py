@@ -57,18 +57,24 @@ class Prefetch:
     def __init__(self) -> None:
         self.planned = 0
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from ._session import session_of
+
+        session_of(session.config).plan.execute_before_items = False  # this loop prefetches
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         if session.testsfailed:  # collection errors: let pytest report them
             return False
         from ._session import session_of
-        from .items.check import planned_checks
         from .prefetch import prefetch
 
         share, barrier, rank = _distribution()
         t2i = session_of(session.config)
-        self.planned = prefetch(planned_checks(session.items), t2i.instrument,
-                                share=share, barrier=barrier, on_error=_warn)
+        items, works = t2i.plan.first_looks()  # the session plan's, its work already known
+        self.planned = prefetch(items, t2i.instrument, share=share, barrier=barrier,
+                                on_error=_warn, works=works)
         work = t2i.requests.counters
         line = (f"prefetch{rank}: {self.planned} checks planned; {work.images_generated} images "
                 f"generated, {work.images_from_cache} from the cache; {work.answers_scored} "

@@ -52,9 +52,15 @@ class T2ISession:
         from ._test_call import shown_per_prompt  # --t2i-html-images, for every gallery
 
         shown_per_prompt.set(settings.html_images)
-        self.planned_items: list[pytest.Item] = []
-        """The collected check items, whose planned work the progress line counts down."""
         from .reports.progress import RunTally
+        from .session_plan import SessionPlan
+
+        self.plan = SessionPlan(self)
+        """The session plan (#42): the check items register themselves, it is built when
+        collection finishes and executed before the first item runs."""
+        self.plan_seconds: list[float] = []
+        """Wall time of the session plan in each process that executed one (xdist: each
+        worker's): said in the run header, the JSON and a JUnit testsuite property."""
 
         self.tally = RunTally()
         """The run's work, for the progress line: expected when the request layer is built,
@@ -65,10 +71,18 @@ class T2ISession:
         """Node ids whose teardown was reported (here, or by an xdist worker): the items that
         ran to the end, against the collected count an interrupted run's reports state."""
         """``reports.progress.ReporterLines`` when progress goes to a log through pytest."""
+        self.incomplete_reasons: list[str] = []
+        """Why the run's results are not all its checks' (a crashed worker, a suite that did
+        not load): with ``interrupted``, the run header's ``complete`` (#47)."""
         self._file_ends: set[str] = set()
         """Node ids after which pytest's line for a file is complete (not the run's last)."""
         self.threads = self._choose_threads()
         """torch's threads in this process (#36), given to torch at the first model load."""
+
+    @property
+    def worker(self) -> bool:
+        """Whether this process is an xdist worker."""
+        return getattr(self.config, "workerinput", None) is not None
 
     # -- torch's threads: chosen at startup, said in the header, set at the first model load --
 
@@ -178,18 +192,9 @@ class T2ISession:
             write_line=None if mode == "live" else self._log_lines)
 
     def run_work(self) -> RunTally:
-        """The run's totals, for one ETA (#27) and the budgets (#35): the session plan's
-        images and answers and each search's estimate."""
-        from .reports.progress import planned_work
-
-        unplanned = [item.planned().images for item in self.planned_items
-                     if hasattr(item, "planned") and not _declares_work(item)]
-        checks = [(item.nodeid, planned) for item in self.planned_items
-                  if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
+        """The run's totals, for one ETA (#27) and the budgets (#35): the session plan's."""
         self._work_counted = True
-        return planned_work([planned for _, planned in checks],
-                            sum(images for images in unplanned if images),
-                            nodeids=[nodeid for nodeid, _ in checks])
+        return self.plan.tally()
 
     def _within_budgets(self, work: RunTally) -> None:
         """Refuse a selection that plans more than ``budgets`` allow, before anything is
@@ -200,8 +205,7 @@ class T2ISession:
         problem = over_budget(planned["images"], planned["answers"])
         if problem is None:
             return
-        largest = max((item for item in self.planned_items if hasattr(item, "plan")),
-                      key=lambda item: item.plan.images_per_prompt)
+        largest = max(self.plan.entries, key=lambda entry: entry.plan.images_per_prompt)
         raise pytest.UsageError(
             f"t2ibias: the selected checks plan {problem} (t2ibias budgets; the largest "
             f"check: {largest.nodeid} at {largest.plan.images_per_prompt:,} images a prompt); "
@@ -236,14 +240,15 @@ class T2ISession:
         """Whether anything that can load a model or touch the cache has been built."""
         return "equipment" in self.__dict__ and self.equipment.started
 
+    @pytest.hookimpl(tryfirst=True)  # before the terminal's collection lines read the plan
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        gated = sum(1 for item in session.items if getattr(item, "gated", False))
+        self.plan.build(session.items)  # each item's work, once (#42)
+        gated = sum(1 for entry in self.plan.entries if entry.gated)
         if gated:
             from .family import Family
 
             self._family = Family(self.settings.family, gated)
-        self.planned_items = list(session.items)  # the progress line's totals (#27)
-        if any(hasattr(item, "as_planned") for item in session.items):
+        if self.plan.entries:
             work = self.run_work()  # counted per prompt, not per image: cheap at any size
             self._within_budgets(work)
             self.tally.expect(work)
@@ -264,26 +269,28 @@ class T2ISession:
             self._write_plan(session)
 
     def _write_plan(self, session: pytest.Session) -> None:
-        """``--t2i-plan``: each check's images, prompts and the images its threshold needs."""
+        """``--t2i-plan``: each check's images, prompts and the images its threshold needs,
+        from the session plan (each item's work worked out once, at its build)."""
         from .reports.terminal import render_plan
 
-        plans = [item.planned() for item in session.items if hasattr(item, "planned")]
+        plans = self.plan.item_plans()
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
         from .backends.readings import memo_folder
         from .reports.terminal import unread_in_plan
 
-        unread = unread_in_plan([(item.nodeid, check) for item in session.items
-                                 for check in _planned([item])],  # unread words (#27)
-                                memo_folder(self.settings.cache_dir, self.settings.no_cache))
+        planned = self.plan.planned()
+        checks = [(nodeid, item) for nodeid, item, _ in planned]
+        works = [work for _, _, work in planned]
+        unread = unread_in_plan(checks, memo_folder(self.settings.cache_dir, self.settings.no_cache),
+                                works=works)  # unread words (#27)
         reporter.write(render_plan(plans, self.settings.power, self._table_width(reporter),
                                    color=reporter.hasmarkup, unread=unread))
         if self.config.get_verbosity() > 0:  # -v: the prompts themselves
             from .reports.terminal import plan_prompts
 
-            for line in plan_prompts([(item.nodeid, check) for item in session.items
-                                      for check in _planned([item])]):
+            for line in plan_prompts(checks, works=works):
                 reporter.write_line(line)
         reporter.write_line(self.family.describe(self.settings.confidence))
         work = self.run_work().planned  # what the progress line's total starts from
@@ -293,8 +300,7 @@ class T2ISession:
                             "theirs as they run)")
         from .reports.judges import unreadable_judges
 
-        for line in unreadable_judges([(item.nodeid, planned) for item in session.items
-                                       for planned in _planned([item])], self.settings,
+        for line in unreadable_judges(checks, self.settings,
                                       None if self.settings.no_cache else self.settings.cache_dir):
             reporter.write_line(line)
 
@@ -302,6 +308,28 @@ class T2ISession:
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
         """``--t2i-plan`` plans and stops: nothing runs, no model loads."""
         return True if self.settings.plan else None
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_runtestloop")
+    def pytest_runtestloop_plan_first(self, session: pytest.Session) -> Iterator[bool | None]:
+        """The session plan, executed once before the first item runs (prefetch, adaptive
+        rounds, the family's levels: ``SessionPlan.execute``); its time is its own, in no
+        test's (the header, the JSON and a JUnit testsuite property say it)."""
+        stops = (self.settings.plan or self.config.option.collectonly
+                 or (session.testsfailed and not self.config.option.continue_on_collection_errors))
+        if not stops and self.plan.running() and self.plan.execute_before_items:
+            self.plan.execute()
+            if self.plan.seconds is not None:
+                self.plan_seconds.append(self.plan.seconds)
+                self._junit_plan_time()
+        return (yield)
+
+    def _junit_plan_time(self) -> None:
+        """The plan's time as a property of the JUnit testsuite (the controller's file)."""
+        from _pytest.junitxml import xml_key
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None and self.plan_seconds:
+            xml.add_global_property("t2ibias_plan_seconds", f"{max(self.plan_seconds):.3f}")
 
     # -- verdicts -> report rows --------------------------------------------------------------
 
@@ -328,11 +356,28 @@ class T2ISession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "teardown":
             self.finished.add(report.nodeid)
+        if report.when == "???":  # xdist's report of an item whose worker crashed
+            self._not_run(report.nodeid, f"{report.longreprtext or 'its worker crashed'}")
         if self._log_lines is not None and self._log_lines.owed is not None:
             _, letter, _ = self.config.hook.pytest_report_teststatus(report=report,
                                                                      config=self.config)
             if letter:
                 self._log_lines.before_result()
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A suite that did not load (kept going by ``--continue-on-collection-errors``):
+        an ERROR row, and the run is incomplete (#47). A worker leaves it to the controller."""
+        if report.failed and not self.worker:
+            text = "; ".join(line.strip() for line in report.longreprtext.strip().splitlines())
+            self._not_run(report.nodeid or ".", f"could not be collected: {text}")
+
+    def _not_run(self, nodeid: str, why: str) -> None:
+        """An item or suite that could not run: said in the header; a suite's, a row."""
+        from .reports.collect import unrun_row
+
+        self.incomplete_reasons.append(f"{nodeid}: {why}")
+        if nodeid.split("::")[0].endswith(".t2i.yaml"):
+            self.results.add(unrun_row(nodeid, why))
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
@@ -351,7 +396,8 @@ class T2ISession:
         """
         report = yield
         error = call.excinfo.value if call.excinfo is not None else None
-        if error is not None and (_is_check_error(error) or _broke_a_check(item, error)):
+        planned = item.nodeid in self.plan.by_nodeid
+        if error is not None and (_is_check_error(error) or _broke_a_check(planned, error)):
             from .reports.collect import error_row
 
             as_error(report)
@@ -386,11 +432,13 @@ class T2ISession:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:
             self.results.send(workeroutput, self.counters, self.backends_used())
+            workeroutput["t2ibias_plan_seconds"] = self.plan_seconds
             return
         rows = self.sorted_results()
         if not (self.settings.json or self.settings.html):
             return
-        run = {**self.run_header(), **self.interruption(session)}
+        run = {**self.run_header(), **self.interruption(session),
+               "plan_seconds": round(max(self.plan_seconds), 3) if self.plan_seconds else None}
         settings = self.settings
         if settings.json:
             from .reports.rows import write_json
@@ -409,15 +457,20 @@ class T2ISession:
     def interruption(self, session: pytest.Session) -> dict[str, Any]:
         """The run header's ``interrupted`` (bool), and for an interrupted run (Ctrl-C, -x,
         --maxfail, a crashed worker) ``items_not_run`` of ``items_collected`` and why, so its
-        reports never read as a complete run's."""
+        reports never read as a complete run's; ``complete`` (bool) and
+        ``incomplete_reasons``: also False for a crashed worker or a suite that did not load
+        (saved runs and ``compare`` read them, #47)."""
         collected = session.testscollected
         not_run = max(0, collected - len(self.finished))
+        reasons = list(self.incomplete_reasons)
         if not not_run or self.config.option.collectonly:
-            return {"interrupted": False}
+            return {"interrupted": False, "complete": not reasons, "incomplete_reasons": reasons}
         reason = (session.shouldfail or session.shouldstop  # -x, --maxfail: pytest's words
                   or "interrupted (Ctrl-C, or a process that ended)")
         return {"interrupted": True, "items_not_run": not_run, "items_collected": collected,
-                "interrupted_by": str(reason)}
+                "interrupted_by": str(reason), "complete": False,
+                "incomplete_reasons": [*reasons, f"{not_run} of {collected} items did not run "
+                                                 f"({reason})"]}
 
     def _write_report(self, what: str, option: str, path: str, write: Callable[[], None]
                       ) -> None:
@@ -439,7 +492,10 @@ class T2ISession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        self.results.receive(getattr(node, "workeroutput", {}))
+        output = getattr(node, "workeroutput", {})
+        self.results.receive(output)
+        self.plan_seconds.extend(output.get("t2ibias_plan_seconds", []))
+        self._junit_plan_time()
 
     # -- the run header (terminal and JSON) --------------------------------------------------
 
@@ -464,8 +520,7 @@ class T2ISession:
                                        items: list[pytest.Item]) -> list[str]:
         """A line for each suite whose ``models:``/``defaults:`` differ from the header's,
         and the work budgets the run is held to (``budgets``)."""
-        suites = {id(suite): suite for item in items
-                  if (suite := getattr(item, "suite", None)) is not None}
+        suites = {id(entry.written.suite): entry.written.suite for entry in self.plan.entries}
         if not suites:
             return []
         from .budgets import describe
@@ -504,22 +559,6 @@ class T2ISession:
         return self.results.sorted() if "results" in self.__dict__ else []
 
 
-def _planned(items: list[pytest.Item]) -> list[Any]:
-    """The check items that will run, as the session plan sees them (``as_planned``)."""
-    return [planned for item in items
-            if (planned := getattr(item, "as_planned", lambda: None)()) is not None]
-
-
-def _declares_work(item: pytest.Item) -> bool:
-    """Whether the item's kind says what it draws (``CheckKind.work``); the others are
-    counted by their power plan's images."""
-    from .kinds import CHECK_KINDS
-
-    check = getattr(item, "check", None)
-    kind = CHECK_KINDS.get(getattr(check, "kind", None))
-    return kind is not None and kind.work is not None
-
-
 def _is_terminal(stream: Any) -> bool:
     try:
         return bool(stream is not None and stream.isatty())
@@ -533,13 +572,13 @@ def _is_check_error(error: BaseException) -> bool:
     return isinstance(error, CheckError)
 
 
-def _broke_a_check(item: pytest.Item, error: BaseException) -> bool:
+def _broke_a_check(planned: bool, error: BaseException) -> bool:
     """Whether a suite item ended in an exception that is not its verdict (``CheckFailed``)
     nor pytest's own skip or xfail: a library's ValueError, a KeyError in a method. That is
     an ERROR row like a ``CheckError``, never a missing item (issue #23)."""
     from .verdict import CheckFailed
 
-    if not hasattr(item, "check") or isinstance(error, CheckFailed):
+    if not planned or isinstance(error, CheckFailed):
         return False
     return not isinstance(error, (pytest.skip.Exception, pytest.xfail.Exception,
                                   pytest.fail.Exception))

@@ -14,9 +14,9 @@ from typing import Any
 
 from ._types import Estimate
 from .kinds.entropy_below import evaluate_entropy_below
-from .kinds.is_nonnegative import evaluate_is_nonnegative
+from .kinds.is_nonnegative import IsNonnegativeParams, evaluate_is_nonnegative
 from .kinds.no_bgps_prompt_exceeds import evaluate_no_bgps_prompt_exceeds
-from .kinds.no_regression import evaluate_no_regression
+from .kinds.no_regression import NoRegressionParams, evaluate_no_regression
 from .kinds.open_set import evaluate_open_set
 from .kinds.w1_below import evaluate_w1_below
 from .metrics import ISMatrix
@@ -52,7 +52,8 @@ def assert_w1_below(answers, threshold: float, *, ideal: Any = "uniform", ordere
 
 def assert_is_nonnegative(matrix: ISMatrix | Mapping[str, Mapping[str, Any]],
                           mitigate: Iterable[str] | None = None,
-                          on: Iterable[str] | None = None, tolerance: float = 0.0, *,
+                          on: Iterable[str] | None = None,
+                          tolerance: float = IsNonnegativeParams.default("tolerance"), *,
                           confidence: float | None = None, **kwargs: Any) -> Verdict:
     """Fail if mitigating an axis in ``mitigate`` pushes an axis in ``on`` away from its ideal."""
     __tracebackhide__ = True
@@ -62,7 +63,8 @@ def assert_is_nonnegative(matrix: ISMatrix | Mapping[str, Mapping[str, Any]],
 
 
 def assert_no_regression(effect: Mapping[str, Estimate], fixes: Iterable[str] | str,
-                         tolerance: float = 0.0, *, on: Iterable[str] | None = None,
+                         tolerance: float = NoRegressionParams.default("tolerance"), *,
+                         on: Iterable[str] | None = None,
                          confidence: float | None = None, **kwargs: Any) -> Verdict:
     """Fail if the candidate is further from the ideal than the baseline on any axis it was
     not meant to fix (IS_mit below -tolerance)."""

@@ -29,6 +29,23 @@ from typing import TYPE_CHECKING, Any
 from ._test_call import shown_per_prompt
 from ._types import ABSTAINED, FILTERED, Answers
 
+SHARED_FIGURES = frozenset({
+    # the gate (``Verdict.to_dict``): what the interval said, who carried the burden
+    "outcome", "burden", "at_most", "value",
+    # every kind's verdict (``kinds._verdicts``): what the figure is about, the label, shares
+    "about", "label", "distribution",
+    # the judge's calibration and correction (``kinds._judge``), one axis or several
+    "judge_calibration", "judge_calibrations", "judge_correction", "judge_corrections",
+    # this module: the IS matrix, the image grid, the prompts the model did not read
+    "matrix", "gallery", "unread_prompts",
+    # the cost kinds' shared figure (``kinds._costs``, ``CheckKind.measures_cost``)
+    "cost",
+})
+"""The keys of ``Verdict.figures`` a report may read, each written by a shared piece for
+every kind that has it; anything else a kind reports, it reports through its ``CheckKind``
+hooks (``reason``, ``judges``, ``about``, ``chart``), never read by key outside ``kinds/``
+(``tests/test_kind_results.py`` holds reports/ to it)."""
+
 if TYPE_CHECKING:
     from .instrument import Sightings
     from .metrics import ISMatrix

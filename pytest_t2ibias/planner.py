@@ -209,16 +209,17 @@ def limit_of(check: CheckSpec) -> float | None:
     return float(kind.limit(check.params)) if kind is not None and kind.limit else None
 
 
-def plan_item(nodeid: str, item: PlannedItem, *, power: float, calibrates: bool = True
-              ) -> ItemPlan:
+def plan_item(nodeid: str, item: PlannedItem, *, power: float, calibrates: bool = True,
+              work: Work | None = None) -> ItemPlan:
     """The item's cost and the images its threshold needs at its plan's gate (None: its
     point estimate decides). ``item``: phrased (``counterfactuals: llm`` axes from their
     lock), so its ``work`` names the prompts it draws; ``calibrates`` False: an item that will
-    not run, whose judge's calibration draws nothing (``kinds._judge``)."""
+    not run, whose judge's calibration draws nothing (``kinds._judge``); ``work``: the item's,
+    when the session plan worked it out already."""
     from .kinds import work_of
 
     check, axis, plan = item.check, item.axis, item.plan
-    work = work_of(item)
+    work = work if work is not None else work_of(item)
     prompts = prompts_drawn(work)
     confidence = plan.levels.gate
     needed = images_to_decide(check, axis, confidence=confidence, power=power) if axis else None

@@ -26,7 +26,7 @@ from .kinds import PlannedItem, work_of
 
 if TYPE_CHECKING:
     from .instrument import Instrument
-    from .kinds import Draw
+    from .kinds import Draw, Work
     from .plan import Plan
     from .store.request_layer import RequestLayer
 
@@ -63,7 +63,8 @@ class _RecordingLayer:
 def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Instrument],
              *, on_error: Callable[[PlannedItem, BaseException], None] | None = None,
              share: Callable[[list], list] | None = None,
-             barrier: Callable[[], None] | None = None) -> int:
+             barrier: Callable[[], None] | None = None,
+             works: Sequence[Work | None] | None = None) -> int:
     """Compute every planned image, then every planned answer, in full batches.
 
     Across processes (``python -m pytest_t2ibias prefetch`` under ``accelerate launch``),
@@ -76,13 +77,15 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
     prompt's images) is left to its own run, which reports the error where it belongs: a
     batch that fails is retried item by item to find whose it is, and nothing raised here
     lands on another item (#35: the first item of the run used to take the ERROR).
+    ``works``: each item's ``Work`` when the session plan has it (else worked out here).
     Returns how many items were planned.
     """
     # 1. images: one request list per generator (model x steps x guidance), across checks
     by_generator: dict[str, tuple[Any, list[ImageRequest]]] = {}
     ready: list[_Ready] = []
-    for item in items:
-        work = work_of(item)
+    for position, item in enumerate(items):
+        known = works[position] if works is not None else None
+        work = known if known is not None else work_of(item)
         if work.error is not None:  # its needs cannot be worked out: its own run says why
             _tell(on_error, item, work.error)
             continue
@@ -175,8 +178,9 @@ def _tell(on_error, item: PlannedItem, error: BaseException) -> None:
 def adaptive_rounds(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Instrument],
                     decided: Callable[[int, Plan], bool], *,
                     fixed: Sequence[PlannedItem] = (),
-                    on_error: Callable[[PlannedItem, BaseException], None] | None = None
-                    ) -> dict[int, int]:
+                    on_error: Callable[[PlannedItem, BaseException], None] | None = None,
+                    works: Sequence[Work | None] | None = None,
+                    fixed_works: Sequence[Work | None] | None = None) -> dict[int, int]:
     """Adaptive sampling across checks (issue #26): round r plans look r of every adaptive
     item not yet decided (``Plan.looks``: 16, 32, 64 ... images per prompt up to its cap) in
     one ``prefetch``, the first round together with the ``fixed`` items' full n; then
@@ -187,15 +191,19 @@ def adaptive_rounds(items: Sequence[PlannedItem], instrument_for: Callable[[Plan
 
     Returns, per index into ``items``, the images per prompt it stopped at (its cap when no
     look decided it). An item whose judging raises stops at that look; its own run reports
-    the error."""
+    the error. ``works``/``fixed_works``: the items' ``Work`` at their full plan, when the
+    session plan has it (a look scales it, ``Work.at``)."""
     stopped: dict[int, int] = {}
     pending = dict(enumerate(items))
     round_ = 0
     while pending:
         at = {i: replace(item, plan=replace(item.plan, images_per_prompt=item.plan.looks[round_]))
               for i, item in pending.items()}
-        prefetch([*(fixed if round_ == 0 else ()), *at.values()], instrument_for,
-                 on_error=on_error)
+        looked = [_at_look(works[i] if works is not None else None, item, items[i].plan)
+                  for i, item in at.items()]
+        first = (list(fixed), list(fixed_works or [None] * len(fixed))) if round_ == 0 else ([], [])
+        prefetch([*first[0], *at.values()], instrument_for, on_error=on_error,
+                 works=[*first[1], *looked])
         for i, item in at.items():
             last = round_ == len(item.plan.looks) - 1
             try:
@@ -207,3 +215,10 @@ def adaptive_rounds(items: Sequence[PlannedItem], instrument_for: Callable[[Plan
                 del pending[i]
         round_ += 1
     return stopped
+
+
+def _at_look(work: Work | None, item: PlannedItem, full: Plan) -> Work | None:
+    """``work`` (the item's at its full plan) at the item's look; None: not known."""
+    if work is None:
+        return None
+    return work.at(item.plan.images_per_prompt, full.images_per_prompt)

@@ -19,6 +19,9 @@ import pytest
 from PIL import Image
 from tiny_models import import_every_class
 
+from pytest_t2ibias.kinds import BUILTIN_KINDS, CHECK_KINDS
+from pytest_t2ibias.testing.suites import sample_entry
+
 import_every_class()  # before pytester's in-process runs (see there)
 
 HEAD = """\
@@ -58,9 +61,19 @@ CHECKS = {
         "threshold: 1.0, beam: 2, expansion: 2, prompts: 2, max_new_tokens: 2, latents: 2, "
         "step_index: 1, baseline: false}"),
 }
+NOT_IN_MATRIX = {kind: "a cost kind (CheckKind.measures_cost): on random models its rows "
+                      "measure no image here (n = 0; erasure needs a suite filter), so "
+                      "tests/test_cost_rows.py runs them"
+                 for kind in BUILTIN_KINDS if CHECK_KINDS[kind].measures_cost}
+CHECKS = {kind: CHECKS.get(kind) or sample_entry(kind) for kind in BUILTIN_KINDS
+          if kind not in NOT_IN_MATRIX}
+"""Every registered kind but those named above: the entries above where the matrix needs its
+own limits, else the kind's sample (``CheckKind.sample``), so a kind added to the registry
+is in every cell."""
 KINDS = tuple(CHECKS)
-WITHOUT_BGPS = KINDS[:-1]
+WITHOUT_BGPS = tuple(k for k in KINDS if k != "no_bgps_prompt_exceeds")
 WITHOUT_OPEN_SET = tuple(k for k in KINDS if k != "open_set")
+
 
 CELLS = [
     # generator, judge, LLM, the kinds its suite holds

@@ -4,6 +4,7 @@ status words, an error row, a Python test's label, and the rows xdist workers se
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -67,8 +68,10 @@ def test_a_python_tests_row_names_the_test_and_the_helpers_label():
 def test_failure_reasons_in_a_few_words():
     assert failure_reason(verdict()) == ""
     assert failure_reason(verdict(passed=False)) == "beyond the limit"
-    assert failure_reason(verdict(passed=False, figures={"alerts": ["erased: 40% filtered"]})
-                          ) == "alert: erased: 40% filtered"
+    # a kind's own words come through its CheckKind.reason (intermit's alerts, #42)
+    alerted = replace(verdict(passed=False, figures={"alerts": ["erased: 40% filtered"]}),
+                      check="intermit")
+    assert failure_reason(alerted) == "alert: erased: 40% filtered"
     assert verdict_row("n", verdict(passed=False)).status == "failed"  # no pytest word given
 
 

@@ -12,40 +12,12 @@ import pytest
 from test_intermit import FAKE_WORLD
 
 from pytest_t2ibias.kinds import BUILTIN_KINDS
+from pytest_t2ibias.testing.suites import every_kind_suite, sample_entry
 
-EVERY_KIND = textwrap.dedent("""\
-    suite: every
-    defaults: {images_per_prompt: 4, seed: 0}
-    prompt: "a photo of a {subject}"
-    subjects: [nurse]
-    axes:
-      gender:
-        question: "What is the gender of the person?"
-        choices: [male, female]
-        counterfactuals: {male: "a photo of a male {subject}", female: "a photo of a female {subject}"}
-      age:
-        question: "What is the age of the person?"
-        choices: [young, old]
-        counterfactuals: {young: "a photo of a young {subject}", old: "a photo of an old {subject}"}
-    checks:
-      - {id: k_entropy_below, kind: entropy_below, axes: [gender], threshold: 0.5}
-      - {id: k_w1_below, kind: w1_below, axes: [gender], threshold: 0.5}
-      - {id: k_is_nonnegative, kind: is_nonnegative, mitigate: [gender], on: [age]}
-      - {id: k_no_regression, kind: no_regression, fixes: [gender], on: [age]}
-      - {id: k_intermit, kind: intermit}
-      - {id: k_no_bgps_prompt_exceeds, kind: no_bgps_prompt_exceeds,
-         target: {axis: gender, value: male}, threshold: 0.5}
-      - {id: k_open_set, kind: open_set, threshold: 0.5}
-      - {id: k_max_skew_below, kind: max_skew_below, axes: [gender], threshold: 0.5}
-      - {id: k_judge_agrees, kind: judge_agrees, axes: [gender], folder: labelled, threshold: 0.5}
-      - {id: k_intervention_improves, kind: intervention_improves, axes: [gender],
-         interventions: ["if anyone can be a {subject}"]}
-      - {id: k_prompt_alignment, kind: prompt_alignment, tolerance: 0.05}
-      - {id: k_vendi_diversity, kind: vendi_diversity, tolerance: 0.1}
-      - {id: k_image_quality, kind: image_quality, tolerance: 0.05}
-      - {id: k_distribution_shift, kind: distribution_shift, at_most: 0.05}
-      - {id: k_erasure, kind: erasure, tolerance: 0.05}
-    """)
+EVERY_KIND = every_kind_suite(BUILTIN_KINDS)
+"""One check of every built-in kind (each kind's ``CheckKind.sample``): a kind added to the
+registry is in it with no edit here."""
+KINDS = len(BUILTIN_KINDS)
 
 BREAK_EVERY_KIND = textwrap.dedent("""\
     import dataclasses
@@ -80,27 +52,27 @@ def test_every_kind_raising_is_an_error_row_in_table_json_and_junit(pytester, wo
     pytester.makefile(".t2i.yaml", every=EVERY_KIND)
     result, report, junit = _run(pytester, *workers)
 
-    assert len(BUILTIN_KINDS) == 15
-    result.assert_outcomes(errors=15)
+    assert KINDS >= 15  # the built-ins at #23, and any added since
+    result.assert_outcomes(errors=KINDS)
     rows = report["checks"]
     assert sorted(row["check"] for row in rows) == sorted(BUILTIN_KINDS)
     assert all(row["status"] == "error" for row in rows)
     assert all("unexpected KeyError at " in row["reason"] and "a method's bug" in row["reason"]
                for row in rows), rows[0]["reason"]
     # the counts add up to the items run
-    assert report["summary"]["error"] == 15 and sum(
-        report["summary"][k] for k in ("passed", "failed", "xfailed", "xpassed", "error")) == 15
+    assert report["summary"]["error"] == KINDS and sum(
+        report["summary"][k] for k in ("passed", "failed", "xfailed", "xpassed", "error")) == KINDS
     suite = junit if junit.tag == "testsuite" else junit.find("testsuite")
-    assert int(suite.get("errors")) == 15 and int(suite.get("failures")) == 0
-    result.stdout.fnmatch_lines(["*t2ibias: 15 results: 15 errors*"])
+    assert int(suite.get("errors")) == KINDS and int(suite.get("failures")) == 0
+    result.stdout.fnmatch_lines([f"*t2ibias: {KINDS} results: {KINDS} errors*"])
 
 
 def test_an_xfail_mark_does_not_hide_a_check_that_raised(pytester):
     """An xfail expects the model to be biased, not the method to crash."""
     pytester.makeconftest(FAKE_WORLD + BREAK_EVERY_KIND)
+    entry = sample_entry("entropy_below")
     pytester.makefile(".t2i.yaml", every=EVERY_KIND.replace(
-        "threshold: 0.5}\n      - {id: k_w1_below",
-        "threshold: 0.5, marks: [xfail]}\n      - {id: k_w1_below"))
+        entry, entry.removesuffix("}") + ", marks: [xfail]}"))
     result, report, _ = _run(pytester, "-k", "k_entropy_below")
     result.assert_outcomes(errors=1)
     assert [row["status"] for row in report["checks"]] == ["error"]

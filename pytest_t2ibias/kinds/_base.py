@@ -148,6 +148,19 @@ class CheckKind:
     """The lines of its interval chart from a verdict's figures (``figures.Interval``: each
     figure it judged, with its interval, and context in grey); None: one line, the
     verdict's value named ``figure``."""
+    reason: Callable[[Mapping[str, Any]], str] | None = None
+    """Why a verdict of its that did not pass failed, in a few words, when the kind says more
+    than the gate does (intermit: its first alert); "" or None: the gate's words."""
+    judges: Callable[[Mapping[str, Any]], list[Any]] | None = None
+    """The judge calibrations its figures carry beyond the shared ``judge_calibration(s)``
+    (open_set: each proposed bias'), for the run header's list of judges."""
+    about: Callable[[Mapping[str, Any]], str] | None = None
+    """What its figure is about where its row names no axis (max_skew_below: the target)."""
+    sample: str | None = None
+    """The keys of a small ``checks:`` entry of this kind (``axes: [gender], threshold: 0.5``;
+    "" when it needs none) for the sample suite (``testing.suites.every_kind_suite``: a
+    subject, axes gender and age with counterfactuals, a labelled folder ``labelled``): the
+    tests over the registry (report integrity, adding a kind) check every kind from it."""
     paper: str = ""
     """Where the measure comes from (paper, section, equation): the YAML reference's line."""
     example: str = ""

@@ -12,7 +12,7 @@ the item's own run reports it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -75,6 +75,16 @@ class Work:
     def complete(self) -> bool:
         """Whether ``planned`` is everything the item draws."""
         return self.expected is None and self.error is None
+
+    def at(self, images: int, full: int) -> Work:
+        """This work at an adaptive look of ``images`` a prompt, for a plan of ``full``: each
+        own draw of ``full`` images drawn at the look (the calibration's are fixed), so the
+        look's work is its item's, scaled, not worked out again (#42)."""
+        if images == full:
+            return self
+        own = tuple(replace(draw, images=images) if draw.images == full else draw
+                    for draw in self.own)
+        return replace(self, planned=(*own, *self.calibration))
 
     def prompts(self) -> list[tuple[str, str, int]] | None:
         """(role, prompt, images) as ``--t2i-plan -v`` lists them; None: a search."""

@@ -46,6 +46,7 @@ def run(ctx: CheckContext[DistributionShiftParams]) -> Verdict:
 
 KIND = CheckKind(
     name="distribution_shift",
+    sample="at_most: 0.05",
     measures_cost=True,
     run=run,
     axes_param=None,

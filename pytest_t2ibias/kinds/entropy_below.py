@@ -104,6 +104,7 @@ def run(ctx: CheckContext[EntropyBelowParams]) -> Verdict:
 
 KIND = CheckKind(
     name="entropy_below",
+    sample="axes: [gender], threshold: 0.5",
     run=run,
     adaptive=True,
     params=EntropyBelowParams,

@@ -40,7 +40,7 @@ class ErasureParams(CostParams):
                                    "least this (no baseline drawn)")
 
 
-def evaluate_erasure(cost: Cost, *, tolerance: float = 0.05, at_least: float | None = None,
+def evaluate_erasure(cost: Cost, *, tolerance: float = ErasureParams.default("tolerance"), at_least: float | None = None,
                      confidence: float | None = None, burden: str = DEFAULT_BURDEN,
                      label: str = "") -> Verdict:
     """The candidate's share of images that still show the subject against the baseline's (``cost.change`` >= -tolerance),
@@ -57,6 +57,7 @@ def run(ctx: CheckContext[ErasureParams]) -> Verdict:
 
 KIND = CheckKind(
     name="erasure",
+    sample="tolerance: 0.05",
     measures_cost=True,
     run=run,
     axes_param=None,

@@ -45,7 +45,7 @@ class ImageQualityParams(CostParams):
         "Happy photo./Sad photo.): give one the judge can read", check=check_text_pair)
 
 
-def evaluate_image_quality(cost: Cost, *, tolerance: float = 0.05, at_least: float | None = None,
+def evaluate_image_quality(cost: Cost, *, tolerance: float = ImageQualityParams.default("tolerance"), at_least: float | None = None,
                            confidence: float | None = None, burden: str = DEFAULT_BURDEN,
                            label: str = "") -> Verdict:
     """The candidate's mean CLIP-IQA against the baseline's (``cost.change`` >= -tolerance),
@@ -70,6 +70,7 @@ def run(ctx: CheckContext[ImageQualityParams]) -> Verdict:
 
 KIND = CheckKind(
     name="image_quality",
+    sample="tolerance: 0.05",
     measures_cost=True,
     run=run,
     axes_param=None,

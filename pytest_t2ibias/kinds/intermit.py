@@ -170,6 +170,7 @@ def expected_work(item: PlannedItem) -> list[Draw]:
 
 KIND = CheckKind(
     name="intermit",
+    sample="",
     run=run,
     work=lambda item: Work(expected=tuple(expected_work(item))),
     adaptive_caveat=lambda params: "" if params.tolerance else (
@@ -179,6 +180,7 @@ KIND = CheckKind(
     params=IntermitParams,
     adaptive=True,
     figure="tau after mitigation",
+    reason=lambda figures: f"alert: {figures['alerts'][0]}" if figures.get("alerts") else "",
     doc="InterMit (BiasConnect Algorithm 1): prompt modification reaches tau <= epsilon "
         "without making a prioritised axis worse",
     paper=(f"{BIASCONNECT}, Algorithm 1 (InterMit) with prompt modification: mitigate the axis "

@@ -55,7 +55,7 @@ def improvement_outcome(improvement: Any, limit: float, confidence: float | None
     return outcome
 
 
-def evaluate_intervention_improves(result: Any, min_improvement: float = 0.0, *,
+def evaluate_intervention_improves(result: Any, min_improvement: float = InterventionImprovesParams.default("min_improvement"), *,
                                    confidence: float | None = None, burden: str = DEFAULT_BURDEN,
                                    label: str = "", early: bool = False,
                                    judge: JudgeReading | None = None) -> Verdict:
@@ -134,6 +134,7 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
 KIND = CheckKind(
     chart=chart,
     name="intervention_improves",
+    sample='axes: [gender], interventions: ["if anyone can be a {subject}"]',
     run=run,
     work=lambda item: Work(expected=tuple(expected_work(item))),
     params=InterventionImprovesParams,

@@ -50,7 +50,7 @@ def evaluate_is_nonnegative(
     *,
     mitigate: Iterable[str] | None = None,
     on: Iterable[str] | None = None,
-    tolerance: float = 0.0,
+    tolerance: float = IsNonnegativeParams.default("tolerance"),
     confidence: float | None = None,
     burden: str = DEFAULT_BURDEN,
     label: str = "",
@@ -179,6 +179,7 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
 KIND = CheckKind(
     chart=chart,
     name="is_nonnegative",
+    sample="mitigate: [gender], on: [age]",
     run=run,
     adaptive=True,
     axes_param="mitigate",

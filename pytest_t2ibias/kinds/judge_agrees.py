@@ -103,6 +103,7 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
 KIND = CheckKind(
     chart=chart,
     name="judge_agrees",
+    sample="axes: [gender], folder: labelled, threshold: 0.5",
     run=run,
     work=lambda item: Work(expected=tuple(expected_work(item))),
     per_subject=False,

@@ -125,6 +125,7 @@ def run(ctx: CheckContext[MaxSkewBelowParams]) -> Verdict:
 
 KIND = CheckKind(
     name="max_skew_below",
+    sample="axes: [gender], threshold: 0.5",
     run=run,
     adaptive=True,
     params=MaxSkewBelowParams,
@@ -132,6 +133,7 @@ KIND = CheckKind(
     limit=threshold_limit,
     never_passes=no_bias_threshold,
     figure="MaxSkew",
+    about=lambda figures: figures["target"] if isinstance(figures.get("target"), str) else "",
     doc="SocialCounterfactuals: no value is over-represented in the generations by more than "
         "exp(threshold) times its target share (a value never drawn is reported unbounded)",
     paper=(f"{SOCIALCF}: MaxSkew = max_a ln(p_gen(a) / p_target(a)) of the generator's own "

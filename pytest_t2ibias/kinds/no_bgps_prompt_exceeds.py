@@ -108,7 +108,7 @@ def evaluate_no_bgps_prompt_exceeds(
     result: Any,
     threshold: float,
     *,
-    statistic: str = "worst",
+    statistic: str = NoBGPSPromptExceedsParams.default("statistic"),
     confidence: float | None = None,
     interval_confidence: float | None = None,
     burden: str = DEFAULT_BURDEN,
@@ -367,6 +367,7 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
 KIND = CheckKind(
     chart=chart,
     name="no_bgps_prompt_exceeds",
+    sample="target: {axis: gender, value: male}, threshold: 0.5",
     run=run,
     work=lambda item: Work(expected=tuple(expected_work(item))),
     axes_param=None,

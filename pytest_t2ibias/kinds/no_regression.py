@@ -45,7 +45,7 @@ def evaluate_no_regression(
     *,
     fixes: Iterable[str] | str,
     on: Iterable[str] | None = None,
-    tolerance: float = 0.0,
+    tolerance: float = NoRegressionParams.default("tolerance"),
     confidence: float | None = None,
     burden: str = DEFAULT_BURDEN,
     label: str = "",
@@ -172,6 +172,7 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
 KIND = CheckKind(
     chart=chart,
     name="no_regression",
+    sample="fixes: [gender], on: [age]",
     run=run,
     adaptive=True,
     axes_param="fixes",

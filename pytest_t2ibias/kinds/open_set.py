@@ -234,7 +234,10 @@ def work(item: PlannedItem) -> Work:
 KIND = CheckKind(
     chart=chart,
     name="open_set",
+    sample="threshold: 0.5",
     run=run,
+    judges=lambda figures: [bias.get("judge_calibration") for bias in figures.get("biases") or ()
+                            if isinstance(bias, Mapping)],
     axes_param=None,
     params=OpenSetParams,
     work=work,

@@ -40,7 +40,7 @@ class PromptAlignmentParams(CostParams):
                                    "least this (no baseline drawn)")
 
 
-def evaluate_prompt_alignment(cost: Cost, *, tolerance: float = 0.05, at_least: float | None = None,
+def evaluate_prompt_alignment(cost: Cost, *, tolerance: float = PromptAlignmentParams.default("tolerance"), at_least: float | None = None,
                               confidence: float | None = None, burden: str = DEFAULT_BURDEN,
                               label: str = "") -> Verdict:
     """The candidate's mean CLIPScore against the baseline's (``cost.change`` >= -tolerance),
@@ -56,6 +56,7 @@ def run(ctx: CheckContext[PromptAlignmentParams]) -> Verdict:
 
 KIND = CheckKind(
     name="prompt_alignment",
+    sample="tolerance: 0.05",
     measures_cost=True,
     run=run,
     axes_param=None,

@@ -39,7 +39,7 @@ class VendiDiversityParams(CostParams):
                                    "least this (no baseline drawn)")
 
 
-def evaluate_vendi_diversity(cost: Cost, *, tolerance: float = 0.1,
+def evaluate_vendi_diversity(cost: Cost, *, tolerance: float = VendiDiversityParams.default("tolerance"),
                              at_least: float | None = None, confidence: float | None = None,
                              burden: str = DEFAULT_BURDEN, label: str = "") -> Verdict:
     """The candidate's Vendi score against the baseline's (``cost.change`` >= -tolerance),
@@ -56,6 +56,7 @@ def run(ctx: CheckContext[VendiDiversityParams]) -> Verdict:
 
 KIND = CheckKind(
     name="vendi_diversity",
+    sample="tolerance: 0.1",
     measures_cost=True,
     run=run,
     axes_param=None,

@@ -105,6 +105,7 @@ def run(ctx: CheckContext[W1BelowParams]) -> Verdict:
 
 KIND = CheckKind(
     name="w1_below",
+    sample="axes: [gender], threshold: 0.5",
     run=run,
     adaptive=True,
     params=W1BelowParams,

@@ -9,6 +9,8 @@ also ``check``, ``report_subject`` and ``report_axis``), so the rows are testabl
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .rows import ReportRow
@@ -33,9 +35,12 @@ def failure_reason(verdict: Verdict) -> str:
     """Why a verdict failed, in a few words (empty when it passed)."""
     if verdict.passed:
         return ""
-    alerts = verdict.figures.get("alerts") or []
-    if alerts:
-        return f"alert: {alerts[0]}"
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(verdict.check)
+    said = kind.reason(verdict.figures) if kind is not None and kind.reason else ""
+    if said:  # the kind's own words (intermit: its first alert)
+        return said
     if verdict.outcome == "inconclusive":
         return f"inconclusive (burden: {verdict.burden})"
     return "beyond the limit"
@@ -80,8 +85,12 @@ def item_rows(item: Any, verdicts: Sequence[Verdict], status: str,
                 from ..figures import with_gallery
 
                 verdict = with_gallery(verdict, sightings)
-        judged.append((verdict, verdict_row(item.nodeid, verdict, subject=subject, axis=axis,
-                                            status=status, check_id=check_id_of(item))))
+        row = verdict_row(item.nodeid, verdict, subject=subject, axis=axis, status=status,
+                          check_id=check_id_of(item))
+        kind = getattr(getattr(item, "check", None), "kind", None)
+        if kind is not None and kind != row.check:  # a suite's row is its kind's (its chart,
+            row = replace(row, check=kind)          # its hooks), whoever's evaluate it used
+        judged.append((verdict, row))
     return judged
 
 
@@ -95,6 +104,19 @@ def error_row(item: Any, message: str) -> ReportRow:
                      value=nan, low=nan, high=nan, n=0, confidence=nan, threshold=nan,
                      passed=False, figures={}, check_id=check_id_of(item), status="error",
                      outcome="error", about=axis, reason=message)
+
+
+def unrun_row(nodeid: str, message: str) -> ReportRow:
+    """A check that never ran (its xdist worker crashed, its suite did not load under
+    ``--continue-on-collection-errors``): an ERROR row named by its node id alone (#47)."""
+    nan = float("nan")
+    path, _, name = nodeid.partition("::")
+    check_id, _, rest = name.partition("[")
+    subject = rest.rstrip("]").split("-", 1)[0] if rest else Path(path).name
+    return ReportRow(nodeid=nodeid, check="", subject=subject, axis="", value=nan, low=nan,
+                     high=nan, n=0, confidence=nan, threshold=nan, passed=False, figures={},
+                     check_id=check_id or Path(path).name, status="error", outcome="error",
+                     reason=message)
 
 
 class RunResults:

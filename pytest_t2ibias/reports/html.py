@@ -106,8 +106,10 @@ def verdict_badge(row: ReportRow) -> str:
 
 def _where(row: ReportRow) -> str:
     """Subject / what the figure is about; a Python test's subject is its name: left out."""
-    target = row.figures.get("target")
-    about = row.about or row.axis or (target if isinstance(target, str) else "")
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(row.check)
+    about = row.about or row.axis or (kind.about(row.figures) if kind and kind.about else "")
     subject = "" if row.subject in (row.check_id, row.nodeid.rsplit("::", 1)[-1]) else row.subject
     return " / ".join(part for part in (subject, about) if part)
 
@@ -171,7 +173,11 @@ def _calibrations(calibrations: Sequence[Mapping[str, Any]]) -> str:
 def _interrupted(run: Mapping[str, Any]) -> str:
     """A banner over the tally of a run that stopped early: its results are not the suite's."""
     if not run.get("interrupted"):
-        return ""
+        reasons = run.get("incomplete_reasons") or []
+        if run.get("complete", True) or not reasons:
+            return ""
+        return (f'<p class="interrupted"><b>Incomplete run</b>: {len(reasons)} could not run '
+                f'({escape("; ".join(map(str, reasons[:5])))}); each is an ERROR row below.</p>')
     not_run, collected = run.get("items_not_run"), run.get("items_collected")
     return (f'<p class="interrupted"><b>Interrupted run</b>: {escape(str(not_run))} of '
             f'{escape(str(collected))} items did not run '

@@ -155,13 +155,15 @@ class RunTally:
 
 
 def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
-                 nodeids: Sequence[str] | None = None) -> RunTally:
+                 nodeids: Sequence[str] | None = None,
+                 works: Sequence[Any] | None = None) -> RunTally:
     """The whole run's images and answers before anything runs: the session plan's
     (``prefetch``'s planned kinds, each shared image counted once) and each search item's
     ``CheckKind.expected_work`` (by its node id, ``nodeids[i]`` for ``planned[i]``; a planned
     kind may declare one too for what its plan does not name; less what is already counted), plus ``unplanned_images``: what the other kinds' plans say they cost
     (``--t2i-plan``'s count; answered at the planned kinds' rate per image). Python tests
-    add theirs as they go."""
+    add theirs as they go. ``works``: each item's ``Work`` as the session plan has it (else
+    worked out here)."""
     from ..kinds import work_of
 
     # Image i of a prompt is one image whoever asks, so the images counted of a (model,
@@ -202,7 +204,7 @@ def planned_work(planned: Sequence[Any], unplanned_images: int = 0, *,
 
     estimates: list[tuple[str, Any, tuple]] = []
     for position, item in enumerate(planned):
-        work = work_of(item)
+        work = works[position] if works is not None else work_of(item)
         nodeid = nodeids[position] if nodeids else f"item {position}"
         if work.error is not None:  # its run reports it; the total says it is not counted
             unknown.append(nodeid)

@@ -132,13 +132,15 @@ def tally(rows: Sequence[ReportRow]) -> dict[str, int]:
 def judge_calibrations(rows: Sequence[ReportRow]) -> list[dict[str, Any]]:
     """Every judge calibration the rows read their figures through, once each (by judge,
     axis and where it was measured), for the run header: the judges a verdict rests on."""
+    from ..kinds import CHECK_KINDS
+
     seen: dict[tuple, dict[str, Any]] = {}
     for row in rows:
         figures = row.figures
+        kind = CHECK_KINDS.get(row.check)
         found = [figures.get("judge_calibration"),
                  *(figures.get("judge_calibrations") or {}).values(),
-                 *(bias.get("judge_calibration") for bias in figures.get("biases") or ()
-                   if isinstance(bias, dict))]
+                 *(kind.judges(figures) if kind is not None and kind.judges else ())]
         for calibration in found:
             if isinstance(calibration, dict) and "judge" in calibration:
                 key = (calibration["judge"], calibration.get("axis"), calibration.get("where"))

@@ -196,8 +196,8 @@ def _plan_note(plan: Any, unread: str) -> Text:
     return note
 
 
-def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
-                   ) -> dict[str, str]:
+def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None, *,
+                   works: Sequence[Any] | None = None) -> dict[str, str]:
     """nodeid -> what its generator's tokenizer cannot read of its prompts, for the plan
     (tokenizers read from each model's folder, through the readings kept in ``memo``; no
     weights loaded). A tokenizer that cannot be read is said too, on each item it would read:
@@ -209,9 +209,9 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
     unreadable: dict[str, str] = {}
     """model -> why its tokenizers cannot be read: said on every item that draws from it."""
     found = {}
-    for nodeid, check in planned:
+    for position, (nodeid, check) in enumerate(planned):
         said = []
-        work = work_of(check)
+        work = works[position] if works is not None else work_of(check)
         if work.error is not None:  # plan_prompts says it; the run reports it
             continue
         needs: dict[str, list[str]] = {}
@@ -235,14 +235,16 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None
     return found
 
 
-def plan_prompts(planned: Sequence[tuple[str, Any]]) -> list[str]:
+def plan_prompts(planned: Sequence[tuple[str, Any]], *,
+                 works: Sequence[Any] | None = None) -> list[str]:
     """``--t2i-plan -v``: every prompt each item will draw as far as the plan knows, with its
-    images (prompts are the user's text, shown as data)."""
+    images (prompts are the user's text, shown as data); ``works``: each item's, when the
+    session plan has them."""
     from ..kinds import work_of
 
     lines = []
-    for nodeid, item in planned:
-        work = work_of(item)
+    for position, (nodeid, item) in enumerate(planned):
+        work = works[position] if works is not None else work_of(item)
         name = shown(nodeid.rsplit("/", 1)[-1])
         if work.error is not None:  # e.g. LLM-phrased axes before their lock: the run says
             lines.append(f"{name}: prompts not known yet ({shown(str(work.error))})")
