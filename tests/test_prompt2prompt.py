@@ -113,12 +113,17 @@ def test_without_control_the_processor_draws_what_diffusers_draws(toy_sd):
                 ).__name__ != "Prompt2PromptProcessor"  # restored after the call
 
 
-def test_control_moves_the_edited_images_and_never_the_source(toy_sd):
+@pytest.mark.parametrize("name", ["toy-sd", "sd", "sdxl"])
+def test_control_moves_the_edited_images_and_never_the_source(name, toy_sd, model_zoo):
+    pipeline = toy_sd if name == "toy-sd" else _pipeline(model_zoo[name])
     attributes = {"age": ["young", "old"]}
-    free = generate_counterfactual_set(toy_sd, TEMPLATE, attributes, seed=1, steps=8, cross_replace=0, self_replace=0)
-    held = generate_counterfactual_set(toy_sd, TEMPLATE, attributes, seed=1, steps=8, cross_replace=1, self_replace=1)
+    free = generate_counterfactual_set(pipeline, TEMPLATE, attributes, seed=1, steps=8, cross_replace=0, self_replace=0)
+    held = generate_counterfactual_set(pipeline, TEMPLATE, attributes, seed=1, steps=8, cross_replace=1, self_replace=1)
     assert np.array_equal(_pixels(free.members[0].image), _pixels(held.members[0].image))
-    assert np.abs(_pixels(free.members[1].image) - _pixels(held.members[1].image)).mean() > 1
+    # the random tiny pipelines barely read their prompts: their target moved 0.11 (SD 1.x)
+    # and 0.08 (SDXL) of 255 on average; toy-sd's several levels
+    moved = np.abs(_pixels(free.members[1].image) - _pixels(held.members[1].image)).mean()
+    assert moved > (1 if name == "toy-sd" else 0.02)
 
 
 @pytest.mark.parametrize("name", ["toy-sd", "sd", "sdxl"])
