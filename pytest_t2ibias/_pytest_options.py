@@ -15,6 +15,7 @@ import pytest
 
 from ._settings import (
     ADAPTIVE_SPENDING,
+    BURDENS,
     FAMILY_POLICIES,
     INI_ONLY,
     JUDGE_CORRECTIONS,
@@ -243,7 +244,8 @@ def _baseline_options(config: pytest.Config) -> dict[str, Any]:
         raise pytest.UsageError(f"--t2i-compare-fail={compare_fail[0]} needs a run to compare "
                                 f"with: add --t2i-compare=NAME (or latest)")
     return {"save": save, "autosave": bool(get_option(config, "t2i_autosave")),
-            "compare": compare, "compare_fail": compare_fail, "storage": _storage(config)}
+            "compare": compare, "compare_fail": compare_fail, "storage": _storage(config),
+            "compare_incomplete": bool(get_option(config, "t2i_compare_incomplete"))}
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -302,8 +304,8 @@ def _read_settings(config: pytest.Config) -> Settings:
     if dtype not in ("auto", "float32", "float16", "bfloat16"):
         raise pytest.UsageError(f"--t2i-dtype must be auto|float32|float16|bfloat16, got {dtype!r}")
     burden = get_option(config, "t2i_burden")
-    if burden not in (None, "model", "check"):
-        raise pytest.UsageError(f"--t2i-burden must be model or check, got {burden!r}")
+    if burden not in (None, *BURDENS):
+        raise pytest.UsageError(f"--t2i-burden must be {' or '.join(BURDENS)}, got {burden!r}")
     judge_correction = get_option(config, "t2i_judge_correction")
     if judge_correction not in (None, *JUDGE_CORRECTIONS):
         raise pytest.UsageError(f"--t2i-judge-correction must be one of "

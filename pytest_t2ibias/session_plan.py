@@ -155,7 +155,7 @@ class SessionPlan:
             try:
                 written = replace(written, suite=self.session.locks.phrase(written.suite,
                                                                            written.subject))
-            except Exception as error:  # noqa: BLE001 - a lock that cannot be read or written
+            except Exception as error:  # a lock that cannot be read or written
                 entry.error = error
         entry.item = written
         entry.work = self._work_of(written)
@@ -331,7 +331,7 @@ class SessionPlan:
             token = verdict_sink.set(None)  # these verdicts are nobody's report
             try:
                 verdict = self.judge(entry, level)
-            except Exception:  # noqa: BLE001 - reported when the item itself runs
+            except Exception:  # reported when the item itself runs
                 return False
             finally:
                 verdict_sink.reset(token)

@@ -9,6 +9,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .._files import read_json
+
 # Files that change what a model computes; READMEs, images and VCS metadata do not.
 MODEL_FILE_SUFFIXES = frozenset({
     ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".msgpack", ".onnx", ".gguf",
@@ -81,7 +83,7 @@ def hub_fingerprint(repo_id: str, revision: str | None = None) -> str:
 
     try:
         snapshot = snapshot_download(repo_id, revision=revision, local_files_only=True)
-    except Exception:  # noqa: BLE001 - not cached (yet): fall back to the name
+    except Exception:  # not cached (yet): fall back to the name
         return f"hub:{repo_id}@{revision or 'main'}"
     return f"hub:{repo_id}@{Path(snapshot).name}"
 
@@ -102,8 +104,8 @@ def settings_fingerprint(settings: dict[str, Any]) -> str:
 def config_file(model: str, name: str, *, offline: bool) -> dict[str, Any]:
     """A small JSON config of a local dir or hub repo, read without loading any weights."""
     local = Path(model) / name
-    if local.exists():
-        return json.loads(local.read_text())
+    if local.exists():  # the guarded read: a FIFO or a /dev/zero link is refused, not read
+        return read_json(local)
     if Path(model).exists():
         return {}
     return dict(_hub_config_file(model, name, offline))
@@ -116,6 +118,6 @@ def _hub_config_file(model: str, name: str, offline: bool) -> dict[str, Any]:
     try:
         from huggingface_hub import hf_hub_download
 
-        return json.loads(Path(hf_hub_download(model, name, local_files_only=offline)).read_text())
+        return read_json(hf_hub_download(model, name, local_files_only=offline))
     except Exception:  # an unreachable hub must not fail here: loading reports it properly
         return {}

@@ -26,12 +26,13 @@ def missing_components(path_or_id: str | os.PathLike, given: dict[str, Any]) -> 
     components its class requires that ``model_index.json`` lists as absent (saved without
     them, as SD3 without T5) or whose folder holds no files; None when that is not it."""
     import inspect
-    import json
     from pathlib import Path
+
+    from .._files import read_json
 
     folder = Path(os.fspath(path_or_id)).expanduser()
     try:
-        index = json.loads((folder / "model_index.json").read_text())
+        index = read_json(folder / "model_index.json")
     except (OSError, ValueError):
         return None
     import diffusers
