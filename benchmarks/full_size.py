@@ -702,7 +702,7 @@ def main() -> None:
             if device.type == "cuda" and args.together:
                 try:
                     run["together"] = measure_together(args, device)
-                except Exception as exc:  # noqa: BLE001 - reported, the table goes on
+                except Exception as exc:  # reported, the table goes on
                     traceback.print_exc()
                     run["together"] = {"error": f"{type(exc).__name__}: {exc}"[:500]}
                 _save(args.json, run)
@@ -713,7 +713,7 @@ def main() -> None:
                 row = measure(case, args, device, paths)
             else:
                 row = measure_in_processes(case, args)
-        except Exception as exc:  # noqa: BLE001 - one broken case is a row, the table goes on
+        except Exception as exc:  # one broken case is a row, the table goes on
             traceback.print_exc()
             arch, dtype_name = case.split(":")
             row = {"arch": arch, "dtype": dtype_name, "error": f"{type(exc).__name__}: {exc}"[:500]}

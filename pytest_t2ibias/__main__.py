@@ -13,6 +13,7 @@ look after the cache.
   exit 1 when one drifted beyond the criteria.
 - ``report RUN --html OUT.html``: the HTML report of a saved run (``reports.html.write_html``).
 - ``cache stats`` / ``cache prune``: what the cache holds; least recently used out first.
+- ``schema``: the JSON Schema of ``*.t2i.yaml`` suites (``suite.schema``), for an editor.
 
 Bad input (a missing file, a saved run that is not a report) is one line on stderr and exit
 status 2, never a traceback.
@@ -31,24 +32,69 @@ import pytest
 PROG = "python -m pytest_t2ibias"
 DEFAULT_STORAGE = Path(".t2ibias") / "runs"
 DEFAULT_CACHE = Path(".t2ibias_cache")
-CACHE_DEFAULT = (".t2ibias_cache in the working directory or the nearest folder above it that "
-                 "has one (pytest's default is <rootdir>/.t2ibias_cache)")
-STORAGE_HELP = ("where saved runs are (pytest's --t2i-storage); default: .t2ibias/runs in the "
-                "working directory or the nearest folder above it that has one, where pytest "
-                "saves them under its rootdir")
+CACHE_DEFAULT = ("the ini file's t2i_cache_dir, else <rootdir>/.t2ibias_cache, the rootdir "
+                 "found as pytest finds it from the working directory")
+STORAGE_HELP = ("where saved runs are (pytest's --t2i-storage); default: the ini file's "
+                "t2i_storage, else <rootdir>/.t2ibias/runs, the rootdir found as pytest finds "
+                "it from the working directory")
 BAD_INPUT = 2
+_INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest",
+                 "setup.cfg": "tool:pytest"}
 
 
-def nearest(relative: Path, start: Path | None = None) -> Path:
-    """``relative`` in the working directory or the nearest folder above it that holds it, as
-    git finds ``.git``: pytest writes saved runs and the cache under its rootdir, and this finds
-    them from anywhere inside the project. None found: ``relative`` in the working directory
-    (absolute, so a message says where it looked)."""
+def project_root(start: Path | None = None) -> tuple[Path, dict[str, str], Path | None]:
+    """pytest's rootdir seen from ``start`` (the working directory), its ini values and the
+    ini file: the nearest folder with a pytest ini file (``pytest.ini``, a ``pyproject.toml``
+    with ``[tool.pytest.ini_options]``, ``tox.ini`` with ``[pytest]``, ``setup.cfg`` with
+    ``[tool:pytest]``), else the nearest with a ``pyproject.toml`` or ``setup.py``, else
+    ``start``. Nothing above the project is looked in for a cache or saved runs: a
+    ``.t2ibias_cache`` planted in an ancestor (``/tmp``) is never taken for this project's."""
     here = (start or Path.cwd()).absolute()
     for folder in (here, *here.parents):
-        if (folder / relative).is_dir():
-            return folder / relative
-    return here / relative
+        for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
+            values = _pytest_ini(folder / name)
+            if values is not None:
+                return folder, values, folder / name
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file() or (folder / "setup.py").is_file():
+            return folder, {}, None
+    return here, {}, None
+
+
+def _pytest_ini(path: Path) -> dict[str, str] | None:
+    """The pytest section of an ini file as strings; None when it has none (or is no file)."""
+    from ._files import SMALL_JSON_BYTES, read_bounded
+
+    try:
+        text = read_bounded(path, SMALL_JSON_BYTES).decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    try:
+        if path.name == "pyproject.toml":
+            try:
+                import tomllib
+            except ImportError:  # Python 3.10: pytest's own dependency
+                import tomli as tomllib  # type: ignore[no-redef]
+            table = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options")
+            return None if not isinstance(table, dict) else {k: str(v) for k, v in table.items()}
+        import iniconfig
+
+        parsed = iniconfig.IniConfig(str(path), data=text)
+        section = _INI_SECTIONS[path.name]
+        if section not in parsed:
+            return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+        return dict(parsed[section].items())
+    except Exception:  # an ini pytest itself would refuse: not this project's
+        return None
+
+
+def default_folder(ini_key: str, default: Path, start: Path | None = None) -> Path:
+    """The ini file's ``ini_key`` (relative to the ini file's folder), else ``default``
+    under the rootdir: where pytest run here would put the cache or the saved runs."""
+    root, values, ini = project_root(start)
+    if values.get(ini_key):
+        return ((ini.parent if ini else root) / Path(values[ini_key]).expanduser()).absolute()
+    return root / default
 
 
 class Prefetch:
@@ -141,13 +187,20 @@ def prefetch_command(args: list[str]) -> int:
 
 def compare_command(args: argparse.Namespace) -> int:
     from .runs.compare import compare_runs, parse_criteria
-    from .runs.saved import load_report, locate
+    from .runs.saved import incomplete_reasons, load_report, locate, refuse_incomplete_baseline
     from .runs.table import render_comparison, verdict_line
 
     criteria = parse_criteria(args.fail)
-    storage = args.storage or nearest(DEFAULT_STORAGE)
+    storage = args.storage or default_folder("t2i_storage", DEFAULT_STORAGE)
     old_path, new_path = locate(args.old, storage), locate(args.new, storage)
-    comparison = compare_runs(load_report(old_path), load_report(new_path), criteria)
+    old, new = load_report(old_path), load_report(new_path)
+    if not args.allow_incomplete:
+        refuse_incomplete_baseline(old, old_path, "--allow-incomplete")
+    for path, report in ((old_path, old), (new_path, new)):
+        if reasons := incomplete_reasons(report):
+            print(f"note: {path.stem} did not complete ({'; '.join(reasons)}): its missing "
+                  f"checks are not compared", file=sys.stderr)
+    comparison = compare_runs(old, new, criteria)
     width = max(60, _columns())
     print(render_comparison(comparison, f"{old_path.stem} ({old_path})", width,
                             color=sys.stdout.isatty(), verbose=args.verbose), end="")
@@ -155,16 +208,48 @@ def compare_command(args: argparse.Namespace) -> int:
     return 1 if comparison.drifted else 0
 
 
+MALFORMED = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError,
+             OverflowError, ZeroDivisionError)
+"""What drawing a value of an unexpected type or size raises: a saved run edited by hand or
+damaged holds anything in its figures and header."""
+
+
 def report_command(args: argparse.Namespace) -> int:
-    from .reports.html import write_html
+    from ._text import shown
+    from .errors import RunError
+    from .reports.html import render_html, write_html
     from .runs.saved import load_report, locate, rows_of
 
-    path = locate(args.run, args.storage or nearest(DEFAULT_STORAGE))
+    path = locate(args.run, args.storage or default_folder("t2i_storage", DEFAULT_STORAGE))
     saved = load_report(path)
     cache_dir = args.cache_dir
-    if cache_dir is None and nearest(DEFAULT_CACHE).is_dir():  # else a report without images
-        cache_dir = nearest(DEFAULT_CACHE)
-    write_html(args.html, rows_of(saved), run=saved.get("run") or {}, cache_dir=cache_dir)
+    if cache_dir is None:  # the project's, if there is one; else a report without images
+        found = default_folder("t2i_cache_dir", DEFAULT_CACHE)
+        cache_dir = found if found.is_dir() else None
+    rows, run = rows_of(saved), saved.get("run") or {}
+    try:
+        write_html(args.html, rows, run=run, cache_dir=cache_dir)
+    except MALFORMED:  # find what cannot be drawn, draw the rest, and say so in one line
+        def draws(rows: list, run: dict) -> bool:
+            try:
+                render_html(rows, run=run)
+            except MALFORMED:
+                return False
+            return True
+
+        bad = [row for row in rows if not draws([row], {})]
+        header_drawn = draws([], run)
+        try:
+            write_html(args.html, [row for row in rows if row not in bad],
+                       run=run if header_drawn else {}, cache_dir=cache_dir)
+        except MALFORMED as exc:
+            raise RunError(f"{path}: cannot be drawn ({type(exc).__name__}: {exc}); a saved run "
+                           f"is the --t2i-json report of a run") from None
+        left_out = [shown(row.nodeid or "?")[:80] for row in bad[:5]]
+        raise RunError(f"{path}: wrote {args.html} without what cannot be drawn (malformed: "
+                       f"{'the run header, ' if not header_drawn else ''}{len(bad)} checks"
+                       f"{': ' + ', '.join(left_out) if left_out else ''}); a saved run is the "
+                       f"--t2i-json report of a run") from None
     print(f"wrote {args.html} ({len(saved['checks'])} checks of {path})")
     return 0
 
@@ -172,7 +257,7 @@ def report_command(args: argparse.Namespace) -> int:
 def runs_list_command(args: argparse.Namespace) -> int:
     from .runs.trend import list_text, load_runs
 
-    storage = args.storage or nearest(DEFAULT_STORAGE)
+    storage = args.storage or default_folder("t2i_storage", DEFAULT_STORAGE)
     runs, skipped = load_runs(storage, args.match)
     for why in skipped:
         print(f"{PROG} runs: skipped {why}", file=sys.stderr)
@@ -187,7 +272,7 @@ def runs_trend_command(args: argparse.Namespace) -> int:
     from .reports.output import write_report_text
     from .runs.trend import load_runs, trend_csv, trend_html, trend_rows
 
-    runs, skipped = load_runs(args.storage or nearest(DEFAULT_STORAGE), args.match)
+    runs, skipped = load_runs(args.storage or default_folder("t2i_storage", DEFAULT_STORAGE), args.match)
     for why in skipped:
         print(f"{PROG} runs: skipped {why}", file=sys.stderr)
     rows = trend_rows(runs, args.check)
@@ -247,7 +332,7 @@ def cache_prune_command(args: argparse.Namespace) -> int:
 
 
 def _existing_cache(given: Path | None) -> Path:
-    path = given or nearest(DEFAULT_CACHE)
+    path = given or default_folder("t2i_cache_dir", DEFAULT_CACHE)
     if not path.is_dir():
         raise UsageProblem(f"no cache directory at {path} (give --cache-dir DIR: the run's "
                            f"--t2i-cache-dir, default <rootdir>/.t2ibias_cache)")
@@ -292,6 +377,13 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def schema_command(args: argparse.Namespace) -> int:
+    from .suite.schema import schema_text
+
+    sys.stdout.write(schema_text())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="pytest-t2ibias outside a test run: fill the cache, compare "
@@ -318,6 +410,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(moved by more than X), value:X%% (by more than X%% of the saved "
                          "figure); repeatable")
     compare.add_argument("--storage", type=Path, default=None, metavar="DIR", help=STORAGE_HELP)
+    compare.add_argument("--allow-incomplete", action="store_true",
+                         help="accept an OLD run that did not complete (stopped by -x or "
+                         "Ctrl-C, a crashed worker, collection errors); refused otherwise")
     compare.add_argument("-v", "--verbose", action="store_true",
                          help="list every changed figure, not only the drifted ones")
     compare.set_defaults(handler=compare_command)
@@ -356,6 +451,13 @@ def build_parser() -> argparse.ArgumentParser:
         action.add_argument("--storage", type=Path, default=None, metavar="DIR",
                             help=STORAGE_HELP)
         action.set_defaults(handler=handler)
+
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of *.t2i.yaml suites (for your editor)",
+        description="Print the JSON Schema of *.t2i.yaml suites, generated from the suite "
+        "language and the built-in check kinds: python -m pytest_t2ibias schema > "
+        ".vscode/t2i-suite.schema.json (docs/yaml-reference.md, \"Editor validation\").")
+    schema.set_defaults(handler=schema_command)
 
     cache = commands.add_parser("cache", help="cache stats | cache prune",
                                 description="Look after the cache of images, answers and probes.")

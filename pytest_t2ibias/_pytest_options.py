@@ -8,6 +8,7 @@ import errno
 import math
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from ._settings import (
     ADAPTIVE_SPENDING,
+    BURDENS,
     FAMILY_POLICIES,
     INI_ONLY,
     JUDGE_CORRECTIONS,
@@ -134,12 +136,21 @@ def get_option(config: pytest.Config, name: str) -> Any:
     except ValueError as exc:
         raise pytest.UsageError(f"{source}: {exc}") from None
     if option.is_path:
-        value = _resolve_path(value, base)
+        try:
+            value = _resolve_path(value, base)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{source}: {exc}") from None
     return value
 
 
 def _resolve_path(value: str, base: Path) -> str:
-    """Relative paths that exist resolve against ``base``; anything else (a hub id) stays."""
+    """Relative paths that exist resolve against ``base``; anything else (a hub id) stays.
+    A value no file system opens (a NUL byte, over-long) is a ``ValueError`` saying so."""
+    from .backends._source import path_problem
+
+    problem = path_problem(value)
+    if problem is not None:
+        raise ValueError(f"{value[:80]!r}{'...' if len(value) > 80 else ''} {problem}")
     candidate = Path(value).expanduser()
     if not candidate.is_absolute() and (base / candidate).exists():
         return str((base / candidate).resolve())
@@ -157,7 +168,10 @@ def _parse_classifiers(config: pytest.Config, entries: list[str]) -> dict[str, s
             raise pytest.UsageError(
                 f"--t2i-classifier expects AXIS=MODEL (e.g. gender=path/to/model), got {entry!r}"
             )
-        classifiers[axis.strip()] = _resolve_path(model.strip(), base)
+        try:
+            classifiers[axis.strip()] = _resolve_path(model.strip(), base)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--t2i-classifier={axis.strip()}: {exc}") from None
     return classifiers
 
 
@@ -307,12 +321,15 @@ def _baseline_options(config: pytest.Config) -> dict[str, Any]:
         raise pytest.UsageError(f"--t2i-compare-fail={compare_fail[0]} needs a run to compare "
                                 f"with: add --t2i-compare=NAME (or latest)")
     return {"save": save, "autosave": bool(get_option(config, "t2i_autosave")),
-            "compare": compare, "compare_fail": compare_fail, "storage": _storage(config)}
+            "compare": compare, "compare_fail": compare_fail, "storage": _storage(config),
+            "compare_incomplete": bool(get_option(config, "t2i_compare_incomplete"))}
 
 
 def read_settings(config: pytest.Config) -> Settings:
     settings = _read_settings(config)
-    _refuse_missing_models(settings)
+    _refuse_missing_models(settings, served=lambda option, model: _served_by_a_hook(
+        config, settings, option, model))
+    _refuse_unreadable_configs(settings)
     return settings
 
 
@@ -320,15 +337,20 @@ MODEL_OPTIONS = ("model", "baseline_model", "vqa", "llm", "eval_llm")
 _HUB_ID = re.compile(r"[\w.-]+(/[\w.-]+)?")
 
 
-def _refuse_missing_models(settings: Settings) -> None:
+def _refuse_missing_models(settings: Settings,
+                           served: Callable[[str, str], bool] = lambda option, model: False
+                           ) -> None:
     """A model path that names no folder is a usage error at startup, in one line (issue
     #36), not an ERROR at the first check after collection: an absolute path (what a
     mistyped local path resolves to) is never a hub id, and offline a relative one that is
-    not in the local Hugging Face cache cannot load either."""
+    not in the local Hugging Face cache cannot load either. A name a user's
+    ``pytest_t2ibias_make_*`` hook serves (``served``) is never refused (issue #47); the
+    message says when the refusal is for want of a network."""
     import difflib
     import os
 
-    offline = settings.offline or os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    hub_offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    offline = settings.offline or hub_offline
     named = [(f"--t2i-{name.replace('_', '-')}", getattr(settings, name)) for name in MODEL_OPTIONS]
     named += [(f"--t2i-classifier={axis}", model) for axis, model in settings.classifiers.items()]
     if settings.images:
@@ -340,12 +362,61 @@ def _refuse_missing_models(settings: Settings) -> None:
         if not path.is_absolute() and not (offline and _HUB_ID.fullmatch(model)
                                            and not _in_hub_cache(model)):
             continue  # a hub id (or a name a conftest hook makes): loading says what is wrong
+        if served(option, model):
+            continue  # a conftest's hook makes it (the README's HTTP generator)
         siblings = [p.name for p in path.parent.iterdir()] if path.parent.is_dir() else []
         close = difflib.get_close_matches(path.name, siblings, n=1)
         hint = f"; did you mean {path.parent / close[0]}?" if close else ""
+        said = "HF_HUB_OFFLINE is set" if hub_offline and not settings.offline else "--t2i-offline"
         why = "no such folder" if path.is_absolute() else (
-            "no such folder, and offline not a model in the local Hugging Face cache")
+            f"no such folder, not a model in the local Hugging Face cache (offline: {said}), "
+            "and no pytest_t2ibias_make_* hook makes it")
         raise pytest.UsageError(f"{option}={model}: {why}{hint}")
+
+
+def _refuse_unreadable_configs(settings: Settings) -> None:
+    """A generator folder whose JSON configs cannot be read (``model_index.json``, the
+    denoiser's and the VAE's, the header's) is a usage error naming the file, at startup, not
+    an INTERNALERROR from the header (issue #47)."""
+    from .backends.own_sampling import own_sampling_of
+    from .errors import BackendError
+
+    named = [] if settings.images else [("--t2i-model", settings.model)]
+    named.append(("--t2i-baseline-model", settings.baseline_model))
+    for option, model in named:
+        if model and Path(model).is_dir():
+            try:
+                own_sampling_of(model, offline=True)
+            except BackendError as error:
+                raise pytest.UsageError(f"{option}={model}: {error}") from None
+
+
+_HOOK_OF = {"--t2i-model": "generator", "--t2i-baseline-model": "generator",
+            "--t2i-vqa": "vqa", "--t2i-llm": "llm", "--t2i-eval-llm": "llm"}
+
+
+def _served_by_a_hook(config: pytest.Config, settings: Settings, option: str,
+                      model: str) -> bool:
+    """Whether a user's ``pytest_t2ibias_make_*`` hook makes ``model`` (the built-in
+    Hugging Face ones, which would load it, are left out). Asked only of a name about to be
+    refused; a hook that raises does not make it."""
+    kind = "classifier" if option.startswith("--t2i-classifier=") else _HOOK_OF.get(option)
+    if kind is None:
+        return False
+    name = f"pytest_t2ibias_make_{kind}"
+    builtin = config.pluginmanager.get_plugin("t2ibias-builtin-backends")
+    hook = config.pluginmanager.subset_hook_caller(name, remove_plugins=[builtin] if builtin else [])
+    arguments: dict[str, Any] = {"config": config, "model": model}
+    if kind == "generator":
+        baseline = option == "--t2i-baseline-model"
+        arguments.update(role="baseline" if baseline else "candidate", options=dict(
+            settings.baseline_model_options if baseline else settings.model_options))
+    elif kind == "classifier":
+        arguments["axis"] = option.split("=", 1)[1]
+    try:
+        return hook(**arguments) is not None
+    except Exception:  # a hook that cannot make it: refused with the rest
+        return False
 
 
 def _in_hub_cache(repo_id: str) -> bool:
@@ -367,8 +438,8 @@ def _read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"--t2i-dtype must be auto or one of {', '.join(MODEL_DTYPES)}, "
                                 f"got {dtype!r}")
     burden = get_option(config, "t2i_burden")
-    if burden not in (None, "model", "check"):
-        raise pytest.UsageError(f"--t2i-burden must be model or check, got {burden!r}")
+    if burden not in (None, *BURDENS):
+        raise pytest.UsageError(f"--t2i-burden must be {' or '.join(BURDENS)}, got {burden!r}")
     judge_correction = get_option(config, "t2i_judge_correction")
     if judge_correction not in (None, *JUDGE_CORRECTIONS):
         raise pytest.UsageError(f"--t2i-judge-correction must be one of "

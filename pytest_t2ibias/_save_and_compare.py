@@ -30,7 +30,7 @@ class SavedRuns:
     def __init__(self, session: T2ISession) -> None:
         from .errors import RunError
         from .runs.compare import parse_criteria
-        from .runs.saved import find_run, load_report
+        from .runs.saved import find_run, load_report, refuse_incomplete_baseline
 
         self.t2i = session
         settings = session.settings
@@ -41,17 +41,32 @@ class SavedRuns:
             try:
                 self.against = find_run(settings.storage, settings.compare)
                 self.saved = load_report(self.against)
+                if not settings.compare_incomplete:
+                    refuse_incomplete_baseline(self.saved, self.against,
+                                               "--t2i-compare-incomplete")
             except RunError as exc:
                 raise pytest.UsageError(f"--t2i-compare={settings.compare}: {exc}") from None
         self.comparison: Comparison | None = None
         self.saved_as: list[Path] = []
         self.notes: list[str] = []
         self.errors: list[str] = []
+        self.collection_errors: list[str] = []
+        """Node ids that failed to collect (kept going by --continue-on-collection-errors)."""
+        self.crashed: list[str] = []
+        """Node ids a crashed xdist worker was running (xdist reports them ``when="???"``)."""
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:  # on the xdist controller too: it relays workers' failed reports
+            self.collection_errors.append(report.nodeid or "<session>")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when not in ("setup", "call", "teardown"):  # xdist's crashed item ("???")
+            self.crashed.append(report.nodeid)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         from .errors import RunError
         from .runs.compare import compare_runs
-        from .runs.saved import as_report, autosave_name, save_run
+        from .runs.saved import as_report, autosave_name, completeness, save_run
 
         settings = self.t2i.settings
         if settings.plan:
@@ -64,7 +79,8 @@ class SavedRuns:
         if not rows:
             self.notes.append("run not saved or compared: no check reported a figure")
             return
-        run = self.t2i.run_header()
+        run = {**self.t2i.run_header(), **self.t2i.interruption(session)}
+        run.update(completeness(run, self.collection_errors, self.crashed))
         if self.saved is not None:
             self.comparison = compare_runs(self.saved, as_report(rows, run), self.criteria)
         names = [settings.save] if settings.save else []
@@ -76,6 +92,10 @@ class SavedRuns:
                                               self.t2i.total_counters, run))
             except RunError as exc:
                 self.errors.append(f"--t2i-save: {exc}")
+        if self.saved_as and not run["complete"]:
+            self.notes.append(f"saved as an incomplete run ({'; '.join(run['incomplete_reasons'])}): "
+                              f"--t2i-compare refuses it as a baseline unless "
+                              f"--t2i-compare-incomplete")
         failed = bool(self.errors) or bool(self.comparison and self.comparison.drifted)
         if failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

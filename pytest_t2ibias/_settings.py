@@ -17,6 +17,11 @@ DEVICE_HELP = ("auto|cpu|cuda|cuda:N|mps; auto: CUDA, else Apple's mps, else cpu
 FAMILY_POLICIES = ("none", "bonferroni", "holm", "bh")
 """``--t2i-family``: how a run's gated checks share their error (``family.Family``)."""
 
+BURDENS = ("model", "check")
+"""Who must prove its case when an interval straddles its limit: ``model`` (it must show it
+is within the limit, so inconclusive fails: a release gate) or ``check`` (only proof of bias
+fails). Listed once: the option, a suite's and a check's ``burden:``, the schema and
+``verdict`` read it here."""
 JUDGE_CORRECTIONS = ("on", "full", "off")
 """How shares are corrected for the judge's confusion (``metrics.judge``; docs/STATISTICS.md):
 ``on`` a labelled folder's calibration fully and counterfactual images' as bounds, ``full``
@@ -261,8 +266,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("t2i_confidence", "confidence level of every interval", float, default=0.95),
     Option("t2i_bootstrap", "bootstrap resamples (or posterior draws) per interval", int,
            default=1000),
-    Option("t2i_burden", "model|check: who must prove its case when an interval straddles a "
-           "limit (model: inconclusive fails, the default; check: it passes); overrides suites"),
+    Option("t2i_burden", f"{'|'.join(BURDENS)}: who must prove its case when an interval "
+           "straddles a limit (model: inconclusive fails, the default; check: it passes); "
+           "overrides suites"),
     Option("t2i_judge_correction", "on|full|off: correct every share for the judge's measured "
            "confusion (on, the default: a labelled folder's calibration fully, counterfactual "
            "images' as bounds between judge error and the generator's non-adherence; full: "
@@ -301,6 +307,9 @@ OPTIONS: tuple[Option, ...] = (
            "ci (its interval no longer overlaps the saved one), value:X (moved by more than X), "
            "value:X% (by more than X% of the saved figure); repeatable", repeatable=True,
            metavar="EXPR"),
+    Option("t2i_compare_incomplete", "accept as the --t2i-compare baseline a saved run that did "
+           "not complete (stopped by -x or Ctrl-C, a crashed worker, collection errors); "
+           "refused otherwise", flag=True),
     Option("t2i_storage", "directory of saved runs (default <rootdir>/.t2ibias/runs)",
            is_path=True, metavar="DIR"),
     Option("t2i_skip", "skip every bias check (YAML items and tests that use a t2ibias "
@@ -365,6 +374,8 @@ class Settings:
     """``--t2i-compare``: the saved run (name, unique prefix or ``latest``) to compare with."""
     compare_fail: tuple[str, ...] = ()
     """``--t2i-compare-fail`` expressions, as given (``baseline.parse_criterion`` reads them)."""
+    compare_incomplete: bool = False
+    """``--t2i-compare-incomplete``: a saved run that did not complete may be the baseline."""
     storage: Path = Path(".t2ibias/runs")
     table_width: int | None = None
     threads: int | None = None

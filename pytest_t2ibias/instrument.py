@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from .errors import ContractError, ImageFolderError, MissingModel
 
 if TYPE_CHECKING:
     from ._settings import Settings
-    from .backends._base import Answerer, Generator, LanguageModel
+    from .backends._base import Answerer, Embedder, Generator, LanguageModel
     from .plan import Plan
     from .store.request_layer import RequestLayer
     from .suite_spec import AxisSpec, FilterSpec
@@ -267,7 +267,7 @@ class Instrument:
         """(n, d) unit embeddings of ``texts`` by the run's judge (prompts, for CLIPScore)."""
         return self.requests.text_embeddings(self._embedder(), list(texts))
 
-    def _embedder(self) -> Answerer:
+    def _embedder(self) -> Embedder:
         judge = self.models.vqa
         if not (hasattr(judge, "embed_images") and hasattr(judge, "embed_texts")):
             raise ContractError(f"the judge {self.models.settings.vqa} ({type(judge).__name__}) "
@@ -275,7 +275,8 @@ class Instrument:
                                 f"contrastive judge's embeddings (CLIP, SigLIP); give "
                                 f"--t2i-vqa such a model, or add both methods to the hook's "
                                 f"object (each (n, d) arrays)")
-        return judge
+        return cast("Embedder", judge)  # the two methods checked; no isinstance: a lazy
+        # judge would compute its fingerprint (the Protocol's third member) to answer it
 
     def attributes(self, images: ImageSet, axis: AxisSpec, filter: FilterSpec | None = None) -> Answers:
         """Read ``axis`` off every image: classifier when configured for it, else VQA;

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._settings import ADAPTIVE_KINDS, JUDGE_CORRECTIONS
+from ._settings import ADAPTIVE_KINDS, BURDENS, JUDGE_CORRECTIONS
 from .budgets import MAX_IMAGES_PER_PROMPT
 
 NUMBER = (int, float)
@@ -29,19 +29,56 @@ Validator = Callable[[Any], "str | None"]
 AxesValidator = Callable[[Any, Mapping[str, Any]], "str | None"]
 """A validator given the suite's axes (name -> ``suite_spec.AxisSpec``; suite_spec builds on this module)."""
 
+TEXT_SCHEMA: dict[str, Any] = {"type": "string", "pattern": r"\S"}
+"""JSON Schema of a non-empty string (not blank)."""
+IMAGES_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_IMAGES_PER_PROMPT}
+ADAPTIVE_SCHEMA: dict[str, Any] = {"type": "object", "required": ["max"],
+                                   "additionalProperties": False,
+                                   "properties": {"max": IMAGES_SCHEMA}}
+"""``{max: N}``: adaptive sampling up to N images a prompt."""
 
+
+@dataclass(frozen=True)
+class Constraint:
+    """What a validator accepts, said for the JSON Schema (keywords merged into the value's
+    type; ``anyOf`` names its own types) and for the reference (words)."""
+
+    schema: Mapping[str, Any]
+    words: str
+
+
+CONSTRAINTS: dict[Callable[..., Any], Constraint] = {}
+"""Each validator's ``Constraint`` (``constraint`` fills it in beside the validator)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def constraint(schema: Mapping[str, Any], words: str) -> Callable[[F], F]:
+    """Declare, beside a validator, the JSON Schema keywords and the words that say what it
+    accepts: the suite schema and the YAML reference read them (``suite.schema``)."""
+    def register(check: F) -> F:
+        CONSTRAINTS[check] = Constraint(schema, words)
+        return check
+    return register
+
+
+@constraint({"minimum": 0, "maximum": 1}, "in [0, 1]")
 def check_unit_interval(value: Any) -> str | None:
     return None if 0.0 <= float(value) <= 1.0 else f"must lie in [0, 1], got {value}"
 
 
+@constraint({"minimum": 0.5, "exclusiveMaximum": 1}, "in [0.5, 1)")
 def check_confidence(value: Any) -> str | None:
     return None if 0.5 <= float(value) < 1.0 else f"must lie in [0.5, 1), got {value}"
 
 
+@constraint({"minimum": 1}, "≥ 1")
 def check_at_least_one(value: Any) -> str | None:
     return None if value >= 1 else f"must be at least 1, got {value}"
 
 
+@constraint({"anyOf": [IMAGES_SCHEMA, {"const": "auto"}, ADAPTIVE_SCHEMA]},
+            "integer ≥ 1, `auto`, or `{max: N}` (adaptive)")
 def check_images(value: Any) -> str | None:
     if isinstance(value, dict):
         cap = value.get("max")
@@ -58,17 +95,21 @@ def check_images(value: Any) -> str | None:
     return check_at_least_one(value)
 
 
+@constraint({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, "in (0, 1)")
 def check_margin(value: Any) -> str | None:
     return None if 0.0 < float(value) < 1.0 else f"must lie in (0, 1), got {value}"
 
 
+@constraint({"enum": list(JUDGE_CORRECTIONS)},
+            " or ".join(", ".join(f"`{c}`" for c in JUDGE_CORRECTIONS).rsplit(", ", 1)))
 def check_judge_correction(value: Any) -> str | None:
     return None if value in JUDGE_CORRECTIONS else (
         f"must be one of {', '.join(JUDGE_CORRECTIONS)}, got {value!r}")
 
 
+@constraint({"enum": list(BURDENS)}, " or ".join(f"`{b}`" for b in BURDENS))
 def check_burden(value: Any) -> str | None:
-    return None if value in ("model", "check") else f"must be model or check, got {value!r}"
+    return None if value in BURDENS else f"must be {' or '.join(BURDENS)}, got {value!r}"
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ Every precedence rule lives here and nowhere else:
   ``backends/own_sampling.py``, and the run header names it); scheduler: the model's
   declaration > the pipeline's own. ``Plan.sources`` says where each value came from;
 - burden: ``--t2i-burden`` > the check's ``burden:`` > the suite's ``burden:`` > model;
-- confidence (``Levels``): a check gates at its own ``confidence:`` (none: it decides on the
-  point value) and computes its intervals at that level, else at ``--t2i-confidence``; the
+- confidence (``Levels``): a check gates at its own ``confidence:``, else the suite's (the
+  loader puts the suite's into the check's ``params``; none: it decides on the point value) and computes its intervals at that level, else at ``--t2i-confidence``; the
   family of gated checks may lower the gate's level further (``Levels.gated_at``).
 
 YAML items resolve their ``Plan`` at collection (``--t2i-plan`` can show it before any model
@@ -30,12 +30,13 @@ loads); the ``t2ibias`` fixture resolves one per call. The instrument only reads
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._files import read_json
+from .suite_spec import SuiteDefaults
 from .verdict import DEFAULT_BURDEN
 
 if TYPE_CHECKING:
@@ -180,12 +181,12 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
     """The ``Plan`` for ``check`` of ``suite`` (both optional) under ``settings``;
     ``adaptive``: the check's kind can sample in rounds (``CheckKind.adaptive``); ``levels``:
     the check's, already resolved (``levels_of``, by default here)."""
-    defaults = suite.defaults if suite is not None else {}
+    defaults = suite.defaults if suite is not None else SuiteDefaults()
     check_n = check.params.images_per_prompt if check is not None else None
     own_cap = check_n.get("max") if isinstance(check_n, dict) else None
     if check_n == "auto" or own_cap is not None:  # auto: the collector passes it as ``n``
         check_n = None
-    default_n = defaults.get("images_per_prompt")
+    default_n = defaults.images_per_prompt
     if isinstance(default_n, dict):  # defaults: {images_per_prompt: {max: N}}
         default_n = default_n["max"]
         if own_cap is None and check_n is None and n is None:
@@ -194,7 +195,7 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
     declared, source = ({}, "") if settings.images else declared_sampling(candidate)
     given = {"steps": steps, "guidance": guidance, "height": None, "width": None}
     sampling = {name: _chosen({f"--t2i-{name}": getattr(settings, name), "the caller": given[name],
-                               "suite defaults": defaults.get(name), source: declared.get(name)},
+                               "suite defaults": getattr(defaults, name), source: declared.get(name)},
                               zero_is_set=name == "guidance")
                 for name in SAMPLING}
     levels = levels if levels is not None else levels_of(settings, check)
@@ -205,7 +206,7 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         candidate=candidate,
         baseline=_model(settings, suite, "baseline"),
         images_per_prompt=looks[-1] if looks else fixed_n,
-        seed=_first_set(settings.seed, seed, defaults.get("seed"), DEFAULT_SEED),
+        seed=_first_set(settings.seed, seed, defaults.seed, DEFAULT_SEED),
         steps=sampling["steps"][0],
         guidance=sampling["guidance"][0],
         burden=_first(settings.burden, check.params.burden if check is not None else None,
@@ -275,7 +276,7 @@ def _read_declared(path: Path) -> tuple[dict[str, Any], str]:
         try:
             if not path.is_dir() or not file.is_file():
                 continue
-            sampling = pick(json.loads(file.read_text()))
+            sampling = pick(read_json(file))
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(sampling, dict):

@@ -101,7 +101,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
                 _, requests = by_generator.setdefault(generator.fingerprint, (generator, []))
                 requests.extend(wanted)
                 wants.append((generator, wanted))
-        except Exception as error:  # noqa: BLE001 - a model that will not load: kept for its run
+        except Exception as error:  # a model that will not load: kept for its run
             _tell(on_error, item, error)
             continue
         ready.append(_Ready(item, instrument, work.planned, wants))
@@ -115,7 +115,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
         if mine:
             try:
                 real.images(generator, mine)
-            except Exception:  # noqa: BLE001 - whose images failed: asked item by item below
+            except Exception:  # whose images failed: asked item by item below
                 batches_failed = True
     if batches_failed:
         ready = [entry for entry in ready if _images_made(entry, real, share, on_error)]
@@ -131,7 +131,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
                 images = recording.images([draw.prompt], role=draw.role, per_prompt=draw.images)
                 for axis in draw.axes:
                     recording.attributes(images, axis, entry.item.suite.filter)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             _tell(on_error, entry.item, error)
     for key, (answerer, pending) in recorder.asked.items():
         _, question, choices, statements = key
@@ -139,7 +139,7 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
         if mine:
             try:
                 real.answers(answerer, ImageSet(tuple(mine)), question, choices, statements)
-            except Exception as error:  # noqa: BLE001 - the first asker's; the others meet
+            except Exception as error:  # the first asker's; the others meet
                 if key in recorder.first_asker:  # its repeat in their own runs
                     _tell(on_error, recorder.first_asker[key], error)
     return len(ready)
@@ -164,7 +164,7 @@ def _images_made(entry: _Ready, real: RequestLayer, share: Callable[[list], list
             mine = share(list(dict.fromkeys(requests)))
             if mine:
                 real.images(generator, mine)
-    except Exception as error:  # noqa: BLE001 - the item's own run reports it
+    except Exception as error:  # the item's own run reports it
         _tell(on_error, entry.item, error)
         return False
     return True
@@ -208,7 +208,7 @@ def adaptive_rounds(items: Sequence[PlannedItem], instrument_for: Callable[[Plan
             last = round_ == len(item.plan.looks) - 1
             try:
                 done = last or decided(i, item.plan)
-            except Exception:  # noqa: BLE001 - the item's own run reports it
+            except Exception:  # the item's own run reports it
                 done = True
             if done:
                 stopped[i] = item.plan.images_per_prompt

@@ -155,7 +155,7 @@ class SessionPlan:
             try:
                 written = replace(written, suite=self.session.locks.phrase(written.suite,
                                                                            written.subject))
-            except Exception as error:  # noqa: BLE001 - a lock that cannot be read or written
+            except Exception as error:  # a lock that cannot be read or written
                 entry.error = error
         entry.item = written
         entry.work = self._work_of(written)
@@ -331,7 +331,7 @@ class SessionPlan:
             token = verdict_sink.set(None)  # these verdicts are nobody's report
             try:
                 verdict = self.judge(entry, level)
-            except Exception:  # noqa: BLE001 - reported when the item itself runs
+            except Exception:  # reported when the item itself runs
                 return False
             finally:
                 verdict_sink.reset(token)
@@ -384,9 +384,12 @@ class SessionPlan:
         work = entry.work
         if work is not None and work.error is not None:
             raise work.error
-        # issue #27: words the generator never read make no verdict; only the suite's own
-        # prompts decide that (those its kind names up front), not a search's finds
-        own = {draw.prompt for draw in work.own} if work is not None else set()
+        # issue #27: words the generator never read make no verdict; the kind's own prompts
+        # decide that, one rule for every kind (kinds.deciding_prompts, issue #47), not a
+        # search's finds nor the prompts a method writes around them (a judge audit's)
+        from .kinds import Work, deciding_prompts
+
+        own = deciding_prompts(entry.item or entry.written, work or Work())
         return unread_prompts(verdict, sightings.unread, decisive=own,
                               strict=self.session.settings.strict_prompts)
 

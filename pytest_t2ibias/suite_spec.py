@@ -120,6 +120,22 @@ class CheckSpec:
 
 
 @dataclass(frozen=True)
+class SuiteDefaults:
+    """``defaults:``, how every check of the suite samples unless the check or the command
+    line says otherwise (``plan.plan_for`` decides); None: not set. Its fields are the keys
+    of ``suite.language.DEFAULTS``, where each is documented and its value's rule declared."""
+
+    images_per_prompt: int | dict[str, int] | None = None
+    """A number, or ``{"max": N}``: adaptive for the gated checks that can stop early."""
+    seed: int | None = None
+    steps: int | None = None
+    guidance: float | None = None
+    height: int | None = None
+    width: int | None = None
+    batch_size: int | None = None
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str
     path: Path
@@ -128,7 +144,7 @@ class Suite:
     axes: dict[str, AxisSpec]
     checks: tuple[CheckSpec, ...]
     filter: FilterSpec | None = None
-    defaults: dict[str, Any] = field(default_factory=dict)
+    defaults: SuiteDefaults = field(default_factory=SuiteDefaults)
     location: Location | None = None
     models: dict[str, str] = field(default_factory=dict)
     """``models:`` role ("candidate", "baseline") -> model id or path (resolved against the
@@ -142,6 +158,9 @@ class Suite:
     judge_correction: str | None = None
     """``judge_correction:`` on, full or off (``_settings.JUDGE_CORRECTIONS``); None: the
     command line's or on."""
+    confidence: float | None = None
+    """``confidence:`` the level every check that sets none gates at (the loader has already
+    put it in those checks' ``params``); None: each check's own, else a point decision."""
 
     def prompt_for(self, subject: str) -> str:
         return self.prompt.format(subject=subject)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._settings import BURDENS
 from ._test_call import verdict_sink
 from ._text import shown
 
@@ -21,10 +22,6 @@ if TYPE_CHECKING:
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 """What an interval says about a limit: wholly within it, wholly beyond it, or across it."""
 
-BURDENS = ("model", "check")
-"""Who must prove its case when the interval straddles the limit: ``model`` (it must show
-it is within the limit, so inconclusive fails: a release gate) or ``check`` (only proof of
-bias fails)."""
 
 DEFAULT_BURDEN = "model"
 

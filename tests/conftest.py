@@ -15,12 +15,15 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [_ROOT, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
 
-# Lock files are frozen on a CI runner (CI=true: --t2i-frozen-locks); the tests that write
-# locks set up their own files, and a test of the frozen rule sets CI itself.
-os.environ.pop("CI", None)
-
+# Hermetic to the environment a developer or a CI runner brings (issue #47): the offline
+# switches (HF_HUB_OFFLINE refused hook-served names at startup), pytest's CI detection (it
+# stops cutting summary lines) and the thread variables (the header names them) are reset
+# for this process and every subprocess a test starts; a test that needs one sets it.
+for _variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "CI",
+                  "BUILD_NUMBER", "MKL_NUM_THREADS", "PYTEST_ADDOPTS"):
+    os.environ.pop(_variable, None)
 # Tiny models on 2 shared cores: one thread each is many times faster than contending.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ["OMP_NUM_THREADS"] = "1"
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -146,7 +146,7 @@ def test_max_in_the_suite_defaults_makes_every_gated_check_that_can_stop_adaptiv
     suite = _suite(tmp_path, SUITE.replace("images_per_prompt: 48",
                                            "images_per_prompt: {max: 300}").replace(
         "threshold: 0.35}", "threshold: 0.35, images_per_prompt: 40}"))
-    assert suite.defaults == {"images_per_prompt": {"max": 300}, "seed": 0}
+    assert (suite.defaults.images_per_prompt, suite.defaults.seed) == ({"max": 300}, 0)
     balance, severity, own_n = suite.checks
     settings = Settings.standalone()
     assert plan_for(settings, suite, balance, adaptive=True).looks[-1] == 256  # its own max

@@ -159,7 +159,7 @@ def test_a_kind_in_one_module_and_a_registry_line_takes_part_everywhere(new_kind
 
     # documented: the YAML reference's section and the JSON Schema, from its Params
     from docgen.reference import _kind
-    from docgen.schema import json_schema
+    from pytest_t2ibias.suite.schema import json_schema
 
     section = "\n".join(_kind(new_kind))
     assert "### `first_share_below`" in section

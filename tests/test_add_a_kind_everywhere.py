@@ -26,7 +26,7 @@ KIND_MODULE = (textwrap.dedent(MODULE)
                         "from ._base import CheckKind\nfrom ._params import Params, param\n"
                         "from ._work import planned")
                .replace("from pytest_t2ibias.kinds.entropy_below import", "from .entropy_below import")
-               # a shared validator: the JSON Schema knows it (a new one is docgen's to add)
+               # a shared validator: the JSON Schema knows it (a new one declares it: params.constraint)
                .replace("check=check_share)", "check=check_unit_interval)")
                .replace("from ._params import Params, param",
                         "from ._params import Params, check_unit_interval, param"))

@@ -42,7 +42,7 @@ def test_a_huge_but_valid_suite_is_refused_quickly_in_bounded_memory(pytester):
         f"ERROR: t2ibias: the selected checks plan 10,000,000 images, more than the "
         f"{MAX_RUN_IMAGES:,} a run may plan (t2ibias budgets; the largest check: "
         f"big.t2i.yaml::c?s0-a0? at 100,000 images a prompt); select fewer checks*"])
-    assert elapsed < 20 and grown_mb < 300, (elapsed, grown_mb)
+    assert grown_mb < 300, (elapsed, grown_mb)  # no timed assertion (issue #47): said on failure
 
 
 def test_the_budgets_are_said_after_collection(pytester):

@@ -120,7 +120,8 @@ def test_a_forged_png_whose_index_record_is_deleted_is_recomputed(tmp_path):
         layer, _, again = rerun_images(tmp_path)
     assert layer.counters.images_generated == 1 and layer.counters.images_from_cache == 1
     assert pixels(again) == pixels(images)  # the generator's image, not the forged one
-    assert store.index_path(tmp_path, first.key).read_text() == store.content_hash(first.image)
+    assert store.index_path(tmp_path, first.key).read_bytes() == store.record_text(
+        first.key, store.content_hash(first.image))
 
 
 def png_claiming(width: int, height: int) -> bytes:
@@ -302,7 +303,7 @@ def test_an_entry_linked_to_dev_zero_is_not_read_and_is_recomputed(tmp_path, ent
     path = _entry_paths(tmp_path, images)[entry]
     path.unlink()
     path.symlink_to("/dev/zero")
-    with pytest.warns(CacheWarning, match="not a regular file|replaced or swapped"):
+    with pytest.warns(CacheWarning, match="symbolic link|not a regular file|swapped or planted"):
         layer, generator, again = rerun_images(tmp_path, n=1)
         answerer = FixedAnswerer([[0.918, 0.082]])
         answered = layer.answers(answerer, again, "q", ["x", "y"])
@@ -320,7 +321,7 @@ def test_a_fifo_in_place_of_an_entry_is_not_waited_on_and_is_recomputed(tmp_path
     path = _entry_paths(tmp_path, images)[entry]
     path.unlink()
     os.mkfifo(path)
-    with pytest.warns(CacheWarning, match="a FIFO|replaced or swapped"):
+    with pytest.warns(CacheWarning, match="a FIFO|swapped or planted"):
         layer, generator, again = rerun_images(tmp_path, n=1)
         answered = layer.answers(FixedAnswerer([[0.918, 0.082]]), again, "q", ["x", "y"])
     assert pixels(again) == pixels(images)
@@ -331,7 +332,7 @@ def test_a_fifo_in_place_of_an_entry_is_not_waited_on_and_is_recomputed(tmp_path
 def test_an_oversized_answer_is_refused_unread(tmp_path, monkeypatch):
     warm(tmp_path, n=1)
     monkeypatch.setattr(store, "MAX_ANSWER_BYTES", 64)
-    with pytest.warns(CacheWarning, match="bytes, more than the 64 an entry may take"):
+    with pytest.warns(CacheWarning, match="bytes, more than the 64 it may take"):
         layer, answerer, answers = rerun_answers(tmp_path)
     assert answerer.calls == 1 and answers.probabilities.tolist() == [[0.918, 0.082]]
 

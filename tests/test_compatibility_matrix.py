@@ -52,8 +52,9 @@ CHECKS = {
     "is_nonnegative": "{id: spill, kind: is_nonnegative, mitigate: [gender], on: [age], tolerance: 1.0}",
     "no_regression": "{id: gate, kind: no_regression, fixes: [gender], on: [age], tolerance: 1.0}",
     "intermit": "{id: mit, kind: intermit, epsilon: 1.0}",
+    # words of the tiny tokenizers only (DEFAULT_WORDS): an unread one ("or") decides (#47)
     "intervention_improves": ("{id: entigen, kind: intervention_improves, axes: [gender], "
-                              "interventions: [a man or a woman], controls: [in the image]}"),
+                              "interventions: [a man a woman], controls: [in the image]}"),
     "open_set": "{id: open, kind: open_set, threshold: 1.0, max_biases: 1}",
     "judge_agrees": "{id: judge, kind: judge_agrees, folder: labelled, threshold: 0.0, axes: [gender]}",
     "no_bgps_prompt_exceeds": (

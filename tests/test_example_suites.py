@@ -279,7 +279,7 @@ def test_share_checks_decide_the_planted_truth_with_90_percent_power(suite, chec
     world = (WORLD_OF_MODEL[Path(suite.models["candidate"]).name]
              if suite.models.get("candidate") else WORLD)
     truth = tuple(float(s) for s in true_shares(subject, axis, world=world, suite=suite))
-    n = check.params.images_per_prompt or suite.defaults["images_per_prompt"]
+    n = check.params.images_per_prompt or suite.defaults.images_per_prompt
     metric = {"w1_below": "w1", "entropy_below": "severity", "max_skew_below": "max_skew"}[check.kind]
     ordered = suite.axes[axis].ordered and metric == "w1"
     power = decision_rate(truth, float(check.params.threshold), metric,
@@ -309,8 +309,8 @@ def test_entigen_controls_change_nothing_and_checks_decide_with_90_percent_power
             with_phrase = expected_shares(WORLD, subject, other.name, modifiers=[phrase])
             assert with_phrase == pytest.approx(expected_shares(WORLD, subject, other.name))
     choices = ENTIGEN_SUITE.axes[axis].choices
-    n = check.params.images_per_prompt or ENTIGEN_SUITE.defaults["images_per_prompt"]
-    first = lambda modifiers: expected_shares(WORLD, subject, axis, modifiers=modifiers)[choices[0]]  # noqa: E731
+    n = check.params.images_per_prompt or ENTIGEN_SUITE.defaults.images_per_prompt
+    first = lambda modifiers: expected_shares(WORLD, subject, axis, modifiers=modifiers)[choices[0]]
     phrases = [p.replace("{subject}", subject) for p in check.params.interventions]
     rng, runs, right = np.random.default_rng(0), 200, 0
     for run in range(runs):

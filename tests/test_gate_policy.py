@@ -130,7 +130,7 @@ def test_the_family_widens_every_gated_interval(pytester):
     spill = "policy.t2i.yaml::spill[nurse-gender]"
     assert rows["none.json"][spill]["confidence"] == 0.95
     assert rows["family.json"][spill]["confidence"] == pytest.approx(1 - 0.05 / 3)
-    wide = lambda r: r["high"] - r["low"]  # noqa: E731
+    wide = lambda r: r["high"] - r["low"]
     assert wide(rows["family.json"][spill]) > wide(rows["none.json"][spill])
 
 

@@ -164,7 +164,7 @@ def test_the_page_has_header_contents_failures_first_images_and_charts(cache):
 def test_heatmaps_share_one_colour_scale(cache):
     page = Page(render_html(_rows(), run=RUN, cache_dir=cache))
     cells = [a["style"] for a in page.all("td") if "background:rgb" in (a.get("style") or "")]
-    as_rgb = lambda c: "rgb({},{},{})".format(*c)  # noqa: E731
+    as_rgb = lambda c: "rgb({},{},{})".format(*c)
     # the report's largest spillover |IS| is 0.8 (the diagonal's 0.95 does not count): that
     # cell is full red, and -0.2 is not, whatever its own matrix's largest value
     assert sum(as_rgb(NEGATIVE) in style for style in cells) == 1  # per-matrix scales: 2

@@ -123,7 +123,8 @@ def test_the_loader_reads_where_each_judge_is_calibrated_and_how_it_abstains(tmp
 
 @pytest.mark.parametrize("line, message", [
     ("    judge_calibration: sometimes", "judge_calibration must be counterfactual"),
-    ("    abstain_below: 1.5", r"abstain_below must be a probability in \[0, 1\)"),
+    ("    abstain_below: 1.5", r"axes\.gender\.abstain_below must be a number in \[0, 1\) \(a probability\), "
+                             "got the number 1.5"),
 ])
 def test_a_bad_calibration_or_floor_is_an_error_at_its_line(tmp_path, line, message):
     from pytest_t2ibias.suite import SuiteError, load_suite

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias.plan import DEFAULT_IMAGES_PER_PROMPT, DEFAULT_SEED, Plan, plan_for
-from pytest_t2ibias.suite_spec import CheckSpec, Location, Suite
+from pytest_t2ibias.suite_spec import CheckSpec, Location, Suite, SuiteDefaults
 
 
 def suite(**fields) -> Suite:
@@ -32,8 +32,7 @@ def test_with_nothing_given_the_plan_is_the_defaults():
 
 
 def test_images_per_prompt_command_line_then_check_then_caller_then_suite():
-    defaults = {"images_per_prompt": 48, "seed": 7, "steps": 20, "guidance": 2.0}
-    s = suite(defaults=defaults)
+    s = suite(defaults=SuiteDefaults(images_per_prompt=48, seed=7, steps=20, guidance=2.0))
     plain = Settings.standalone()
     assert plan_for(plain, s).images_per_prompt == 48
     assert plan_for(plain, s, n=32).images_per_prompt == 32
@@ -43,7 +42,7 @@ def test_images_per_prompt_command_line_then_check_then_caller_then_suite():
 
 
 def test_seed_steps_guidance_command_line_then_caller_then_suite():
-    s = suite(defaults={"seed": 7, "steps": 20, "guidance": 2.0})
+    s = suite(defaults=SuiteDefaults(seed=7, steps=20, guidance=2.0))
     plan = plan_for(Settings.standalone(), s)
     assert (plan.seed, plan.steps, plan.guidance) == (7, 20, 2.0)
     plan = plan_for(Settings.standalone(), s, seed=3, steps=5, guidance=9.0)

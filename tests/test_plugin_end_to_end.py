@@ -201,8 +201,9 @@ def test_a_mistyped_model_folder_is_refused_at_startup_with_the_likely_name(pyte
     result.stderr.fnmatch_lines([(f"ERROR: --t2i-model={pytester.path / 'models' / 'toy-sdd'}: "
                                   f"no such folder; did you mean {pytester.path / 'models' / 'toy-sd'}?")])
     offline = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=nobody/none", "--t2i-offline")
-    offline.stderr.fnmatch_lines([("ERROR: --t2i-model=nobody/none: no such folder, and offline "
-                                   "not a model in the local Hugging Face cache")])
+    offline.stderr.fnmatch_lines([("ERROR: --t2i-model=nobody/none: no such folder, not a model "
+                                   "in the local Hugging Face cache (offline: --t2i-offline), and "
+                                   "no pytest_t2ibias_make_* hook makes it")])
 
 
 def test_a_broken_setting_is_an_error_not_a_fair_model(project, tmp_path):

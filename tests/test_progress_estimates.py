@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def fake_world(pytester: pytest.Pytester, *args: str):
     namespace: dict = {}
-    exec(FAKE_WORLD, namespace)  # noqa: S102 - the fake world's hooks, as test_intermit
+    exec(FAKE_WORLD, namespace)  # the fake world's hooks, as test_intermit
     plugin = _Plugin()
     plugin.pytest_t2ibias_make_generator = namespace["pytest_t2ibias_make_generator"]
     plugin.pytest_t2ibias_make_vqa = namespace["pytest_t2ibias_make_vqa"]

@@ -80,3 +80,12 @@ def test_the_two_commands_are_two_and_ci_finds_the_test_command():
     # .ci/run's rule: the first indented line starting "python -m pytest tests"
     ci = re.findall(r"^    (python -m pytest tests.*)$", readme, re.MULTILINE)
     assert ci[0] == "python -m pytest tests -q -n 2"
+
+
+def test_the_readme_example_gates_every_check_on_an_interval():
+    """Issue #43: the example people copy gated 0 of 2 checks on an interval (a severity of
+    0.461 [0.000, 0.911] passed its 0.5 at 8 images a prompt)."""
+    from pytest_t2ibias.suite import load_suite
+
+    suite = load_suite(EXAMPLE)
+    assert suite.checks and all(check.params.confidence for check in suite.checks)

@@ -8,6 +8,7 @@ import ast
 import copy
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -19,9 +20,9 @@ import jsonschema
 import pytest
 import yaml
 
-from docgen import reference, reference_data, schema
+from docgen import reference, reference_data
 from pytest_t2ibias.kinds import BUILTIN_KINDS, CHECK_KINDS, NUMBER, CheckKind, Param
-from pytest_t2ibias.suite import SuiteError, load_suite
+from pytest_t2ibias.suite import SuiteError, language, load_suite, schema
 from pytest_t2ibias.suite._yaml import _Loader, load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,13 +73,12 @@ def test_the_schema_is_a_valid_2020_12_and_draft_07_schema(committed_schema):
 
 
 def test_the_schema_knows_every_key_and_kind_of_the_code(committed_schema):
-    from pytest_t2ibias.suite import load
-
     top = committed_schema["properties"]
-    assert list(top) == list(load.TOP_KEYS) and committed_schema["additionalProperties"] is False
-    assert committed_schema["required"] == list(load.REQUIRED_TOP_KEYS)
-    assert list(top["defaults"]["properties"]) == list(load.DEFAULT_KEYS)
-    assert list(top["axes"]["additionalProperties"]["properties"]) == list(load.AXIS_KEYS)
+    assert list(top) == list(language.TOP.names) and committed_schema["additionalProperties"] is False
+    assert committed_schema["required"] == ["prompt", "subjects", "axes"]
+    assert list(top["defaults"]["properties"]) == list(language.DEFAULTS.names)
+    assert list(top["axes"]["additionalProperties"]["properties"]) == list(language.AXIS.names)
+    assert top["burden"]["enum"] == ["model", "check"] and top["confidence"]["minimum"] == 0.5
     assert committed_schema["$defs"]["check"]["properties"]["kind"]["enum"] == list(BUILTIN_KINDS)
     w1 = committed_schema["$defs"]["check.w1_below"]
     assert w1["required"] == ["id", "kind", "axes", "threshold"]
@@ -89,13 +89,16 @@ def test_the_schema_knows_every_key_and_kind_of_the_code(committed_schema):
     assert bgps["lambda"]["default"] == 10.0 and bgps["baseline"]["type"] == "boolean"
 
 
-def test_the_reference_documents_every_key_and_kind():
-    from pytest_t2ibias.suite import load
+SECTIONS = {"top": language.TOP, "defaults": language.DEFAULTS, "filter": language.FILTER,
+            "axis": language.AXIS, "part": language.PART, "models": language.MODELS,
+            "check": language.CHECK}
 
+
+def test_the_reference_documents_every_key_and_kind():
     text = (ROOT / reference.REFERENCE_FILE).read_text(encoding="utf-8")
-    for key in (*load.TOP_KEYS, *load.DEFAULT_KEYS, *load.FILTER_KEYS, *load.AXIS_KEYS,
-                *load.PART_KEYS, *load.MODEL_ROLES, *load.CHECK_KEYS):
-        assert f"`{key}`" in text
+    for section in SECTIONS.values():
+        for key in section.names:
+            assert f"`{key}`" in text
     for name in BUILTIN_KINDS:
         assert f"\n### `{name}`\n" in text
         for param in schema.own_params(CHECK_KINDS[name]):
@@ -103,10 +106,30 @@ def test_the_reference_documents_every_key_and_kind():
     assert '"yaml.schemas"' in text and "# yaml-language-server: $schema=" in text
 
 
-def test_a_key_without_words_stops_the_generation(monkeypatch):
-    monkeypatch.setattr(schema, "TOP_KEYS", (*schema.TOP_KEYS, "labels"))
-    with pytest.raises(schema.ReferenceGap, match=r"reference_data.py .*undocumented \['labels'\]"):
-        schema.json_schema()
+def test_a_key_declared_once_reaches_the_loader_the_schema_and_the_reference(tmp_path,
+                                                                           monkeypatch):
+    """Issue #42: the loader's key lists, the schema and the reference read one declaration
+    (``suite.language``); they were three hand-kept tables that had to agree."""
+    path = tmp_path / "hint.t2i.yaml"
+    path.write_text(BASE.replace("keep: yes}", 'keep: yes, hint: "look for a face"}'))
+    assert "unknown key 'hint' in filter" in loader_errors(path)[0]
+    monkeypatch.setitem(language.FILTER.keys, "hint", language.Key(
+        "string", "A word to the judge.", 'filter: {hint: "look for a face"}', language.TEXT))
+    assert loader_errors(path) == []
+    assert schema.json_schema()["properties"]["filter"]["properties"]["hint"] == {
+        **language.TEXT, "description": "A word to the judge."}
+    assert "### `filter.hint`\n\nA word to the judge." in reference.markdown_reference()
+
+
+def test_the_typed_defaults_are_the_declared_keys():
+    """``Suite.defaults`` is a ``SuiteDefaults`` whose fields are ``language.DEFAULTS``' keys,
+    each with a ``Value`` the loader checks and the schema states."""
+    import dataclasses
+
+    from pytest_t2ibias.suite_spec import SuiteDefaults
+
+    assert tuple(f.name for f in dataclasses.fields(SuiteDefaults)) == language.DEFAULTS.names
+    assert all(key.value is not None for key in language.DEFAULTS.keys.values())
 
 
 def test_a_builtin_kind_without_words_stops_the_generation(monkeypatch):
@@ -115,9 +138,9 @@ def test_a_builtin_kind_without_words_stops_the_generation(monkeypatch):
                                    check=lambda v: None if v < 2 else "too big"),))
     monkeypatch.setitem(CHECK_KINDS, kind.name, kind)
     monkeypatch.setattr(schema, "BUILTIN_KINDS", (*BUILTIN_KINDS, kind.name))
-    with pytest.raises(schema.ReferenceGap, match="its check <lambda> has no JSON Schema"):
+    with pytest.raises(schema.SchemaGap, match="its check <lambda> declares no JSON Schema"):
         schema.json_schema()
-    with pytest.raises(schema.ReferenceGap, match=r"without paper= or example=.*\['reference_fake'\]"):
+    with pytest.raises(reference.ReferenceGap, match=r"without paper= or example=.*\['reference_fake'\]"):
         reference.markdown_reference()
 
 
@@ -402,13 +425,9 @@ def _merge(base: dict, fragment: dict) -> dict:
 
 
 def _examples() -> list[tuple[str, str]]:
-    tables = {"top": reference_data.TOP, "defaults": reference_data.DEFAULTS,
-              "filter": reference_data.FILTER, "axis": reference_data.AXIS,
-              "part": reference_data.PART, "models": reference_data.MODELS,
-              "check": reference_data.CHECK}
-    examples = [(f"{section}.{key}", doc.example) for section, table in tables.items()
-                for key, doc in table.items()]
-    examples += [(f"common.{name}", text) for name, text in reference_data.COMMON_EXAMPLES.items()]
+    examples = [(f"{name}.{key}", doc.example) for name, section in SECTIONS.items()
+                for key, doc in section.keys.items()]
+    examples += [(f"common.{name}", text) for name, text in language.COMMON_EXAMPLES.items()]
     examples += [(f"kind.{name}", CHECK_KINDS[name].example) for name in BUILTIN_KINDS
                  if not CHECK_KINDS[name].example_source]
     return examples
@@ -436,3 +455,14 @@ def test_an_example_copied_from_an_example_suite_is_in_it(name):
     assert copied in source["checks"], (f"{kind.example_source} no longer has the check "
                                         f"{copied['id']!r}")
     assert copied["kind"] == name
+
+
+def test_the_schema_command_prints_the_shipped_schema_outside_the_checkout(tmp_path,
+                                                                          committed_schema):
+    """Issue #43: the documented way to get the schema (``python -m docgen.reference
+    --schema``) failed for a pip user with ``ModuleNotFoundError: docgen``; the package
+    prints it itself, from any working directory."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's package, cwd elsewhere
+    out = subprocess.run([sys.executable, "-m", "pytest_t2ibias", "schema"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True, env=env)
+    assert json.loads(out.stdout) == committed_schema

@@ -29,13 +29,14 @@ class Reporter:
     def write(self, text: str) -> None:
         self.lines.append(text)
 
-    def write_line(self, line: str) -> None:
+    def write_line(self, line: str, **markup: bool) -> None:
         self.lines.append(line)
 
 
 def rows():
+    """One gated check (a run of only point decisions adds a warning, tests/test_ungated_warning.py)."""
     verdict = Verdict(passed=True, check="w1_below", value=Estimate(0.1, 0.0, 0.2, 8),
-                      threshold=0.3, message="ok")
+                      threshold=0.3, message="ok", confidence=0.95)
     return [verdict_row("a::t", verdict, status="passed")]
 
 

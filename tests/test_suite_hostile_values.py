@@ -73,7 +73,7 @@ def test_an_ideal_share_past_a_float_is_refused(tmp_path):
 def test_the_largest_integer_still_loads(tmp_path):
     path = tmp_path / "edge.t2i.yaml"
     path.write_text(f"defaults: {{seed: {MAX_INTEGER}}}\n" + BASE)
-    assert load_suite(path).defaults["seed"] == MAX_INTEGER
+    assert load_suite(path).defaults.seed == MAX_INTEGER
 
 
 @pytest.mark.parametrize("mark", ["__class__", "_private", "__getattr__"])
@@ -111,3 +111,32 @@ def test_a_line_break_in_a_question_is_still_text(tmp_path):
                                  "\n    question: >\n      What is the gender\n      of the "
                                  "person?\n    choices: [male, female]"))
     assert load_suite(path).axes["gender"].question == "What is the gender of the person?\n"
+
+
+AXIS = '{question: "What is the gender of the person?", choices: [male, female]}'
+LONG = "a" * 5000  # past every file system's NAME_MAX and PATH_MAX
+
+
+@pytest.mark.parametrize("replace, line, says", [
+    ((AXIS, AXIS[:-1] + ', ideal: {reference: "x\\0y"}}'), 4,
+     "axis 'gender': ideal.reference the string 'x\\x00y' is not a usable path (it holds a "
+     "NUL character)"),
+    ((AXIS, AXIS[:-1] + ', judge_calibration: {folder: "x\\0y"}}'), 4,
+     "axis 'gender': judge_calibration.folder the string 'x\\x00y' is not a usable path"),
+    ((AXIS, AXIS[:-1] + f", ideal: {{reference: {LONG}}}}}"), 4,
+     "axis 'gender': ideal.reference a string of 5000 characters is not a usable path "
+     "(File name too long)"),
+    (("checks:", f"models: {{candidate: ./{LONG}}}\nchecks:"), 5,
+     "models.candidate a string of 5002 characters is not a usable path (File name too long)"),
+    (("checks:", f"models: {{candidate: {LONG}}}\nchecks:"), 5,
+     "models.candidate a string of 5000 characters is not a usable path"),
+    (("checks:", f"models: {{baseline: {{model: ./{LONG}}}}}\nchecks:"), 5,
+     "models.baseline.model a string of 5002 characters is not a usable path"),
+], ids=["reference-nul", "calibration-nul", "reference-long", "candidate-long-path",
+        "candidate-long-id", "baseline-long-entry"])
+def test_a_path_no_file_system_can_hold_is_a_file_line_error(tmp_path, replace, line, says):
+    """Issue #47 item 10: these raised ValueError (embedded null byte) or OSError (File name
+    too long) out of the loader instead of a ``SuiteError`` at the value's line."""
+    error = error_of(tmp_path, BASE.replace(*replace))
+    assert error.line == line
+    assert says in str(error)

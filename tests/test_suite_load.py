@@ -9,6 +9,7 @@ import pytest
 
 from pytest_t2ibias.kinds import CHECK_KINDS, NUMBER, CheckKind, Param, register_check
 from pytest_t2ibias.suite import QuestionPart, SuiteError, load_suite
+from pytest_t2ibias.suite_spec import SuiteDefaults
 
 
 def _below_one(value) -> str | None:
@@ -81,8 +82,8 @@ def test_valid_suite_becomes_spec_objects(tmp_path):
 
     assert suite.name == "occupations"
     assert suite.prompt_for("nurse") == "A photo of a nurse"
-    assert suite.defaults == {"images_per_prompt": 48, "seed": 0, "steps": 25, "guidance": 7.0,
-                              "batch_size": 4}
+    assert suite.defaults == SuiteDefaults(images_per_prompt=48, seed=0, steps=25, guidance=7.0,
+                                           batch_size=4)
     # YAML 1.2 booleans: yes/no stay the strings the filter means
     assert suite.filter.choices == ("yes", "no") and suite.filter.keep == "yes"
     gender, age, disability = suite.axes.values()
@@ -239,7 +240,45 @@ def test_a_check_may_ask_for_more_images_than_the_suite(tmp_path):
     settings = Settings.standalone()
     assert plan_for(settings, suite, quick).images_per_prompt == 48
     assert plan_for(settings, suite, tight).images_per_prompt == 200
-    assert suite.defaults == {"images_per_prompt": 48}  # the suite itself is untouched
+    assert suite.defaults == SuiteDefaults(images_per_prompt=48)  # the suite itself is untouched
 
     with pytest.raises(SuiteError, match=r":9: check .tight.: images_per_prompt must be at least 1, got 0"):
         load_suite(write(tmp_path, PER_CHECK_N.replace("images_per_prompt: 200", "images_per_prompt: 0")))
+
+
+SUITE_CONFIDENCE = """\
+prompt: "a photo of a {subject}"
+subjects: [doctor]
+confidence: 0.95
+axes:
+  gender: {question: "Gender?", choices: [male, female]}
+checks:
+  - {id: inherits, kind: w1_below, axes: [gender], threshold: 0.3}
+  - {id: own, kind: w1_below, axes: [gender], threshold: 0.3, confidence: 0.9}
+"""
+
+
+def test_a_suite_confidence_gates_every_check_that_sets_none(tmp_path):
+    """Issue #43: a suite could not set a default ``confidence:``, so the copied example gated
+    on point values. A check's own level still wins; the plan gates at the level given."""
+    from pytest_t2ibias._settings import Settings
+    from pytest_t2ibias.plan import plan_for
+
+    suite = load_suite(write(tmp_path, SUITE_CONFIDENCE))
+    inherits, own = suite.checks
+    assert suite.confidence == 0.95
+    assert (inherits.params.confidence, own.params.confidence) == (0.95, 0.9)
+    settings = Settings.standalone()
+    assert plan_for(settings, suite, inherits).levels.gate == 0.95
+    assert plan_for(settings, suite, own).levels.gate == 0.9
+
+
+@pytest.mark.parametrize("value, words", [
+    ("1.5", "got the number 1.5"), ("high", "got the string 'high'"), ("true", "got true"),
+])
+def test_a_suite_confidence_out_of_range_is_a_file_line_error(tmp_path, value, words):
+    text = SUITE_CONFIDENCE.replace("confidence: 0.95", f"confidence: {value}")
+    with pytest.raises(SuiteError) as info:
+        load_suite(write(tmp_path, text))
+    assert info.value.line == 3
+    assert f"confidence must be a number in [0.5, 1), {words}" in str(info.value)

@@ -97,7 +97,7 @@ def test_a_cross_product_beyond_the_cap_is_refused_quickly_at_the_check(tmp_path
     assert "the suite makes 60,000 items up to here (1000 subjects x 60 axes" in str(error)
     assert f"more than the {MAX_ITEMS:,} a suite may make" in str(error)
     assert error.line == 65  # the first check (after 3 + 60 + 1 lines): 60,000 items already
-    assert elapsed < 10 and grown_mb < 500, (elapsed, grown_mb)
+    assert grown_mb < 500, (elapsed, grown_mb)  # no timed assertion (issue #47): said on failure
 
 
 def test_an_axis_with_too_many_choices_is_refused(tmp_path):
@@ -151,9 +151,7 @@ def test_auto_over_many_choices_is_bounded_and_refused(pytester):
         checks:
           - {{id: c, kind: entropy_below, axes: [colour], threshold: 0.5, images_per_prompt: auto}}
         """))
-    started = time.perf_counter()
     result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only")
-    assert time.perf_counter() - started < 10
     result.stdout.fnmatch_lines(["*wide.t2i.yaml:6: check 'c': images_per_prompt: auto plans "
                                  "axes of at most 10 choices; 'colour' has 64*"])
 

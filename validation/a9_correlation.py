@@ -175,8 +175,8 @@ def main(argv=None) -> int:
                                  classifiers=classifiers, cache_dir=args.cache_dir, device="cpu",
                                  offline=True, bootstrap=500)
     suite = load_suite(args.suite)
-    seed = suite.defaults.get("seed", 0) + FRESH_SEED_OFFSET
-    fresh_suite = dataclasses.replace(suite, defaults={**suite.defaults, "seed": seed})
+    seed = (suite.defaults.seed or 0) + FRESH_SEED_OFFSET
+    fresh_suite = dataclasses.replace(suite, defaults=dataclasses.replace(suite.defaults, seed=seed))
     debiased = fixtures / "toy-sd-debiased"
     finetune_suite = (dataclasses.replace(fresh_suite, models={"candidate": str(debiased)})
                       if debiased.exists() else None)

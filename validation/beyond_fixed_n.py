@@ -40,10 +40,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sequential_coverage, by name
 sys.path.insert(0, str(ROOT))  # this checkout's package
 
-import sequential_coverage as sequential  # noqa: E402
+import sequential_coverage as sequential
 
-from pytest_t2ibias.metrics.posterior import interval_from_counts  # noqa: E402
-from pytest_t2ibias.metrics.sequential import doubling_looks, look_confidences  # noqa: E402
+from pytest_t2ibias.metrics.posterior import interval_from_counts
+from pytest_t2ibias.metrics.sequential import doubling_looks, look_confidences
 
 CONFIDENCE = sequential.CONFIDENCE
 FIXED_N = 200

@@ -1,5 +1,5 @@
 """Why a fine-tune lost prompt alignment: CLIPScore of each model's images of a prompt, split
-by the judge's reading of an axis (issue #38; NOTES-h38b.md, docs/STATISTICS.md "Tolerances
+by the judge's reading of an axis (issue #38; validation/README.md, docs/STATISTICS.md "Tolerances
 on the toy merge gate").
 
     python validation/clipscore_split.py [--cache-dir DIR] [--subject doctor] [--n 200]

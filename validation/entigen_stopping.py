@@ -44,14 +44,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sequential_coverage, by name
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package
 
-from sequential_coverage import CONFIDENCE, write_section  # noqa: E402
+from sequential_coverage import CONFIDENCE, write_section
 
-from pytest_t2ibias.kinds.intervention_improves import improvement_outcome  # noqa: E402
-from pytest_t2ibias.methods.entigen import intervention_effects  # noqa: E402
-from pytest_t2ibias.metrics import intervals  # noqa: E402
-from pytest_t2ibias.metrics.entigen import diversity  # noqa: E402
-from pytest_t2ibias.metrics.sequential import doubling_looks, look_confidences  # noqa: E402
-from pytest_t2ibias.verdict import FAIL, INCONCLUSIVE, PASS, decide  # noqa: E402
+from pytest_t2ibias.kinds.intervention_improves import improvement_outcome
+from pytest_t2ibias.methods.entigen import intervention_effects
+from pytest_t2ibias.metrics import intervals
+from pytest_t2ibias.metrics.entigen import diversity
+from pytest_t2ibias.metrics.sequential import doubling_looks, look_confidences
+from pytest_t2ibias.verdict import FAIL, INCONCLUSIVE, PASS, decide
 
 ROOT = Path(__file__).resolve().parent.parent
 CAP = 160  # the example suite's ENTIGEN cap a prompt at 1x

@@ -304,7 +304,7 @@ def classify(path: Path) -> tuple[str, str]:
         if str(path) in str(exc) or path.name in str(exc):
             return "clean", str(exc).splitlines()[0][-120:]
         return "traceback", f"SuiteError without the file: {exc}"[:200]
-    except BaseException as exc:  # noqa: BLE001 - counting is the point
+    except BaseException as exc:  # counting is the point
         return "traceback", f"{type(exc).__name__}: {exc}"[:200]
 
 
@@ -314,7 +314,7 @@ def _worker(connection, memory_limit: int) -> None:
 
     resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
-    import pytest_t2ibias.items.file  # noqa: F401 - import before timing
+    import pytest_t2ibias.items.file
     import pytest_t2ibias.suite.load  # noqa: F401
 
     while True:

@@ -40,16 +40,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sequential_coverage, by name
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package
 
-from sequential_coverage import write_section  # noqa: E402
+from sequential_coverage import write_section
 
-from pytest_t2ibias.metrics import normalised_w1, severity  # noqa: E402
-from pytest_t2ibias.metrics.distributions import mean_of_shares  # noqa: E402
-from pytest_t2ibias.metrics.judge import (  # noqa: E402
+from pytest_t2ibias.metrics import normalised_w1, severity
+from pytest_t2ibias.metrics.distributions import mean_of_shares
+from pytest_t2ibias.metrics.judge import (
     MIN_READABILITY,
     JudgeCalibration,
     readability,
 )
-from pytest_t2ibias.metrics.posterior import (  # noqa: E402
+from pytest_t2ibias.metrics.posterior import (
     _PooledSeverity,
     _PooledW1,
     interval_from_counts,

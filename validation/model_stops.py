@@ -33,7 +33,7 @@ def main() -> None:
         return (isinstance(value, str) and value in raw) or (
             isinstance(value, Path) and str(value) in raw)
 
-    def profile(frame, event, arg):  # noqa: ANN001 - sys.setprofile's signature
+    def profile(frame, event, arg):
         if event != "call" or not frame.f_code.co_filename.startswith(backends):
             return
         code = frame.f_code

@@ -3,7 +3,7 @@
 
 yaml-language-server is the engine of VS Code's YAML extension, Neovim's yamlls and others;
 it validates with draft-07 semantics, which the schema is written for
-(``docgen/schema.py``). It is a Node program, not a dependency of this project:
+(``pytest_t2ibias/suite/schema.py``). It is a Node program, not a dependency of this project:
 
     npm install --prefix /tmp/yls yaml-language-server
     python validation/yaml_language_server.py --server /tmp/yls/node_modules/.bin/yaml-language-server \\

@@ -9,6 +9,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .._files import read_json
+
 # Files that change what a model computes; READMEs, images and VCS metadata do not.
 MODEL_FILE_SUFFIXES = frozenset({
     ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".msgpack", ".onnx", ".gguf",
@@ -81,7 +83,7 @@ def hub_fingerprint(repo_id: str, revision: str | None = None) -> str:
 
     try:
         snapshot = snapshot_download(repo_id, revision=revision, local_files_only=True)
-    except Exception:  # noqa: BLE001 - not cached (yet): fall back to the name
+    except Exception:  # not cached (yet): fall back to the name
         return f"hub:{repo_id}@{revision or 'main'}"
     return f"hub:{repo_id}@{Path(snapshot).name}"
 
@@ -102,13 +104,31 @@ def settings_fingerprint(settings: dict[str, Any]) -> str:
 def config_file(model: str, name: str, *, offline: bool,
                 revision: str | None = None) -> dict[str, Any]:
     """A small JSON config of a local dir or hub repo (at ``revision``: the same files the
-    weights load from), read without loading any weights."""
+    weights load from), read without loading any weights.
+    A local one that is not a regular file of a JSON object is a ``BackendError`` naming the
+    file (issue #47: a ``unet/config.json`` that is not JSON was an INTERNALERROR)."""
     local = Path(model) / name
     if local.exists():
-        return json.loads(local.read_text())
+        return _local_config(local)
     if Path(model).exists():
         return {}
     return dict(_hub_config_file(model, name, offline, revision))
+
+
+def _local_config(path: Path) -> dict[str, Any]:
+    """``path`` read as a JSON object through the guarded read (a FIFO or a /dev/zero link is
+    refused, not read), or a ``BackendError`` naming the file."""
+    from ..errors import BackendError
+
+    try:
+        config = read_json(path)
+    except (OSError, ValueError) as error:  # NotARegularFile and bad JSON are ValueErrors
+        raise BackendError(f"{path} is not a model config ({error}); restore the model's "
+                           "file") from None
+    if not isinstance(config, dict):
+        raise BackendError(f"{path} holds a JSON {type(config).__name__}, not an object; "
+                           "restore the model's file")
+    return config
 
 
 @lru_cache(maxsize=256)
@@ -119,7 +139,7 @@ def _hub_config_file(model: str, name: str, offline: bool,
     try:
         from huggingface_hub import hf_hub_download
 
-        return json.loads(Path(hf_hub_download(model, name, revision=revision,
-                                               local_files_only=offline)).read_text())
+        return read_json(hf_hub_download(model, name, revision=revision,
+                                         local_files_only=offline))
     except Exception:  # an unreachable hub must not fail here: loading reports it properly
         return {}

@@ -194,7 +194,7 @@ def check_source(
 
         try:
             snapshot_download(text, revision=revision, local_files_only=True)
-        except Exception as exc:  # noqa: BLE001 - any failure here means "not cached"
+        except Exception as exc:  # any failure here means "not cached"
             at = f"@{revision}" if revision else ""
             raise BackendError(
                 f"{origin}={text}{at}: not in the local Hugging Face cache and offline mode "
@@ -216,14 +216,14 @@ def loading_errors(path_or_id: str | os.PathLike, *, kind: str, origin: str,
         yield
     except BackendError:
         raise
-    except Exception as exc:  # noqa: BLE001 - every library error becomes one readable message
+    except Exception as exc:  # every library error becomes one readable message
         source = ModelSource.of(path_or_id)
         text = source.spec
         found = None
         if diagnose is not None and source.folder is not None:
             try:
                 found = diagnose(source.folder, dict(given or {}))
-            except Exception:  # noqa: BLE001 - a diagnosis must never hide the error itself
+            except Exception:  # a diagnosis must never hide the error itself
                 found = None
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         # diffusers points at "the stacktrace above", which the report does not print

@@ -23,6 +23,24 @@ from typing import Any
 
 from ._fingerprint import config_file, looks_like_path, model_fingerprint
 
+NAME_MAX, PATH_MAX = 255, 4096
+"""The longest file name and path Linux (and macOS, at 1024) opens, in bytes."""
+
+
+def path_problem(text: str) -> str | None:
+    """Why ``text`` cannot name a model (a NUL byte, a name or path longer than any file
+    system opens), said before any ``stat`` raises ``ValueError``/``OSError`` on it; None
+    when it can (issue #47)."""
+    if "\0" in text:
+        return "holds a NUL byte, which no path or model id can"
+    size = len(os.fsencode(text))
+    if size > PATH_MAX:
+        return f"is {size} bytes long; a path is at most {PATH_MAX}"
+    longest = max((len(os.fsencode(part)) for part in text.split("/")), default=0)
+    if longest > NAME_MAX:
+        return f"has a name {longest} bytes long; a file name is at most {NAME_MAX}"
+    return None
+
 
 @dataclass(frozen=True)
 class ModelSource:
@@ -49,6 +67,11 @@ class ModelSource:
             return model if model.revision == revision or revision is None else cls.of(
                 model.spec, revision=revision, offline=model.offline)
         spec = os.fspath(model)
+        problem = path_problem(spec)
+        if problem is not None:
+            from ..errors import BackendError
+
+            raise BackendError(f"model {spec[:80]!r}{'...' if len(spec) > 80 else ''} {problem}")
         if looks_like_path(model):
             return cls(spec, Path(spec).expanduser(), None, revision, offline)
         return cls(spec, None, spec, revision, offline)

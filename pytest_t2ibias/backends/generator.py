@@ -2,7 +2,10 @@
 
 Each image's initial noise comes from its own ``torch.Generator`` seeded with
 ``request.noise_seed`` (diffusers docs, "Reproducible pipelines": pass a list of generators
-for a batch), so image i is the same whatever the batch size or the other prompts in it.
+for a batch), so image i's noise is the same whatever the batch size or the other prompts
+in it. Its pixels are the same to rounding only: the batched UNet and VAE forwards round in
+another order (on toy-sd, CPU, 10 of 64 images had a pixel one level apart between batch 1
+and 8; ``validation/batch_pixels.py``), so bitwise equality would cost batching itself.
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ def missing_components(path_or_id: str | os.PathLike, given: dict[str, Any]) -> 
     components its class requires that ``model_index.json`` lists as absent (saved without
     them, as SD3 without T5) or whose folder holds no files; None when that is not it."""
     import inspect
-    import json
     from pathlib import Path
+
+    from .._files import read_json
 
     folder = Path(os.fspath(path_or_id)).expanduser()
     try:
-        index = json.loads((folder / "model_index.json").read_text())
+        index = read_json(folder / "model_index.json")
     except (OSError, ValueError):
         return None
     import diffusers

@@ -6,6 +6,13 @@ which loads no model, paid two seconds and 200 MiB for that. The answer depends 
 tokenizer's files and the text, so it is kept beside the cache
 (``<cache>/tokens/<fingerprint>.json``) and a warm run, or a second ``--t2i-plan``, reads it
 from there without loading the tokenizer.
+
+The memo decides whether a prompt is read (a reading with no unknown words lets a check
+pass), so it is trusted as the cache's entries are (issue #47): each reading is sealed with a
+hash of the tokenizer's fingerprint, the text and every field, and one that does not match
+(an ``"unknown": []`` typed in) or is not well-typed is read again with the tokenizer. The
+file is read through the one guarded path (``_files.read_json``: a regular file, no link,
+bounded): a FIFO or a link to ``/dev/zero`` there is ignored, never waited on or read.
 """
 
 from __future__ import annotations
@@ -19,11 +26,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .._files import SMALL_JSON_BYTES, read_bounded, read_json
+
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
                    "added_tokens.json", "vocab.json", "merges.txt", "vocab.txt",
                    "spiece.model", "tokenizer.model", "sentencepiece.bpe.model")
 """The files a tokenizer is made of (transformers' names); a model's weights are not."""
-MEMO_VERSION = 1
+MEMO_VERSION = 2
+"""2: each reading sealed (``reading_seal``); a version-1 memo is read again."""
+MAX_MEMO_BYTES = SMALL_JSON_BYTES
+MAX_TOKENIZER_FILE_BYTES = 512 * 2**20
+"""Largest tokenizer file hashed: the largest hub tokenizer.json files are tens of MB."""
 
 
 @dataclass(frozen=True)
@@ -72,10 +85,12 @@ def tokenizer_fingerprint(folder: Path) -> str | None:
     digest = hashlib.sha256()
     found = False
     for name in TOKENIZER_FILES:
-        path = folder / name
-        if path.is_file():
-            found = True
-            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+        try:  # the guarded read: a FIFO or /dev/zero in a model folder is skipped, not read
+            data = read_bounded(folder / name, MAX_TOKENIZER_FILE_BYTES)
+        except (OSError, ValueError):
+            continue
+        found = True
+        digest.update(name.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()[:32] if found else None
 
 
@@ -117,7 +132,8 @@ class TokenizerReader:
 
     def _memo(self) -> dict[str, Reading]:
         if self._known is None:
-            self._known = _read_memo(self._memo_path) if self._memo_path else {}
+            self._known = (_read_memo(self._memo_path, self.fingerprint)
+                           if self._memo_path else {})
         return self._known
 
     def _save(self, new: dict[str, Reading]) -> None:
@@ -125,9 +141,11 @@ class TokenizerReader:
         that cannot be written is no error: the next run reads the tokenizer again."""
         if self._memo_path is None:
             return
-        merged = {**_read_memo(self._memo_path), **new}
+        merged = {**_read_memo(self._memo_path, self.fingerprint), **new}
         payload = {"version": MEMO_VERSION, "tokenizer": str(self.folder),
-                   "readings": {text: asdict(reading) for text, reading in merged.items()}}
+                   "readings": {text: {**asdict(reading),
+                                       "seal": reading_seal(self.fingerprint, text, reading)}
+                                for text, reading in merged.items()}}
         try:
             self._memo_path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self._memo_path.parent, suffix=".tmp")
@@ -141,17 +159,47 @@ class TokenizerReader:
         return f"TokenizerReader({self.name!r}, {self.folder})"
 
 
-def _read_memo(path: Path) -> dict[str, Reading]:
+def reading_seal(fingerprint: str | None, text: str, reading: Reading) -> str:
+    """The hash a memo's reading is kept with: of the tokenizer, the text and every field."""
+    canonical = json.dumps(["reading", MEMO_VERSION, fingerprint, text, asdict(reading)],
+                           sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _read_memo(path: Path, fingerprint: str | None) -> dict[str, Reading]:
+    """The memo's sealed, well-typed readings; any other is left out (read again)."""
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-        if payload.get("version") != MEMO_VERSION:
-            return {}
-        return {text: Reading(unknown=tuple(r["unknown"]), cut=tuple(r["cut"]),
-                              ids=tuple(r["ids"]), shown=r["shown"], unk_token=r["unk_token"],
-                              limit=r["limit"])
-                for text, r in payload["readings"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}  # absent or damaged: read again, and rewritten
+        payload = read_json(path, MAX_MEMO_BYTES, follow_links=False)
+    except (OSError, ValueError):
+        return {}  # absent, damaged, or no regular file: read again, and rewritten
+    if not isinstance(payload, dict) or payload.get("version") != MEMO_VERSION:
+        return {}
+    readings = payload.get("readings")
+    known = {}
+    for text, record in readings.items() if isinstance(readings, dict) else ():
+        reading = _reading_of(record)
+        if reading is not None and record.get("seal") == reading_seal(fingerprint, text, reading):
+            known[text] = reading
+    return known
+
+
+def _reading_of(record: Any) -> Reading | None:
+    """A ``Reading`` from a memo record whose fields have their types; else None."""
+    def strings(value: Any) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+    def optional(value: Any, kind: type) -> bool:
+        return value is None or (isinstance(value, kind) and not isinstance(value, bool))
+
+    if not (isinstance(record, dict) and strings(record.get("unknown"))
+            and strings(record.get("cut")) and isinstance(record.get("shown"), str)
+            and isinstance(record.get("ids"), list)
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in record["ids"])
+            and optional(record.get("unk_token"), str) and optional(record.get("limit"), int)):
+        return None
+    return Reading(unknown=tuple(record["unknown"]), cut=tuple(record["cut"]),
+                   ids=tuple(record["ids"]), shown=record["shown"],
+                   unk_token=record.get("unk_token"), limit=record.get("limit"))
 
 
 def problems(readers: Sequence[TokenizerReader], texts: Iterable[str]) -> dict[str, str]:
@@ -188,8 +236,10 @@ def pipeline_readers(model: str | os.PathLike | None, memo: Path | None
         return []
     root = Path(model)
     try:
-        declared = json.loads((root / "model_index.json").read_text())
+        declared = read_json(root / "model_index.json")
     except (OSError, ValueError):
+        return []
+    if not isinstance(declared, dict):
         return []
     return [TokenizerReader(folder, folder=root / folder, memo=memo)
             for folder in TOKENIZER_FOLDERS

@@ -103,7 +103,7 @@ def check_judge_texts(suite: Suite, settings: Settings) -> None:
         try:
             same = same_readings(question, reader, settings.vqa)
             unread = unread_in_statements(question, reader, settings.vqa)
-        except Exception as error:  # noqa: BLE001 - any tokenizer's failure: said, not hidden
+        except Exception as error:  # any tokenizer's failure: said, not hidden
             warnings.warn_explicit(JudgeTextWarning(
                 f"the judge {settings.vqa}'s tokenizer cannot be read ({type(error).__name__}: "
                 f"{error}): the texts it scores were not checked before the run"),

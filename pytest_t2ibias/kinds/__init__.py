@@ -37,7 +37,7 @@ from ._base import (
     work_of,
 )
 from ._params import COMMON_PARAMS, NUMBER, Param, Params, param
-from ._work import Draw, Work, planned
+from ._work import Draw, Work, deciding_prompts, planned
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -51,6 +51,7 @@ __all__ = [
     "Params",
     "PlannedItem",
     "Work",
+    "deciding_prompts",
     "filled_in",
     "param",
     "planned",

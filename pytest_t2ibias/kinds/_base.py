@@ -207,5 +207,5 @@ def work_of(item: PlannedItem) -> Work:
         return Work()
     try:
         return kind.work(item)
-    except Exception as error:  # noqa: BLE001 - kept on the Work; every planner says so
+    except Exception as error:  # kept on the Work; every planner says so
         return Work(error=error)

@@ -10,6 +10,7 @@ from ..params import (
     AXIS_LIST,
     COMMON_PARAMS,
     NUMBER,
+    TEXT_SCHEMA,
     Param,
     Params,
     build,
@@ -20,6 +21,7 @@ from ..params import (
     check_judge_correction,
     check_margin,
     check_unit_interval,
+    constraint,
     declared,
     param,
     params_class,
@@ -28,12 +30,15 @@ from ..params import (
 if TYPE_CHECKING:
     from ..suite_spec import AxisSpec
 
-__all__ = ["AXIS_LIST", "COMMON_PARAMS", "NUMBER", "Param", "Params", "build",
+__all__ = ["AXIS_LIST", "COMMON_PARAMS", "TEXT_SCHEMA", "constraint", "NUMBER", "Param", "Params", "build",
            "check_at_least_one", "check_burden", "check_confidence", "check_images",
            "check_judge_correction", "check_margin", "check_unit_interval", "declared", "param",
            "params_class"]
 
 
+@constraint({"minProperties": 1, "additionalProperties": {"type": "number", "minimum": 0},
+             "not": {"additionalProperties": {"maximum": 0}}},
+            "mapping axis → weight ≥ 0 (one > 0)")
 def check_priority(value: Any) -> str | None:
     weights = list(value.values())
     if any(not isinstance(w, (int, float)) or isinstance(w, bool) for w in weights):
@@ -48,6 +53,7 @@ def check_priority(value: Any) -> str | None:
 ALERT_ON = ("prioritised", "any")
 
 
+@constraint({"enum": list(ALERT_ON)}, "`prioritised` or `any`")
 def check_alert_on(value: Any) -> str | None:
     return None if value in ALERT_ON else f"must be one of {', '.join(ALERT_ON)}, got {value!r}"
 
@@ -56,16 +62,21 @@ KNOWLEDGE_BASE_MODES = ("floor", "off", "only")
 SEVERITY_CONTEXTS = ("context_free", "context_aware")
 
 
+@constraint({"enum": list(KNOWLEDGE_BASE_MODES)}, "`floor`, `off` or `only`")
 def check_knowledge_base(value: Any) -> str | None:
     return None if value in KNOWLEDGE_BASE_MODES else (
         f"must be one of {', '.join(KNOWLEDGE_BASE_MODES)}, got {value!r}")
 
 
+@constraint({"enum": list(SEVERITY_CONTEXTS)}, "`context_free` or `context_aware`")
 def check_severity_context(value: Any) -> str | None:
     return None if value in SEVERITY_CONTEXTS else (
         f"must be one of {', '.join(SEVERITY_CONTEXTS)}, got {value!r}")
 
 
+@constraint({"properties": {"axis": {"type": "string"}, "value": {"type": "string"}},
+             "required": ["axis", "value"], "additionalProperties": False},
+            "`{axis: NAME, value: CHOICE}`")
 def check_target(value: Any) -> str | None:
     keys = set(value) if isinstance(value, dict) else set()
     if keys != {"axis", "value"} or not all(isinstance(value[k], str) for k in keys):
@@ -83,20 +94,25 @@ def check_target_in_suite(value: Any, axes: dict[str, AxisSpec]) -> str | None:
     return None
 
 
+@constraint({"exclusiveMinimum": 0}, "> 0")
 def check_positive(value: Any) -> str | None:
     return None if value > 0 else f"must be > 0, got {value}"
 
 
+@constraint({"minimum": 0}, "≥ 0")
 def check_non_negative(value: Any) -> str | None:
     return None if value >= 0 else f"must be >= 0, got {value}"
 
 
+@constraint({"items": TEXT_SCHEMA, "minItems": 1}, "list of non-empty strings")
 def check_text_list(value: Any) -> str | None:
     if not value or not all(isinstance(v, str) and v.strip() for v in value):
         return "must be a non-empty list of non-empty strings"
     return None
 
 
+@constraint({"items": TEXT_SCHEMA, "minItems": 2, "maxItems": 2, "uniqueItems": True},
+            "two different non-empty strings")
 def check_text_pair(value: Any) -> str | None:
     """Two different captions, in order (``image_quality``'s ``antonyms``: positive, negative)."""
     problem = check_text_list(value)
@@ -108,6 +124,8 @@ def check_text_pair(value: Any) -> str | None:
     return None
 
 
+@constraint({"minProperties": 1, "additionalProperties": {"type": "number", "exclusiveMinimum": 0}},
+            "mapping value → share > 0")
 def check_shares(value: Any) -> str | None:
     if not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
                             for v in value.values()):
@@ -115,21 +133,22 @@ def check_shares(value: Any) -> str | None:
     return None
 
 
-
-
 BGPS_STATISTICS = ("worst", "mean")
 """What ``no_bgps_prompt_exceeds`` gates on: the worst found prompt, or the paper's mean."""
 
 
+@constraint({"enum": list(BGPS_STATISTICS)}, "`worst` or `mean`")
 def check_bgps_statistic(value: Any) -> str | None:
     return None if value in BGPS_STATISTICS else f"must be one of {', '.join(BGPS_STATISTICS)}, got {value!r}"
 
 
+@constraint({"enum": ["mean_log", "log_mean"]}, "`mean_log` or `log_mean`")
 def check_probe_term(value: Any) -> str | None:
     from ..methods.bgps import PROBE_TERMS
 
     return None if value in PROBE_TERMS else f"must be one of {', '.join(PROBE_TERMS)}, got {value!r}"
 
 
+@constraint({"exclusiveMinimum": 0.5, "maximum": 1}, "in (0.5, 1]")
 def check_complete_above(value: Any) -> str | None:
     return None if 0.5 < value <= 1 else f"must be in (0.5, 1], got {value}"

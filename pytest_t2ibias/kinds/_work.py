@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ..plan import Plan
-    from ..suite_spec import AxisSpec
+    from ..suite_spec import AxisSpec, Suite
 
 
 class Planned(Protocol):
@@ -25,6 +25,16 @@ class Planned(Protocol):
 
     @property
     def plan(self) -> Plan: ...
+
+
+class Subjected(Protocol):
+    """What ``deciding_prompts`` reads of an item (``kinds.PlannedItem``)."""
+
+    @property
+    def suite(self) -> Suite: ...
+
+    @property
+    def subject(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,10 @@ class Draw:
     images: int
     axes: tuple[AxisSpec, ...] = ()
     questions: tuple[str, ...] = ()
+    own: bool = True
+    """Whether the prompt is the kind's own, so a word of it the generator cannot read makes
+    the check inconclusive (``deciding_prompts``). False: a prompt the kind did not write (a
+    search's find, an LLM's, a judge audit's or calibration's) or a placeholder for one."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,12 @@ class Work:
         """The planned draws of the kind's own prompts (``planned`` less the calibration's,
         which come last)."""
         return self.planned[:len(self.planned) - len(self.calibration)]
+
+    @property
+    def deciding(self) -> tuple[Draw, ...]:
+        """The draws whose unread words decide the check (issue #47): ``own`` and every
+        ``expected`` draw the kind did not mark ``own=False``."""
+        return (*self.own, *(d for d in self.expected or () if d.own and d.role is not None))
 
     @property
     def searches(self) -> bool:
@@ -104,3 +124,12 @@ def planned(item: Planned, needs: list[tuple[str, list[str]]], axes: list[AxisSp
            for prompt in dict.fromkeys(prompts)]
     extra = tuple(calibration or ())
     return Work(planned=(*own, *extra), calibration=extra)
+
+
+def deciding_prompts(item: Subjected, work: Work) -> frozenset[str]:
+    """The prompts a word of which, unread by the generator, makes the item's check
+    inconclusive (``figures.unread_prompts``), one rule for every kind (issue #47): the
+    subject's base prompt and every prompt the kind draws (``Work.deciding``), planned or
+    expected, unless the kind marks it ``own=False``."""
+    base = {item.suite.prompt_for(item.subject)} if item.subject else set()
+    return frozenset(base | {draw.prompt for draw in work.deciding})

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..params import TEXT_SCHEMA, constraint
 from ..verdict import DEFAULT_BURDEN, Verdict
 from ._base import CheckContext, CheckKind
 from ._costs import (
@@ -49,6 +50,11 @@ CLIP_IQA_PROMPTS: dict[str, tuple[str, str]] = {
 names them (``colorfullness`` spelled as there): ``antonyms: [brightness]`` reads that pair."""
 
 
+@constraint({"anyOf": [
+    {"enum": list(CLIP_IQA_PROMPTS)},
+    {"type": "array", "items": {"enum": list(CLIP_IQA_PROMPTS)}, "minItems": 1, "maxItems": 1},
+    {"type": "array", "items": TEXT_SCHEMA, "minItems": 2, "maxItems": 2, "uniqueItems": True}]},
+    "two different non-empty strings, or a CLIP-IQA pair's name")
 def check_antonyms(value: object) -> str | None:
     """A pair of captions, or one name of ``CLIP_IQA_PROMPTS`` (alone, or in a list)."""
     if isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], str):

@@ -163,7 +163,7 @@ def expected_work(item: PlannedItem) -> list[Draw]:
             else:
                 work.append(Draw(
                     "candidate", f"<intermit {item.check.id}/{subject}: step {step + 1}, {axis}>",
-                    combos * per_prompt, questions=questions))
+                    combos * per_prompt, questions=questions, own=False))  # a placeholder
         state *= len(values[chosen[step]])
     return work
 

@@ -113,15 +113,18 @@ def run(ctx: CheckContext[InterventionImprovesParams]) -> Verdict:
 
 
 def expected_work(item: PlannedItem) -> list[Draw]:
-    """The subject's prompt and the prompt with each phrase appended, the axis read off each."""
+    """The subject's prompt and the prompt with each phrase appended, the axis read off each;
+    then the judge's calibration prompts (not the kind's own: their words decide nothing)."""
     prompt = item.suite.prompt_for(item.subject)
     params = item.params_as(InterventionImprovesParams)
     phrases = [*params.interventions, *(params.controls or ())]
-    prompts = [prompt, *(f"{prompt} {p.replace('{subject}', item.subject)}".strip() for p in phrases),
-               *calibration_prompts(item, [item.axis] if item.axis else [])]
+    own = dict.fromkeys([prompt, *(f"{prompt} {p.replace('{subject}', item.subject)}".strip()
+                                   for p in phrases)])
+    calibration = [p for p in calibration_prompts(item, [item.axis] if item.axis else [])
+                   if p not in own]
     questions = questions_of(item.suite, [item.axis.name] if item.axis else [])
-    return [Draw("candidate", p, item.plan.images_per_prompt, questions=questions)
-            for p in dict.fromkeys(prompts)]
+    return [Draw("candidate", p, item.plan.images_per_prompt, questions=questions, own=p in own)
+            for p in dict.fromkeys([*own, *calibration])]
 
 
 def chart(figures: Mapping[str, Any]) -> list[Interval]:

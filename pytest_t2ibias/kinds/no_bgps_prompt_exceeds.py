@@ -344,9 +344,13 @@ def expected_work(item: PlannedItem) -> list[Draw]:
                     for name in ("search", "baseline")}
     if not params.baseline:
         searches["baseline"] = []
-    prompts = [*searches["search"], *searches["baseline"],
-               params.neutral_prompt]
-    return [Draw("candidate", prompt, n, questions=questions) for prompt in dict.fromkeys(prompts)]
+    # none of them decides on unread words (Draw.own=False; issue #47): the finds and the
+    # λ = 0 baseline are the LLM's, the gate about the prompts the model responds to, read or
+    # not (what a user may type), and the neutral prompt is reference, never gated. On toy-sd
+    # every one of them reads "person" as <unk> ("a photo of a person working as a ...").
+    prompts = [*searches["search"], *searches["baseline"], params.neutral_prompt]
+    return [Draw("candidate", prompt, n, questions=questions, own=False)
+            for prompt in dict.fromkeys(prompts)]
 
 
 def chart(figures: Mapping[str, Any]) -> list[Interval]:

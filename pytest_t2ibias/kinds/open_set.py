@@ -207,12 +207,12 @@ def expected_work(item: PlannedItem) -> list[Draw]:
                                    knowledge_base=load_knowledge_base(),
                                    subject_of=lambda _caption: subject, only=params.biases,
                                    max_biases=params.max_biases)
-    work = []
+    work = []  # the suite's captions are planned (``needs``); these are the method's
     for bias in proposals.biases:
-        work += [Draw("candidate", caption, n, questions=(question,))
+        work += [Draw("candidate", caption, n, questions=(question,), own=False)
                  for caption, question in zip(bias.captions, bias.questions)]
-        work += [Draw("candidate", prompt, params.judge_images, questions=(bias.questions[0],))
-                 for prompt in audit_prompts(bias)]
+        work += [Draw("candidate", prompt, params.judge_images, questions=(bias.questions[0],),
+                      own=False) for prompt in audit_prompts(bias)]
     return work
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._files import read_bounded
 from ..errors import LockfileError
 from ..store.cache import locked, write_atomically
 
@@ -114,6 +115,10 @@ def write_text(path: Path, text: str) -> None:
     write_atomically(path, text.encode("utf-8"))
 
 
+MAX_LOCK_FILE_BYTES = 64 * 2**20
+"""Largest lock file read: thousands of frozen phrasings take a few MB."""
+
+
 @dataclass(frozen=True)
 class LockFormat:
     """One lock's file format: its name in messages, the version this plugin reads and the key
@@ -134,11 +139,11 @@ class LockFormat:
     def read(self, path: Path) -> dict[str, Any] | None:
         """The record at ``path``; None when there is none; ``LockfileError`` (at the line a
         JSON error is on) when it cannot be read, is not JSON, or is not this format."""
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # the guarded read: a FIFO or a link to /dev/zero (git carries links) refused
+            text = read_bounded(path, MAX_LOCK_FILE_BYTES).decode("utf-8")
         except FileNotFoundError:
             return None
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError, NotARegularFile among them
             raise LockfileError(path, 1, f"cannot read {self.name} lock file: {exc}") from None
         advice = (f"restore it from version control, or delete it (or rerun with "
                   f"{UPDATE_OPTION}) to regenerate it")
@@ -147,6 +152,9 @@ class LockFormat:
         except json.JSONDecodeError as exc:
             raise LockfileError(path, exc.lineno, f"{self.name} lock file is not valid JSON "
                                                   f"({exc.msg}, column {exc.colno}); {advice}") from None
+        except RecursionError:
+            raise LockfileError(path, 1, f"{self.name} lock file is nested too deeply to "
+                                         f"parse; {advice}") from None
         problem = self._problem(record)
         if problem:
             raise LockfileError(path, 1, f"not a {self.name} lock file ({problem}); {advice}")

@@ -30,12 +30,12 @@ import re
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..backends._base import LanguageModel
+    from ..backends._base import ChatModel, LanguageModel
     from ..suite_spec import Suite
 
 SOURCES = ("before_subject", "who_is", "after_prompt", "few_shot")
@@ -86,7 +86,7 @@ def generation_settings(llm: LanguageModel | None = None,
     }
 
 
-def chats(llm: LanguageModel | None) -> bool:
+def chats(llm: LanguageModel | None) -> TypeGuard[ChatModel]:
     """Whether the LLM is asked through its chat template (``reply``) rather than continued."""
     return bool(getattr(llm, "has_chat_template", False)) and hasattr(llm, "reply")
 
@@ -171,22 +171,22 @@ def few_shot_candidate(llm: LanguageModel, original: str, phrase: str, room_for:
     """
     if not examples:
         return None
-    chat = chats(llm)
+    chat = llm if chats(llm) else None
     limit = getattr(llm, "context_length", None)
     count = getattr(llm, "count_tokens", None)
-    count_prompt = getattr(llm, "count_instruction_tokens", None) if chat else count
+    count_prompt = getattr(llm, "count_instruction_tokens", None) if chat is not None else count
     for kept in range(len(examples), 0, -1):
-        prompt = (chat_instruction if chat else few_shot_prompt)(original, phrase, examples[:kept])
+        prompt = (chat_instruction if chat is not None else few_shot_prompt)(original, phrase, examples[:kept])
         new_tokens = max_new_tokens
         if limit is not None and count is not None and count_prompt is not None:
             room = limit - count_prompt(prompt)
             if room < count(room_for):
                 continue
             new_tokens = min(max_new_tokens, room)
-        if not chat:
+        if chat is None:
             continuation = llm.complete(prompt, max_new_tokens=new_tokens)
             return Candidate(continuation.split("\n", 1)[0].strip().strip("\"'"), "few_shot")
-        reply = llm.reply(prompt, max_new_tokens=new_tokens)
+        reply = chat.reply(prompt, max_new_tokens=new_tokens)
         line = answer_line(reply.text, original, phrase)
         if reply.cut and "\n" not in reply.text.strip():
             return Candidate(line, "few_shot", rejected=f"cut by the token budget ({new_tokens} "

@@ -16,6 +16,14 @@ from pytest_t2ibias.metrics.costs import (
     vendi_estimate,
     vendi_score,
 )
+from pytest_t2ibias.metrics.counterfactual_sets import (
+    CandidateScore,
+    Embedder,
+    caption_similarities,
+    directional_similarity,
+    score_candidate,
+    select_candidates,
+)
 from pytest_t2ibias.metrics.distances import kl_divergence, normalised_w1, severity
 from pytest_t2ibias.metrics.distributions import (
     Distribution,
@@ -69,7 +77,9 @@ from pytest_t2ibias.metrics.skew import (
 )
 
 __all__ = [
+    "CandidateScore",
     "Distribution",
+    "Embedder",
     "ISMatrix",
     "JudgeCalibration",
     "MatrixEstimate",
@@ -80,11 +90,13 @@ __all__ = [
     "bootstrap_estimate",
     "bootstrap_matrix",
     "calibration_from_labels",
+    "caption_similarities",
     "clip_scores",
     "correct_shares",
     "correction_mode",
     "decision_rate",
     "difference_of_shares",
+    "directional_similarity",
     "distribution_of",
     "diversity",
     "doubling_looks",
@@ -113,6 +125,8 @@ __all__ = [
     "pooled_shares",
     "posterior_estimate",
     "readability",
+    "score_candidate",
+    "select_candidates",
     "severity",
     "severity_estimate",
     "skew_at_k",

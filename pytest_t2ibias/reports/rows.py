@@ -186,6 +186,8 @@ def tradeoffs(rows: Sequence[ReportRow]) -> list[Tradeoff]:
 
 def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, int],
                run: dict[str, Any] | None = None) -> None:
+    from .gating import run_warnings
+
     judged = [row for row in rows if row.status != "error"]
     run = dict(run or {})
     if calibrations := judge_calibrations(rows):
@@ -200,6 +202,7 @@ def write_json(path: str | Path, rows: Sequence[ReportRow], counters: dict[str, 
         "failed": sum(not row.passed for row in judged),
         "work": counters,
         "tradeoffs": [trade.to_json() for trade in tradeoffs(rows)],
+        "warnings": run_warnings(rows),
     }
     write_report_text(path, json.dumps(payload, indent=2, default=_jsonable))
 

@@ -215,7 +215,7 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None,
         if work.error is not None:  # plan_prompts says it; the run reports it
             continue
         needs: dict[str, list[str]] = {}
-        for draw in work.own:
+        for draw in work.deciding:  # the prompts whose unread words decide (issue #47)
             if draw.role is not None:
                 needs.setdefault(draw.role, []).append(draw.prompt)
         for role, prompts in needs.items():
@@ -226,7 +226,7 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None,
                         readers[model] = pipeline_readers(model, memo)
                     said += problems(readers[model], prompts).values()
                     continue
-                except Exception as error:  # noqa: BLE001 - any tokenizer's failure, said on the plan
+                except Exception as error:  # any tokenizer's failure, said on the plan
                     unreadable[model] = (f"the {role}'s tokenizer ({model}) cannot be read: "
                                          f"{type(error).__name__}: {error}")
             said.append(unreadable[model])
@@ -358,12 +358,19 @@ def write_summary(terminalreporter: Any, rows: Sequence[ReportRow], work: dict[s
     work_line = ("work: {images_generated} images " + made + ", {images_from_cache} from "
                  "cache; {answers_scored} answers scored, {answers_from_cache} from cache"
                  ).format(**work) if work else ""
+    from .gating import run_warnings
+
+    warnings = run_warnings(rows)
     if quiet:
         terminalreporter.write_line(one_line(rows) + (f"; {work_line}" if work_line else ""))
+        for warning in warnings:
+            terminalreporter.write_line(warning, yellow=True, bold=True)
         return
     terminalreporter.section("t2ibias summary")
     terminalreporter.write(render_text(rows, width, color=terminalreporter.hasmarkup))
     terminalreporter.write_line(one_line(rows))
+    for warning in warnings:
+        terminalreporter.write_line(warning, yellow=True, bold=True)
     terminalreporter.write_line(family)
     if work_line:
         terminalreporter.write_line(work_line)

@@ -16,10 +16,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._files import parse_json, read_bounded
 from ..errors import RunError
 from ..reports.rows import REPORT_SCHEMA_VERSION, ReportRow, write_json
 
 SCHEMA = "pytest-t2ibias report"
+MAX_REPORT_BYTES = 256 * 2**20
+"""Largest saved run read: a run of 10,000 checks with galleries takes tens of MB."""
 LATEST = "latest"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=@-]*$")
 _COUNTED = re.compile(r"^(\d{4,})_")
@@ -75,14 +78,14 @@ def locate(spec: str, storage: Path) -> Path:
 def load_report(path: str | Path) -> dict[str, Any]:
     """A JSON report (version 2) as a dict; a ``RunError`` naming the file and the problem."""
     path = Path(path)
-    try:
-        text = path.read_text()
+    try:  # the guarded read: a FIFO, a link to /dev/zero or a folder is refused, not read
+        text = read_bounded(path, MAX_REPORT_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise RunError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and NotARegularFile among them
         raise RunError(f"{path}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     try:
-        report = json.loads(text)
+        report = parse_json(text)
     except ValueError as exc:
         raise RunError(f"{path}: not valid JSON ({exc}); a saved run is the --t2i-json "
                        f"report of a run") from None
@@ -98,6 +101,51 @@ def load_report(path: str | Path) -> dict[str, Any]:
     if not isinstance(report.get("run", {}), dict):
         raise RunError(f"{path}: \"run\" must be an object (docs/report-schema.md)")
     return report
+
+
+def incomplete_reasons(report: Mapping[str, Any]) -> list[str]:
+    """Why a saved run did not complete, in words; empty for a complete run. Its header says
+    so (``complete`` false and ``incomplete_reasons``); a run saved before that was recorded
+    counts as complete unless its ``interrupted`` says otherwise."""
+    run = report.get("run")
+    run = run if isinstance(run, Mapping) else {}
+    said = run.get("incomplete_reasons")
+    reasons = [str(reason) for reason in said] if isinstance(said, list) else []
+    if run.get("complete") is False and not reasons:
+        reasons = ["its header says it did not complete"]
+    if run.get("interrupted") is True and not reasons:
+        reasons = [f"interrupted ({run.get('interrupted_by') or 'stopped early'})"]
+    return reasons
+
+
+def completeness(header: Mapping[str, Any], collection_errors: Sequence[str],
+                 crashed: Sequence[str]) -> dict[str, Any]:
+    """``complete`` and ``incomplete_reasons`` for a saved run's header: the session's own
+    (``header``: items not run, suites that did not load) and any collection error or item
+    lost to a crashed xdist worker they do not already name."""
+    reasons = [str(reason) for reason in header.get("incomplete_reasons") or []]
+    if header.get("interrupted") and not reasons:
+        reasons.append(f"{header.get('items_not_run', '?')} of "
+                       f"{header.get('items_collected', '?')} items did not run "
+                       f"({header.get('interrupted_by') or 'stopped early'})")
+    said = " ".join(reasons)
+    for nodeid in dict.fromkeys(collection_errors):
+        if nodeid not in said:
+            reasons.append(f"{nodeid}: could not be collected")
+    for nodeid in dict.fromkeys(crashed):
+        if nodeid not in said:
+            reasons.append(f"{nodeid}: lost to a crashed xdist worker")
+    return {"complete": not reasons, "incomplete_reasons": reasons}
+
+
+def refuse_incomplete_baseline(report: Mapping[str, Any], path: Path, option: str) -> None:
+    """``RunError`` when the saved run at ``path`` did not complete: its missing checks
+    would compare as nothing ("0 figures compared") and pass."""
+    reasons = incomplete_reasons(report)
+    if reasons:
+        raise RunError(f"{path.stem} ({path}) did not complete: {'; '.join(reasons)}; a "
+                       f"baseline missing checks compares as nothing. Save a complete run, or "
+                       f"pass {option} to compare against it anyway")
 
 
 def as_report(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> dict[str, Any]:

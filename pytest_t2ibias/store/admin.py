@@ -19,13 +19,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import filelock
 
-from .cache import Cache, index_path, release_removing
+from .._files import inside
+from ..errors import CacheError
+from .cache import CACHEDIR_TAG, Cache, index_path, is_marked_cache, release_removing
 
 KINDS = ("images", "answers", "probes", "other")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
@@ -91,20 +94,25 @@ class Pruned:
 
 def entries(root: Path) -> list[Entry]:
     """Every entry under ``root``: ``images/ab/<key>.png``, ``answers/ab/<key>.json``, probe
-    directories, and anything else (``corrupt/``, stray files) as ``other``."""
+    directories, and anything else (``corrupt/``, stray files) as ``other``. Only regular
+    files and real folders count: a symbolic link is never followed nor listed (the cache
+    writes none; one planted there may point anywhere), nor is a FIFO or a device."""
     root = Path(root)
     found: list[Entry] = []
-    for top in sorted(root.iterdir()) if root.is_dir() else []:
-        if top.name in ("locks", "index"):  # no entries: claims, and the images' records
+    for top in _children(root):
+        if top.name in ("locks", "index", CACHEDIR_TAG):  # claims, records, the marker
             continue
-        if top.name == "probes" and top.is_dir():
-            found += [_directory(probe) for probe in sorted(top.iterdir()) if probe.is_dir()]
-            found += [_file(p, "other") for p in sorted(top.iterdir()) if p.is_file()]
+        if top.name == "probes" and _is_folder(top):
+            for probe in _children(top):
+                if _is_folder(probe):
+                    found.append(_directory(probe))
+                elif _is_regular(probe):
+                    found.append(_file(probe, "other"))
             continue
         kind, suffix = {"images": ("images", ".png"), "answers": ("answers", ".json")}.get(
             top.name, ("other", None))
-        for path in sorted(top.rglob("*")) if top.is_dir() else [top]:
-            if not path.is_file() or path.suffix == ".lock":  # a lock is no entry
+        for path in _regular_files(top):
+            if path.suffix == ".lock":  # a lock is no entry
                 continue
             if suffix and path.suffix == suffix and not path.name.startswith("."):
                 found.append(_file(path, kind, key=path.stem))
@@ -113,15 +121,49 @@ def entries(root: Path) -> list[Entry]:
     return found
 
 
+def _children(folder: Path) -> list[Path]:
+    """``folder``'s entries by name; none if it is no real folder (a link is not one)."""
+    if not _is_folder(folder):
+        return []
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _regular_files(top: Path) -> list[Path]:
+    """The regular files at or under ``top``, links neither followed nor listed."""
+    if _is_regular(top):
+        return [top]
+    found = []
+    for folder, _, names in os.walk(top) if _is_folder(top) else ():  # never follows links
+        found += [path for name in names if _is_regular(path := Path(folder) / name)]
+    return sorted(found)
+
+
 def _file(path: Path, kind: str, key: str | None = None) -> Entry:
-    stat = path.stat()
+    info = path.stat()
     in_progress = path.name.startswith(".") and path.name.endswith(".tmp")
-    return Entry(path, kind, stat.st_size, max(stat.st_atime, stat.st_mtime), key,
-                 prunable=not in_progress, disk=_blocks(stat))
+    return Entry(path, kind, info.st_size, max(info.st_atime, info.st_mtime), key,
+                 prunable=not in_progress, disk=_blocks(info))
 
 
 def _directory(path: Path) -> Entry:
-    stats = [p.stat() for p in path.rglob("*") if p.is_file()] or [path.stat()]
+    stats = [p.stat() for p in _regular_files(path)] or [path.stat()]
     in_progress = path.name.startswith(".")  # a probe being staged (load_or_train_probe)
     return Entry(path, "probes", sum(s.st_size for s in stats),
                  max(max(s.st_atime, s.st_mtime) for s in stats), prunable=not in_progress,
@@ -147,28 +189,30 @@ def _walk_disk(root: Path) -> tuple[int, int, int]:
     for folder, _, names in os.walk(root):
         for path in [folder, *(os.path.join(folder, name) for name in names)]:
             try:
-                stat = os.lstat(path)
+                info = os.lstat(path)
             except FileNotFoundError:  # removed meanwhile by a running process
                 continue
-            if (stat.st_dev, stat.st_ino) not in seen:
-                seen.add((stat.st_dev, stat.st_ino))
-                total += _blocks(stat)
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += _blocks(info)
                 if path.endswith(".lock"):
-                    lock_bytes += _blocks(stat)
+                    lock_bytes += _blocks(info)
         locks += sum(name.endswith(".lock") for name in names)
     return total, locks, lock_bytes
 
 
-def _blocks(stat: os.stat_result) -> int:
+def _blocks(info: os.stat_result) -> int:
     """Allocated bytes; the apparent size where a platform does not say (Windows)."""
-    return stat.st_blocks * 512 if hasattr(stat, "st_blocks") else stat.st_size
+    return info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
 
 
 def remove_stale_locks(root: Path, *, dry_run: bool = False) -> int:
     """Remove the lock files no process holds (an older version left one a key); returns
     how many. One held now is a claim in use: it stays."""
     removed = 0
-    for path in sorted(Path(root).rglob("*.lock")):
+    for path in _regular_files(Path(root)):
+        if path.suffix != ".lock":
+            continue
         lock = filelock.FileLock(str(path), thread_local=False)
         try:
             lock.acquire(timeout=0)
@@ -189,6 +233,7 @@ def prune(root: Path, *, older_than_days: float | None = None, max_size: int | N
     (as ``du`` and ``cache stats`` count: thousands of small files take far more than their
     data); ``dry_run`` says what would go and removes nothing. Each image or answer is
     removed holding its claim; one claimed elsewhere is kept."""
+    refuse_unmarked(root)
     now = time.time() if now is None else now
     result = Pruned()
     result.lock_files = remove_stale_locks(root, dry_run=dry_run)
@@ -214,6 +259,16 @@ def prune(root: Path, *, older_than_days: float | None = None, max_size: int | N
     return result
 
 
+def refuse_unmarked(root: Path) -> None:
+    """``CacheError`` unless ``root`` carries the cache's ``CACHEDIR.TAG``: prune deletes
+    files, and only in a folder that says it is a cache this plugin made."""
+    if not is_marked_cache(Path(root)):
+        raise CacheError(
+            f"{root} has no {CACHEDIR_TAG} of pytest-t2ibias: not a cache this plugin made, so "
+            f"nothing in it is removed. A cache made before the tag gets one on the next run "
+            f"that writes to it (pytest with --t2i-cache-dir={root}); or check the path")
+
+
 def _record_blocks(entry: Entry) -> int:
     """Disk bytes of an image's index record (removed with it)."""
     if entry.kind != "images" or not entry.key:
@@ -231,17 +286,21 @@ def _remove(cache: Cache, entry: Entry, dry_run: bool) -> bool:
         return False
     try:
         if not dry_run:
-            if entry.path.is_dir():
-                shutil.rmtree(entry.path, ignore_errors=True)
+            assert cache.root is not None
+            if not inside(entry.path.parent, cache.root):  # a folder swapped for a link
+                return True
+            if _is_folder(entry.path):
+                shutil.rmtree(entry.path, ignore_errors=True)  # unlinks links, never follows
             else:
                 paths = [entry.path]
                 if entry.kind == "images" and entry.key:
                     paths.append(index_path(entry.path.parents[2], entry.key))
                 for path in paths:
-                    try:
-                        os.unlink(path)
-                    except FileNotFoundError:
-                        pass  # another prune was first (or an image from before the index)
+                    if _is_regular(path):  # gone (another prune), or no file this cache wrote
+                        try:
+                            os.unlink(path)
+                        except FileNotFoundError:
+                            pass  # another prune was first
         return True
     finally:
         if claim is not None:

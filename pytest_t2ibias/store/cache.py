@@ -35,7 +35,6 @@ import json
 import logging
 import math
 import os
-import stat
 import tempfile
 import time
 import warnings
@@ -47,6 +46,7 @@ import filelock
 import numpy as np
 from PIL import Image, PngImagePlugin
 
+from .._files import parse_json, read_bounded
 from .._types import ImageRequest
 from ..errors import CacheError
 
@@ -74,7 +74,14 @@ MAX_ANSWER_BYTES = 2**20
 """Largest answer entry read: a row of at most 64 choices with its question and statements
 is a few kB."""
 MAX_RECORD_BYTES = 1024
-"""Largest index record read: a 64-digit hex hash."""
+"""Largest index record read: a key and a hash, 64 hex digits each."""
+CACHEDIR_TAG = "CACHEDIR.TAG"
+CACHEDIR_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+"""The Cache Directory Tagging Specification's first line (https://bford.info/cachedir/):
+backup tools skip a folder that has it, and ``cache prune`` touches only such a folder."""
+CACHEDIR_TAG_TEXT = (f"{CACHEDIR_SIGNATURE}\n# This file is a cache directory tag created by "
+                     f"pytest-t2ibias.\n# For information about cache directory tags, see:\n"
+                     f"#\thttps://bford.info/cachedir/\n")
 
 
 class CacheWarning(UserWarning):
@@ -216,7 +223,7 @@ class Cache:
         buffer = io.BytesIO()
         image.save(buffer, format="PNG", pnginfo=info)
         # the record first: a reader that sees the new PNG sees its record too
-        self._write(self._record_path(key), image_hash.encode())
+        self._write(self._record_path(key), record_text(key, image_hash))
         self._write(self._path("images", key, ".png"), buffer.getvalue())
 
     def _record_path(self, key: str) -> Path:
@@ -225,16 +232,19 @@ class Cache:
 
     def _recorded_hash(self, key: str) -> str | None:
         """The content hash recorded for image ``key`` (here, else in the remote tier); None
-        when there is no record, "" when there is one that cannot be read."""
+        when there is no record, "" when there is one that cannot be read or that is another
+        key's (a swapped record: each names its key, ``record_text``)."""
         path = self._record_path(key)
         if not os.path.lexists(path) and self._fetch(path) is None:
             return None
         try:
-            return read_entry(path, MAX_RECORD_BYTES).decode("ascii").strip()
-        except FileNotFoundError:  # a dangling link, or moved aside meanwhile
+            text = read_entry(path, MAX_RECORD_BYTES).decode("ascii")
+        except FileNotFoundError:  # moved aside meanwhile
             return None
         except (OSError, ValueError):  # unreadable or no regular file: the image cannot match
             return ""
+        named, _, recorded = text.strip().partition(" ")
+        return recorded if named == key and recorded else ""
 
     # -- answers --------------------------------------------------------------------------
 
@@ -248,7 +258,7 @@ class Cache:
         if path is None or seen is None:
             return None
         try:
-            record = json.loads(read_entry(path, MAX_ANSWER_BYTES))
+            record = parse_json(read_entry(path, MAX_ANSWER_BYTES))
             _check_answer(record, expected or {})
         except FileNotFoundError:  # another process moved it aside meanwhile
             return None
@@ -275,7 +285,7 @@ class Cache:
         if path is None or seen is None:
             return None
         try:
-            record = json.loads(read_entry(path, MAX_ANSWER_BYTES))
+            record = parse_json(read_entry(path, MAX_ANSWER_BYTES))
             vector = _check_embedding(record, expected)
         except FileNotFoundError:
             return None
@@ -306,7 +316,10 @@ class Cache:
         """Copy an entry the remote tier has into the local directory (not under refresh)."""
         if self.remote is None or not self.read:
             return None
-        payload = self.remote.fetch(path.relative_to(self.root).as_posix())
+        relative = path.relative_to(self.root).as_posix()
+        limits = {"images": MAX_IMAGE_BYTES, "answers": MAX_ANSWER_BYTES}
+        payload = self.remote.fetch(relative, limits.get(relative.split("/")[0],
+                                                         MAX_RECORD_BYTES))
         if payload is None:
             return None
         self._write(path, payload, push=False)
@@ -323,6 +336,7 @@ class Cache:
         if not self.enabled or key in self._held:  # ours already: never wait on ourselves
             return Claim(None)
         self.prepare()
+        unplant(self._lock_path(key))
         # released by the request layer's writer thread, once the entry is written
         lock = filelock.FileLock(str(self._lock_path(key)), thread_local=False)
         try:
@@ -372,6 +386,7 @@ class Cache:
             probe.unlink()
         except OSError as exc:
             raise self._unusable(exc) from None
+        mark_as_cache(self.root)
         self._sweep_stale_tmp()
         self._ready = True
 
@@ -401,11 +416,22 @@ class Cache:
         self.prepare()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir() and not path.is_symlink():  # no entry: it would block every write
+                self._set_aside(path)
             write_atomically(path, payload)
         except OSError as exc:
             raise self._unusable(exc) from None
         if push and self.remote is not None:
             self.remote.push(path.relative_to(self.root).as_posix(), payload)
+
+    def _set_aside(self, path: Path) -> None:
+        """Move a directory found where an entry belongs into ``corrupt/``, saying so."""
+        assert self.root is not None
+        target = self.root / "corrupt" / f"{path.name}.{time.time_ns()}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+        warnings.warn(CacheWarning(f"{path} was a directory, no cache entry; moved to "
+                                   f"{target}"), stacklevel=4)
 
     def _quarantine(self, key: str, path: Path, error: Exception, seen: os.stat_result) -> None:
         """Move the bad version ``seen`` of an entry to ``corrupt/``, under its key's claim
@@ -427,6 +453,34 @@ class Cache:
             CacheWarning(f"corrupt cache entry {path} ({error}); moved to {target}, recomputing"),
             stacklevel=3,
         )
+
+
+def record_text(key: str, image_hash: str) -> bytes:
+    """An index record: the key and its image's content hash, so a record moved to another
+    key's name (with its PNG, chunks stripped) names the wrong key and is caught."""
+    return f"{key} {image_hash}\n".encode("ascii")
+
+
+def mark_as_cache(root: Path) -> None:
+    """Write ``CACHEDIR.TAG`` in ``root`` if it has none (a cache made before the tag gets
+    one on its next write); a tag that cannot be written costs only ``cache prune``."""
+    tag = Path(root) / CACHEDIR_TAG
+    if os.path.lexists(tag):
+        return
+    try:
+        write_atomically(tag, CACHEDIR_TAG_TEXT.encode("ascii"))
+    except OSError:
+        pass
+
+
+def is_marked_cache(root: Path) -> bool:
+    """Whether ``root`` carries this cache's tag: a regular file (not a link) that starts
+    with the tagging signature."""
+    try:
+        head = read_bounded(Path(root) / CACHEDIR_TAG, 4096, follow_links=False)
+    except (OSError, ValueError):
+        return False
+    return head.startswith(CACHEDIR_SIGNATURE.encode("ascii"))
 
 
 def index_path(root: Path, key: str) -> Path:
@@ -456,36 +510,9 @@ def _move_if_unchanged(path: Path, target: Path, seen: os.stat_result) -> None:
 
 
 def read_entry(path: Path, limit: int) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` of them; else
-    ``ValueError`` saying what is there (``FileNotFoundError`` if nothing is).
-
-    Opened without blocking and checked on the open file, not on the name: a FIFO put in an
-    entry's place would otherwise hang the run, a symlink to ``/dev/zero`` read without end.
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        opened = os.fstat(fd)
-        if not stat.S_ISREG(opened.st_mode):
-            raise ValueError(f"not a regular file ({_file_kind(opened.st_mode)}): no entry "
-                             f"this cache wrote")
-        if opened.st_size > limit:
-            raise ValueError(f"{opened.st_size:,} bytes, more than the {limit:,} an entry may "
-                             f"take")
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
-    finally:
-        os.close(fd)
-    if len(data) > limit:  # grew since fstat
-        raise ValueError(f"more than the {limit:,} bytes an entry may take")
-    return data
-
-
-def _file_kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISSOCK, "a socket"))
-    return next((name for test, name in kinds if test(mode)), "not a file")
+    """An entry's bytes through the one guarded read (``_files.read_bounded``): a regular
+    file of at most ``limit`` bytes, never a link (nothing this cache writes is one)."""
+    return read_bounded(path, limit, follow_links=False)
 
 
 def _refuse_bomb(data: bytes) -> None:
@@ -511,9 +538,12 @@ def _image_problem(actual: str, recorded: str | None, text: dict[str, Any],
     if recorded is None:  # the PNG's own chunk cannot vouch for it: a forger writes that too
         return ("no index record for this key (index/ab/<key>.sha256): nothing this cache "
                 "wrote vouches for the image")
+    if not recorded:
+        return ("the index record (index/ab/<key>.sha256) is unreadable, no file, or names "
+                "another key: a swapped or planted record")
     if recorded != actual:
-        return (f"pixels hash to {actual[:12]}, but the index records {recorded[:12] or '?'} "
-                f"for this key: a replaced or swapped image")
+        return (f"pixels hash to {actual[:12]}, but the index records {recorded[:12]} for "
+                f"this key: a replaced or swapped image")
     if request is not None:
         said = {"prompt": request.prompt, "seed": str(request.seed), "index": str(request.index)}
         for name, value in said.items():
@@ -611,6 +641,7 @@ class locked:  # lower case: used like a function, ``with locked(path):``
         self.lock = filelock.FileLock(str(lock_file) if lock_file else str(path) + ".lock")
 
     def __enter__(self) -> None:
+        unplant(Path(self.lock.lock_file))
         waited = 0.0
         while True:
             try:
@@ -624,6 +655,20 @@ class locked:  # lower case: used like a function, ``with locked(path):``
 
     def __exit__(self, *exc_info: object) -> None:
         release_removing(self.lock)
+
+
+def unplant(lock_file: Path) -> None:
+    """Remove a symbolic link found where a lock file goes (this code never makes one): the
+    link, never its target. filelock >= 3.20.1 refuses to open one (O_NOFOLLOW) instead of
+    truncating its target, but a refused lock would stop every run; unlinked, the claim
+    is taken as usual."""
+    if os.path.islink(lock_file):
+        try:
+            os.unlink(lock_file)
+        except FileNotFoundError:
+            return
+        warnings.warn(CacheWarning(f"{lock_file} was a symbolic link, no lock this cache made; "
+                                   f"removed (its target untouched)"), stacklevel=3)
 
 
 def release_removing(lock: filelock.BaseFileLock) -> None:

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._files import read_json
 from .cache import write_atomically
 
 if TYPE_CHECKING:
@@ -48,10 +49,8 @@ def recalled(root: Path | None) -> list[dict[str, Any]]:
         return []
     records = []
     for path in sorted(folder.glob("*.json")):
-        try:
-            if not path.is_file() or path.stat().st_size > MAX_RECORD_BYTES:
-                continue
-            record = json.loads(path.read_text(encoding="utf-8"))
+        try:  # the guarded read: no FIFO waited on, no link followed out of the cache
+            record = read_json(path, MAX_RECORD_BYTES, follow_links=False)
         except (OSError, ValueError):
             continue
         if isinstance(record, dict) and {"judge", "axis", "readable"} <= set(record):

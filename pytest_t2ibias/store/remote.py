@@ -32,18 +32,44 @@ class RemoteCache:
         self.fetched = 0
         self.pushed = 0
 
-    def fetch(self, relative: str) -> bytes | None:
-        """The entry's bytes, or None when the store lacks it (or has failed)."""
+    def fetch(self, relative: str, limit: int) -> bytes | None:
+        """The entry's bytes, or None when the store lacks it (or has failed). Read through
+        one guarded path: a regular file of at most ``limit`` bytes; anything else there (a
+        FIFO, a link to ``/dev/zero``, a folder, a huge file) is refused unread, with a
+        warning, and counts as absent."""
         if self.failed:
             return None
+        path = f"{self.root}/{relative}"
         try:
-            payload = self.fs.cat_file(f"{self.root}/{relative}")
+            payload = self._read_bounded(path, limit)
         except FileNotFoundError:
             return None
-        except Exception as exc:  # noqa: BLE001 - any store error: warn once, go local
+        except ValueError as exc:  # no entry this cache wrote: skip it, keep the tier
+            warnings.warn(RemoteCacheWarning(f"remote cache {self.url}: {relative} refused "
+                                             f"({exc}); computed here instead"), stacklevel=3)
+            return None
+        except Exception as exc:  # any store error: warn once, go local
             self._fail(exc)
             return None
         self.fetched += 1
+        return payload
+
+    def _read_bounded(self, path: str, limit: int) -> bytes:
+        from fsspec.implementations.local import LocalFileSystem
+
+        from .._files import read_bounded
+
+        if isinstance(self.fs, LocalFileSystem):  # the open file checked, never a link's
+            return read_bounded(path, limit, follow_links=False)
+        info = self.fs.info(path)
+        if info.get("type") != "file":
+            raise ValueError(f"not a file ({info.get('type')})")
+        if (info.get("size") or 0) > limit:
+            raise ValueError(f"{info['size']:,} bytes, more than the {limit:,} it may take")
+        with self.fs.open(path, "rb") as handle:
+            payload = handle.read(limit + 1)
+        if len(payload) > limit:
+            raise ValueError(f"more than the {limit:,} bytes it may take")
         return payload
 
     def push(self, relative: str, payload: bytes) -> None:
@@ -53,7 +79,7 @@ class RemoteCache:
         try:
             self.fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
             self.fs.pipe_file(path, payload)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             self._fail(exc)
             return
         self.pushed += 1

@@ -18,7 +18,7 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from .._types import ABSTAINED, Answers, GeneratedImage, ImageRequest, ImageSet
-from ..backends._base import Answerer, Generator
+from ..backends._base import Answerer, Embedder, Generator
 from ..errors import BackendError
 from .cache import (
     Cache,
@@ -197,7 +197,7 @@ class RequestLayer:
 
     # -- embeddings ----------------------------------------------------------------------
 
-    def image_embeddings(self, embedder: Answerer, images: ImageSet) -> np.ndarray:
+    def image_embeddings(self, embedder: Embedder, images: ImageSet) -> np.ndarray:
         """(n, d) embeddings of ``images`` by a contrastive judge (``embed_images``), each
         computed once ever like an answer (memo, disk cache, claims, batches)."""
         fingerprint = embedder.fingerprint
@@ -213,7 +213,7 @@ class RequestLayer:
                          _model_name(embedder), self.answer_batch_size)
         return np.array([self._answers[key] for key in keys], dtype=float)
 
-    def text_embeddings(self, embedder: Answerer, texts: Sequence[str]) -> np.ndarray:
+    def text_embeddings(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         """(n, d) embeddings of ``texts`` (prompts, for CLIPScore), cached as images' are."""
         fingerprint = embedder.fingerprint
         keys = [embedding_key("text", text, fingerprint) for text in texts]

@@ -22,7 +22,7 @@ import yaml
 
 from ..errors import SuiteError, SuiteTooLarge
 
-KeyPath = tuple  # of str keys and int list indexes
+KeyPath = tuple[Any, ...]  # of str keys and int list indexes (and whatever a YAML key was)
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 
@@ -46,7 +46,7 @@ Python refuses to parse more than 4,300, and a longer one is past ``MAX_INTEGER`
 _INT_TAG = "tag:yaml.org,2002:int"
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
     """Safe loader with YAML 1.2 booleans: only true/false, so ``keep: yes``, ``choices: [yes,
     no]`` and the key ``on:`` stay strings as the suite format means them.
 
@@ -228,14 +228,14 @@ def _to_plain(loader: _Loader, node: yaml.Node, at: KeyPath, document: Document,
             line = key_node.start_mark.line + 1
             if key in mapping:
                 raise SuiteError(document.path, line,
-                                 f"duplicate key {key!r} (first at line {document.lines[(*at, key)]})")
-            document.lines[(*at, key)] = line
+                                 f"duplicate key {key!r} (first at line {document.lines[at + (key,)]})")
+            document.lines[at + (key,)] = line
             mapping[key] = _to_plain(loader, value_node, (*at, key), document, open_nodes)
         return mapping
     if isinstance(node, yaml.SequenceNode):
         items = []
         for index, item_node in enumerate(node.value):
-            document.lines[(*at, index)] = item_node.start_mark.line + 1
+            document.lines[at + (index,)] = item_node.start_mark.line + 1
             items.append(_to_plain(loader, item_node, (*at, index), document, open_nodes))
         return items
     return _construct(loader, node, document)
@@ -254,7 +254,7 @@ def _construct(loader: _Loader, node: yaml.Node, document: Document) -> Any:
         value = loader.construct_object(node, deep=True)
     except yaml.YAMLError:
         raise  # a marked error: ``load_yaml`` reports it with its line and column
-    except Exception as exc:  # noqa: BLE001 - any constructor's failure (!!timestamp tomorrow
+    except Exception as exc:  # any constructor's failure (!!timestamp tomorrow
         # is an AttributeError inside PyYAML) means the value cannot be read
         why = f" ({exc})" if isinstance(exc, (ValueError, OverflowError)) else ""
         raise SuiteError(document.path, line,

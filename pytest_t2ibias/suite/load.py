@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 import string
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .._settings import JUDGE_CORRECTIONS, parse_model_options
+from .._settings import parse_model_options
 from .._text import first_unsafe
-from ..budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 from ..errors import SuiteError
 from ..kinds import CHECK_KINDS, COMMON_PARAMS, CheckKind
-from ..params import build, check_images
+from ..params import build
 from ..suite_spec import (
     COUNTERFACTUAL_CALIBRATION,
     AxisSpec,
@@ -28,39 +26,31 @@ from ..suite_spec import (
     Location,
     QuestionPart,
     Suite,
+    SuiteDefaults,
 )
 from ._yaml import Document, KeyPath, load_yaml
+from .language import (
+    AXIS,
+    CHECK,
+    DEFAULTS,
+    FILTER,
+    LLM_COUNTERFACTUALS,
+    MARKER_PATTERN,
+    MAX_CHOICES,
+    MODELS,
+    NAME_PATTERN,
+    PART,
+    TOP,
+    Section,
+)
 
-TOP_KEYS = ("suite", "defaults", "prompt", "subjects", "filter", "axes", "checks", "models",
-            "burden", "judge_correction")
-REQUIRED_TOP_KEYS = ("prompt", "subjects", "axes")
-BURDENS = ("model", "check")
-MODEL_ROLES = ("candidate", "baseline")
 MODEL_ENTRY_KEYS = ("model", "options")
 """A ``models:`` role as a mapping: the model and its loading options."""
-DEFAULT_KEYS = ("images_per_prompt", "seed", "steps", "guidance", "batch_size", "height", "width")
-FILTER_KEYS = ("question", "choices", "keep")
-FILTER_OPTIONAL_KEYS = ("statements",)
-AXIS_KEYS = ("question", "choices", "counterfactuals", "ideal", "ordered", "statements",
-             "classifier", "parts", "none", "phrases", "names", "judge_calibration",
-             "abstain_below")
-AXIS_REQUIRED_KEYS = ("question", "choices")
-"""Required of an axis without ``parts`` (a multi-part axis needs ``parts`` and ``none``)."""
-LLM_COUNTERFACTUALS = "llm"
-"""``counterfactuals: llm``: the language model phrases them (``methods.counterfactuals``)."""
-PART_KEYS = ("value", "question")
-PART_OPTIONAL_KEYS = ("statements",)
 YES_NO = ("yes", "no")
-CHECK_KEYS = ("id", "kind", "subjects", "marks")
 
 TEMPLATE_FIELDS = ("subject",)
 """The placeholders a prompt template may use, each bare: ``{subject}``."""
 IDEAL_SUM_TOLERANCE = 1e-3
-NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
-"""Axis names and check ids: they become parts of pytest item names."""
-MARKER_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-"""A check's ``marks:``: pytest marker names (pytest refuses those starting with ``_``:
-``__class__`` would reach ``MarkGenerator`` as an attribute lookup)."""
 LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 """Characters that break or shift a line: a name (a subject, a choice, a mark, the suite's
 name) holding one would start a line of its own in a failure message or a JUnit body
@@ -70,8 +60,6 @@ name) holding one would start a line of its own in a failure message or a JUnit 
 MAX_ITEMS = 20_000
 """Most pytest items one suite may make (checks x subjects x axes): collection stays bounded
 in time and memory whatever the file says (a 43 kB suite could ask for 6,000,000)."""
-MAX_CHOICES = 64
-"""Most choices an axis may have (every answer set is images x choices)."""
 
 
 def load_suite(path: Path | str) -> Suite:
@@ -97,6 +85,7 @@ class _SuiteReader:
         self.problems: list[SuiteError] = []
         self.axis_names: list[str] = []  # declared, even if invalid: no cascade of errors
         self.declared_axes: dict[str, AxisSpec] = {}
+        self.confidence: float | None = None  # the suite's confidence: (a check's own wins)
 
     # -- reporting ---------------------------------------------------------------------------
 
@@ -106,22 +95,44 @@ class _SuiteReader:
     def location(self, at: KeyPath) -> Location:
         return Location(self.path, self.document.line(*at))
 
-    def unknown_keys(self, mapping: dict, at: KeyPath, allowed: Iterable[str], where: str) -> None:
+    def unknown_keys(self, mapping: dict[Any, Any], at: KeyPath, allowed: Iterable[str], where: str) -> None:
         allowed = list(allowed)
         for key in mapping:
             if key not in allowed:
                 self.problem((*at, key), f"unknown key {key!r} {where}; {_suggest(str(key), allowed)}")
 
-    def missing(self, mapping: dict, at: KeyPath, keys: Iterable[str], where: str) -> bool:
+    def missing(self, mapping: dict[Any, Any], at: KeyPath, keys: Iterable[str], where: str) -> bool:
         """Report required ``keys`` absent from ``mapping``; True when all are present."""
         absent = [key for key in keys if key not in mapping]
         for key in absent:
             self.problem(at, f"missing required key {key!r} {where}")
         return not absent
 
+    def keys(self, mapping: dict[Any, Any], at: KeyPath, section: Section, where: str = "") -> bool:
+        """Report keys of ``mapping`` that ``section`` does not declare and required ones it
+        lacks; True when none is missing."""
+        where = where or section.where
+        self.unknown_keys(mapping, at, section.names, where)
+        return self.missing(mapping, at, section.required, where)
+
+    def scalar(self, mapping: dict[Any, Any], at: KeyPath, section: Section, name: str) -> Any:
+        """``mapping[name]`` checked against its ``Value`` in ``section``; None when absent
+        or refused (and reported at its line)."""
+        if name not in mapping:
+            return None
+        rule = section.keys[name].value
+        assert rule is not None, f"{name} {section.where} declares no Value"
+        value = mapping[name]
+        problem = rule.problem(value)
+        if problem:
+            label = ".".join((*(str(step) for step in at), name))
+            self.problem((*at, name), f"{label} {problem}, got {_describe(value)}")
+            return None
+        return rule.read(value)
+
     # -- typed values ------------------------------------------------------------------------
 
-    def mapping(self, value: Any, at: KeyPath, what: str) -> dict | None:
+    def mapping(self, value: Any, at: KeyPath, what: str) -> dict[Any, Any] | None:
         if isinstance(value, dict):
             return value
         self.problem(at, f"{what} must be a mapping, got {_describe(value)}")
@@ -132,12 +143,6 @@ class _SuiteReader:
             return value
         self.problem(at, f"{what} must be a non-empty string, got {_describe(value)}")
         return None
-
-    def flag(self, value: Any, at: KeyPath, what: str) -> bool:
-        if isinstance(value, bool):
-            return value
-        self.problem(at, f"{what} must be true or false, got {_describe(value)}")
-        return False
 
     def names(self, value: Any, at: KeyPath, what: str, minimum: int = 1) -> tuple[str, ...]:
         """A list of unique non-empty strings (subjects, choices, marks)."""
@@ -200,7 +205,7 @@ class _SuiteReader:
             return None
         return template
 
-    def choice_keys(self, mapping: dict, at: KeyPath, choices: tuple[str, ...], what: str) -> None:
+    def choice_keys(self, mapping: dict[Any, Any], at: KeyPath, choices: tuple[str, ...], what: str) -> None:
         for key in mapping:
             if key not in choices:
                 self.problem((*at, key), f"{what}: {key!r} is not a choice of the axis; "
@@ -212,37 +217,35 @@ class _SuiteReader:
         data = self.document.data
         if not isinstance(data, dict):
             raise SuiteError(self.path, self.document.line(),
-                             f"a suite must be a mapping with keys {', '.join(TOP_KEYS)}; "
+                             f"a suite must be a mapping with keys {', '.join(TOP.names)}; "
                              f"got {_describe(data)}")
-        self.unknown_keys(data, (), TOP_KEYS, "at the top of the suite")
-        self.missing(data, (), REQUIRED_TOP_KEYS, "at the top of the suite")
+        self.keys(data, (), TOP)
         self.valid_text(data, ())
         name = suite_name_from_path(self.path)
         if "suite" in data:
-            given = self.text(data["suite"], ("suite",), "suite (the suite's name)")
+            given = self.scalar(data, (), TOP, "suite")
             if given is not None and self.one_line(given, ("suite",), "suite (the suite's name)"):
                 name = given
-        defaults = self.defaults(data["defaults"]) if "defaults" in data else {}
+        defaults = self.defaults(data["defaults"]) if "defaults" in data else SuiteDefaults()
         prompt = self.template(data["prompt"], ("prompt",), "prompt") if "prompt" in data else None
         subjects = self.names(data["subjects"], ("subjects",), "subjects") if "subjects" in data else ()
         filter_spec = self.filter(data["filter"]) if "filter" in data else None
         axes = self.axes(data["axes"]) if "axes" in data else {}
         self.declared_axes = axes
+        self.confidence = self.scalar(data, (), TOP, "confidence")
         checks = self.checks(data["checks"], subjects, axes) if "checks" in data else ()
         self.item_count(checks, subjects)
         models, model_options = self.models(data["models"]) if "models" in data else ({}, {})
-        burden = self.burden(data["burden"], ("burden",)) if "burden" in data else None
-        correction = data.get("judge_correction")
-        if correction is not None and correction not in JUDGE_CORRECTIONS:
-            self.problem(("judge_correction",), f"judge_correction must be one of "
-                         f"{', '.join(JUDGE_CORRECTIONS)}, got {_describe(correction)}")
-            correction = None
+        burden = self.scalar(data, (), TOP, "burden")
+        correction = self.scalar(data, (), TOP, "judge_correction")
         if self.problems:
             raise SuiteError.combine(self.problems)
+        assert prompt is not None  # absent or malformed, it was a problem above
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
                      location=self.location(()), models=models, model_options=model_options,
-                     burden=burden, judge_correction=correction)
+                     burden=burden, judge_correction=correction,
+                     confidence=self.confidence)
 
     def valid_text(self, value: Any, at: KeyPath) -> None:
         """Every string (and key) of the suite is text a report can show: a lone surrogate
@@ -283,14 +286,6 @@ class _SuiteReader:
                              "it into several suites or select fewer subjects or axes per check")
                 return
 
-    def burden(self, value: Any, at: KeyPath) -> str | None:
-        """``burden: model`` (inconclusive fails: a release gate) or ``check``."""
-        if value not in BURDENS:
-            self.problem(at, f"burden must be one of {', '.join(BURDENS)} (model: a check whose "
-                             f"interval straddles its limit fails; check: it passes), got {value!r}")
-            return None
-        return value
-
     def models(self, value: Any) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
         """``models: {candidate: PATH, baseline: PATH}``: paths relative to the suite file;
         a role may instead be ``{model: PATH, options: {KEY: VALUE}}``, its loading options
@@ -304,13 +299,14 @@ class _SuiteReader:
         mapping = self.mapping(value, at, "models (role -> model)")
         if mapping is None:
             return {}, {}
-        self.unknown_keys(mapping, at, MODEL_ROLES, "in models")
+        self.keys(mapping, at, MODELS)
         models: dict[str, str] = {}
         options: dict[str, dict[str, Any]] = {}
-        for role in MODEL_ROLES:
+        for role in MODELS.names:
             if role not in mapping:
                 continue
-            where, entry, label = (*at, role), mapping[role], f"models.{role}"
+            where: KeyPath = (*at, role)
+            entry, label = mapping[role], f"models.{role}"
             if isinstance(entry, dict):
                 self.unknown_keys(entry, where, MODEL_ENTRY_KEYS, f"in {label}")
                 self.missing(entry, where, ("model",), f"in {label}")
@@ -333,17 +329,37 @@ class _SuiteReader:
         raw = self.text(value, at, label)
         if raw is None:
             return None
+        found = self.suite_path(raw, at, label)
+        if found is None:
+            return None
+        resolved, exists = found
         given = Path(raw).expanduser()
-        resolved = given if given.is_absolute() else (self.path.parent / given)
+        if exists:
+            return str(resolved)
+        first = self.suite_path(given.parts[0], at, label, quiet=True)
         looks_like_path = (raw.startswith((".", "/", "~")) or given.is_absolute()
-                           or (self.path.parent / given.parts[0]).exists())
-        if resolved.exists():
-            return str(resolved.resolve())
+                           or (first is not None and first[1]))
         if looks_like_path:
             self.problem(at, f"{label} {raw!r} does not exist (looked for "
-                             f"{resolved.resolve()}; relative to the suite file)")
+                             f"{resolved}; relative to the suite file)")
             return None
         return raw
+
+    def suite_path(self, raw: str, at: KeyPath, label: str, quiet: bool = False
+                   ) -> tuple[Path, bool] | None:
+        """``raw`` relative to the suite file, resolved, and whether it exists; None (reported
+        unless ``quiet``) when no file system could hold it: a NUL character, or a name or
+        path longer than the system allows (``ValueError``/``OSError`` from ``pathlib``)."""
+        try:
+            resolved = (self.path.parent / Path(raw).expanduser()).resolve()
+            return resolved, resolved.exists()
+        except (ValueError, OSError, RuntimeError) as error:
+            if not quiet:
+                reason = "it holds a NUL character" if "\0" in raw else (
+                    getattr(error, "strerror", None) or str(error))
+                self.problem(at, f"{label} {_describe(raw)} is not a usable path ({reason}); "
+                                 f"write a path relative to the suite file")
+            return None
 
     def model_options(self, value: Any, at: KeyPath, label: str) -> dict[str, Any]:
         """A model's loading options: ``{KEY: VALUE}`` read as ``--t2i-model-option KEY=VALUE``
@@ -366,54 +382,25 @@ class _SuiteReader:
             self.problem(at, str(error))
             return {}
 
-    def defaults(self, value: Any) -> dict[str, Any]:
+    def defaults(self, value: Any) -> SuiteDefaults:
         at = ("defaults",)
         mapping = self.mapping(value, at, "defaults")
         if mapping is None:
-            return {}
-        self.unknown_keys(mapping, at, DEFAULT_KEYS, "in defaults")
-        defaults: dict[str, Any] = {}
-        for key, number in mapping.items():
-            if key not in DEFAULT_KEYS:
-                continue
-            if key == "images_per_prompt" and isinstance(number, dict):
-                # {max: N}: adaptive for the gated checks that can stop early, N for the rest
-                problem = check_images(number)
-                if problem is None:
-                    defaults[key] = dict(number)
-                else:
-                    self.problem((*at, key), f"defaults.{key} {problem}")
-                continue
-            if key == "guidance":
-                ok = _is_number(number) and number >= 0
-                expected = "a number >= 0"
-            elif key in ("height", "width"):
-                ok = _is_int(number) and 8 <= number <= MAX_IMAGE_SIDE
-                expected = f"an integer in [8, {MAX_IMAGE_SIDE:,}] (pixels)"
-            else:
-                ok = _is_int(number) and number >= (0 if key == "seed" else 1)
-                expected = "an integer >= 0" if key == "seed" else (
-                    "a positive integer or {max: N}" if key == "images_per_prompt"
-                    else "a positive integer")
-                if key == "images_per_prompt" and ok and number > MAX_IMAGES_PER_PROMPT:
-                    ok, expected = False, f"at most {MAX_IMAGES_PER_PROMPT:,}"
-            if ok:
-                defaults[key] = float(number) if key == "guidance" else number
-            else:
-                self.problem((*at, key), f"defaults.{key} must be {expected}, got {_describe(number)}")
-        return defaults
+            return SuiteDefaults()
+        self.keys(mapping, at, DEFAULTS)
+        return SuiteDefaults(**{name: self.scalar(mapping, at, DEFAULTS, name)
+                                for name in DEFAULTS.names})
 
     def filter(self, value: Any) -> FilterSpec | None:
         at = ("filter",)
         mapping = self.mapping(value, at, "filter")
         if mapping is None:
             return None
-        self.unknown_keys(mapping, at, FILTER_KEYS + FILTER_OPTIONAL_KEYS, "in filter")
-        if not self.missing(mapping, at, FILTER_KEYS, "in filter"):
+        if not self.keys(mapping, at, FILTER):
             return None
-        question = self.text(mapping["question"], (*at, "question"), "filter.question")
+        question = self.scalar(mapping, at, FILTER, "question")
         choices = self.names(mapping["choices"], (*at, "choices"), "filter.choices", minimum=2)
-        keep = self.text(mapping["keep"], (*at, "keep"), "filter.keep")
+        keep = self.scalar(mapping, at, FILTER, "keep")
         if keep is not None and choices and keep not in choices:
             self.problem((*at, "keep"), f"filter.keep {keep!r} is not one of filter.choices "
                                         f"{list(choices)}")
@@ -448,23 +435,23 @@ class _SuiteReader:
         mapping = self.mapping(value, at, where)
         if mapping is None:
             return None
-        self.unknown_keys(mapping, at, AXIS_KEYS, f"in {where}")
+        self.unknown_keys(mapping, at, AXIS.names, f"in {where}")
         parts: tuple[QuestionPart, ...] = ()
         none_value = None
         if "parts" in mapping:
             parts, none_value, choices = self.parts(mapping, at, where)
             question = "; ".join(part.question for part in parts)  # a label for reports
             if "question" in mapping:
-                question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
+                question = self.scalar(mapping, at, AXIS, "question")
             if "choices" in mapping and tuple(mapping["choices"] or ()) != choices:
                 self.problem((*at, "choices"), f"{where}: with parts, choices are the part values "
                                                f"then none: leave choices out or write {list(choices)}")
         else:
             if "none" in mapping:
                 self.problem((*at, "none"), f"{where}: none is only for multi-part axes (with parts)")
-            if not self.missing(mapping, at, AXIS_REQUIRED_KEYS, f"in {where}"):
+            if not self.missing(mapping, at, AXIS.required, f"in {where}"):
                 return None
-            question = self.text(mapping["question"], (*at, "question"), f"{where}: question")
+            question = self.scalar(mapping, at, AXIS, "question")
             choices = self.names(mapping["choices"], (*at, "choices"), f"{where}: choices", minimum=2)
         if question is None or len(choices) < 2:
             return None
@@ -483,48 +470,37 @@ class _SuiteReader:
             counterfactuals_from_llm=from_llm,
             phrases=self.phrases(mapping, at, choices, where, from_llm),
             ideal=self.ideal(mapping.get("ideal", "uniform"), (*at, "ideal"), choices, where),
-            ordered=self.flag(mapping.get("ordered", False), (*at, "ordered"), f"{where}: ordered"),
+            ordered=self.scalar(mapping, at, AXIS, "ordered") or False,
             parts=parts,
             none_value=none_value,
             location=self.location(at),
             statements=self.per_choice(mapping, at, "statements", choices, where, self.text,
                                        complete=True),
-            classifier=self.flag(mapping.get("classifier", False), (*at, "classifier"),
-                                 f"{where}: classifier"),
+            classifier=self.scalar(mapping, at, AXIS, "classifier") or False,
             names=self.names(mapping["names"], (*at, "names"), f"{where}: names")
             if "names" in mapping else (),
             calibration=self.judge_calibration(mapping, at, where),
-            abstain_below=self.abstain_below(mapping, at, where),
+            abstain_below=self.scalar(mapping, at, AXIS, "abstain_below"),
         )
 
-    def judge_calibration(self, mapping: dict, at: KeyPath, where: str) -> str | None:
+    def judge_calibration(self, mapping: dict[Any, Any], at: KeyPath, where: str) -> str | None:
         """``judge_calibration: counterfactual | none | <labelled folder>``."""
         if "judge_calibration" not in mapping:
             return None
         value = mapping["judge_calibration"]
         if value in (COUNTERFACTUAL_CALIBRATION, "none"):
-            return value
+            return str(value)
         if isinstance(value, dict) and set(value) == {"folder"} and isinstance(value["folder"], str) \
                 and value["folder"].strip():
-            return str((self.path.parent / value["folder"]).resolve())
+            found = self.suite_path(value["folder"], (*at, "judge_calibration", "folder"),
+                                    f"{where}: judge_calibration.folder")
+            return None if found is None else str(found[0])
         self.problem((*at, "judge_calibration"), f"{where}: judge_calibration must be "
                      f"{COUNTERFACTUAL_CALIBRATION} (the axis' counterfactual images), none, or "
                      f"{{folder: <labelled images with index.jsonl>}}, got {_describe(value)}")
         return None
 
-    def abstain_below(self, mapping: dict, at: KeyPath, where: str) -> float | None:
-        """``abstain_below: p``, a probability in [0, 1)."""
-        if "abstain_below" not in mapping:
-            return None
-        value = mapping["abstain_below"]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                math.isfinite(value) and 0 <= value < 1):
-            self.problem((*at, "abstain_below"), f"{where}: abstain_below must be a probability "
-                         f"in [0, 1), got {_describe(value)}")
-            return None
-        return float(value)
-
-    def parts(self, mapping: dict, at: KeyPath, where: str
+    def parts(self, mapping: dict[Any, Any], at: KeyPath, where: str
               ) -> tuple[tuple[QuestionPart, ...], str | None, tuple[str, ...]]:
         """``parts: [{value, question, statements?}]`` + ``none: value``: choices are the
         values, then none; ``statements: {yes: ..., no: ...}`` serve CLIP-style answerers."""
@@ -539,11 +515,10 @@ class _SuiteReader:
             part = self.mapping(item, item_at, f"{where}: each part")
             if part is None:
                 continue
-            self.unknown_keys(part, item_at, PART_KEYS + PART_OPTIONAL_KEYS, f"in a part of {where}")
-            if not self.missing(part, item_at, PART_KEYS, f"in a part of {where}"):
+            if not self.keys(part, item_at, PART, f"in a part of {where}"):
                 continue
-            value = self.text(part["value"], (*item_at, "value"), f"{where}: part value")
-            question = self.text(part["question"], (*item_at, "question"), f"{where}: part question")
+            value = self.scalar(part, item_at, PART, "value")
+            question = self.scalar(part, item_at, PART, "question")
             if value is not None and value in [p.value for p in parts]:
                 self.problem((*item_at, "value"), f"{where}: part value {value!r} is listed twice")
             elif value is not None and question is not None:
@@ -556,13 +531,13 @@ class _SuiteReader:
             self.problem((*at, "parts"), f"{where}: a multi-part axis needs none: <value> "
                                          f"for images where no part applies")
         else:
-            none_value = self.text(mapping["none"], (*at, "none"), f"{where}: none")
+            none_value = self.scalar(mapping, at, AXIS, "none")
             if none_value is not None and none_value in [p.value for p in parts]:
                 self.problem((*at, "none"), f"{where}: none {none_value!r} is also a part value")
         values = tuple(part.value for part in parts)
         return tuple(parts), none_value, values + ((none_value,) if none_value else ())
 
-    def counterfactuals_from_llm(self, mapping: dict, at: KeyPath, where: str) -> bool:
+    def counterfactuals_from_llm(self, mapping: dict[Any, Any], at: KeyPath, where: str) -> bool:
         """``counterfactuals: llm``; any other non-mapping is reported here."""
         value = mapping.get("counterfactuals")
         if value == LLM_COUNTERFACTUALS:
@@ -573,7 +548,7 @@ class _SuiteReader:
                          f"{LLM_COUNTERFACTUALS!r}, got {_describe(value)}")
         return False
 
-    def phrases(self, mapping: dict, at: KeyPath, choices: tuple[str, ...], where: str,
+    def phrases(self, mapping: dict[Any, Any], at: KeyPath, choices: tuple[str, ...], where: str,
                 from_llm: bool) -> dict[str, str]:
         """``phrases: {choice: words}`` for ``counterfactuals: llm`` (default: the choice)."""
         if "phrases" in mapping and not from_llm:
@@ -583,7 +558,7 @@ class _SuiteReader:
             return {}
         return self.per_choice(mapping, at, "phrases", choices, where, self.text, complete=False)
 
-    def per_choice(self, mapping: dict, at: KeyPath, key: str, choices: tuple[str, ...],
+    def per_choice(self, mapping: dict[Any, Any], at: KeyPath, key: str, choices: tuple[str, ...],
                    where: str, read: Callable[[Any, KeyPath, str], str | None],
                    complete: bool) -> dict[str, str]:
         """A mapping choice -> text (counterfactuals, statements); ``complete``: every choice."""
@@ -615,8 +590,11 @@ class _SuiteReader:
             reference = self.text(value["reference"], (*at, "reference"), f"{where}: ideal.reference")
             if reference is None:
                 return "uniform"
-            folder = (self.path.parent / Path(reference).expanduser()).resolve()
-            if not folder.exists():
+            found = self.suite_path(reference, (*at, "reference"), f"{where}: ideal.reference")
+            if found is None:
+                return "uniform"
+            folder, exists = found
+            if not exists:
                 self.problem((*at, "reference"), f"{where}: ideal.reference {reference!r} does not "
                                                  f"exist (looked for {folder}; relative to the suite file)")
             return {"reference": folder}
@@ -653,7 +631,7 @@ class _SuiteReader:
                 checks.append(check)
         return tuple(checks)
 
-    def check_id(self, mapping: dict, at: KeyPath, first_line: dict[str, int]) -> str | None:
+    def check_id(self, mapping: dict[Any, Any], at: KeyPath, first_line: dict[str, int]) -> str | None:
         if "id" not in mapping:
             self.problem(at, "missing required key 'id' in check (a name for its test items)")
             return None
@@ -670,7 +648,7 @@ class _SuiteReader:
         first_line[check_id] = line
         return check_id
 
-    def check(self, mapping: dict, at: KeyPath, check_id: str, subjects: tuple[str, ...],
+    def check(self, mapping: dict[Any, Any], at: KeyPath, check_id: str, subjects: tuple[str, ...],
               axes: dict[str, AxisSpec]) -> CheckSpec | None:
         where = f"check {check_id!r}"
         chosen_subjects = subjects
@@ -693,6 +671,8 @@ class _SuiteReader:
         values = self.params(mapping, at, where, kind)
         if values is None:
             return None
+        if values.get("confidence") is None and self.confidence is not None:
+            values["confidence"] = self.confidence
         return CheckSpec(
             id=check_id,
             kind=kind.name,
@@ -703,7 +683,7 @@ class _SuiteReader:
             marks=marks,
         )
 
-    def kind(self, mapping: dict, at: KeyPath, where: str) -> CheckKind | None:
+    def kind(self, mapping: dict[Any, Any], at: KeyPath, where: str) -> CheckKind | None:
         if "kind" not in mapping:
             self.problem(at, f"missing required key 'kind' in {where}; known kinds: {_known_kinds()}")
             return None
@@ -717,13 +697,13 @@ class _SuiteReader:
                                     f"known kinds: {_known_kinds()}")
         return None
 
-    def params(self, mapping: dict, at: KeyPath, where: str, kind: CheckKind
+    def params(self, mapping: dict[Any, Any], at: KeyPath, where: str, kind: CheckKind
                ) -> dict[str, Any] | None:
         """The kind's parameters by key: required, typed, checked; absent ones take their
         default (``kinds._params.build`` makes them the kind's ``Params``)."""
         declared = {param.name: param for param in (*COMMON_PARAMS, *kind.declared)}
         before = len(self.problems)
-        self.unknown_keys(mapping, at, (*CHECK_KEYS, *declared), f"in {where} ({kind.name})")
+        self.unknown_keys(mapping, at, (*CHECK.names, *declared), f"in {where} ({kind.name})")
         params: dict[str, Any] = {}
         for param in declared.values():
             param_at = (*at, param.name)
@@ -837,7 +817,7 @@ def _at_check(reader: _SuiteReader, check: CheckSpec) -> KeyPath:
     return ("checks",)
 
 
-def _items(value: Any) -> list:
+def _items(value: Any) -> list[Any]:
     """``value`` if it is a list, else nothing (its type error is reported elsewhere)."""
     return value if isinstance(value, list) else []
 
