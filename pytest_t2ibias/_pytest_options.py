@@ -57,6 +57,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
     "reports": ("t2i_json", "t2i_html", "t2i_markdown", "t2i_html_images", "t2i_table_width"),
     "cache": ("t2i_cache_dir", "t2i_cache_remote", "t2i_no_cache", "t2i_refresh"),
     "saved runs": ("t2i_save", "t2i_autosave", "t2i_compare", "t2i_compare_fail",
+                   "t2i_compare_incomplete",
                    "t2i_storage"),
 }
 """Each option's group in ``--help`` (``t2ibias: models``, ...): 48 options in one group
