@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
+import subprocess
 from pathlib import Path
 
+import pytest
+from PIL import Image
 from test_cli import row
 
 from pytest_t2ibias.__main__ import main
@@ -87,3 +91,24 @@ def test_runs_trend_draws_each_figure_over_the_runs(tmp_path, capsys):
     nurse = [a for a in dots if a["fill"] == "#cf222e"]
     assert len(nurse) == 1  # release 2's failed nurse figure, in red
     assert all(tag not in ("script", "a") for tag, _ in tags.tags)
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="headless Chromium is not installed "
+                    "(Debian: apt-get install chromium; .ci/run installs it)")
+def test_headless_chromium_draws_the_trend_page(tmp_path, capsys):
+    """The trend page a user opens draws each figure's dots and intervals, not a blank page:
+    its failed release in red, its passed ones in green (issue #43's screenshot)."""
+    storage, page, shot = _storage(tmp_path), tmp_path / "trend.html", tmp_path / "trend.png"
+    assert main(["runs", "trend", "--storage", str(storage), "--html", str(page)]) == 0
+    done = subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}",
+         "--window-size=1000,900", page.as_uri()],
+        capture_output=True, text=True, timeout=180)
+    assert shot.exists(), done.stderr[-2000:]
+    with Image.open(shot) as image:
+        drawn = {colour: count for count, colour in
+                 image.convert("RGB").getcolors(maxcolors=1 << 20)}
+    assert len(drawn) > 50  # text, axes, dots and whiskers
+    assert drawn.get((0xCF, 0x22, 0x2E), 0) > 20  # release 2's failed nurse figure
+    assert drawn.get((0x1A, 0x7F, 0x37), 0) > 20  # the passed figures
