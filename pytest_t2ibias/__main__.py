@@ -71,10 +71,10 @@ def _pytest_ini(path: Path) -> dict[str, str] | None:
         return None
     try:
         if path.name == "pyproject.toml":
-            try:
+            if sys.version_info >= (3, 11):
                 import tomllib
-            except ImportError:  # Python 3.10: pytest's own dependency
-                import tomli as tomllib  # type: ignore[no-redef]
+            else:  # Python 3.10: pytest's own dependency
+                import tomli as tomllib
             table = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options")
             return None if not isinstance(table, dict) else {k: str(v) for k, v in table.items()}
         import iniconfig
@@ -125,7 +125,9 @@ class Prefetch:
         line = (f"prefetch{rank}: {self.planned} checks planned; {work.images_generated} images "
                 f"generated, {work.images_from_cache} from the cache; {work.answers_scored} "
                 f"answers scored, {work.answers_from_cache} from the cache")
-        session.config.pluginmanager.get_plugin("terminalreporter").write_line(line)
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:  # None under -p no:terminal
+            reporter.write_line(line)
         return True
 
 

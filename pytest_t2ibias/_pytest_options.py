@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -86,12 +86,16 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(name, f"{help_text} (default: {default})", type="string", default=default)
 
 
-def _ini_type(option: Option) -> str:
+def _ini_type(option: Option) -> Literal["bool", "linelist", "int", "float", "string"]:
     if option.flag:
         return "bool"
     if option.repeatable:
         return "linelist"
-    return {int: "int", float: "float"}.get(option.convert, "string")
+    if option.convert is int:
+        return "int"
+    if option.convert is float:
+        return "float"
+    return "string"
 
 
 def _metavar(option: Option) -> str:

@@ -109,7 +109,7 @@ class ImageSet(Sequence[GeneratedImage]):
     def __len__(self) -> int:
         return len(self.items)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return ImageSet(self.items[i])
         return self.items[i]
