@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._test_call import shown_per_prompt
 from ._types import ABSTAINED, FILTERED, Answers
@@ -57,7 +57,7 @@ MAX_PROMPTS = 16
 
 def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
                    roles: Mapping[str, str] | None = None, *,
-                   per_prompt: int | None | str = "run",
+                   per_prompt: int | None | Literal["run"] = "run",
                    max_prompts: int = MAX_PROMPTS) -> dict[str, Any] | None:
     """The grid of ``answer_sets`` (``(axis or question, answers)``, as ``Sightings`` holds
     them): one group per prompt and role, images in the order they were requested, each
@@ -176,8 +176,8 @@ class Interval:
 def interval_of(label: str, estimate: Any, judged: bool = True, tag: str = "") -> Interval:
     """A chart line from an estimate as the figures hold it (``{value, low, high}``)."""
     estimate = estimate if isinstance(estimate, Mapping) else {}
-    return Interval(label, *(_float(estimate.get(k)) for k in ("value", "low", "high")),
-                    judged, tag)
+    value, low, high = (_float(estimate.get(k)) for k in ("value", "low", "high"))
+    return Interval(label, value, low, high, judged, tag)
 
 
 def mappings(items: Any) -> list[Mapping[str, Any]]:

@@ -230,7 +230,7 @@ def plan_item(nodeid: str, item: PlannedItem, *, power: float, calibrates: bool 
         note = (f"underpowered near its limit: a truth {margin:g} either side of it needs "
                 f"{needed} images a prompt for {decides} to decide with power {power:.0%}; a "
                 f"truth further away decides with fewer")
-    if plan.adaptive:  # issue #26
+    if plan.adaptive and confidence is not None:  # issue #26; adaptive only if gated (plan_for)
         note = "; ".join(filter(None, [adaptive_note(check, axis, plan, prompts,
                                                      confidence=confidence), note]))
     never = never_passes(check, confidence)

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 class Plannable(Protocol):
     """What a check item registers with the plan (``items.check.CheckItem``)."""
 
-    nodeid: str
+    @property
+    def nodeid(self) -> str: ...
 
     def as_written(self) -> PlannedItem:
         """The item as its suite writes it, whether or not it will run."""

@@ -24,7 +24,7 @@ def images_needed(
     threshold: float,
     *,
     metric: str = "w1",
-    ideal: Sequence[float] | None = None,
+    ideal: Sequence[float] | np.ndarray | None = None,
     ordered: bool = False,
     confidence: float | None = 0.95,
     power: float = 0.8,
