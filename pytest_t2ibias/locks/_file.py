@@ -61,7 +61,7 @@ def unused_entries(used: dict[str, set[str]]) -> dict[str, list[str]]:
             record = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        entries = next((record[name] for name in LOCK_ENTRIES
+        entries: dict[str, Any] = next((record[name] for name in LOCK_ENTRIES
                         if isinstance(record, dict) and isinstance(record.get(name), dict)), {})
         left = sorted(key for key in entries if key not in keys)
         if left:

@@ -273,7 +273,7 @@ class BGPSLocks:
         def perplexity(texts: list[str]) -> list[float]:
             missing = [t for t in texts if t not in known]
             fresh = self._perplexities(missing) if missing else {}
-            return [known.get(t, fresh.get(t)) for t in texts]
+            return [known[t] if t in known else fresh[t] for t in texts]
 
         return perplexity
 

@@ -251,9 +251,10 @@ def choose_counterfactual(llm: LanguageModel, template: str, subject: str, phras
         candidates.append(learned)
     reasons = [c.rejected or rejection(c, subject, phrase, llm) for c in candidates]
     ranked = [c for c, reason in zip(candidates, reasons) if reason is None]
-    scores = mean_log_likelihoods(llm, [c.prompt for c in ranked]) if ranked else []
-    scored = [Candidate(c.prompt, c.source, float(s)) for c, s in zip(ranked, scores)]
-    order = sorted(range(len(scored)), key=lambda i: -scored[i].mean_log_likelihood)  # stable
+    scores = [float(s) for s in mean_log_likelihoods(llm, [c.prompt for c in ranked])] if ranked \
+        else []
+    scored = [Candidate(c.prompt, c.source, s) for c, s in zip(ranked, scores)]
+    order = sorted(range(len(scored)), key=lambda i: -scores[i])  # stable
     rejected = [Candidate(c.prompt, c.source, rejected=reason)
                 for c, reason in zip(candidates, reasons) if reason is not None]
     best = scored[order[0]] if scored else candidates[0]  # before_subject always names both

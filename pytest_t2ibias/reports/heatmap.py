@@ -37,7 +37,8 @@ def diverging_colour(value: float | None, scale: float = 1.0) -> tuple[int, int,
     t = max(-1.0, min(1.0, value / scale)) if scale > 0 else 0.0
     end = POSITIVE if t > 0 else NEGATIVE
     weight = abs(t) ** 0.7 if t else 0.0
-    return tuple(round(n + (e - n) * weight) for n, e in zip(NEUTRAL, end))
+    red, green, blue = (round(n + (e - n) * weight) for n, e in zip(NEUTRAL, end))
+    return red, green, blue
 
 
 def render_terminal(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> y]",

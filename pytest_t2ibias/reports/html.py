@@ -391,10 +391,10 @@ def _bar_charts(row: ReportRow) -> list[str]:
         found.append(("", choices, dict(distribution.get("shares") or {}),
                       dict(distribution.get("counts") or {}), ideal))
     elif isinstance(f.get("counts"), Mapping) and isinstance(f.get("target"), Mapping):
-        counts = {str(c): int(k) for c, k in f["counts"].items()}
-        n = sum(counts.values())
-        found.append(("", list(counts), {c: k / n if n else float("nan")
-                                          for c, k in counts.items()}, counts, f["target"]))
+        counted = {str(c): int(k) for c, k in f["counts"].items()}
+        n = sum(counted.values())
+        found.append(("", list(counted), {c: k / n if n else float("nan")
+                                           for c, k in counted.items()}, counted, f["target"]))
     for bias in mappings(f.get("biases")):
         if isinstance(bias.get("classes"), list):
             classes = [str(c) for c in bias["classes"]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,12 +66,13 @@ class ReportRow:
         return cls(**data)
 
     @classmethod
-    def from_json(cls, check: dict[str, Any]) -> ReportRow:
+    def from_json(cls, check: Mapping[str, Any]) -> ReportRow:
         """A row back from a JSON report's ``checks`` entry (``to_json``; version 1 too)."""
         def number(key: str) -> float:  # a hand-edited file may hold anything: NaN then
             value = check.get(key)
-            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-            return float(value) if numeric else float("nan")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return float(value)
+            return float("nan")
 
         def optional(key: str) -> float | None:
             return None if check.get(key) is None else number(key)

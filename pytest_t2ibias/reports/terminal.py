@@ -210,7 +210,7 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None,
     """model -> why its tokenizers cannot be read: said on every item that draws from it."""
     found = {}
     for position, (nodeid, check) in enumerate(planned):
-        said = []
+        said: list[str] = []
         work = works[position] if works is not None else work_of(check)
         if work.error is not None:  # plan_prompts says it; the run reports it
             continue
