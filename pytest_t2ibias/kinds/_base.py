@@ -58,6 +58,14 @@ class CheckContext(Generic[P]):
         return cast(P, self.check.params)
 
     @property
+    def axis_spec(self) -> AxisSpec:
+        """``axis`` for a kind that expands over axes (``axes_param``): every item has one."""
+        if self.axis is None:
+            raise TypeError(f"check {self.check.id!r}: its kind runs per axis, and this item "
+                            "has none")
+        return self.axis
+
+    @property
     def confidence(self) -> float | None:
         """The level the check gates at (None: a point decision)."""
         return self.levels.gate

@@ -4,6 +4,7 @@ parameters every kind takes live in ``pytest_t2ibias.params``, a value below the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..params import (
@@ -84,7 +85,7 @@ def check_target(value: Any) -> str | None:
     return None
 
 
-def check_target_in_suite(value: Any, axes: dict[str, AxisSpec]) -> str | None:
+def check_target_in_suite(value: Any, axes: Mapping[str, AxisSpec]) -> str | None:
     axis = axes.get(value["axis"])
     if axis is None:
         return f"names unknown axis {value['axis']!r} (axes: {', '.join(axes)})"

@@ -140,7 +140,7 @@ def known_axes(known: Sequence[str], axes: Iterable[str] | None, what: str) -> l
 def subject_attributes(ctx: CheckContext):
     """The check's axis read off the images of the suite's prompt for the subject."""
     images = ctx.instrument.images([ctx.suite.prompt_for(ctx.subject)])
-    return ctx.instrument.attributes(images, ctx.axis, ctx.suite.filter)
+    return ctx.instrument.attributes(images, ctx.axis_spec, ctx.suite.filter)
 
 
 def with_matrix(verdict: Verdict, matrix: ISMatrix) -> Verdict:

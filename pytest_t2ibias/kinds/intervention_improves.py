@@ -100,8 +100,8 @@ def run(ctx: CheckContext[InterventionImprovesParams]) -> Verdict:
 
     params = ctx.params
     fill = lambda phrases: [p.replace("{subject}", ctx.subject) for p in phrases or ()]  # noqa: E731
-    judge = reading_for(ctx, ctx.axis)
-    result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), ctx.axis,
+    judge = reading_for(ctx, ctx.axis_spec)
+    result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), ctx.axis_spec,
                      fill(params.interventions), controls=fill(params.controls),
                      filter=ctx.suite.filter, confidence=ctx.interval_confidence,
                      n_resamples=ctx.n_resamples,

@@ -92,7 +92,7 @@ def target_for(ctx: CheckContext[MaxSkewBelowParams]) -> dict[str, float] | None
     reference images (BiasConnect A.10, read by the same judge and filter); None: uniform. A
     value the reference never shows has target 0, where skew is undefined: an error."""
     target = ctx.params.target
-    axis = ctx.axis
+    axis = ctx.axis_spec
     where = f"{ctx.check.location}: check {ctx.check.id!r}"
     if target is not None and set(target) != set(axis.choices):
         raise CheckError(f"{where}: target must give a share for each choice of axis "

@@ -237,7 +237,7 @@ def evaluate_no_bgps_prompt_exceeds(
                     + "; ".join(departures))
     message += judge.note()
 
-    def row(p) -> dict[str, Any]:
+    def as_row(p) -> dict[str, Any]:
         return {"prompt": p.prompt, "share": float(p.share.value), "low": float(p.share.low),
                 "high": float(p.share.high), "n": int(p.n), "perplexity": float(p.perplexity),
                 "probe_probability": float(p.probe_probability),
@@ -252,14 +252,14 @@ def evaluate_no_bgps_prompt_exceeds(
         value=highest.share if statistic == "worst" else mean,
         threshold=threshold,
         message=message,
-        figures={"target": target, "statistic": statistic, "prompts": [row(p) for p in prompts],
+        figures={"target": target, "statistic": statistic, "prompts": [as_row(p) for p in prompts],
                  "added": [p.prompt for p in added],
                  "shared_with_baseline": [p.prompt for p in shared],
                  "offending": [p.prompt for p in proven],
                  "inconclusive": [p.prompt for p in undecided],
-                 "baseline": [row(p) for p in result.baseline],
-                 "curated": [row(p) for p in getattr(result, "curated", ())],
-                 "neutral": row(result.neutral) if result.neutral is not None else None,
+                 "baseline": [as_row(p) for p in result.baseline],
+                 "curated": [as_row(p) for p in getattr(result, "curated", ())],
+                 "neutral": as_row(result.neutral) if result.neutral is not None else None,
                  "mean_share": mean.to_dict(), "paper": table,
                  "lift": {against: lift.to_dict() for against, lift in lifts.items() if lift is not None},
                  "settings": {"lambda": float(settings.lam), "probe_term": settings.probe_term,

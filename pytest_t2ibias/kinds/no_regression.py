@@ -121,12 +121,12 @@ def evaluate_no_regression(
 def run(ctx: CheckContext[NoRegressionParams]) -> Verdict:
     from ..methods.gate import mitigation_effect_for
 
-    on = affected(ctx.params.on, ctx.suite, ctx.axis)
+    on = affected(ctx.params.on, ctx.suite, ctx.axis_spec)
     judges = readings_for(ctx, list(on))
 
     def effect_for(calibration):
         return mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
-                                     axes=list(dict.fromkeys([ctx.axis.name, *on])),
+                                     axes=list(dict.fromkeys([ctx.axis_spec.name, *on])),
                                      confidence=ctx.interval_confidence,
                                      n_resamples=ctx.n_resamples, calibration=calibration)
 
@@ -134,7 +134,7 @@ def run(ctx: CheckContext[NoRegressionParams]) -> Verdict:
     if calibration := judges.calibration():
         corrected = effect_for(calibration)
         effect = {y: judges.judged(y, e, corrected[y]) for y, e in effect.items()}
-    return evaluate_no_regression(effect, fixes=[ctx.axis.name], on=on,
+    return evaluate_no_regression(effect, fixes=[ctx.axis_spec.name], on=on,
                                   tolerance=ctx.params.tolerance,
                                   confidence=ctx.confidence, burden=ctx.plan.burden,
                                   label=ctx.label, judges=judges)

@@ -97,10 +97,10 @@ def evaluate_w1_below(
 def run(ctx: CheckContext[W1BelowParams]) -> Verdict:
     answers = subject_attributes(ctx)
     return evaluate_w1_below(answers, ctx.params.threshold,
-                             ideal=ctx.instrument.ideal(ctx.axis, ctx.suite.filter),
-                             ordered=ctx.axis.ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
+                             ideal=ctx.instrument.ideal(ctx.axis_spec, ctx.suite.filter),
+                             ordered=ctx.axis_spec.ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
                              burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples,
-                             judge=reading_for(ctx, ctx.axis))
+                             judge=reading_for(ctx, ctx.axis_spec))
 
 
 KIND = CheckKind(
