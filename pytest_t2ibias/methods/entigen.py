@@ -20,7 +20,7 @@ its abstentions are counted as ``excluded``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -124,7 +124,7 @@ def intervention_effects(labels_original: np.ndarray, labels_intervened: dict[st
                                           bias(c[choices[0]], c[choices[1]]), c,
                                           int(np.sum(labels < 0))))
     c0 = counts(original)
-    return EntigenResult(axis, tuple(choices), original_prompt, _diversity_of(original),
+    return EntigenResult(axis, (choices[0], choices[1]), original_prompt, _diversity_of(original),
                          bias(c0[choices[0]], c0[choices[1]]), c0, int(np.sum(original < 0)),
                          tuple(effects))
 
@@ -184,6 +184,11 @@ class CategoryResult:
                 "effects": [e.to_dict() for e in self.effects]}
 
 
+def _diversity_change(k: int) -> Callable[[list[np.ndarray]], float]:
+    """Eq. 1 over the first ``k`` groups (the prompts as written) less Eq. 1 over the rest."""
+    return lambda groups: _category_diversity(groups[:k]) - _category_diversity(groups[k:])
+
+
 def _category_diversity(labels_by_prompt: Sequence[np.ndarray]) -> float:
     """Eq. 1 with k over the prompts: each prompt's counts of value a (label 0) and b (1)."""
     from ..metrics.entigen import diversity
@@ -211,9 +216,8 @@ def category_effects(labels_original: dict[str, np.ndarray],
         if missing:
             raise ValueError(f"phrase {phrase!r} has no labels for {', '.join(missing)}")
         intervened = [np.asarray(by_subject[s]) for s in subjects]
-        k = len(subjects)
         estimate = bootstrap_estimate(
-            lambda groups, k=k: _category_diversity(groups[:k]) - _category_diversity(groups[k:]),
+            _diversity_change(len(subjects)),
             [*original, *intervened], paired=True, confidence=confidence, n_resamples=n_resamples,
             seed=seed)
         effects.append(CategoryEffect(phrase, phrase in controls, _category_diversity(intervened), estimate,

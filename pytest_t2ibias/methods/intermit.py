@@ -339,8 +339,11 @@ def intermit(
                           "with counterfactuals is left to mitigate")
             break
         choice = world.evaluate(state, candidates)
+        matrix = choice.matrix
+        if matrix is None:  # evaluate() builds one whenever it is given candidates
+            raise ValueError("InterMit's step has candidates but no IS matrix")
         # gamma_i = <S'_i, p>, S' = S[:, B*] (Alg. 1 lines 4-5)
-        gamma = {x: float(sum(choice.matrix.entry(x, y).value * p[y] for y in selected))
+        gamma = {x: float(sum(matrix.entry(x, y).value * p[y] for y in selected))
                  for x in candidates}
         chosen = max(candidates, key=lambda x: _finite(gamma[x]))  # i* = argmax (ties: first)
         mitigated.append(chosen)
@@ -355,13 +358,13 @@ def intermit(
             f"IS[{chosen}][{y}] = {effect} (wbar {current.wbar[y].value:.3f} -> "
             f"{after.wbar[y].value:.3f})"
             for y in watched
-            if (effect := choice.matrix.entry(chosen, y)).high < -tolerance
+            if (effect := matrix.entry(chosen, y)).high < -tolerance
         )
         alerts += step_alerts
         steps.append(InterMitStep(
             number=len(steps) + 1, axis=chosen, gamma=gamma, tau_before=current.tau,
             tau_after=after.tau, wbar_before=current.wbar, wbar_after=after.wbar,
-            prompts=tuple(world.prompt(c) for c in state), matrix=choice.matrix,
+            prompts=tuple(world.prompt(c) for c in state), matrix=matrix,
             alerts=step_alerts))
         current = after
     if current.tau.value > epsilon and (not alerts or not alerts[-1].startswith("tau ")):
@@ -433,7 +436,7 @@ class _PromptWorld:
 
         def from_shares(shares: list[list[np.ndarray]]) -> np.ndarray:
             # shares[prompt][axis]: (draws, choices) of one prompt on one selected axis
-            def wbar(indices: list[int], j: int, y: str) -> np.ndarray:
+            def wbar(indices: list[int], j: int, y: str) -> float | np.ndarray:
                 pooled = mean_of_shares([shares[i][j] for i in indices], len(self.choices[y]))
                 return normalised_w1(pooled, self.ideals[y], self.ordered[y])
 

@@ -494,7 +494,7 @@ class DiscoveredBias:
 
     @property
     def majority(self) -> str:
-        return max(self.shares, key=self.shares.get) if self.shares else ""
+        return max(self.shares, key=lambda choice: self.shares[choice]) if self.shares else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "classes": list(self.classes),

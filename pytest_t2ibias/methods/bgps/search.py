@@ -289,6 +289,8 @@ class _Search:
         scored once."""
         new = [t for t in dict.fromkeys(texts) if t not in self.memo]
         if new:
+            if self.scorer is None:  # callers probe only with a scorer (score, bgps_search)
+                raise ValueError("the probe term needs a probe scorer")
             per_latent = per_latent_probabilities(self.scorer, new)
             terms = probe_term(per_latent, self.settings.probe_term)
             for text, p, term in zip(new, per_latent.mean(axis=1), terms):
