@@ -48,7 +48,7 @@ class BatchSizes:
     ``--t2i-batch-size=8`` sets the generator's (as before); ``auto`` sizes every role;
     ``generator=auto,vqa=32`` sets roles one by one."""
 
-    generator: int | str | None = 8
+    generator: int | str = 8
     vqa: int | str | None = None
     classifier: int | str | None = None
 
@@ -59,7 +59,7 @@ class BatchSizes:
             size = _batch_size(text, "the batch size")
             return cls(generator=size, vqa=size if size == AUTO else None,
                        classifier=size if size == AUTO else None)
-        sizes: dict[str, int | str | None] = {"generator": 8}
+        sizes: dict[str, int | str] = {"generator": 8}
         for part in filter(None, (p.strip() for p in text.split(","))):
             role, _, value = part.partition("=")
             role = role.strip()

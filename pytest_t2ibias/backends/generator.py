@@ -160,8 +160,9 @@ class DiffusersGenerator:
         extra = dict(model_options or {})
         offload = bool(extra.pop("enable_model_cpu_offload", False))
         # dtype and revision are loading options under their own names (a model option wins)
-        how = Loading(**{**loading, **{key: extra.pop(key) for key in ("dtype", "revision")
-                                       if key in extra}})
+        named: dict[str, Any] = {key: extra.pop(key) for key in ("dtype", "revision")
+                                 if key in extra}
+        how = Loading(**{**loading, **named})
         source = ModelSource.of(path_or_id, revision=how.revision, offline=how.offline)
         common = how.source("diffusers pipeline", origin)
         check_source(source, marker="model_index.json", allow_pickle=how.allow_pickle, **common)
