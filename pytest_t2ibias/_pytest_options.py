@@ -252,7 +252,7 @@ def _checked(config: pytest.Config, name: str, *, minimum: float,
 def _report_path(config: pytest.Config, name: str, what: str, example: str) -> str | None:
     """``--t2i-json``/``--t2i-html``: a directory, a path under a file or a place that cannot
     be written is a usage error now, not a traceback when the run is over."""
-    value = get_option(config, name)
+    value: str | None = get_option(config, name)
     if value is None:
         return None
     problem = unwritable(Path(value))

@@ -24,10 +24,11 @@ from ._test_call import verdict_sink
 
 if TYPE_CHECKING:  # verdicts, reports and the equipment load when a check needs them (#14)
     from ._settings import Settings
+    from ._test_call import Sightings
     from .equipment import Equipment
     from .facade import T2IBias
     from .family import Family
-    from .instrument import Instrument, Models, Sightings
+    from .instrument import Instrument, Models
     from .locks.bgps import BGPSLocks
     from .locks.counterfactual import PromptLocks
     from .plan import Plan

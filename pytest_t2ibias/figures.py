@@ -47,7 +47,7 @@ hooks (``reason``, ``judges``, ``about``, ``chart``), never read by key outside 
 (``tests/test_kind_results.py`` holds reports/ to it)."""
 
 if TYPE_CHECKING:
-    from .instrument import Sightings
+    from ._test_call import Sightings
     from .metrics import ISMatrix
     from .verdict import Verdict
 

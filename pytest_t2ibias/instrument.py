@@ -329,7 +329,8 @@ class Instrument:
         """True for the images the filter keeps (the person filter: "is there a person?")."""
         verdicts = self._ask(images, filter.question, filter.choices,
                              _in_order(filter.statements, filter.choices))
-        return verdicts.labels == filter.choices.index(filter.keep)
+        kept: np.ndarray = verdicts.labels == filter.choices.index(filter.keep)
+        return kept
 
     def _multi_part(self, images: ImageSet, axis: AxisSpec, floor: float = 0.0) -> Answers:
         """Disability-style axes, each part asked on its own (BiasConnect A.2): of the parts

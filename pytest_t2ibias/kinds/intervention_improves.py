@@ -9,7 +9,7 @@ lowers it by at least ``min_improvement``; a control phrase that moves it is a w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,7 +99,9 @@ def run(ctx: CheckContext[InterventionImprovesParams]) -> Verdict:
     from ..methods.entigen import entigen
 
     params = ctx.params
-    fill = lambda phrases: [p.replace("{subject}", ctx.subject) for p in phrases or ()]  # noqa: E731
+    def fill(phrases: Sequence[str] | None) -> list[str]:
+        return [p.replace("{subject}", ctx.subject) for p in phrases or ()]
+
     judge = reading_for(ctx, ctx.axis_spec)
     result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), ctx.axis_spec,
                      fill(params.interventions), controls=fill(params.controls),

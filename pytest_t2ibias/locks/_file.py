@@ -148,7 +148,7 @@ class LockFormat:
         advice = (f"restore it from version control, or delete it (or rerun with "
                   f"{UPDATE_OPTION}) to regenerate it")
         try:
-            record = json.loads(text)
+            record: dict[str, Any] = json.loads(text)  # a dict once _problem() passes it
         except json.JSONDecodeError as exc:
             raise LockfileError(path, exc.lineno, f"{self.name} lock file is not valid JSON "
                                                   f"({exc.msg}, column {exc.colno}); {advice}") from None

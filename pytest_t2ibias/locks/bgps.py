@@ -165,7 +165,7 @@ class BGPSLocks:
     def _matching(self, path: Path, suite: Suite, gate: BGPSGate,
                   wanted: dict[str, Any]) -> dict[str, Any] | None:
         record = FORMAT.read(path)
-        entry = (record or {}).get("gates", {}).get(gate.key)
+        entry: dict[str, Any] | None = (record or {}).get("gates", {}).get(gate.key)
         if entry is None:
             return None
         differences = _differences(entry, wanted, self.settings.llm)

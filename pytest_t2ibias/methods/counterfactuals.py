@@ -236,7 +236,9 @@ def mean_log_likelihoods(llm: LanguageModel, texts: list[str]) -> np.ndarray:
     else:
         sums = np.asarray(llm.log_likelihood(texts), dtype=float)
         counts = np.array([len(text.split()) + 1 for text in texts])
-    return np.asarray(sums, dtype=float) / np.maximum(np.asarray(counts, dtype=float), 1.0)
+    means: np.ndarray = np.asarray(sums, dtype=float) / np.maximum(np.asarray(counts, dtype=float),
+                                                                   1.0)
+    return means
 
 
 def choose_counterfactual(llm: LanguageModel, template: str, subject: str, phrase: str,

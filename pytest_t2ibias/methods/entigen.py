@@ -68,7 +68,8 @@ class EntigenResult:
 def _share_improvement(shares: list[np.ndarray]) -> np.ndarray:
     """Eq. 1 of the first prompt minus the second's, from their shares (|2 p_a - 1| each)."""
     before, after = shares
-    return np.abs(2 * before[..., 0] - 1) - np.abs(2 * after[..., 0] - 1)
+    improvement: np.ndarray = np.abs(2 * before[..., 0] - 1) - np.abs(2 * after[..., 0] - 1)
+    return improvement
 
 
 def _diversity_of(labels: np.ndarray) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class Distribution:
             raise KeyError(f"{choice!r} is not one of the choices {self.choices}")
         return wilson_interval(int(self.counts[self.choices.index(choice)]), self.n)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain builtins, for ``user_properties`` and reports."""
         return {
             "choices": list(self.choices),

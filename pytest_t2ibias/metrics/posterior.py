@@ -710,7 +710,7 @@ def _face_extremes(evaluate, kinks, defined, centre, covariance, critical, gradi
             continue
         weights = weights[defined] / weights[defined].sum()
         full = np.hstack([w * rows for w in weights])  # on the stacked heads
-        faces = [()]
+        faces: list[tuple[int, ...]] = [()]
         for r in range(1, rows.shape[1] + 1):
             faces += list(itertools.combinations(range(len(rows)), r))
         seen, family = set(), []

@@ -28,7 +28,7 @@ def status_of(report: Any) -> str:
     """pytest's word for a test's call report: passed, failed, xfailed or xpassed."""
     if hasattr(report, "wasxfail"):
         return "xfailed" if report.skipped else "xpassed"
-    return report.outcome
+    return str(report.outcome)
 
 
 def failure_reason(verdict: Verdict) -> str:

@@ -22,9 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..figures import mappings
+from ..figures import Interval, mappings
 from .charts import (
-    Interval,
     escape,
     finite,
     heatmap_legend,

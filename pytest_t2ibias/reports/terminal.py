@@ -205,7 +205,7 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None,
     from ..backends.readings import pipeline_readers, problems
     from ..kinds import work_of
 
-    readers: dict[str, list] = {}
+    readers: dict[str, list[Any]] = {}
     unreadable: dict[str, str] = {}
     """model -> why its tokenizers cannot be read: said on every item that draws from it."""
     found = {}

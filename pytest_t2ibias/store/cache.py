@@ -258,7 +258,7 @@ class Cache:
         if path is None or seen is None:
             return None
         try:
-            record = parse_json(read_entry(path, MAX_ANSWER_BYTES))
+            record: dict[str, Any] = parse_json(read_entry(path, MAX_ANSWER_BYTES))
             _check_answer(record, expected or {})
         except FileNotFoundError:  # another process moved it aside meanwhile
             return None

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from .cache import (
 )
 from .degenerate import check_images, check_scores
 from .write_behind import WriteBehind
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 
 @dataclass
@@ -343,7 +346,7 @@ def _model_name(backend: object) -> str:
     return type(backend).__name__
 
 
-def _generated(request: ImageRequest, picture, key: str,
+def _generated(request: ImageRequest, picture: Image.Image, key: str,
                image_hash: str | None = None) -> GeneratedImage:
     return GeneratedImage(
         prompt=request.prompt,
