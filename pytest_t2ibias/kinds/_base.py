@@ -58,14 +58,6 @@ class CheckContext(Generic[P]):
         return cast(P, self.check.params)
 
     @property
-    def axis_spec(self) -> AxisSpec:
-        """``axis`` for a kind that expands over axes (``axes_param``): every item has one."""
-        if self.axis is None:
-            raise TypeError(f"check {self.check.id!r}: its kind runs per axis, and this item "
-                            "has none")
-        return self.axis
-
-    @property
     def confidence(self) -> float | None:
         """The level the check gates at (None: a point decision)."""
         return self.levels.gate
@@ -101,6 +93,14 @@ class PlannedItem:
             raise TypeError(f"check {self.check.id!r}: parameters are "
                             f"{type(self.check.params).__name__}, not {cls.__name__}")
         return self.check.params
+
+
+def axis_of(ctx: CheckContext[Any]) -> AxisSpec:
+    """The item's axis, for a kind that expands over axes (``axes_param``): every item of it
+    has one (``ctx.axis`` is None only for kinds without axes)."""
+    if ctx.axis is None:
+        raise TypeError(f"check {ctx.check.id!r}: its kind runs per axis, and this item has none")
+    return ctx.axis
 
 
 Run = Callable[[CheckContext[Any]], "Verdict"]

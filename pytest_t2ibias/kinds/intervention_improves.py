@@ -15,7 +15,7 @@ from typing import Any
 
 from ..figures import Interval, interval_of, mappings
 from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem, axis_of
 from ._judge import JudgeReading, calibration_prompts, reading_for
 from ._needs import questions_of
 from ._params import Params, check_text_list, check_unit_interval, param
@@ -102,8 +102,8 @@ def run(ctx: CheckContext[InterventionImprovesParams]) -> Verdict:
     def fill(phrases: Sequence[str] | None) -> list[str]:
         return [p.replace("{subject}", ctx.subject) for p in phrases or ()]
 
-    judge = reading_for(ctx, ctx.axis_spec)
-    result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), ctx.axis_spec,
+    judge = reading_for(ctx, axis_of(ctx))
+    result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), axis_of(ctx),
                      fill(params.interventions), controls=fill(params.controls),
                      filter=ctx.suite.filter, confidence=ctx.interval_confidence,
                      n_resamples=ctx.n_resamples,

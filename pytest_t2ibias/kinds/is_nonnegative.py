@@ -22,7 +22,7 @@ import numpy as np
 from ..figures import Interval, interval_of
 from ..metrics import ISMatrix
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem, axis_of
 from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
@@ -124,20 +124,20 @@ def evaluate_is_nonnegative(
 def run(ctx: CheckContext[IsNonnegativeParams]) -> Verdict:
     from ..methods.biasconnect import intersectional_sensitivity_for
 
-    on = affected(ctx.params.on, ctx.suite, ctx.axis_spec)
+    on = affected(ctx.params.on, ctx.suite, axis_of(ctx))
     suite = ctx.counterfactual_suite()
     judges = readings_for(ctx, list(on), suite)
 
     def matrix_for(calibration):
         return intersectional_sensitivity_for(
-            ctx.instrument, suite, ctx.subject, mitigate=[ctx.axis_spec.name],
-            axes=list(dict.fromkeys([ctx.axis_spec.name, *on])), confidence=ctx.interval_confidence,
+            ctx.instrument, suite, ctx.subject, mitigate=[axis_of(ctx).name],
+            axes=list(dict.fromkeys([axis_of(ctx).name, *on])), confidence=ctx.interval_confidence,
             n_resamples=ctx.n_resamples, calibration=calibration)
 
     matrix = matrix_for(None)
     if calibration := judges.calibration():
         matrix = judges.judged_matrix(matrix, matrix_for(calibration))
-    verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis_spec.name], on=on,
+    verdict = evaluate_is_nonnegative(matrix, mitigate=[axis_of(ctx).name], on=on,
                                       tolerance=ctx.params.tolerance,
                                       confidence=ctx.confidence, burden=ctx.plan.burden,
                                       label=ctx.subject, judges=judges)

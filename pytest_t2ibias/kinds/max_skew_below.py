@@ -17,7 +17,7 @@ import numpy as np
 from .._types import Answers
 from ..errors import CheckError
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
-from ._base import CheckContext, CheckKind
+from ._base import CheckContext, CheckKind, axis_of
 from ._judge import JudgeReading, reading_for
 from ._needs import subject_work
 from ._papers import SOCIALCF
@@ -92,7 +92,7 @@ def target_for(ctx: CheckContext[MaxSkewBelowParams]) -> dict[str, float] | None
     reference images (BiasConnect A.10, read by the same judge and filter); None: uniform. A
     value the reference never shows has target 0, where skew is undefined: an error."""
     target = ctx.params.target
-    axis = ctx.axis_spec
+    axis = axis_of(ctx)
     where = f"{ctx.check.location}: check {ctx.check.id!r}"
     if target is not None and set(target) != set(axis.choices):
         raise CheckError(f"{where}: target must give a share for each choice of axis "

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..figures import Interval, interval_of
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem, axis_of
 from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
@@ -121,12 +121,12 @@ def evaluate_no_regression(
 def run(ctx: CheckContext[NoRegressionParams]) -> Verdict:
     from ..methods.gate import mitigation_effect_for
 
-    on = affected(ctx.params.on, ctx.suite, ctx.axis_spec)
+    on = affected(ctx.params.on, ctx.suite, axis_of(ctx))
     judges = readings_for(ctx, list(on))
 
     def effect_for(calibration):
         return mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
-                                     axes=list(dict.fromkeys([ctx.axis_spec.name, *on])),
+                                     axes=list(dict.fromkeys([axis_of(ctx).name, *on])),
                                      confidence=ctx.interval_confidence,
                                      n_resamples=ctx.n_resamples, calibration=calibration)
 
@@ -134,7 +134,7 @@ def run(ctx: CheckContext[NoRegressionParams]) -> Verdict:
     if calibration := judges.calibration():
         corrected = effect_for(calibration)
         effect = {y: judges.judged(y, e, corrected[y]) for y, e in effect.items()}
-    return evaluate_no_regression(effect, fixes=[ctx.axis_spec.name], on=on,
+    return evaluate_no_regression(effect, fixes=[axis_of(ctx).name], on=on,
                                   tolerance=ctx.params.tolerance,
                                   confidence=ctx.confidence, burden=ctx.plan.burden,
                                   label=ctx.label, judges=judges)

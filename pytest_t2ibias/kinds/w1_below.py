@@ -20,7 +20,7 @@ from ..metrics import distribution_of, ideal_shares
 from ..metrics.distributions import Distribution
 from ..metrics.posterior import w1_estimate
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
-from ._base import CheckContext, CheckKind
+from ._base import CheckContext, CheckKind, axis_of
 from ._judge import JudgeReading, reading_for
 from ._needs import subject_work
 from ._papers import BIASCONNECT
@@ -97,10 +97,10 @@ def evaluate_w1_below(
 def run(ctx: CheckContext[W1BelowParams]) -> Verdict:
     answers = subject_attributes(ctx)
     return evaluate_w1_below(answers, ctx.params.threshold,
-                             ideal=ctx.instrument.ideal(ctx.axis_spec, ctx.suite.filter),
-                             ordered=ctx.axis_spec.ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
+                             ideal=ctx.instrument.ideal(axis_of(ctx), ctx.suite.filter),
+                             ordered=axis_of(ctx).ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
                              burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples,
-                             judge=reading_for(ctx, ctx.axis_spec))
+                             judge=reading_for(ctx, axis_of(ctx)))
 
 
 KIND = CheckKind(
