@@ -47,6 +47,8 @@ hooks (``reason``, ``judges``, ``about``, ``chart``), never read by key outside 
 (``tests/test_kind_results.py`` holds reports/ to it)."""
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ._test_call import Sightings
     from .metrics import ISMatrix
     from .verdict import Verdict
@@ -149,7 +151,7 @@ def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(matrix, Mapping):
         return {k: matrix[k] for k in ("axes", "value", "low", "high")}
 
-    def plain(rows) -> list[list[float | None]]:
+    def plain(rows: np.ndarray) -> list[list[float | None]]:
         return [[None if math.isnan(v) else float(v) for v in row] for row in rows.tolist()]
 
     return {"axes": list(matrix.axes), "value": plain(matrix.value), "low": plain(matrix.low),

@@ -24,7 +24,7 @@ from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve
 from ._source import ModelSource
 
 
-def missing_components(path_or_id: str | os.PathLike, given: dict[str, Any]) -> str | None:
+def missing_components(path_or_id: str | os.PathLike[str], given: dict[str, Any]) -> str | None:
     """Why a local pipeline folder failed to load, when a part it needs is not there: the
     components its class requires that ``model_index.json`` lists as absent (saved without
     them, as SD3 without T5) or whose folder holds no files; None when that is not it."""
@@ -138,7 +138,7 @@ class DiffusersGenerator:
     @classmethod
     def from_pretrained(
         cls,
-        path_or_id: str | os.PathLike,
+        path_or_id: str | os.PathLike[str],
         *,
         steps: int | None = None,
         guidance_scale: float | None = None,
@@ -196,7 +196,7 @@ class DiffusersGenerator:
         sampling (steps, guidance, size, scheduler) wins over this generator's defaults."""
         requests = list(requests)
         images: dict[int, Image.Image] = {}
-        groups: dict[tuple, list[int]] = {}
+        groups: dict[tuple[Any, ...], list[int]] = {}
         for position, request in enumerate(requests):
             groups.setdefault(tuple(request.sampling.values()), []).append(position)
         for positions in groups.values():

@@ -42,13 +42,15 @@ def normalised_w1(
 
 def _w1_nominal(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     # Ground cost 0 between equal categories, 1 otherwise: W1 = total variation distance.
-    return 0.5 * np.abs(p - q).sum(axis=-1)
+    distance: np.ndarray = 0.5 * np.abs(p - q).sum(axis=-1)
+    return distance
 
 
 def _w1_ordered(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     # Categories at positions 0..C-1: W1 = sum of |CDF_p - CDF_q| over unit steps. This is
     # scipy.stats.wasserstein_distance(positions, positions, p, q), vectorised over rows.
-    return np.abs(np.cumsum(p - q, axis=-1)[..., :-1]).sum(axis=-1)
+    distance: np.ndarray = np.abs(np.cumsum(p - q, axis=-1)[..., :-1]).sum(axis=-1)
+    return distance
 
 
 def severity(shares: np.ndarray) -> float | np.ndarray:
@@ -79,7 +81,8 @@ def _unit_range(values: float | np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=float)
     values = np.where(np.abs(values) < _ROUNDING, 0.0, values)
     values = np.where(np.abs(values - 1.0) < _ROUNDING, 1.0, values)
-    return np.clip(values, 0.0, 1.0)
+    clipped: np.ndarray = np.clip(values, 0.0, 1.0)
+    return clipped
 
 
 def kl_divergence(p: np.ndarray, q: np.ndarray, smoothing: float = 1e-6) -> float:

@@ -12,10 +12,13 @@ import io
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..figures import matrix_figure
 from ..metrics import ISMatrix
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 NEGATIVE = (178, 24, 43)
 NEUTRAL = (247, 247, 247)
@@ -25,7 +28,7 @@ CELL_W, CELL_H = 150, 60
 LABEL_W, TITLE_H, LEGEND_H = 130, 40, 50
 
 
-def _cells(matrix: ISMatrix | Mapping[str, Any]):
+def _cells(matrix: ISMatrix | Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
     figure = matrix_figure(matrix)
     return figure["axes"], figure["value"], figure["low"], figure["high"]
 
@@ -72,7 +75,7 @@ def render_terminal(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> 
     return buffer.getvalue()
 
 
-def render_png(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> y]"):
+def render_png(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> y]") -> Image.Image:
     """The heatmap as a PIL image: coloured cells with value and CI, axis labels, a legend."""
     from PIL import Image, ImageDraw, ImageFont
 
