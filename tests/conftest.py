@@ -7,7 +7,7 @@ import pytest
 # them, and numpy's C extensions cannot be imported twice in one process. Import it up front.
 import scipy.stats  # noqa: F401
 
-pytest_plugins = ["pytester", "tiny_models"]  # model_zoo: one build a session
+pytest_plugins = ["pytester", "support.tiny_models"]  # model_zoo: one build a session
 
 # Subprocesses (pytester.runpytest_subprocess, multiprocessing "spawn") import this checkout,
 # not whichever one the environment has installed in editable mode.
