@@ -4,17 +4,16 @@ quickly, with a message naming the option or the totals, before it holds the wor
 
 from __future__ import annotations
 
-import tracemalloc
-
 import pytest
+from support.fresh_process import traced_in_fresh_process
 
 from pytest_t2ibias.budgets import MAX_IMAGE_SIDE, MAX_RUN_IMAGES
 from pytest_t2ibias.errors import SuiteError
 from pytest_t2ibias.suite import load_suite
 
 BUDGETS_PEAK_MB = 128
-"""Traced peak of refusing the huge suite: about 20 MB now (pytest collecting in process);
-a tuple per planned image, as the old progress tally held, is 10,000,000 of them (600+ MB)."""
+"""Traced peak of refusing the huge suite: about 35 MB now (pytest collecting in a fresh
+process, the plugin imported before tracing); a tuple per planned image, as the old progress tally held, is 10,000,000 of them (600+ MB)."""
 
 pytest_plugins = "pytester"
 
@@ -35,19 +34,23 @@ def test_a_huge_but_valid_suite_is_refused_quickly_in_bounded_memory(pytester):
     """Was: 100 subjects at 100,000 images a prompt over 30 axes grew to 2.9 GB in 70 s,
     printing nothing (the progress tally held a tuple per image and question)."""
     pytester.makefile(".t2i.yaml", big=HUGE_BUT_VALID)
-    tracemalloc.start()  # this operation's own peak, not the process's high-water mark
-    try:
-        result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=m", "--collect-only")
-    finally:
-        peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
+    # pytest run in a fresh process, traced there: a full run's high-water mark cannot hide a
+    # regression, nor its earlier imports make this one look cheaper than it is.
+    run = traced_in_fresh_process("""
+        import pytest
+
+        import pytest_t2ibias
+
+
+        def operation():
+            return int(pytest.main(["-p", "no:cacheprovider", "--t2i-model=m", "--collect-only"]))
+        """, cwd=pytester.path)
+    assert run.result == pytest.ExitCode.USAGE_ERROR
+    pytest.LineMatcher(run.stderr.splitlines()).fnmatch_lines([
         f"ERROR: t2ibias: the selected checks plan 10,000,000 images, more than the "
         f"{MAX_RUN_IMAGES:,} a run may plan (t2ibias budgets; the largest check: "
         f"big.t2i.yaml::c?s0-a0? at 100,000 images a prompt); select fewer checks*"])
-    # Traced, so the process's high-water mark from earlier tests cannot hide a regression.
-    assert peak_mb < BUDGETS_PEAK_MB, peak_mb
+    assert run.peak_mb < BUDGETS_PEAK_MB, run.peak_mb
 
 
 def test_the_budgets_are_said_after_collection(pytester):

@@ -5,10 +5,10 @@ whatever the suite asks, and a figure exactly at its ideal computes as exactly t
 from __future__ import annotations
 
 import textwrap
-import tracemalloc
 
 import numpy as np
 import pytest
+from support.fresh_process import traced_in_fresh_process
 
 from pytest_t2ibias import assert_entropy_below, assert_w1_below
 from pytest_t2ibias._types import Estimate
@@ -17,8 +17,8 @@ from pytest_t2ibias.metrics import normalised_w1, severity
 from pytest_t2ibias.suite.load import MAX_CHOICES, MAX_ITEMS, load_suite
 
 LOAD_PEAK_MB = 64
-"""Traced peak of refusing the 6,000,000-item suite: about 6 MB now (its YAML); building its
-items before counting them (as before issue #23) is 6,000,000 tuples at least (400+ MB)."""
+"""Traced peak of refusing the 6,000,000-item suite in a fresh process: about 6 MB now (its
+YAML); building its items before counting them (as before issue #23) is 6,000,000 tuples at least (400+ MB)."""
 
 BASE = """\
 prompt: "a photo of a {subject}"
@@ -92,17 +92,28 @@ def test_a_cross_product_beyond_the_cap_is_refused_quickly_at_the_check(tmp_path
     checks = "\n".join(f"  - {{id: c{i}, kind: entropy_below, axes: [{', '.join(f'a{j}' for j in range(60))}], "
                        f"threshold: 0.5}}" for i in range(100))
     text = f'prompt: "a {{subject}}"\nsubjects: [{subjects}]\naxes:\n{axes}\nchecks:\n{checks}\n'
-    tracemalloc.start()  # this load's own peak, not the process's high-water mark
-    try:
-        error = _error(tmp_path, text)
-    finally:
-        peak_mb = tracemalloc.get_traced_memory()[1] / 2**20
-        tracemalloc.stop()
-    assert "the suite makes 60,000 items up to here (1000 subjects x 60 axes" in str(error)
-    assert f"more than the {MAX_ITEMS:,} a suite may make" in str(error)
-    assert error.line == 65  # the first check (after 3 + 60 + 1 lines): 60,000 items already
-    # Traced, so the process's high-water mark from earlier tests cannot hide a regression.
-    assert peak_mb < LOAD_PEAK_MB, peak_mb
+    path = tmp_path / "s.t2i.yaml"
+    path.write_text(text)
+    # Loaded in a fresh process, traced there: a full run's high-water mark cannot hide a
+    # regression.
+    run = traced_in_fresh_process(f"""
+        from pytest_t2ibias.errors import SuiteError
+        from pytest_t2ibias.suite.load import load_suite
+
+
+        def operation():
+            try:
+                load_suite({str(path)!r})
+            except SuiteError as error:
+                return [str(error), error.line]
+            return None
+        """, cwd=tmp_path)
+    assert run.result is not None, "the suite loaded"
+    message, line = run.result
+    assert "the suite makes 60,000 items up to here (1000 subjects x 60 axes" in message
+    assert f"more than the {MAX_ITEMS:,} a suite may make" in message
+    assert line == 65  # the first check (after 3 + 60 + 1 lines): 60,000 items already
+    assert run.peak_mb < LOAD_PEAK_MB, run.peak_mb
 
 
 def test_an_axis_with_too_many_choices_is_refused(tmp_path):
