@@ -64,7 +64,7 @@ CHECKS = {
 }
 NOT_IN_MATRIX = {kind: "a cost kind (CheckKind.measures_cost): on random models its rows "
                       "measure no image here (n = 0; erasure needs a suite filter), so "
-                      "tests/test_cost_rows.py runs them"
+                      "tests/unit/test_cost_rows.py runs them"
                  for kind in BUILTIN_KINDS if CHECK_KINDS[kind].measures_cost}
 CHECKS = {kind: CHECKS.get(kind) or sample_entry(kind) for kind in BUILTIN_KINDS
           if kind not in NOT_IN_MATRIX}

@@ -100,7 +100,7 @@ def test_the_reference_says_a_configured_classifier_reads_its_axis_whatever_clas
 
 
 # Every command the README shows is run, here or by .ci/run (issue #43): the quick start's by
-# tests/test_wheel.py from the installed wheel, the rest by .ci/run. A command added to the
+# tests/plugin/test_wheel.py from the installed wheel, the rest by .ci/run. A command added to the
 # README without a runner fails here until one runs it.
 README_COMMAND_RUNNERS = {
     "pip install pytest-t2ibias": (".ci/run", 'pip install --quiet "$wheel_dir"/dist/*.whl'),

@@ -196,7 +196,7 @@ def test_steps_past_the_schedule_are_an_error_naming_the_option_and_the_limit(pr
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
-# A whole literal, not derived from SUITE: tests/test_reference.py validates every suite
+# A whole literal, not derived from SUITE: tests/plugin/test_reference.py validates every suite
 # literal of the tests against the JSON schema, this one's {model, options} form included.
 SUITE_WITH_OPTIONS = """\
 suite: tiny

@@ -1,6 +1,6 @@
 """The BGPS gate: the helper's verdict, names that drop prompts, the lock file, YAML validation.
 
-Scripted LM and probe (tests/test_bgps_search.py's bigram world) and a scripted instrument whose
+Scripted LM (tests/support/bgps_world.py's bigram world) and probe and a scripted instrument whose
 images are male exactly when their prompt says "intense": no model is loaded."""
 
 from __future__ import annotations

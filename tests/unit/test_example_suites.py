@@ -173,7 +173,7 @@ def passes(check, value: float) -> bool:
 
 COST_KINDS = ("prompt_alignment", "vendi_diversity", "image_quality", "distribution_shift", "erasure")
 """What a fine-tune cost (issue #38): a property of the learned images, not of the world's
-planted shares; tests/test_costs.py measures them on the models."""
+planted shares; tests/plugin/test_costs.py measures them on the models."""
 
 CASES = [(suite, check, subject, axis) for suite in (SUITE, *GATE_SUITES, LLM_SUITE, BGPS_SUITE, OPENSET_SUITE, ENTIGEN_SUITE)
          for check in suite.checks if check.kind not in COST_KINDS

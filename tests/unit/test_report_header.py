@@ -34,7 +34,7 @@ class Reporter:
 
 
 def rows():
-    """One gated check (a run of only point decisions adds a warning, tests/test_ungated_warning.py)."""
+    """One gated check (a run of only point decisions adds a warning, tests/unit/test_ungated_warning.py)."""
     verdict = Verdict(passed=True, check="w1_below", value=Estimate(0.1, 0.0, 0.2, 8),
                       threshold=0.3, message="ok", confidence=0.95)
     return [verdict_row("a::t", verdict, status="passed")]
