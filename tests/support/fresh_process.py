@@ -47,7 +47,8 @@ def traced_in_fresh_process(source: str, cwd: Path) -> FreshRun:
                           text=True, check=False)
     lines = done.stdout.splitlines()
     found = [line for line in lines if line.startswith(_MARK)]
-    assert done.returncode == 0 and found, f"the fresh process failed:\n{done.stderr}"
+    assert done.returncode == 0 and found, \
+        f"the fresh process failed (exit status {done.returncode}):\n{done.stderr}"
     reply = json.loads(found[-1][len(_MARK):])
     return FreshRun(reply["peak_mb"], reply["result"],
                     "\n".join(line for line in lines if not line.startswith(_MARK)),
