@@ -11,7 +11,9 @@ from typing import Protocol
 class ReportRow(Protocol):
     """What this module reads of a ``rows.ReportRow`` (``rows`` imports this module)."""
 
-    status: str
+    @property
+    def status(self) -> str: ...
+
     gate_confidence: float | None
 
 
