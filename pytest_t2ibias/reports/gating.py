@@ -14,7 +14,8 @@ class ReportRow(Protocol):
     @property
     def status(self) -> str: ...
 
-    gate_confidence: float | None
+    @property
+    def gate_confidence(self) -> float | None: ...
 
 
 def ungated_warning(rows: Sequence[ReportRow]) -> str | None:
