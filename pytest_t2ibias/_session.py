@@ -411,10 +411,10 @@ class T2ISession:
             self.junit_properties(item, report, [("status", "error")])
             self.results.add(error_row(item, _error_text(error, call.excinfo)))
         elif call.when == "call" and item.stash.get(VERDICTS, None):
-            from .reports.collect import expected_to_fail, item_rows
+            from .reports.collect import item_rows, xfail_of
             from .verdict import verdict_properties
 
-            for verdict, row in item_rows(item, item.stash[VERDICTS], expected_to_fail(report),
+            for verdict, row in item_rows(item, item.stash[VERDICTS], xfail_of(report),
                                           item.stash.get(SIGHTINGS, None)):
                 self.results.add(row)
                 self.junit_properties(item, report, verdict_properties(verdict)

@@ -62,15 +62,22 @@ ERROR = "error"
 """A row's outcome when the check could not run: no figure, an error under every burden."""
 
 
-def status(outcome: str, burden: str, readable: bool = True,
-           expected_to_fail: bool = False) -> str:
+XFAIL, STRICT_XFAIL = "xfail", "strict"
+"""A row's ``xfail``: the test ran under an xfail mark, or a strict one (``xfail_strict``)."""
+
+
+def status(outcome: str, burden: str, readable: bool = True, xfail: str = "") -> str:
     """pytest's word for a judged figure (passed, failed, xfailed, xpassed, error): what
-    ``passes`` makes of it, turned round by an xfail mark (``expected_to_fail``)."""
+    ``passes`` makes of it, turned round by an xfail mark (``xfail``: ``XFAIL`` or
+    ``STRICT_XFAIL``; a strict mark's pass fails the test, as pytest's XPASS(strict))."""
     if outcome == ERROR:
         return "error"
-    if expected_to_fail:
-        return "xpassed" if passes(outcome, burden, readable) else "xfailed"
-    return "passed" if passes(outcome, burden, readable) else "failed"
+    passed = passes(outcome, burden, readable)
+    if xfail == STRICT_XFAIL and passed:
+        return "failed"
+    if xfail:
+        return "xpassed" if passed else "xfailed"
+    return "passed" if passed else "failed"
 
 
 def worst(outcomes: list[str]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 from dataclasses import fields
 from pathlib import Path
 
@@ -14,14 +15,25 @@ import pytest
 
 from pytest_t2ibias._settings import BURDENS
 from pytest_t2ibias._types import Estimate
+from pytest_t2ibias.kinds import CHECK_KINDS
 from pytest_t2ibias.reports.collect import verdict_row
 from pytest_t2ibias.reports.rows import STATUSES, ReportRow
 from pytest_t2ibias.runs.compare import status_of
 from pytest_t2ibias.runs.trend import run_summary, trend_rows
-from pytest_t2ibias.verdict import FAIL, INCONCLUSIVE, PASS, Verdict, passes, status
+from pytest_t2ibias.verdict import (
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    STRICT_XFAIL,
+    XFAIL,
+    Verdict,
+    passes,
+    status,
+)
 
 PACKAGE = Path(__import__("pytest_t2ibias").__file__).parent
-CASES = list(itertools.product((PASS, FAIL, INCONCLUSIVE), BURDENS, (True, False), (False, True)))
+CASES = list(itertools.product((PASS, FAIL, INCONCLUSIVE), BURDENS, (True, False),
+                               ("", XFAIL, STRICT_XFAIL)))
 
 
 def test_neither_a_verdict_nor_a_row_stores_a_status():
@@ -35,7 +47,7 @@ def test_every_reader_gets_the_one_functions_word(outcome, burden, readable, xfa
                       message="m", outcome=outcome, burden=burden, readable=readable)
     word = status(outcome, burden, readable, xfail)
     assert verdict.passed == passes(outcome, burden, readable)
-    row = verdict_row("s.t2i.yaml::c[x]", verdict, expected_to_fail=xfail)
+    row = verdict_row("s.t2i.yaml::c[x]", verdict, xfail=xfail)
     assert (row.passed, row.status) == (verdict.passed, word)
     saved = row.to_json()
     assert saved["status"] == word and ReportRow.from_json(saved).status == word
@@ -51,8 +63,11 @@ def test_the_rule_itself():
     passing = {(o, b, r) for o, b, r, _ in CASES if passes(o, b, r)}
     assert passing == {(PASS, "model", True), (PASS, "model", False), (PASS, "check", True),
                        (PASS, "check", False), (INCONCLUSIVE, "check", True)}
-    assert status(FAIL, "model", expected_to_fail=True) == "xfailed"
-    assert status(PASS, "model", expected_to_fail=True) == "xpassed"
+    assert status(FAIL, "model", xfail=XFAIL) == "xfailed"
+    assert status(PASS, "model", xfail=XFAIL) == "xpassed"
+    # xfail_strict: a pass fails the test (pytest's XPASS(strict)); a failure is xfailed
+    assert status(PASS, "model", xfail=STRICT_XFAIL) == "failed"
+    assert status(FAIL, "model", xfail=STRICT_XFAIL) == "xfailed"
     assert status("error", "check") == "error"
 
 
@@ -67,6 +82,8 @@ def test_a_run_saved_by_an_older_version_reads_its_stored_word(said):
                "figures": {"burden": burden}}
         assert ReportRow.from_json(old).status == said
         assert status_of(old) == said
+    strict_xpass = {"status": "failed", "passed": True, "outcome": PASS, "burden": "model"}
+    assert ReportRow.from_json(strict_xpass).status == "failed"  # xfail_strict's XPASS
     unreadable = {"status": "failed", "passed": False, "outcome": INCONCLUSIVE,
                   "burden": "check", "figures": {"judge_unreadable": "below chance"}}
     assert ReportRow.from_json(unreadable).status == "failed"
@@ -97,3 +114,51 @@ def test_no_second_derivation_in_the_package():
 def test_the_scan_finds_a_second_derivation():
     assert _derivations(ast.parse('Verdict(passed=True)\nw = "passed" if ok else "failed"\n')) \
         == [1, 2]
+
+
+CONFTEST = '''
+import pytest
+
+from pytest_t2ibias._types import Estimate
+from pytest_t2ibias.kinds import CHECK_KINDS, NUMBER, CheckKind, Param, register_check
+from pytest_t2ibias.verdict import Verdict
+
+
+def run(ctx):
+    share = ctx.check.params.share
+    return Verdict(outcome="pass" if share <= 0.5 else "fail", check="status_share",
+                   value=Estimate(share, share, share, 8), threshold=0.5, message="share")
+
+
+CHECK_KINDS.pop("status_share", None)
+register_check(CheckKind("status_share", run=run, axes_param=None,
+                         params=(Param("share", NUMBER, required=True),)))
+'''
+
+SUITE = """\
+suite: marks
+prompt: "a photo of a {subject}"
+subjects: [doctor]
+axes:
+  gender: {question: "Gender?", choices: [male, female]}
+checks:
+  - {id: planted_and_found, kind: status_share, share: 0.9, marks: [xfail]}
+  - {id: planted_but_gone, kind: status_share, share: 0.1, marks: [xfail]}
+  - {id: fair, kind: status_share, share: 0.1}
+"""
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["xfail", "xfail_strict"])
+def test_a_runs_rows_say_what_pytest_said(pytester, strict):
+    """Each row's derived status is pytest's word for its item, xfail_strict's XPASS (a
+    planted bias that no longer shows) included: the JSON and the JUnit property agree."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini(f"[pytest]\nxfail_strict = {str(strict).lower()}\n")
+    pytester.makefile(".t2i.yaml", marks=SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-json=report.json")
+    gone = "failed" if strict else "xpassed"
+    result.assert_outcomes(**{"passed": 1, "xfailed": 1, "failed" if strict else "xpassed": 1})
+    rows = {row["check_id"]: row["status"] for row in
+            json.loads((pytester.path / "report.json").read_text())["checks"]}
+    assert rows == {"planted_and_found": "xfailed", "planted_but_gone": gone, "fair": "passed"}
+    CHECK_KINDS.pop("status_share", None)  # kinds are process-global

@@ -16,10 +16,10 @@ from pytest_t2ibias.family import Family
 from pytest_t2ibias.reports.collect import (
     RunResults,
     error_row,
-    expected_to_fail,
     failure_reason,
     item_rows,
     verdict_row,
+    xfail_of,
 )
 from pytest_t2ibias.verdict import INCONCLUSIVE, Verdict
 
@@ -37,19 +37,22 @@ def suite_item(**fields):
 
 
 @pytest.mark.parametrize("report, passed, word", [
-    (SimpleNamespace(outcome="passed", skipped=False), True, "passed"),
-    (SimpleNamespace(outcome="failed", skipped=False), False, "failed"),
-    (SimpleNamespace(outcome="skipped", skipped=True, wasxfail=""), False, "xfailed"),
-    (SimpleNamespace(outcome="passed", skipped=False, wasxfail=""), True, "xpassed"),
+    (SimpleNamespace(outcome="passed", failed=False), True, "passed"),
+    (SimpleNamespace(outcome="failed", failed=True, longrepr="assert"), False, "failed"),
+    (SimpleNamespace(outcome="skipped", failed=False, wasxfail=""), False, "xfailed"),
+    (SimpleNamespace(outcome="passed", failed=False, wasxfail=""), True, "xpassed"),
+    # xfail_strict (this repository's setting): a planted bias that passes fails the test
+    (SimpleNamespace(outcome="failed", failed=True, longrepr="[XPASS(strict)] planted"), True,
+     "failed"),
 ])
 def test_status_is_pytests_word_for_the_test(report, passed, word):
-    [(_, row)] = item_rows(suite_item(), [verdict(passed)], expected_to_fail(report))
+    [(_, row)] = item_rows(suite_item(), [verdict(passed)], xfail_of(report))
     assert row.status == word
 
 
 def test_a_suite_items_verdict_becomes_a_row_with_its_subject_axis_and_status():
     reached = verdict(passed=False, outcome=INCONCLUSIVE, burden="model", confidence=0.9)
-    [(kept, row)] = item_rows(suite_item(), [reached], True)
+    [(kept, row)] = item_rows(suite_item(), [reached], "xfail")
 
     assert kept is reached
     assert (row.nodeid, row.check, row.check_id) == ("s.t2i.yaml::w1[doctor-gender]", "w1_below", "w1")
@@ -62,7 +65,7 @@ def test_a_suite_items_verdict_becomes_a_row_with_its_subject_axis_and_status():
 
 def test_a_python_tests_row_names_the_test_and_the_helpers_label():
     item = SimpleNamespace(nodeid="test_x.py::test_fair", name="test_fair", originalname="test_fair")
-    [(_, row)] = item_rows(item, [verdict(figures={"label": "gender"})], False)
+    [(_, row)] = item_rows(item, [verdict(figures={"label": "gender"})], "")
 
     assert (row.subject, row.axis, row.check_id, row.status) == ("test_fair", "gender", "test_fair", "passed")
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..verdict import ERROR
+from ..verdict import ERROR, STRICT_XFAIL, XFAIL
 from .rows import ReportRow
 
 if TYPE_CHECKING:
@@ -25,9 +25,14 @@ WORKER_COUNTERS = "t2ibias_counters"
 WORKER_BACKENDS = "t2ibias_backends"
 
 
-def expected_to_fail(report: Any) -> bool:
-    """Whether a test's call report ran under an xfail mark (its rows say xfailed/xpassed)."""
-    return hasattr(report, "wasxfail")
+def xfail_of(report: Any) -> str:
+    """The xfail mark a test's call report ran under, as pytest left it on the report:
+    ``wasxfail`` (xfailed, or a non-strict xpass), or a strict XPASS's ``[XPASS(strict)]``."""
+    if hasattr(report, "wasxfail"):
+        return XFAIL
+    if report.failed and str(report.longrepr).startswith("[XPASS(strict)]"):
+        return STRICT_XFAIL
+    return ""
 
 
 def failure_reason(verdict: Verdict) -> str:
@@ -52,9 +57,9 @@ def check_id_of(item: Any) -> str:
 
 
 def verdict_row(nodeid: str, verdict: Verdict, *, subject: str = "", axis: str = "",
-                expected_to_fail: bool = False, check_id: str = "") -> ReportRow:
+                xfail: str = "", check_id: str = "") -> ReportRow:
     """One verdict as a row of plain builtins; its status follows from the verdict's outcome,
-    burden and readability (``verdict.status``), turned round by an xfail mark."""
+    burden and readability (``verdict.status``), turned round by an xfail mark (``xfail``)."""
     figures = {k: v for k, v in verdict.to_dict().items()
                if k not in ("check", "passed", "readable", "value", "threshold", "message")}
     estimate = verdict.value
@@ -63,13 +68,13 @@ def verdict_row(nodeid: str, verdict: Verdict, *, subject: str = "", axis: str =
                      confidence=estimate.confidence, threshold=verdict.threshold,
                      figures=figures, check_id=check_id, outcome=verdict.outcome,
                      burden=verdict.burden, readable=verdict.readable,
-                     expected_to_fail=expected_to_fail, margin=verdict.margin,
+                     xfail=xfail, margin=verdict.margin,
                      gate_confidence=verdict.confidence,
                      about=str(verdict.figures.get("about") or axis),
                      reason=failure_reason(verdict), message=verdict.message)
 
 
-def item_rows(item: Any, verdicts: Sequence[Verdict], expected_to_fail: bool,
+def item_rows(item: Any, verdicts: Sequence[Verdict], xfail: str,
               sightings: Sightings | None = None) -> list[tuple[Verdict, ReportRow]]:
     """Each verdict ``item`` reached, with its row. A suite's item knows its subject and
     axis; a Python test gives its name and the helper's label, and its verdicts gain the
@@ -85,7 +90,7 @@ def item_rows(item: Any, verdicts: Sequence[Verdict], expected_to_fail: bool,
 
                 verdict = with_gallery(verdict, sightings)
         row = verdict_row(item.nodeid, verdict, subject=subject, axis=axis,
-                          expected_to_fail=expected_to_fail, check_id=check_id_of(item))
+                          xfail=xfail, check_id=check_id_of(item))
         kind = getattr(getattr(item, "check", None), "kind", None)
         if kind is not None and kind != row.check:  # a suite's row is its kind's (its chart,
             row = replace(row, check=kind)          # its hooks), whoever's evaluate it used

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._settings import BURDENS
-from ..verdict import DEFAULT_BURDEN, ERROR, passes, status
+from ..verdict import DEFAULT_BURDEN, ERROR, STRICT_XFAIL, XFAIL, passes, status
 from .output import write_report_text
 
 STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
@@ -43,8 +43,9 @@ class ReportRow:
     """Who must prove its case when the interval is inconclusive (the verdict's)."""
     readable: bool = True
     """False: the judge could not read an axis, so nothing passes (the verdict's)."""
-    expected_to_fail: bool = False
-    """The test carried an xfail mark: a pass is ``xpassed``, a failure ``xfailed``."""
+    xfail: str = ""
+    """The test's xfail mark: ``xfail`` (a pass is ``xpassed``, a failure ``xfailed``),
+    ``strict`` (a pass fails the test: pytest's XPASS(strict)), or none."""
     margin: float | None = None
     """How far inside its limit the figure is: positive within, negative beyond."""
     gate_confidence: float | None = None
@@ -64,7 +65,7 @@ class ReportRow:
     @property
     def status(self) -> str:
         """pytest's word: passed, failed, xfailed, xpassed or error (``verdict.status``)."""
-        return status(self.outcome, self.burden, self.readable, self.expected_to_fail)
+        return status(self.outcome, self.burden, self.readable, self.xfail)
 
     @property
     def drawn(self) -> int:
@@ -94,9 +95,13 @@ class ReportRow:
         v2 = "interval_confidence" in check
         # a saved run stores its status as a word; the row keeps what that word follows from
         said = str(check.get("status", ""))
-        passed = said in ("passed", "xpassed") if said in STATUSES else bool(check.get("passed"))
+        stored = check.get("passed")
+        passed = stored if isinstance(stored, bool) else said in ("passed", "xpassed")
         outcome = ERROR if said == ERROR else str(check.get("outcome") or ("pass" if passed else "fail"))
         burden = str(check.get("burden")) if check.get("burden") in BURDENS else DEFAULT_BURDEN
+        xfail = check.get("xfail") if check.get("xfail") in ("", XFAIL, STRICT_XFAIL) else (
+            XFAIL if said in ("xfailed", "xpassed") else
+            STRICT_XFAIL if said == "failed" and passed else "")  # before xfail was saved
         figures = dict(check["figures"]) if isinstance(check.get("figures"), dict) else {}
         readable = check["readable"] if isinstance(check.get("readable"), bool) \
             else not figures.get("judge_unreadable")
@@ -108,7 +113,7 @@ class ReportRow:
                    confidence=number("interval_confidence" if v2 else "confidence"),
                    threshold=number("threshold"), figures=figures,
                    check_id=str(check.get("check_id", "")), outcome=outcome, burden=burden,
-                   readable=readable, expected_to_fail=said in ("xfailed", "xpassed"),
+                   readable=readable, xfail=str(xfail),
                    margin=optional("margin"),
                    gate_confidence=optional("confidence") if v2 else None,
                    about=str(check.get("about", "")), reason=str(check.get("reason", "")),
@@ -128,6 +133,7 @@ class ReportRow:
             "n": self.n, "confidence": self.gate_confidence,
             "interval_confidence": self.confidence, "threshold": self.threshold,
             "margin": self.margin, "burden": None if self.outcome == ERROR else self.burden, "readable": self.readable,
+            "xfail": self.xfail,
             "reason": self.reason, "message": self.message, "figures": self.figures,
         })
 
