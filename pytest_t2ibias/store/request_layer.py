@@ -75,7 +75,13 @@ class RequestLayer:
         self._images: dict[str, GeneratedImage] = {}
         self._answers: dict[str, np.ndarray] = {}
         self._writes = WriteBehind()
-        """Cache writes and claim releases, on a thread, while the next batch computes."""
+        """Cache writes and claim releases, on a few threads, while the next batch computes;
+        a call returns without waiting for its last ones (``flush``)."""
+
+    def flush(self) -> None:
+        """Until every cache write queued so far is on disk and its claim released; a write
+        that failed raises here. The session calls it at its end; calls need not."""
+        self._writes.wait()
 
     # -- images ---------------------------------------------------------------------------
 
@@ -106,7 +112,8 @@ class RequestLayer:
             for (key, request), picture in zip(batch, pictures):
                 generated = _generated(request, picture, key)
                 self._images[key] = generated
-                self._behind(self.cache.put_image, key, generated.image, request,
+                # the writer gets its own copy: the caller may change the returned image
+                self._behind(self.cache.put_image, key, generated.image.copy(), request,
                              generated.content_hash)
             self.counters.images_generated += len(batch)
 
@@ -260,7 +267,6 @@ class RequestLayer:
             self._compute_once(missing, from_cache, compute, what, model, batch_size)
         elif missing:  # a prompt or two: no progress line, no work the run's total counts
             self._compute_claimed(missing, from_cache, compute, batch_size, lambda n: None)
-            self._writes.wait()
 
     def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                       compute: Callable[[list[tuple[str, T]]], None], what: str,
@@ -269,10 +275,11 @@ class RequestLayer:
 
         A key is claimed (without waiting) before it joins a batch and re-read from the cache
         once claimed, since another process may have just written it; the batch's claims are
-        released after its entries are written (behind the next batch, ``_write_behind``).
+        released after its entries are written (behind the next batch, ``write_behind``).
         Keys claimed elsewhere are waited for only after our own batches, holding no claim
         while waiting (no deadlock), then read; one still missing (its owner failed) is
-        claimed again in the next round. Every write is done when this returns.
+        claimed again in the next round. The last batch's writes (and claims' releases) may
+        still be running when this returns (``flush``): the entries are in memory already.
         """
         if not missing:
             return
@@ -289,7 +296,6 @@ class RequestLayer:
             except BaseException:
                 self._writes.wait_quietly()  # what was computed is kept; the error is the news
                 raise
-            self._writes.wait()
 
     def _compute_claimed(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                          compute: Callable[[list[tuple[str, T]]], None], batch_size: int,
@@ -317,8 +323,9 @@ class RequestLayer:
                         advance(len(batch))
                 finally:
                     for claim in claims:
-                        self._behind(claim.release)
-            self._writes.wait()  # our claims released before we wait on other processes'
+                        self._behind(claim.release, after=True)
+            if deferred:  # our claims released before we wait on other processes'
+                self._writes.wait()
             pending = {}
             for key, item in deferred.items():
                 self.cache.wait_for(key)
@@ -327,10 +334,11 @@ class RequestLayer:
                 else:
                     pending[key] = item
 
-    def _behind(self, task: Callable[..., None], *args: object) -> None:
-        """``task(*args)`` after the writes queued so far (at once when nothing is cached)."""
+    def _behind(self, task: Callable[..., None], *args: object, after: bool = False) -> None:
+        """``task(*args)`` on the writers (at once when nothing is cached); with ``after``,
+        once the writes queued so far are done (a claim's release after its entry's write)."""
         if self.cache.enabled:
-            self._writes.submit(lambda: task(*args))
+            self._writes.submit(lambda: task(*args), after=after)
         else:
             task(*args)
 
