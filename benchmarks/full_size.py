@@ -366,6 +366,7 @@ def measure_generator(arch: str, dtype_name: str, args, device: torch.device,
                                                device=device, dtype=dtype)
                 seconds, images, peak = timed(device, layer.images, generator, requests,
                                               profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
+                layer.flush()  # the last writes, untimed: a session pays them once, at its end
             outputs[path] = [item.image for item in images]
             if path == "plugin":
                 batch = generator.batch_size
@@ -494,6 +495,7 @@ def measure_judge(arch: str, dtype_name: str, args, device: torch.device,
                 seconds, answers, peak = timed(device, layer.answers, answerer, items, QUESTION, CHOICES,
                                                  STATEMENTS if arch == "clip-l" else None,
                                                  profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
+                layer.flush()
             outputs[path] = answers.probabilities
             if path == "plugin":
                 batch = answerer.batch.size
@@ -606,6 +608,7 @@ def measure_together(args, device: torch.device) -> dict[str, Any]:
                       images, QUESTION, CHOICES)
         CausalLM(llm_model, llm_tokenizer, model_fingerprint="random-llama", device=device
                  ).log_likelihood(PROMPTS)
+        layer.flush()
     total = (torch.cuda.get_device_properties(device).total_memory if device.type == "cuda"
              else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     row = {"models": list(weights), "dtype": str(dtype).removeprefix("torch."), "weights_bytes": weights,

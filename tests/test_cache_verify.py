@@ -29,6 +29,7 @@ def warm(tmp_path, n=2, row=(0.918, 0.082)):
     layer = RequestLayer(Cache(tmp_path))
     images = layer.images(NoiseColourGenerator(), requests("a", n))
     answers = layer.answers(FixedAnswerer([list(row)]), images, "q", ["x", "y"])
+    layer.flush()  # on disk, as at a session's end
     return images, answers
 
 
@@ -39,7 +40,9 @@ def image_file(tmp_path, item):
 def rerun_images(tmp_path, n=2):
     """A fresh process's images: (layer, generator, images), catching the warnings."""
     layer, generator = RequestLayer(Cache(tmp_path)), NoiseColourGenerator()
-    return layer, generator, layer.images(generator, requests("a", n))
+    images = layer.images(generator, requests("a", n))
+    layer.flush()
+    return layer, generator, images
 
 
 def pixels(images):
@@ -166,7 +169,9 @@ def rerun_answers(tmp_path, row=(0.918, 0.082)):
     layer = RequestLayer(Cache(tmp_path))
     images = layer.images(NoiseColourGenerator(), requests("a", 1))
     answerer = FixedAnswerer([list(row)])
-    return layer, answerer, layer.answers(answerer, images, "q", ["x", "y"])
+    answers = layer.answers(answerer, images, "q", ["x", "y"])
+    layer.flush()
+    return layer, answerer, answers
 
 
 def test_flipped_answer_probabilities_are_caught_and_recomputed(tmp_path):
@@ -260,6 +265,7 @@ def test_an_unsealed_answer_is_recomputed_never_resealed(tmp_path):
     assert answerer.calls == 2 and layer.counters.answers_scored == 2
     np.testing.assert_array_equal(again.probabilities, answers.probabilities)
     assert not w1_verdict(again)  # the verdict is unchanged
+    layer.flush()
     assert len(corrupt(tmp_path)) == 2
     assert all("hash" in json.loads(path.read_text()) for path in paths)  # recomputed, sealed
 
@@ -307,6 +313,7 @@ def test_an_entry_linked_to_dev_zero_is_not_read_and_is_recomputed(tmp_path, ent
         layer, generator, again = rerun_images(tmp_path, n=1)
         answerer = FixedAnswerer([[0.918, 0.082]])
         answered = layer.answers(answerer, again, "q", ["x", "y"])
+    layer.flush()
     assert pixels(again) == pixels(images)
     np.testing.assert_array_equal(answered.probabilities, answers.probabilities)
     assert w1_verdict(answered) == w1_verdict(answers)
@@ -324,6 +331,7 @@ def test_a_fifo_in_place_of_an_entry_is_not_waited_on_and_is_recomputed(tmp_path
     with pytest.warns(CacheWarning, match="a FIFO|swapped or planted"):
         layer, generator, again = rerun_images(tmp_path, n=1)
         answered = layer.answers(FixedAnswerer([[0.918, 0.082]]), again, "q", ["x", "y"])
+    layer.flush()
     assert pixels(again) == pixels(images)
     np.testing.assert_array_equal(answered.probabilities, answers.probabilities)
     assert path.is_file()

@@ -143,7 +143,7 @@ def test_the_fixture_shares_the_sessions_equipment(pytester):
 
 
 def test_the_session_end_flush_writes_what_the_calls_left_behind(tmp_path):
-    from test_requests import GatedCache, NoiseColourGenerator, requests
+    from tests.test_requests import GatedCache, NoiseColourGenerator, requests
 
     equipment = Equipment(settings(tmp_path), CountingProvider())
     equipment.flush()  # nothing built: builds nothing
