@@ -188,7 +188,8 @@ def test_each_search_seed_measures_on_images_of_its_own():
     assert measurement_seed(0, 0) == 0 and measurement_seed(7, 0) == 7  # seed 0: the suite's images
     seeds = {measurement_seed(0, s) for s in range(1, 50)} | {measurement_seed(1, s) for s in range(1, 50)}
     assert len(seeds) == 98 and 0 not in seeds and 1 not in seeds
-    assert measurement_seed(0, 3) == measurement_seed(0, 3)  # reproducible
+    # Reproducible across processes and releases: pinned, as the images measured (and cached) follow it.
+    assert (measurement_seed(0, 3), measurement_seed(5, 1)) == (381885725, 1409770458)
 
 
 def test_the_mean_shares_interval_counts_images_within_prompts_too():

@@ -258,9 +258,14 @@ def test_max_new_tokens_returns_the_best_of_live_and_finished_beams():
 
 
 def test_min_new_tokens_holds_back_eos():
+    free = bgps_search(ScriptedLM(), None, replace(GREEDY, lam=0.0)).prompts[0]
+    assert (free.prompt, free.tokens) == (f"{PREFIX} nurse", 1)  # EOS after one token is likeliest
     result = bgps_search(ScriptedLM(), None, replace(GREEDY, lam=0.0, min_new_tokens=2))
     assert all(p.tokens >= 2 for p in result.prompts)
-    assert result.prompts[0].prompt == f"{PREFIX} nurse smiling" or result.prompts[0].tokens >= 2
+    best = result.prompts[0]
+    # The likeliest of two tokens or more: "with a garden" and "with intense focus" (0.075 each)
+    # beat "smiling" (0.05); EOS is allowed again after them.
+    assert best.finished and best.prompt in {f"{PREFIX} nurse with a garden", f"{PREFIX} nurse with intense focus"}
 
 
 def test_progress_reports_every_beam_step():
