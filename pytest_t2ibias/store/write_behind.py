@@ -27,15 +27,33 @@ log = logging.getLogger("pytest_t2ibias")
 
 WRITER_THREADS = max(1, min(4, os.cpu_count() or 1))
 """Encoders at once: PNG encoding scales with cores until the disk is the limit."""
+MAX_PENDING = 256
+"""Tasks in flight at most (a write, or a claim's release, each): a few batches' worth, so
+generation is never held up by the writers unless they fall that far behind."""
 
 
 class WriteBehind:
-    """Runs queued tasks (cache writes, then the claims' releases) on a few threads."""
+    """Runs queued tasks (cache writes, then the claims' releases) on a few threads.
 
-    def __init__(self, threads: int = WRITER_THREADS) -> None:
+    Only unfinished tasks are held: finished ones are dropped from the front of the queue
+    on each ``submit`` (the first failure kept for ``wait``), so a long run holds about as
+    many futures as writes are in flight, not one per write ever made. An ``after`` task
+    waits on the previous ``after`` task and the tasks queued since it (that one waited on
+    everything before it), a batch's worth, never the whole queue. At most ``max_pending``
+    tasks are held: past that, ``submit`` waits for the oldest, so images the writers have
+    not encoded yet cannot pile up in memory.
+    """
+
+    def __init__(self, threads: int = WRITER_THREADS, *,
+                 max_pending: int = MAX_PENDING) -> None:
         self._threads = threads
+        self._max_pending = max(1, max_pending)
         self._executor: ThreadPoolExecutor | None = None
         self._queued: deque[Future[None]] = deque()
+        self._failed: BaseException | None = None
+        """The first failure among the tasks already dropped from ``_queued``."""
+        self._last_after: Future[None] | None = None
+        self._since_last_after: list[Future[None]] = []
 
     def submit(self, task: Callable[[], None], *, after: bool = False) -> None:
         """Queue ``task``; with ``after``, it runs once every task queued before it has.
@@ -46,21 +64,36 @@ class WriteBehind:
         if self._executor is None:  # the threads start with the first write
             self._executor = ThreadPoolExecutor(self._threads,
                                                 thread_name_prefix="t2ibias-cache-writer")
+        while self._queued and (self._queued[0].done()
+                                or len(self._queued) >= self._max_pending):
+            self._note(self._queued.popleft().exception())  # waits when the writers are behind
         if after:
-            before = list(self._queued)
+            before = [future for future in (self._last_after, *self._since_last_after)
+                      if future is not None and not future.done()]
 
             def ordered() -> None:
                 wait_for_all(before)
                 task()
 
-            self._queued.append(self._executor.submit(ordered))
+            future = self._executor.submit(ordered)
+            self._last_after, self._since_last_after = future, []
         else:
-            self._queued.append(self._executor.submit(task))
+            future = self._executor.submit(task)
+            if len(self._since_last_after) >= self._max_pending:  # no ``after`` in a while
+                self._since_last_after = [f for f in self._since_last_after if not f.done()]
+            self._since_last_after.append(future)
+        self._queued.append(future)
 
     @property
     def pending(self) -> int:
         """Tasks queued and not yet finished."""
         return sum(not future.done() for future in self._queued)
+
+    @property
+    def held(self) -> int:
+        """Futures held (finished ones leave from the front on the next submit): at most
+        ``max_pending`` however many tasks were submitted."""
+        return len(self._queued)
 
     def wait(self) -> None:
         """Until every queued task has run; the first that failed raises here (the tasks
@@ -75,9 +108,13 @@ class WriteBehind:
         if failed is not None:
             log.warning("a cache write failed while the computation failed: %s", failed)
 
+    def _note(self, error: BaseException | None) -> None:
+        if self._failed is None:
+            self._failed = error
+
     def _finish(self) -> BaseException | None:
-        first: BaseException | None = None
         while self._queued:
-            error = self._queued.popleft().exception()
-            first = first or error
+            self._note(self._queued.popleft().exception())
+        self._last_after, self._since_last_after = None, []
+        first, self._failed = self._failed, None
         return first
