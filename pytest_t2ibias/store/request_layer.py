@@ -173,6 +173,7 @@ class RequestLayer:
                     f"{len(batch)} images x {len(choices)} choices"
                 )
             check_scores(_model_name(answerer), question, [item for _, item in batch], scores)
+            records: list[tuple[str, dict[str, object]]] = []
             for (key, item), row in zip(batch, scores):
                 probabilities = [None if np.isnan(p) else float(p) for p in row]
                 try:
@@ -184,8 +185,8 @@ class RequestLayer:
                         f"rows of probabilities summing to 1, or a row of NaN to abstain"
                     ) from None
                 self._answers[key] = row
-                self._behind(self.cache.put_answer, key,
-                             {**answered(item), "probabilities": probabilities})
+                records.append((key, {**answered(item), "probabilities": probabilities}))
+            self._behind(self.cache.put_answers, records)  # one flush of the disk a batch
             self.counters.answers_scored += len(batch)
 
         self._compute_once(missing, from_cache, score, f"answering {question!r}",
@@ -258,9 +259,10 @@ class RequestLayer:
                     v.ndim != 1 or not np.all(np.isfinite(v)) for v in vectors):
                 raise BackendError(f"the judge {model} returned {len(vectors)} embeddings for "
                                    f"{len(batch)} inputs, or one not a finite vector")
-            for (key, item), vector in zip(batch, vectors):
+            for (key, _), vector in zip(batch, vectors):
                 self._answers[key] = vector
-                self._behind(self.cache.put_embedding, key, about(item), vector)
+            self._behind(self.cache.put_embeddings,
+                         [(key, about(item), vector) for (key, item), vector in zip(batch, vectors)])
             self.counters.answers_scored += len(batch)
 
         if what:
