@@ -6,8 +6,10 @@ answer is one of the choices and the same image always gets the same answer.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -271,6 +273,13 @@ class GenerativeAnswerer:
         mean = (token_logprobs * mask).sum(-1) / mask.sum(-1).clamp(min=1)
         return mean.view(n_images, n_choices)
 
+    @cached_property
+    def _keeps_logits(self) -> bool:
+        """Whether the model computes logits for the last positions only when asked
+        (``logits_to_keep``): a (rows, prompt + choice, vocabulary) tensor otherwise, most
+        of it the prompt's (LLaVA's 576 image tokens), never read."""
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
+
     def _chat_prompt(self, prompt: str) -> str:
         """The question as the model expects it: its chat template when it has one."""
         if getattr(self.processor, "chat_template", None):
@@ -343,10 +352,12 @@ class GenerativeAnswerer:
                             else value.repeat(n_choices, *([1] * (value.dim() - 1))))
                 is_float = repeated.is_floating_point()
                 extra[key] = repeated.to(self.device, self.model.dtype) if is_float else repeated.to(self.device)
+        if self._keeps_logits:  # logits for the choices' positions only, not the prompt's
+            extra["logits_to_keep"] = longest + 1
         logits = self.model(
             input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device), **extra
         ).logits
-        logprobs = torch.log_softmax(logits[:, prompt_length - 1:-1].float(), dim=-1)
+        logprobs = torch.log_softmax(logits[:, -(longest + 1):-1].float(), dim=-1)
         targets = input_ids[:, prompt_length:].to(self.device)
         mask = attention_mask[:, prompt_length:].to(self.device).float()
         token_logprobs = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
