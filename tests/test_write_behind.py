@@ -86,3 +86,31 @@ def test_the_writers_falling_behind_hold_up_the_caller_at_the_cap():
     blocked.join(timeout=10)
     assert not blocked.is_alive()
     writes.wait()
+
+
+def test_a_failed_write_is_the_next_calls_error_and_its_images_are_kept(tmp_path):
+    from PIL import Image
+
+    from pytest_t2ibias._types import ImageRequest
+    from pytest_t2ibias.errors import CacheError
+    from pytest_t2ibias.store.cache import Cache
+    from pytest_t2ibias.store.request_layer import RequestLayer
+
+    class FullDisk(Cache):
+        def put_image(self, key, image, request, image_hash=None):
+            raise CacheError("no space left on the cache's disk")
+
+    class Painter:
+        fingerprint = "painter-v1"
+
+        def generate(self, requests):
+            return [Image.new("RGB", (4, 4), (r.index, 0, 0)) for r in requests]
+
+    layer = RequestLayer(FullDisk(tmp_path), batch_size=2)
+    first = layer.images(Painter(), [ImageRequest("a", 0, i) for i in range(3)])
+    assert len(first) == 3  # computed, in memory: the call's own results stand
+    for future in list(layer._writes._queued):
+        future.exception()  # the writes have run (and failed)
+    with pytest.raises(CacheError, match="no space"):
+        layer.images(Painter(), [ImageRequest("b", 0, 0)])  # a check's ERROR row, as before
+    assert layer.cache._held == {}  # every claim released all the same

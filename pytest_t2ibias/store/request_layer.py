@@ -87,6 +87,7 @@ class RequestLayer:
 
     def images(self, generator: Generator, requests: Sequence[ImageRequest]) -> ImageSet:
         """The images for ``requests``, in order, generating only what no cache holds."""
+        self._writes.raise_failed()  # an earlier call's write that failed: this call's error
         keys = [image_key(generator.fingerprint, request) for request in requests]
 
         def from_cache(key: str, request: ImageRequest) -> bool:
@@ -135,6 +136,7 @@ class RequestLayer:
     ) -> Answers:
         """Score ``choices`` for every image; an image whose best choice has probability
         below ``abstain_below`` (or that could not be scored) is an abstention."""
+        self._writes.raise_failed()
         choices = tuple(choices)
         statements = tuple(statements) if statements else None
         keys = [
@@ -240,6 +242,7 @@ class RequestLayer:
                     embed: Callable[[list], list[np.ndarray]], what: str, model: str,
                     batch_size: int) -> None:
         """``what``: the progress line's phase (images); empty for texts, computed quietly."""
+        self._writes.raise_failed()
         def from_cache(key: str, item) -> bool:
             vector = self.cache.get_embedding(key, about(item))
             if vector is None:

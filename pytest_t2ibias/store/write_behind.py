@@ -95,6 +95,18 @@ class WriteBehind:
         ``max_pending`` however many tasks were submitted."""
         return len(self._queued)
 
+    def raise_failed(self) -> None:
+        """Raise the first failure among the tasks finished so far, without waiting for the
+        others (the next call's check reports it, as an inline write's would have been)."""
+        for future in self._queued:
+            if future.done():
+                self._note(future.exception())
+        self._queued = deque(future for future in self._queued
+                             if not future.done() or future.exception() is None)
+        first, self._failed = self._failed, None
+        if first is not None:
+            raise first
+
     def wait(self) -> None:
         """Until every queued task has run; the first that failed raises here (the tasks
         after it still ran: a failed write never keeps a claim from being released)."""
