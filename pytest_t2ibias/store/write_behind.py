@@ -10,8 +10,11 @@ another process waiting on a claim finds the entry on disk.
 The request layer does not wait for an images call's last writes (issue #46: nothing came
 after them to overlap with): the images are in memory already; ``wait`` (the session's flush,
 or the layer before it waits on other processes' claims) finishes them, and a write that
-failed raises there, never lost. A process killed meanwhile loses the unwritten entries only:
-each is written atomically with its record first, and its claim dies with the process.
+failed raises there (or from the next call, ``raise_failed``), never lost. A process killed
+meanwhile loses the unwritten entries only: each is written atomically with its record
+first, and its claim dies with the process. Only unfinished tasks are held, at most
+``MAX_PENDING`` (see ``WriteBehind``): a run's writes cost memory in proportion to those in
+flight, not to every write it made.
 """
 
 from __future__ import annotations
