@@ -15,12 +15,20 @@ Three readings, chosen by the plan's ``judge_correction`` and the calibration's 
 
 A judge that cannot read the axis (``JudgeCalibration.readable``) decides nothing: the item
 is inconclusive under every burden, with the reason, whatever its figure says.
+
+A calibration whose images' groups are known (a labelled folder that also labels the suite's
+other axes; the ``judge_across_groups`` audit's sets) carries the confusion per group. Where
+it shows the judge errs differently by group (``metrics.judge_groups``, a gap above
+``GROUP_TOLERANCE``), the correction uses the item's group's own confusion when the item's
+images are of one group, and otherwise says it cannot correct (inconclusive, naming the
+groups): a pooled confusion would over-correct one group and under-correct the other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +58,11 @@ if TYPE_CHECKING:
     from ._work import Draw
 
 
+GROUP_TOLERANCE = 0.1
+"""Largest gap between two groups' error rates on one value that a pooled correction accepts:
+a judge shown to err 10 points more on one group than another is corrected per group, or not
+at all (module doc)."""
+
 CALIBRATION_IMAGES = 48
 """Images a counterfactual prompt that calibrate a judge: 48 a value put the accuracy of a
 90%-accurate judge within about ±0.09 (95%), and the same number at every n keeps every look
@@ -68,7 +81,9 @@ def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | N
             return None  # a folder audit draws nothing
         calibration = counterfactual_calibration(ctx, axis)
     else:
-        calibration = folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
+        others = [a for a in ctx.suite.axes.values() if a.name != axis.name]
+        calibration = folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence,
+                                         across=others)
     if calibration is not None:  # for --t2i-plan's warning next time
         remember(getattr(getattr(ctx.instrument.requests, "cache", None), "root", None), calibration)
     return calibration
@@ -107,8 +122,10 @@ def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibr
 
 
 def folder_calibration(instrument: Instrument, axis: AxisSpec, folder: Path,
-                       confidence: float) -> JudgeCalibration:
-    """The judge on a labelled folder's images that carry a value of ``axis``."""
+                       confidence: float, across: Sequence[AxisSpec] = ()) -> JudgeCalibration:
+    """The judge on a labelled folder's images that carry a value of ``axis``; per group too
+    where every such image also carries a value of some of ``across`` (the suite's other
+    axes: the labels say each image's group)."""
     from .._types import ImageSet
     from ..methods.socialcf import labelled_folder
 
@@ -119,18 +136,54 @@ def folder_calibration(instrument: Instrument, axis: AxisSpec, folder: Path,
                          f"value of {axis.name!r} ({', '.join(axis.choices)})")
     answers = instrument.attributes(ImageSet(tuple(images[i] for i in keep)), axis)
     truth = np.array([axis.choices.index(rows[i][axis.name]) for i in keep])
+    grouping = [a for a in across if all(rows[i].get(a.name) in a.choices for i in keep)]
+    groups = [", ".join(str(rows[i][a.name]) for a in grouping) for i in keep] if grouping else None
     return calibration_from_labels(instrument.judge_name(axis), axis.name, axis.choices, truth,
                                    answers.labels, source=LABELLED, where=f"{LABELLED} {folder}",
-                                   confidence=confidence)
+                                   confidence=confidence, groups=groups)
 
 
 @dataclass(frozen=True)
 class JudgeReading:
     """What the correction makes of one item's figures (module doc)."""
 
-    calibration: JudgeCalibration | None
+    measured: JudgeCalibration | None
     asked: str = "on"
     """The plan's ``judge_correction``: on, full or off."""
+    group: str | None = None
+    """The group every image of the item is of (``JudgeCalibration.groups``' key), if any."""
+
+    @cached_property
+    def _by_group(self) -> tuple[JudgeCalibration | None, str, str]:
+        """(the calibration applied, why none can be, what the groups showed)."""
+        from ..metrics.judge_groups import depends_on_group
+        from ..verdict import FAIL
+
+        measured = self.measured
+        if measured is None or not measured.groups or self.asked == OFF:
+            return measured, "", ""
+        dependence = depends_on_group(measured.groups, measured.choices, GROUP_TOLERANCE,
+                                      measured.confidence)
+        shown = {"pass": "the same within", "fail": "differently beyond"}.get(
+            dependence.outcome, "not shown the same within")
+        told = (f"\n  judge by group: errs {shown} {GROUP_TOLERANCE:g} across "
+                f"{len(measured.groups)} groups; {dependence.describe()}")
+        if dependence.outcome != FAIL:
+            return measured, "", told
+        if self.group in measured.groups:
+            own = replace(measured, counts=measured.groups[self.group], groups=None,
+                          where=f"{measured.where or measured.source}, group {self.group!r} "
+                                f"only", _readability=None)
+            return own, "", told + f"; corrected with group {self.group!r}'s own confusion"
+        return measured, (f"the judge's confusion on {measured.axis!r} differs by group "
+                          f"({dependence.describe()}) and this item's images are of no one "
+                          f"group: a pooled correction would be wrong for both, so it "
+                          f"cannot correct"), told
+
+    @property
+    def calibration(self) -> JudgeCalibration | None:
+        """The calibration applied: the group's own where the groups differ (module doc)."""
+        return self._by_group[0]
 
     @property
     def mode(self) -> str:
@@ -139,13 +192,16 @@ class JudgeReading:
 
     @property
     def unreadable(self) -> str:
-        """Why the judge decides nothing on this axis (empty: it can read it)."""
+        """Why the judge decides nothing on this axis (empty: it can read it), or why its
+        confusion cannot be applied (it differs by group)."""
         if self.mode == OFF or self.calibration is None:
             return ""
-        return self.calibration.why_unreadable()
+        return self._by_group[1] or self.calibration.why_unreadable()
 
     def estimate(self, estimator: Callable[[np.ndarray | None], Estimate]) -> Estimate:
         """``estimator(calibration counts or None)`` under this reading."""
+        if self._by_group[1]:
+            return estimator(None)
         return judged_estimate(estimator, self.calibration, self.mode)
 
     def outcome(self, outcome: str) -> str:
@@ -160,6 +216,8 @@ class JudgeReading:
         """``_verdicts.gate_note``, unless the judge cannot read the axis (then that decides)."""
         from ._verdicts import gate_note
 
+        if self._by_group[1]:
+            return " (INCONCLUSIVE: the judge correction cannot apply, below; not a pass under any burden)"
         if self.unreadable:
             return " (INCONCLUSIVE: the judge cannot read this axis, below; not a pass under any burden)"
         return gate_note(confidence, outcome, burden)
@@ -176,7 +234,7 @@ class JudgeReading:
                BOUNDS: "bounds between the judge's labels and its corrected confusion (the "
                        "counterfactual calibration cannot tell judge error from the generator's "
                        "non-adherence; judge_correction: full corrects fully)"}[self.mode]
-        return f"\n  judge: {how}; {self.calibration.describe()}"
+        return f"\n  judge: {how}; {self.calibration.describe()}{self._by_group[2]}"
 
     def figures(self) -> dict[str, Any]:
         """The row's ``judge_correction`` and ``judge_calibration`` (plain builtins)."""
