@@ -19,6 +19,7 @@ from . import (
     intermit,
     intervention_improves,
     is_nonnegative,
+    judge_across_groups,
     judge_agrees,
     max_skew_below,
     no_bgps_prompt_exceeds,
@@ -62,7 +63,7 @@ __all__ = [
 for _module in (entropy_below, w1_below, is_nonnegative, no_regression, intermit,
                 no_bgps_prompt_exceeds, open_set, max_skew_below, judge_agrees,
                 intervention_improves, prompt_alignment, vendi_diversity, image_quality,
-                distribution_shift, erasure):
+                distribution_shift, erasure, judge_across_groups):
     register_check(_module.KIND)
 
 def filled_in(text: str) -> str:

@@ -153,3 +153,134 @@ def audit_judge(instrument: Instrument, folder: Path | str, axes: Sequence[AxisS
         audits[axis.name] = AxisAudit(axis.name, judge, accuracy, per_value, confusion,
                                       skew.value, skew.attribute, depth)
     return audits
+
+
+@dataclass(frozen=True)
+class GroupAudit:
+    """The judge on one axis per intersectional group of counterfactual sets
+    (``judge_across_groups``)."""
+
+    axis: str
+    choices: tuple[str, ...]
+    calibration: Any
+    """``metrics.judge.JudgeCalibration`` of the kept sets, with ``groups``."""
+    accuracy: dict[str, Estimate]
+    overall: Estimate
+    dependence: Any
+    """``metrics.judge_groups.GroupDependence``."""
+    retrieval_k: int
+    retrieval_max_skew: float
+    retrieval_value: str
+    method: str
+    sets: int
+    kept: int
+    filter_note: str
+    directional: float
+    gallery: dict[str, Any] | None
+
+
+def _set_generator(instrument: Instrument, prompts: list[str]) -> tuple[Any, str]:
+    """Prompt-to-Prompt's set generator around the candidate's diffusers UNet pipeline, or
+    None and why the sets share their initial noise only."""
+    generator = instrument.generator("candidate")
+    name = type(generator).__name__
+    if name == "LazyDiffusersGenerator":
+        index = generator.source.config("model_index.json") or {}
+        has_unet = "unet" in index
+    elif name == "DiffusersGenerator":
+        has_unet = hasattr(generator.pipeline, "unet")
+    else:
+        return None, f"shared initial noise only ({name} is no diffusers pipeline)"
+    if not has_unet:
+        return None, "shared initial noise only (the pipeline has no UNet for attention control)"
+    from ..backends.prompt2prompt import CounterfactualSetGenerator
+
+    return CounterfactualSetGenerator(generator, prompts), \
+        "Prompt-to-Prompt (cross-attention 0.8, self-attention 0.4 of the steps)"
+
+
+def _set_images(instrument: Instrument, prompts: list[str], sets: int) -> tuple[ImageSet, str]:
+    """``sets`` images of every prompt, image i of each from set i (cached like any image)."""
+    from .._types import ImageRequest
+
+    generator, method = _set_generator(instrument, prompts)
+    if generator is None:
+        return instrument.images(prompts, per_prompt=sets), method
+    plan = instrument.plan
+    requests = [ImageRequest(p, plan.seed, i, **plan.sampling) for p in prompts for i in range(sets)]
+    images = instrument.requests.images(generator, requests)
+    if instrument.sightings is not None:
+        instrument.sightings.roles.update((item.key, "candidate") for item in images)
+        instrument.sightings.unread.update(generator.prompt_problems(prompts))
+    return images, method
+
+
+def judge_across_groups(instrument: Instrument, axis: AxisSpec,
+                        groups: Sequence[tuple[tuple[str, ...], str, str]], sets: int, *,
+                        neutral: Sequence[str], k: int | None, tolerance: float,
+                        confidence: float = 0.95) -> GroupAudit:
+    """The judge on ``axis`` per group: ``groups`` are (values of the other axes, the audited
+    value, prompt) (``kinds.judge_across_groups.group_prompts``)."""
+    from ..errors import ContractError
+    from ..figures import gallery_figure
+    from ..metrics import wilson_interval
+    from ..metrics.counterfactual_sets import (
+        CLIP_FILTER_THRESHOLD,
+        caption_similarities,
+        directional_similarity,
+    )
+    from ..metrics.judge import COUNTERFACTUAL, calibration_from_labels
+    from ..metrics.judge_groups import depends_on_group
+    from ..metrics.skew import max_skew_at_k
+
+    prompts = [prompt for *_, prompt in groups]
+    images, method = _set_images(instrument, prompts, sets)
+    answers = instrument.attributes(images, axis)
+    judged = np.asarray(answers.labels)
+    truth = np.repeat([axis.choices.index(value) for _, value, _ in groups], sets)
+    group_of = np.repeat([", ".join(values) for values, _, _ in groups], sets)
+    whole = np.repeat([" ".join((*values, value)) for values, value, _ in groups], sets)
+    set_of = np.tile(np.arange(sets), len(groups))
+    try:
+        pictures = instrument.image_embeddings(images)
+        captions = instrument.text_embeddings(prompts)
+        neutrals = instrument.text_embeddings(list(neutral))
+    except ContractError:
+        pictures = None
+    if pictures is not None:
+        own = caption_similarities(pictures, np.repeat(captions, sets, axis=0))
+        passed = np.array([bool(np.all(own[set_of == i] >= CLIP_FILTER_THRESHOLD)) for i in range(sets)])
+        directional = [directional_similarity(pictures[set_of == i], captions) for i in range(sets)]
+        kept_sets = passed
+        note = (f"every image at CLIP similarity >= {CLIP_FILTER_THRESHOLD:g} to its prompt; "
+                f"directional similarity of the kept {float(np.nanmean(np.array(directional)[passed])) if passed.any() else float('nan'):.3f}")
+        similarity = (pictures @ np.asarray(neutrals).T).mean(axis=1)
+    else:
+        kept_sets = np.ones(sets, dtype=bool)
+        directional = [float("nan")] * sets
+        note = "not applied: the judge offers no image and text embeddings"
+        retrieval = instrument.ask(images, neutral[0], ("match", "other"), [neutral[0], "a photo of an object"])
+        similarity = np.nan_to_num(np.asarray(retrieval.probabilities)[:, 0], nan=-1.0)
+    keep = kept_sets[set_of]
+    calibration = calibration_from_labels(
+        instrument.judge_name(axis), axis.name, axis.choices, truth[keep], judged[keep],
+        source=COUNTERFACTUAL, where=f"{int(kept_sets.sum())} counterfactual sets ({method})",
+        confidence=confidence, groups=[str(g) for g in group_of[keep]])
+    accuracy = {}
+    for group in map(str, dict.fromkeys(group_of)):
+        mine = keep & (group_of == group) & (judged >= 0)
+        accuracy[group] = wilson_interval(int(np.sum(judged[mine] == truth[mine])), int(mine.sum()), confidence)
+    answered = keep & (judged >= 0)
+    overall = wilson_interval(int(np.sum(judged[answered] == truth[answered])), int(answered.sum()), confidence)
+    order = np.flatnonzero(keep)
+    depth = k or max(1, len(order) // 2)
+    top = order[np.argsort(-similarity[order], kind="stable")[:depth]]
+    pool = {g: 1 / len(set(whole[keep])) for g in dict.fromkeys(whole[keep])}
+    skew = max_skew_at_k({g: int(np.sum(whole[top] == g)) for g in pool}, pool) if pool else None
+    return GroupAudit(
+        axis.name, tuple(axis.choices), calibration, accuracy, overall,
+        depends_on_group(calibration.groups or {}, axis.choices, tolerance, confidence),
+        depth, float("nan") if skew is None else float(skew.value),
+        "" if skew is None else str(skew.attribute), method, sets, int(kept_sets.sum()), note,
+        float(np.nanmean(directional)) if not np.all(np.isnan(directional)) else float("nan"),
+        gallery_figure([(axis.name, answers)], per_prompt=None))
