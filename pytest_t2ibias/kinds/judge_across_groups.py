@@ -25,7 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..figures import Interval, interval_of
+from .._types import Answers
+from ..figures import Interval, gallery_figure, interval_of
+from ..params import constraint
 from ..verdict import Verdict, passes
 from ._base import CheckContext, CheckKind, PlannedItem
 from ._papers import SOCIALCF
@@ -40,6 +42,12 @@ DEFAULT_TEMPLATE = "a photo of a {} {subject}"
 DEFAULT_PREFIXES = ("a photo of a", "an image of a", "a picture of a")
 
 
+@constraint({"minimum": -1, "maximum": 1}, "in [-1, 1]")
+def check_cosine(value: Any) -> str | None:
+    """A cosine similarity."""
+    return None if -1.0 <= float(value) <= 1.0 else f"must lie in [-1, 1], got {value}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class JudgeAcrossGroupsParams(Params):
     axes: tuple[str, ...] = param("axes the judge reads, one item each", required=True,
@@ -52,6 +60,9 @@ class JudgeAcrossGroupsParams(Params):
                       check=check_at_least_one)
     template: str = param("the sets' prompt: '{}' receives the group's values, '{subject}' "
                           "the subject", default=DEFAULT_TEMPLATE)
+    clip_filter: float = param("lowest CLIP similarity of every image of a set to its prompt "
+                               "(SocialCounterfactuals' 0.2); -1 keeps every set",
+                               default=0.2, check=check_cosine)
     k: int | None = param("retrieval depth for MaxSkew@K (default: half the images)",
                           check=check_at_least_one)
 
@@ -78,6 +89,7 @@ def run(ctx: CheckContext[JudgeAcrossGroupsParams]) -> Verdict:
     neutral = [f"{prefix} {ctx.subject}" for prefix in DEFAULT_PREFIXES]
     audit = judge_across_groups(ctx.instrument, axis, prompts, params.sets, neutral=neutral,
                                 k=params.k, tolerance=params.tolerance,
+                                clip_filter=params.clip_filter,
                                 confidence=ctx.interval_confidence)
     return evaluate_judge_across_groups(audit, params.tolerance, confidence=ctx.confidence,
                                         burden=ctx.plan.burden, label=ctx.label)
@@ -102,15 +114,23 @@ def evaluate_judge_across_groups(audit: Any, tolerance: float, *, confidence: fl
              f" ({audit.filter_note})",
              f"  retrieval MaxSkew@{audit.retrieval_k} {audit.retrieval_max_skew:+.3f} "
              f"({audit.retrieval_value}), by the subject's neutral prompt over "
-             f"{len(DEFAULT_PREFIXES)} prefixes"]
+             f"{len(DEFAULT_PREFIXES)} prefixes" if audit.retrieval_value else
+             "  retrieval MaxSkew@K: not measured (it ranks by the judge's image and text "
+             "embeddings)"]
     for group, accuracy in audit.accuracy.items():
-        row = audit.calibration.groups[group]
+        row = (audit.calibration.groups or {}).get(group)
+        if row is None:
+            lines.append(f"  {group}: no image kept (every set filtered out)")
+            continue
         lines.append(f"  {group or '(all)'}: accuracy {accuracy}; confusion (true -> judged) "
                      + "; ".join(f"{t}: " + ", ".join(f"{j}={int(row[i, m])}"
                                                        for m, j in enumerate(audit.choices)
                                                        if row[i, m])
                                  for i, t in enumerate(audit.choices)))
     value = gap if gap is not None else audit.overall
+    # the paper's grid: a row a group, a column a set (image i of every prompt is set i)
+    grid = gallery_figure([(audit.axis, audit.answers)], per_prompt=None) \
+        if isinstance(audit.answers, Answers) else None
     return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
                    confidence=confidence, at_most=True, check="judge_across_groups", value=value,
                    threshold=tolerance, message="\n".join(lines),
@@ -126,7 +146,7 @@ def evaluate_judge_across_groups(audit: Any, tolerance: float, *, confidence: fl
                             "sets": {"method": audit.method, "made": audit.sets,
                                      "kept": audit.kept, "filter": audit.filter_note,
                                      "directional": audit.directional},
-                            **({"gallery": audit.gallery} if audit.gallery else {})})
+                            **({"gallery": grid} if grid else {})})
 
 
 def expected_work(item: PlannedItem) -> list[Draw]:
@@ -156,7 +176,8 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
 KIND = CheckKind(
     chart=chart,
     name="judge_across_groups",
-    sample="axes: [gender], across: [age], tolerance: 0.2, sets: 4",
+    # random-weight CLIPs (the compatibility matrix) match no prompt: the sample keeps every set
+    sample="axes: [gender], across: [age], tolerance: 0.2, sets: 4, clip_filter: -1",
     run=run,
     work=_work,
     params=JudgeAcrossGroupsParams,

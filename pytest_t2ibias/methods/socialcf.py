@@ -176,7 +176,8 @@ class GroupAudit:
     kept: int
     filter_note: str
     directional: float
-    gallery: dict[str, Any] | None
+    answers: Any
+    """The judge's answers on every set's images (the report's grid: a row a group)."""
 
 
 def _set_generator(instrument: Instrument, prompts: list[str]) -> tuple[Any, str]:
@@ -218,17 +219,12 @@ def _set_images(instrument: Instrument, prompts: list[str], sets: int) -> tuple[
 def judge_across_groups(instrument: Instrument, axis: AxisSpec,
                         groups: Sequence[tuple[tuple[str, ...], str, str]], sets: int, *,
                         neutral: Sequence[str], k: int | None, tolerance: float,
-                        confidence: float = 0.95) -> GroupAudit:
+                        clip_filter: float = 0.2, confidence: float = 0.95) -> GroupAudit:
     """The judge on ``axis`` per group: ``groups`` are (values of the other axes, the audited
     value, prompt) (``kinds.judge_across_groups.group_prompts``)."""
-    from ..errors import ContractError
-    from ..figures import gallery_figure
+    from ..errors import BackendError, ContractError
     from ..metrics import wilson_interval
-    from ..metrics.counterfactual_sets import (
-        CLIP_FILTER_THRESHOLD,
-        caption_similarities,
-        directional_similarity,
-    )
+    from ..metrics.counterfactual_sets import caption_similarities, directional_similarity
     from ..metrics.judge import COUNTERFACTUAL, calibration_from_labels
     from ..metrics.judge_groups import depends_on_group
     from ..metrics.skew import max_skew_at_k
@@ -245,22 +241,21 @@ def judge_across_groups(instrument: Instrument, axis: AxisSpec,
         pictures = instrument.image_embeddings(images)
         captions = instrument.text_embeddings(prompts)
         neutrals = instrument.text_embeddings(list(neutral))
-    except ContractError:
-        pictures = None
+    except (ContractError, BackendError) as exc:  # a generative judge: said in the row
+        pictures, why = None, str(exc).split(":")[0]
     if pictures is not None:
         own = caption_similarities(pictures, np.repeat(captions, sets, axis=0))
-        passed = np.array([bool(np.all(own[set_of == i] >= CLIP_FILTER_THRESHOLD)) for i in range(sets)])
+        passed = np.array([bool(np.all(own[set_of == i] >= clip_filter)) for i in range(sets)])
         directional = [directional_similarity(pictures[set_of == i], captions) for i in range(sets)]
         kept_sets = passed
-        note = (f"every image at CLIP similarity >= {CLIP_FILTER_THRESHOLD:g} to its prompt; "
+        note = (f"every image at CLIP similarity >= {clip_filter:g} to its prompt; "
                 f"directional similarity of the kept {float(np.nanmean(np.array(directional)[passed])) if passed.any() else float('nan'):.3f}")
         similarity = (pictures @ np.asarray(neutrals).T).mean(axis=1)
     else:
         kept_sets = np.ones(sets, dtype=bool)
         directional = [float("nan")] * sets
-        note = "not applied: the judge offers no image and text embeddings"
-        retrieval = instrument.ask(images, neutral[0], ("match", "other"), [neutral[0], "a photo of an object"])
-        similarity = np.nan_to_num(np.asarray(retrieval.probabilities)[:, 0], nan=-1.0)
+        note = f"not applied: the judge offers no image and text embeddings ({why})"
+        similarity = None  # the paper's retrieval ranks by embedding similarity: not measured
     keep = kept_sets[set_of]
     calibration = calibration_from_labels(
         instrument.judge_name(axis), axis.name, axis.choices, truth[keep], judged[keep],
@@ -274,13 +269,14 @@ def judge_across_groups(instrument: Instrument, axis: AxisSpec,
     overall = wilson_interval(int(np.sum(judged[answered] == truth[answered])), int(answered.sum()), confidence)
     order = np.flatnonzero(keep)
     depth = k or max(1, len(order) // 2)
-    top = order[np.argsort(-similarity[order], kind="stable")[:depth]]
+    top = order if similarity is None else order[np.argsort(-similarity[order], kind="stable")[:depth]]
     pool = {g: 1 / len(set(whole[keep])) for g in dict.fromkeys(whole[keep])}
-    skew = max_skew_at_k({g: int(np.sum(whole[top] == g)) for g in pool}, pool) if pool else None
+    skew = max_skew_at_k({g: int(np.sum(whole[top] == g)) for g in pool}, pool) \
+        if pool and similarity is not None else None
     return GroupAudit(
         axis.name, tuple(axis.choices), calibration, accuracy, overall,
         depends_on_group(calibration.groups or {}, axis.choices, tolerance, confidence),
         depth, float("nan") if skew is None else float(skew.value),
         "" if skew is None else str(skew.attribute), method, sets, int(kept_sets.sum()), note,
         float(np.nanmean(directional)) if not np.all(np.isnan(directional)) else float("nan"),
-        gallery_figure([(axis.name, answers)], per_prompt=None))
+        answers)
