@@ -3,6 +3,8 @@ group; the correction uses the group's own confusion, or says it cannot correct.
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 from validation_scripts import validation_script
 
@@ -69,3 +71,78 @@ def test_the_toy_world_with_a_planted_intersectional_judge_bias():
     assert world["coverage"]["group"] >= 26
     assert world["coverage"]["pooled"] <= 12 and world["coverage"]["uncorrected"] <= 3
     assert world["outcomes"]["group_unknown"]["inconclusive"] == 30
+
+
+class _PlantedWorld:
+    """A fake instrument: counterfactual sets whose judge misreads old women as men in every
+    other set (young women, and every man, read right); CLIP-like embeddings that put each
+    image near its own prompt, so the 0.2 filter keeps every set."""
+
+    class _Generator:  # no diffusers pipeline: the sets share their noise only
+        fingerprint = "toy"
+
+    sightings = None
+
+    def __init__(self):
+        from types import SimpleNamespace
+
+        self.plan = SimpleNamespace(seed=0, sampling={})
+
+    def generator(self, role="candidate"):
+        return self._Generator()
+
+    def images(self, prompts, per_prompt=None):
+        from PIL import Image
+
+        from pytest_t2ibias._types import GeneratedImage, ImageSet
+
+        blank = Image.new("RGB", (4, 4))
+        return ImageSet(tuple(GeneratedImage(p, 0, i, blank, f"{p}#{i}", f"{p}#{i}")
+                              for p in prompts for i in range(per_prompt)))
+
+    def attributes(self, images, axis, filter=None):
+        from pytest_t2ibias._types import Answers
+
+        labels = []
+        for item in images:
+            truth = 1 if " female " in item.prompt else 0
+            misread = "old female" in item.prompt and item.index % 2 == 0
+            labels.append(0 if misread else truth)
+        return Answers(axis.question, axis.choices, np.array(labels), np.full((len(labels), 2), np.nan),
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+    def _text(self, text):
+        rng = np.random.default_rng(zlib.crc32(text.encode()))
+        vector = rng.normal(size=32)
+        return vector / np.linalg.norm(vector)
+
+    def text_embeddings(self, texts):
+        return np.stack([self._text(t) for t in texts])
+
+    def image_embeddings(self, images):
+        rows = np.stack([self._text(i.prompt) + 0.1 * self._text(i.key) for i in images])
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    def judge_name(self, axis):
+        return "planted judge"
+
+
+def test_the_judge_audit_on_counterfactual_sets_fails_naming_the_group_it_misreads():
+    from pytest_t2ibias.kinds.judge_across_groups import evaluate_judge_across_groups, group_prompts
+    from pytest_t2ibias.methods.socialcf import judge_across_groups
+    from pytest_t2ibias.suite_spec import AxisSpec
+
+    gender = AxisSpec("gender", "What is the gender?", ("male", "female"))
+    age = AxisSpec("age", "What is the age?", ("young", "old"))
+    prompts = group_prompts("a photo of a {} {subject}", "doctor", gender, [age])
+    assert [p for *_, p in prompts][:2] == ["a photo of a young male doctor",
+                                            "a photo of a young female doctor"]
+    audit = judge_across_groups(_PlantedWorld(), gender, prompts, 40, neutral=["a photo of a doctor"],
+                                k=None, tolerance=0.1)
+    assert audit.kept == 40 and audit.calibration.groups["old"].tolist() == [[40, 0], [20, 20]]
+    verdict = evaluate_judge_across_groups(audit, 0.1, confidence=0.95, burden="model")
+    assert verdict.outcome == "fail" and not verdict.passed
+    assert "female misread 20/40 (50%) in group 'old' vs 0/40 (0%) in 'young'" in verdict.message
+    assert verdict.figures["about"] == "old vs young"
+    grid = verdict.figures["gallery"]["groups"]
+    assert len(grid) == 4 and all(len(g["images"]) == 40 for g in grid)  # a row a group, a column a set
