@@ -77,9 +77,8 @@ def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | N
     if ctx.plan.judge_correction == OFF or source is None:
         return None
     if source == COUNTERFACTUAL_CALIBRATION:
-        if ctx.plan.audits_folder:
-            return None  # a folder audit draws nothing
-        calibration = counterfactual_calibration(ctx, axis)
+        # a folder audit draws nothing: the folder's own images of the prompts, if it has them
+        calibration = counterfactual_calibration(ctx, axis, from_folder=ctx.plan.audits_folder)
     else:
         others = [a for a in ctx.suite.axes.values() if a.name != axis.name]
         calibration = folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence,
@@ -97,27 +96,65 @@ def labelled_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration 
     return judge_calibration(ctx, axis)
 
 
-def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
-    """The judge on the subject's counterfactual images of ``axis``, each labelled with the
-    value its prompt asked for; ``CALIBRATION_IMAGES`` a prompt, which an IS check on the
-    same subject at n >= 48 has drawn already (paired seeds): none are drawn twice."""
+def _counterfactual_prompts(ctx: CheckContext, axis: AxisSpec) -> dict[str, str]:
+    """Value -> the subject's counterfactual prompt of it (only the axis' values)."""
     from ..methods.biasconnect import counterfactual_prompts
 
     suite = ctx.counterfactual_suite() if axis.counterfactuals_from_llm else ctx.suite
     prompts = counterfactual_prompts(suite, ctx.subject, [axis.name]).get(axis.name, {})
-    prompts = {value: prompt for value, prompt in prompts.items() if value in axis.choices}
+    return {value: prompt for value, prompt in prompts.items() if value in axis.choices}
+
+
+def folder_holds(ctx: CheckContext, axis: AxisSpec) -> dict[str, int]:
+    """In a folder audit: each counterfactual prompt of ``axis`` -> the images of it the
+    folder holds (capped at ``CALIBRATION_IMAGES``)."""
+    generator = ctx.instrument.generator("candidate")
+    holds = getattr(generator, "holds", None)
+    return {prompt: min(holds(prompt), CALIBRATION_IMAGES) if holds else 0
+            for prompt in _counterfactual_prompts(ctx, axis).values()}
+
+
+def folder_uncorrected(ctx: CheckContext, axis: AxisSpec) -> str:
+    """Why a folder audit leaves ``axis`` uncorrected (empty: the folder calibrates it)."""
+    if not ctx.plan.audits_folder or axis.calibration_source != COUNTERFACTUAL_CALIBRATION:
+        return ""
+    held = folder_holds(ctx, axis)
+    lacking = [prompt for prompt, n in held.items() if n == 0]
+    if len(held) < len(axis.choices):
+        return (f"folder audit: {axis.name!r} has no counterfactual prompt for every value, so "
+                f"the folder cannot calibrate its judge: uncorrected")
+    if lacking:
+        return (f"folder audit: the folder holds no image of {', '.join(map(repr, lacking))}, "
+                f"so nothing calibrates the judge on {axis.name!r}: uncorrected (add the "
+                f"axis' counterfactual images to the folder to correct it)")
+    return ""
+
+
+def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec,
+                               from_folder: bool = False) -> JudgeCalibration | None:
+    """The judge on the subject's counterfactual images of ``axis``, each labelled with the
+    value its prompt asked for; ``CALIBRATION_IMAGES`` a prompt, which an IS check on the
+    same subject at n >= 48 has drawn already (paired seeds): none are drawn twice.
+    ``from_folder`` (a folder audit): the folder's images of those prompts, as many as it
+    holds up to ``CALIBRATION_IMAGES``; none when it lacks a value's."""
+    prompts = _counterfactual_prompts(ctx, axis)
     if len(prompts) < len(axis.choices):
         return None  # a value without its prompt: no row of the confusion can be measured
+    held = folder_holds(ctx, axis) if from_folder else {}
+    if from_folder and not all(held.values()):
+        return None  # said in every row (``folder_uncorrected``)
     truth, judged = [], []
     for value, prompt in prompts.items():
-        images = ctx.instrument.images([prompt], per_prompt=CALIBRATION_IMAGES)
+        images = ctx.instrument.images([prompt], per_prompt=held.get(prompt, CALIBRATION_IMAGES))
         answers = ctx.instrument.attributes(images, axis, ctx.suite.filter)
         truth.append(np.full(len(answers.labels), axis.choices.index(value)))
         judged.append(answers.labels)
     return calibration_from_labels(
         ctx.instrument.judge_name(axis), axis.name, axis.choices, np.concatenate(truth),
         np.concatenate(judged), source=COUNTERFACTUAL,
-        where=f"{CALIBRATION_IMAGES} counterfactual images a value of {ctx.subject!r}",
+        where=(f"the folder's {'/'.join(map(str, held.values()))} counterfactual images a value "
+               f"of {ctx.subject!r}" if from_folder else
+               f"{CALIBRATION_IMAGES} counterfactual images a value of {ctx.subject!r}"),
         confidence=ctx.interval_confidence)
 
 
@@ -152,6 +189,8 @@ class JudgeReading:
     """The plan's ``judge_correction``: on, full or off."""
     group: str | None = None
     """The group every image of the item is of (``JudgeCalibration.groups``' key), if any."""
+    uncorrected: str = ""
+    """Why no calibration was measured, when the run should say (a folder audit's)."""
 
     @cached_property
     def _by_group(self) -> tuple[JudgeCalibration | None, str, str]:
@@ -225,7 +264,9 @@ class JudgeReading:
     def note(self) -> str:
         """Lines for the verdict's message."""
         if self.calibration is None:
-            return "" if self.asked == OFF else "\n  judge: uncorrected (no calibration for this axis)"
+            if self.asked == OFF:
+                return ""
+            return f"\n  judge: {self.uncorrected or 'uncorrected (no calibration for this axis)'}"
         if self.unreadable:
             return f"\n  INCONCLUSIVE: {self.unreadable}"
         if self.mode == OFF:
@@ -240,6 +281,8 @@ class JudgeReading:
         """The row's ``judge_correction`` and ``judge_calibration`` (plain builtins)."""
         return {"judge_correction": self.mode,
                 "judge_calibration": None if self.calibration is None else self.calibration.to_dict(),
+                **({"judge_uncorrected": self.uncorrected}
+                   if self.uncorrected and self.calibration is None else {}),
                 **({"judge_unreadable": self.unreadable} if self.unreadable else {})}
 
 
@@ -344,4 +387,37 @@ def readings_for(ctx: CheckContext, axes: list[str], suite: Any = None) -> AxisR
 def reading_for(ctx: CheckContext, axis: AxisSpec | None) -> JudgeReading:
     """The reading of ``ctx``'s item on ``axis`` (no axis: nothing to calibrate)."""
     calibration = None if axis is None else judge_calibration(ctx, axis)
-    return JudgeReading(calibration, ctx.plan.judge_correction)
+    why = folder_uncorrected(ctx, axis) if axis is not None and calibration is None \
+        and ctx.plan.judge_correction != OFF else ""
+    return JudgeReading(calibration, ctx.plan.judge_correction, uncorrected=why)
+
+
+def folder_audit_lines(folder: str | None, suites: list[Any]) -> list[str]:
+    """The run header's word on a folder audit's judge: each (suite, subject, axis) whose
+    counterfactual images the folder lacks, so its rows are uncorrected (none: no folder)."""
+    if not folder:
+        return []
+    from ..backends.folder import FolderImages
+    from ..errors import BackendError
+    from ..methods.biasconnect import counterfactual_prompts
+
+    try:
+        images = FolderImages(folder)
+    except BackendError:  # the run reports the folder itself
+        return []
+    lacking = []
+    for suite in suites:
+        for axis in suite.axes.values():
+            if axis.calibration_source != COUNTERFACTUAL_CALIBRATION or axis.counterfactuals_from_llm \
+                    or suite.judge_correction == OFF:
+                continue
+            for subject in suite.subjects:
+                prompts = counterfactual_prompts(suite, subject, [axis.name]).get(axis.name, {})
+                missing = [p for v, p in prompts.items() if v in axis.choices and not images.holds(p)]
+                if missing or len(prompts) < len(axis.choices):
+                    lacking.append(f"{suite.name}: {subject} / {axis.name}")
+    if not lacking:
+        return []
+    return [f"t2ibias: folder audit: the folder holds no counterfactual images of "
+            f"{', '.join(lacking[:8])}{' ...' if len(lacking) > 8 else ''}: the judge is "
+            f"uncorrected there (each row says so)"]
