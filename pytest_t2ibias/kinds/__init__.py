@@ -62,8 +62,9 @@ __all__ = [
 
 for _module in (entropy_below, w1_below, is_nonnegative, no_regression, intermit,
                 no_bgps_prompt_exceeds, open_set, max_skew_below, judge_agrees,
+                judge_across_groups,
                 intervention_improves, prompt_alignment, vendi_diversity, image_quality,
-                distribution_shift, erasure, judge_across_groups):
+                distribution_shift, erasure):
     register_check(_module.KIND)
 
 def filled_in(text: str) -> str:
