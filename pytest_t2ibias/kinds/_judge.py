@@ -275,7 +275,10 @@ class JudgeReading:
                BOUNDS: "bounds between the judge's labels and its corrected confusion (the "
                        "counterfactual calibration cannot tell judge error from the generator's "
                        "non-adherence; judge_correction: full corrects fully)"}[self.mode]
-        return f"\n  judge: {how}; {self.calibration.describe()}{self._by_group[2]}"
+        groups = self._by_group[2] or (
+            "\n  judge by group: one confusion assumed for every group (the calibration's "
+            "images carry no group; a judge_across_groups check measures it)")
+        return f"\n  judge: {how}; {self.calibration.describe()}{groups}"
 
     def figures(self) -> dict[str, Any]:
         """The row's ``judge_correction`` and ``judge_calibration`` (plain builtins)."""
