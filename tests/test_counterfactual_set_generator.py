@@ -15,7 +15,10 @@ def test_the_set_generator_answers_each_request_from_its_seeds_set_and_caches_it
 
     from pytest_t2ibias._types import ImageRequest
     from pytest_t2ibias.backends.generator import DiffusersGenerator
-    from pytest_t2ibias.backends.prompt2prompt import CounterfactualSetGenerator, generate_prompt_set
+    from pytest_t2ibias.backends.prompt2prompt import (
+        CounterfactualSetGenerator,
+        generate_prompt_set,
+    )
     from pytest_t2ibias.store.cache import Cache
     from pytest_t2ibias.store.request_layer import RequestLayer
 
