@@ -294,7 +294,7 @@ class CounterfactualSetGenerator:
         digest = hashlib.sha256("\0".join(self.prompts).encode()).hexdigest()[:16]
         self.fingerprint = (f"prompt2prompt(cross {cross_replace:g}, self {self_replace:g}, "
                             f"set {digest}):{inner.fingerprint}")
-        self._made: dict[tuple[int, str, tuple], Image.Image] = {}
+        self._made: dict[tuple[int, str, tuple[Any, ...]], Image.Image] = {}
 
     def generate(self, requests: list[Any]) -> list[Image.Image]:
         out = []
@@ -308,7 +308,7 @@ class CounterfactualSetGenerator:
             out.append(self._made.pop(key))
         return out
 
-    def _make(self, request: Any, sampling: tuple) -> None:
+    def _make(self, request: Any, sampling: tuple[Any, ...]) -> None:
         loaded = self.inner.loaded() if hasattr(self.inner, "loaded") else self.inner
         steps = request.steps or loaded.steps or 50
         guidance = loaded.guidance_scale if request.guidance is None else request.guidance

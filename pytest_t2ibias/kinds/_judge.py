@@ -70,7 +70,7 @@ of an adaptive check on one calibration; an IS check on the subject at n >= 48 h
 already (image i of a prompt is the same whatever n)."""
 
 
-def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
+def judge_calibration(ctx: CheckContext[Any], axis: AxisSpec) -> JudgeCalibration | None:
     """The judge's confusion on ``axis`` from the axis' ``judge_calibration`` source (none
     when the correction is off: no image is drawn for it)."""
     source = axis.calibration_source
@@ -88,7 +88,7 @@ def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | N
     return calibration
 
 
-def labelled_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
+def labelled_calibration(ctx: CheckContext[Any], axis: AxisSpec) -> JudgeCalibration | None:
     """The judge on ``axis`` from its labelled folder only: for a check without a subject
     whose counterfactual images could calibrate it (a BGPS gate's prompts are the search's)."""
     if axis.calibration_source == COUNTERFACTUAL_CALIBRATION:
@@ -96,7 +96,7 @@ def labelled_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration 
     return judge_calibration(ctx, axis)
 
 
-def _counterfactual_prompts(ctx: CheckContext, axis: AxisSpec) -> dict[str, str]:
+def _counterfactual_prompts(ctx: CheckContext[Any], axis: AxisSpec) -> dict[str, str]:
     """Value -> the subject's counterfactual prompt of it (only the axis' values)."""
     from ..methods.biasconnect import counterfactual_prompts
 
@@ -105,7 +105,7 @@ def _counterfactual_prompts(ctx: CheckContext, axis: AxisSpec) -> dict[str, str]
     return {value: prompt for value, prompt in prompts.items() if value in axis.choices}
 
 
-def folder_holds(ctx: CheckContext, axis: AxisSpec) -> dict[str, int]:
+def folder_holds(ctx: CheckContext[Any], axis: AxisSpec) -> dict[str, int]:
     """In a folder audit: each counterfactual prompt of ``axis`` -> the images of it the
     folder holds (capped at ``CALIBRATION_IMAGES``)."""
     generator = ctx.instrument.generator("candidate")
@@ -114,7 +114,7 @@ def folder_holds(ctx: CheckContext, axis: AxisSpec) -> dict[str, int]:
             for prompt in _counterfactual_prompts(ctx, axis).values()}
 
 
-def folder_uncorrected(ctx: CheckContext, axis: AxisSpec) -> str:
+def folder_uncorrected(ctx: CheckContext[Any], axis: AxisSpec) -> str:
     """Why a folder audit leaves ``axis`` uncorrected (empty: the folder calibrates it)."""
     if not ctx.plan.audits_folder or axis.calibration_source != COUNTERFACTUAL_CALIBRATION:
         return ""
@@ -130,7 +130,7 @@ def folder_uncorrected(ctx: CheckContext, axis: AxisSpec) -> str:
     return ""
 
 
-def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec,
+def counterfactual_calibration(ctx: CheckContext[Any], axis: AxisSpec,
                                from_folder: bool = False) -> JudgeCalibration | None:
     """The judge on the subject's counterfactual images of ``axis``, each labelled with the
     value its prompt asked for; ``CALIBRATION_IMAGES`` a prompt, which an IS check on the
@@ -381,13 +381,13 @@ class AxisReadings:
                 **({"judge_unreadable": unreadable} if unreadable else {})}
 
 
-def readings_for(ctx: CheckContext, axes: list[str], suite: Any = None) -> AxisReadings:
+def readings_for(ctx: CheckContext[Any], axes: list[str], suite: Any = None) -> AxisReadings:
     """One reading per axis of ``axes`` (``suite``: the phrased suite, default ctx's)."""
     suite = suite or ctx.suite
     return AxisReadings({y: reading_for(ctx, suite.axes[y]) for y in axes})
 
 
-def reading_for(ctx: CheckContext, axis: AxisSpec | None) -> JudgeReading:
+def reading_for(ctx: CheckContext[Any], axis: AxisSpec | None) -> JudgeReading:
     """The reading of ``ctx``'s item on ``axis`` (no axis: nothing to calibrate)."""
     calibration = None if axis is None else judge_calibration(ctx, axis)
     why = folder_uncorrected(ctx, axis) if axis is not None and calibration is None \

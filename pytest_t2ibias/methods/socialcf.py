@@ -183,7 +183,7 @@ class GroupAudit:
 def _set_generator(instrument: Instrument, prompts: list[str]) -> tuple[Any, str]:
     """Prompt-to-Prompt's set generator around the candidate's diffusers UNet pipeline, or
     None and why the sets share their initial noise only."""
-    generator = instrument.generator("candidate")
+    generator: Any = instrument.generator("candidate")  # its class decides, read by name
     name = type(generator).__name__
     if name == "LazyDiffusersGenerator":
         index = generator.source.config("model_index.json") or {}
