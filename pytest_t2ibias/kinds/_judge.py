@@ -17,7 +17,7 @@ A judge that cannot read the axis (``JudgeCalibration.readable``) decides nothin
 is inconclusive under every burden, with the reason, whatever its figure says.
 
 A calibration whose images' groups are known (a labelled folder that also labels the suite's
-other axes; the ``judge_across_groups`` audit's sets) carries the confusion per group. Where
+other axes; the judge audit by group on counterfactual sets) carries the confusion per group. Where
 it shows the judge errs differently by group (``metrics.judge_groups``, a gap above
 ``GROUP_TOLERANCE``), the correction uses the item's group's own confusion when the item's
 images are of one group, and otherwise says it cannot correct (inconclusive, naming the
@@ -277,7 +277,7 @@ class JudgeReading:
                        "non-adherence; judge_correction: full corrects fully)"}[self.mode]
         groups = self._by_group[2] or (
             "\n  judge by group: one confusion assumed for every group (the calibration's "
-            "images carry no group; a judge_across_groups check measures it)")
+            "images carry no group; the judge audit by group measures it)")
         return f"\n  judge: {how}; {self.calibration.describe()}{groups}"
 
     def figures(self) -> dict[str, Any]:

@@ -188,7 +188,7 @@ def calibration_from_labels(judge: str, axis: str, choices: Sequence[str], truth
     abstained = tuple(int(np.sum((truth == i) & (judged < 0))) for i in range(c))
     by_group = None
     if groups is not None:
-        from .judge_groups import group_counts
+        from pytest_t2ibias.metrics.judge_groups import group_counts
 
         by_group = group_counts(truth, judged, groups, c)
     return JudgeCalibration(judge, axis, tuple(choices), counts, source, where, abstained,

@@ -25,8 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._types import Estimate
-from .intervals import difference_of_shares
+from pytest_t2ibias._types import Estimate
+from pytest_t2ibias.metrics.intervals import difference_of_shares
+
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+"""``verdict``'s outcomes (the metrics import nothing above them)."""
 
 MIN_GROUP_IMAGES = 1
 """A group with fewer answered images of a value is left out of that value's comparisons."""
@@ -103,8 +106,6 @@ class GroupDependence:
     def groups_differ(self) -> bool:
         """Whether the judge may err differently by group: not shown the same (a pooled
         correction is safe only when PASS)."""
-        from ..verdict import PASS
-
         return self.outcome != PASS
 
     def describe(self) -> str:
@@ -117,12 +118,11 @@ def depends_on_group(counts: Mapping[str, np.ndarray], choices: Sequence[str], t
                      confidence: float = 0.95) -> GroupDependence:
     """FAIL when some pair's error gap is above ``tolerance`` at ``confidence``, PASS when
     every gap is below it, else INCONCLUSIVE (also when fewer than two groups are measured)."""
-    from ..verdict import FAIL, INCONCLUSIVE, decide, worst
-
     gaps = error_gaps(counts, choices, confidence)
     if not gaps:
         return GroupDependence(INCONCLUSIVE, None, (), tolerance)
-    outcomes = [decide(g.gap, tolerance, confidence=confidence) for g in gaps]
-    outcome = worst(outcomes)
+    outcomes = [FAIL if g.gap.low > tolerance else PASS if g.gap.high <= tolerance else INCONCLUSIVE
+                for g in gaps]
+    outcome = FAIL if FAIL in outcomes else INCONCLUSIVE if INCONCLUSIVE in outcomes else PASS
     deciding = gaps[outcomes.index(FAIL)] if outcome == FAIL else max(gaps, key=lambda g: g.gap.high)
     return GroupDependence(outcome, deciding, tuple(gaps), tolerance)
