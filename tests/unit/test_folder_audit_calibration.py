@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 
-from validation_scripts import validation_script
+from support.validation_scripts import validation_script
 
 
 def _world(tmp_path, misread=0.3):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
-from validation_scripts import validation_script
+from support.validation_scripts import validation_script
 
 from pytest_t2ibias.kinds._judge import JudgeReading
 from pytest_t2ibias.kinds.entropy_below import evaluate_entropy_below
