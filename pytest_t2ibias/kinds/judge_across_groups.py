@@ -55,6 +55,17 @@ def check_cosine(value: Any) -> str | None:
     return None if -1.0 <= float(value) <= 1.0 else f"must lie in [-1, 1], got {value}"
 
 
+@constraint({"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1},
+             "minItems": 1}, "a list of fractions in [0, 1]")
+def check_fractions(value: Any) -> str | None:
+    """Prompt-to-Prompt's replace fractions: a non-empty list of numbers in [0, 1]."""
+    values = list(value) if isinstance(value, (list, tuple)) else None
+    if not values or any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1
+                         for v in values):
+        return f"must be a non-empty list of fractions in [0, 1], got {value!r}"
+    return None
+
+
 @dataclass(frozen=True, kw_only=True)
 class JudgeAcrossGroupsParams(Params):
     axes: tuple[str, ...] = param("axes the judge reads, one item each", required=True,
@@ -70,6 +81,10 @@ class JudgeAcrossGroupsParams(Params):
     clip_filter: float = param("lowest CLIP similarity of every image of a set to its prompt "
                                "(SocialCounterfactuals' 0.2); -1 keeps every set",
                                default=0.2, check=check_cosine)
+    fractions: tuple[float, ...] = param(
+        "Prompt-to-Prompt's cross-attention replace fractions (self-attention: half), one "
+        "candidate set a fraction a seed; the filter and the directional similarity choose "
+        "among them (the paper varies it)", default=(0.8,), check=check_fractions)
     k: int | None = param("retrieval depth for MaxSkew@K (default: half the images)",
                           check=check_at_least_one)
 
@@ -97,6 +112,7 @@ def run(ctx: CheckContext[JudgeAcrossGroupsParams]) -> Verdict:
     audit = judge_across_groups(ctx.instrument, axis, prompts, params.sets, neutral=neutral,
                                 k=params.k, tolerance=params.tolerance,
                                 clip_filter=params.clip_filter,
+                                fractions=tuple(float(f) for f in params.fractions),
                                 confidence=ctx.interval_confidence)
     return evaluate_judge_across_groups(audit, params.tolerance, confidence=ctx.confidence,
                                         burden=ctx.plan.burden, label=ctx.label)

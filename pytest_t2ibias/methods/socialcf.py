@@ -180,7 +180,8 @@ class GroupAudit:
     """The judge's answers on every set's images (the report's grid: a row a group)."""
 
 
-def _set_generator(instrument: Instrument, prompts: list[str]) -> tuple[Any, str]:
+def _set_generator(instrument: Instrument, prompts: list[str],
+                   fraction: float) -> tuple[Any, str]:
     """Prompt-to-Prompt's set generator around the candidate's diffusers UNet pipeline, or
     None and why the sets share their initial noise only."""
     generator: Any = instrument.generator("candidate")  # its class decides, read by name
@@ -196,30 +197,38 @@ def _set_generator(instrument: Instrument, prompts: list[str]) -> tuple[Any, str
         return None, "shared initial noise only (the pipeline has no UNet for attention control)"
     from ..backends.prompt2prompt import CounterfactualSetGenerator
 
-    return CounterfactualSetGenerator(generator, prompts), \
-        "Prompt-to-Prompt (cross-attention 0.8, self-attention 0.4 of the steps)"
+    return CounterfactualSetGenerator(generator, prompts, cross_replace=fraction,
+                                      self_replace=fraction / 2), "Prompt-to-Prompt"
 
 
-def _set_images(instrument: Instrument, prompts: list[str], sets: int) -> tuple[ImageSet, str]:
-    """``sets`` images of every prompt, image i of each from set i (cached like any image)."""
+def _candidate_sets(instrument: Instrument, prompts: list[str], sets: int,
+                    fractions: Sequence[float]) -> tuple[list[tuple[str, ImageSet]], str]:
+    """Each candidate's ``sets`` images of every prompt, image i of each from set i (cached
+    like any image): one candidate a replace fraction under attention control, else one."""
     from .._types import ImageRequest
 
-    generator, method = _set_generator(instrument, prompts)
-    if generator is None:
-        return instrument.images(prompts, per_prompt=sets), method
-    plan = instrument.plan
-    requests = [ImageRequest(p, plan.seed, i, **plan.sampling) for p in prompts for i in range(sets)]
-    images = instrument.requests.images(generator, requests)
-    if instrument.sightings is not None:
-        instrument.sightings.roles.update((item.key, "candidate") for item in images)
-        instrument.sightings.unread.update(generator.prompt_problems(prompts))
-    return images, method
+    candidates = []
+    for fraction in dict.fromkeys(fractions):
+        generator, method = _set_generator(instrument, prompts, fraction)
+        if generator is None:
+            return [("shared noise", instrument.images(prompts, per_prompt=sets))], method
+        plan = instrument.plan
+        requests = [ImageRequest(p, plan.seed, i, **plan.sampling) for p in prompts for i in range(sets)]
+        images = instrument.requests.images(generator, requests)
+        if instrument.sightings is not None:
+            instrument.sightings.roles.update((item.key, "candidate") for item in images)
+            instrument.sightings.unread.update(generator.prompt_problems(prompts))
+        candidates.append((f"p={fraction:g}", images))
+    return candidates, (f"Prompt-to-Prompt (cross-attention replaced for a fraction p of the "
+                        f"steps, self-attention p/2; candidates p = "
+                        f"{', '.join(f'{f:g}' for f in dict.fromkeys(fractions))})")
 
 
 def judge_across_groups(instrument: Instrument, axis: AxisSpec,
                         groups: Sequence[tuple[tuple[str, ...], str, str]], sets: int, *,
                         neutral: Sequence[str], k: int | None, tolerance: float,
-                        clip_filter: float = 0.2, confidence: float = 0.95) -> GroupAudit:
+                        clip_filter: float = 0.2, fractions: Sequence[float] = (0.8,),
+                        confidence: float = 0.95) -> GroupAudit:
     """The judge on ``axis`` per group: ``groups`` are (values of the other axes, the audited
     value, prompt) (``kinds.judge_across_groups.group_prompts``)."""
     from ..errors import BackendError, ContractError
@@ -230,32 +239,47 @@ def judge_across_groups(instrument: Instrument, axis: AxisSpec,
     from ..metrics.skew import max_skew_at_k
 
     prompts = [prompt for *_, prompt in groups]
-    images, method = _set_images(instrument, prompts, sets)
+    candidates, method = _candidate_sets(instrument, prompts, sets, fractions)
+    set_of = np.tile(np.arange(sets), len(groups))
+    try:
+        captions = instrument.text_embeddings(prompts)
+        neutrals = instrument.text_embeddings(list(neutral))
+        embedded = [np.asarray(instrument.image_embeddings(images)) for _, images in candidates]
+    except (ContractError, BackendError) as exc:  # a generative judge: said in the row
+        embedded, why = None, str(exc).split(":")[0]
+    if embedded is not None:
+        # the paper's filter and selection: per seed, the candidates whose every image reaches
+        # the filter, the best directional similarity chosen; a seed with none is dropped
+        chosen = np.full(sets, -1)
+        directional = np.full(sets, np.nan)
+        for i in range(sets):
+            for c, vectors in enumerate(embedded):
+                members = vectors[set_of == i]
+                if not np.all(caption_similarities(members, captions) >= clip_filter):
+                    continue
+                score = directional_similarity(members, captions)
+                if chosen[i] < 0 or score > directional[i]:
+                    chosen[i], directional[i] = c, score
+        kept_sets = chosen >= 0
+        pick = np.where(kept_sets, chosen, 0)[set_of]
+        images = ImageSet(tuple(candidates[pick[j]][1][j] for j in range(len(set_of))))
+        pictures = np.stack([embedded[pick[j]][j] for j in range(len(set_of))])
+        picked = ", ".join(f"{label} {int(np.sum(chosen == c))}" for c, (label, _) in enumerate(candidates))
+        note = (f"every image at CLIP similarity >= {clip_filter:g} to its prompt; chosen by "
+                f"directional similarity ({picked}), mean "
+                f"{float(np.nanmean(directional)) if kept_sets.any() else float('nan'):.3f}")
+        similarity = (pictures @ np.asarray(neutrals).T).mean(axis=1)
+    else:
+        images = candidates[0][1]
+        kept_sets = np.ones(sets, dtype=bool)
+        directional = np.full(sets, np.nan)
+        note = f"not applied: the judge offers no image and text embeddings ({why})"
+        similarity = None  # the paper's retrieval ranks by embedding similarity: not measured
     answers = instrument.attributes(images, axis)
     judged = np.asarray(answers.labels)
     truth = np.repeat([axis.choices.index(value) for _, value, _ in groups], sets)
     group_of = np.repeat([", ".join(values) for values, _, _ in groups], sets)
     whole = np.repeat([" ".join((*values, value)) for values, value, _ in groups], sets)
-    set_of = np.tile(np.arange(sets), len(groups))
-    try:
-        pictures = instrument.image_embeddings(images)
-        captions = instrument.text_embeddings(prompts)
-        neutrals = instrument.text_embeddings(list(neutral))
-    except (ContractError, BackendError) as exc:  # a generative judge: said in the row
-        pictures, why = None, str(exc).split(":")[0]
-    if pictures is not None:
-        own = caption_similarities(pictures, np.repeat(captions, sets, axis=0))
-        passed = np.array([bool(np.all(own[set_of == i] >= clip_filter)) for i in range(sets)])
-        directional = [directional_similarity(pictures[set_of == i], captions) for i in range(sets)]
-        kept_sets = passed
-        note = (f"every image at CLIP similarity >= {clip_filter:g} to its prompt; "
-                f"directional similarity of the kept {float(np.nanmean(np.array(directional)[passed])) if passed.any() else float('nan'):.3f}")
-        similarity = (pictures @ np.asarray(neutrals).T).mean(axis=1)
-    else:
-        kept_sets = np.ones(sets, dtype=bool)
-        directional = [float("nan")] * sets
-        note = f"not applied: the judge offers no image and text embeddings ({why})"
-        similarity = None  # the paper's retrieval ranks by embedding similarity: not measured
     keep = kept_sets[set_of]
     calibration = calibration_from_labels(
         instrument.judge_name(axis), axis.name, axis.choices, truth[keep], judged[keep],
