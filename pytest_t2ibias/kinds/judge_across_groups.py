@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .._types import Answers
 from ..figures import Interval, gallery_figure, interval_of
 from ..params import constraint
-from ..verdict import Verdict, passes
+from ..verdict import Verdict
 from ._base import CheckContext, CheckKind, PlannedItem
 from ._papers import SOCIALCF
 from ._params import Params, check_at_least_one, check_unit_interval, param
@@ -154,7 +154,7 @@ def evaluate_judge_across_groups(audit: Any, tolerance: float, *, confidence: fl
     # the paper's grid: a row a group, a column a set (image i of every prompt is set i)
     grid = gallery_figure([(audit.axis, audit.answers)], per_prompt=None) \
         if isinstance(audit.answers, Answers) else None
-    return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
+    return Verdict(outcome=outcome, burden=burden,
                    confidence=confidence, at_most=True, check="judge_across_groups", value=value,
                    threshold=tolerance, message="\n".join(lines),
                    figures={"label": label, "judge_correction": "off",  # it measures the judge
