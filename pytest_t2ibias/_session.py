@@ -573,9 +573,11 @@ class T2ISession:
         if not suites:
             return []
         from .budgets import describe
+        from .kinds._judge import folder_audit_lines
         from .reports.header import suite_lines
 
-        return [*suite_lines(self.settings, list(suites.values())), describe()]
+        return [*suite_lines(self.settings, list(suites.values())), describe(),
+                *folder_audit_lines(self.settings.images, list(suites.values()))]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None:
