@@ -20,7 +20,7 @@ is inconclusive under every burden, with the reason, whatever its figure says.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +131,9 @@ class JudgeReading:
     calibration: JudgeCalibration | None
     asked: str = "on"
     """The plan's ``judge_correction``: on, full or off."""
+    as_read: list[Estimate] = field(default_factory=list, compare=False, repr=False)
+    """The figure on the judge's answers as read (the paper's formula, no correction), kept by
+    ``estimate`` so a corrected row shows it beside the corrected one (issue #44)."""
 
     @property
     def mode(self) -> str:
@@ -145,8 +148,15 @@ class JudgeReading:
         return self.calibration.why_unreadable()
 
     def estimate(self, estimator: Callable[[np.ndarray | None], Estimate]) -> Estimate:
-        """``estimator(calibration counts or None)`` under this reading."""
-        return judged_estimate(estimator, self.calibration, self.mode)
+        """``estimator(calibration counts or None)`` under this reading; the uncorrected
+        figure is kept (``as_read``)."""
+        def keeping_as_read(counts: np.ndarray | None) -> Estimate:
+            estimate = estimator(counts)
+            if counts is None:
+                self.as_read[:] = [estimate]
+            return estimate
+
+        return judged_estimate(keeping_as_read, self.calibration, self.mode)
 
     def outcome(self, outcome: str) -> str:
         """An unreadable axis decides nothing."""
@@ -180,8 +190,10 @@ class JudgeReading:
 
     def figures(self) -> dict[str, Any]:
         """The row's ``judge_correction`` and ``judge_calibration`` (plain builtins)."""
+        corrected = self.mode != OFF and not self.unreadable and self.as_read
         return {"judge_correction": self.mode,
                 "judge_calibration": None if self.calibration is None else self.calibration.to_dict(),
+                **({"as_read": self.as_read[-1].to_dict()} if corrected else {}),
                 **({"judge_unreadable": self.unreadable} if self.unreadable else {})}
 
 

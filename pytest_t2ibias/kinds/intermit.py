@@ -178,6 +178,7 @@ KIND = CheckKind(
         "never shown within it"),
     axes_param=None,
     params=IntermitParams,
+    paper_protocol={"alert_on": "any"},  # Sec. 6: any negative impact alerts
     adaptive=True,
     figure="tau after mitigation",
     reason=lambda figures: f"alert: {figures['alerts'][0]}" if figures.get("alerts") else "",

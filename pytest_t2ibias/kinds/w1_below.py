@@ -42,6 +42,11 @@ class W1BelowParams(Params):
     axes: tuple[str, ...] = param("axes to judge, one item each", required=True, names_axes=True)
     threshold: float = param("largest allowed normalised W1 to the axis' ideal", required=True,
                              check=check_unit_interval)
+    index_cost: bool = param(
+        "true: W1 over the categories' indices on every axis (BiasConnect's Eq. 1, the paper "
+        "protocol's), so moving mass from the first of four nominal values to the last costs "
+        "3; false: positional cost on ordered axes, 0/1 on nominal ones (indices order a "
+        "nominal axis arbitrarily)", default=False)
 
 
 def evaluate_w1_below(
@@ -98,7 +103,7 @@ def run(ctx: CheckContext[W1BelowParams]) -> Verdict:
     answers = subject_attributes(ctx)
     return evaluate_w1_below(answers, ctx.params.threshold,
                              ideal=ctx.instrument.ideal(ctx.axis, ctx.suite.filter),
-                             ordered=ctx.axis.ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
+                             ordered=ctx.axis.ordered or ctx.params.index_cost, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
                              burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples,
                              judge=reading_for(ctx, ctx.axis))
 
@@ -110,6 +115,7 @@ KIND = CheckKind(
     adaptive=True,
     params=W1BelowParams,
     work=subject_work,
+    paper_protocol={"index_cost": True},
     power_metric="w1",
     limit=threshold_limit,
     never_passes=no_bias_threshold,
