@@ -35,8 +35,10 @@ from ..metrics.judge import (
     OFF,
     JudgeCalibration,
     calibration_from_labels,
+    correct_shares,
     correction_mode,
     judged_estimate,
+    posterior_mean_confusion,
 )
 from ..store.calibrations import remember
 from ..suite_spec import COUNTERFACTUAL_CALIBRATION
@@ -195,6 +197,24 @@ class JudgeReading:
                 "judge_calibration": None if self.calibration is None else self.calibration.to_dict(),
                 **({"as_read": self.as_read[-1].to_dict()} if corrected else {}),
                 **({"judge_unreadable": self.unreadable} if self.unreadable else {})}
+
+
+def reference_as_judged(shares: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """A reference ideal's shares (BiasConnect A.10: real images read by the same judge) read
+    as the generated shares they are compared with: corrected with the same confusion when
+    those are (``counts``), as read when they are not (issue #44: it was always as read, so a
+    corrected share sat beside a reference still shrunk by the judge's errors). The point
+    correction: the reference is fixed while the generated shares' posterior is drawn."""
+    shares = np.asarray(shares, dtype=float)
+    if counts is None:
+        return shares
+    corrected = correct_shares(shares, posterior_mean_confusion(counts))
+    return shares if np.isnan(corrected).any() else corrected
+
+
+def is_reference_ideal(axis: AxisSpec | None) -> bool:
+    """Whether ``axis``' ideal is measured on reference images (``ideal: {reference: DIR}``)."""
+    return axis is not None and isinstance(axis.ideal, dict) and "reference" in axis.ideal
 
 
 def calibration_prompts(item: PlannedItem, axes: list[AxisSpec]) -> list[str]:

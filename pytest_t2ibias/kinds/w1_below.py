@@ -21,7 +21,7 @@ from ..metrics.distributions import Distribution
 from ..metrics.posterior import w1_estimate
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, CheckKind
-from ._judge import JudgeReading, reading_for
+from ._judge import JudgeReading, is_reference_ideal, reading_for, reference_as_judged
 from ._needs import subject_work
 from ._papers import BIASCONNECT
 from ._params import Params, check_unit_interval, param
@@ -62,15 +62,19 @@ def evaluate_w1_below(
     seed: int = 0,
     label: str = "",
     judge: JudgeReading | None = None,
+    reference_ideal: bool = False,
 ) -> Verdict:
     """Normalised W1 (BiasConnect Eq. 1) between the answers and the ideal vs ``threshold``,
     with a Dirichlet-posterior interval that reaches 0 at the ideal (``metrics.posterior``);
-    ``judge``: the shares corrected for the judge's confusion (``kinds._judge``)."""
+    ``judge``: the shares corrected for the judge's confusion (``kinds._judge``);
+    ``reference_ideal``: ``ideal`` was read by the same judge on reference images, so it is
+    corrected as the shares are (``reference_as_judged``)."""
     judge = judge or JudgeReading(None, "off")
     choices, groups, prompts, abstained, filtered = per_prompt_labels(answers)
     target = ideal_shares(ideal, choices)
     estimate = judge.estimate(lambda calibration: w1_estimate(
-        groups, target, ordered=ordered, confidence=interval_level(confidence, interval_confidence),
+        groups, reference_as_judged(target, calibration) if reference_ideal else target,
+        ordered=ordered, confidence=interval_level(confidence, interval_confidence),
         n_draws=n_resamples, seed=seed, calibration=calibration))
     outcome = judge.outcome(decide(estimate, threshold, confidence=confidence))
     passed = judge.passes(outcome, burden)
@@ -82,7 +86,9 @@ def evaluate_w1_below(
         f"(margin {threshold - estimate.value:+.3f}){judge.gate_note(confidence, outcome, burden)}\n"
         f"  answers: {describe_counts(choices, groups, abstained, filtered)}\n"
         f"  ideal: {ideal_text} ({'ordered' if ordered else 'nominal'} axis; 0 ideal, 1 fully biased)"
-        f"{judge.note()}"
+        + (" as the judge read the reference images; corrected as the shares are"
+           if reference_ideal and judge.mode != "off" else "")
+        + judge.note()
     )
     return Verdict(
         passed=passed,
@@ -105,7 +111,8 @@ def run(ctx: CheckContext[W1BelowParams]) -> Verdict:
                              ideal=ctx.instrument.ideal(ctx.axis, ctx.suite.filter),
                              ordered=ctx.axis.ordered or ctx.params.index_cost, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
                              burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples,
-                             judge=reading_for(ctx, ctx.axis))
+                             judge=reading_for(ctx, ctx.axis),
+                             reference_ideal=is_reference_ideal(ctx.axis))
 
 
 KIND = CheckKind(
