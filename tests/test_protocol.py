@@ -56,7 +56,9 @@ def test_the_paper_protocol_reads_the_answers_as_read_at_a_fixed_n():
 
 PAPER_SETTINGS = {
     "w1_below": {"index_cost": True},  # BiasConnect Eq. 1 over category indices
-    "intermit": {"alert_on": "any"},  # BiasConnect Sec. 6: any negative impact alerts
+    "intermit": {"alert_on": "any", "index_cost": True},  # BiasConnect Sec. 6 alerts; Eq. 1
+    "is_nonnegative": {"index_cost": True},
+    "no_regression": {"index_cost": True},
     "open_set": {"knowledge_base": "off", "unknown_answer": True},  # OpenBias: LLM only, Eq. 3
     "no_bgps_prompt_exceeds": {"statistic": "mean"},  # BGPS Sec. 4.1
 }

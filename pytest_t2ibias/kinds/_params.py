@@ -36,6 +36,22 @@ __all__ = ["AXIS_LIST", "COMMON_PARAMS", "TEXT_SCHEMA", "constraint", "NUMBER", 
            "params_class"]
 
 
+INDEX_COST_DOC = (
+    "true: W1 over the categories' indices on every axis (BiasConnect's Eq. 1, the paper "
+    "protocol's), so moving mass from the first of four nominal values to the last costs 3; "
+    "false: positional cost on ordered axes, 0/1 on nominal ones (indices order a nominal "
+    "axis arbitrarily)")
+
+
+def with_index_cost(suite: Any) -> Any:
+    """``suite`` with every axis costed by index (``ordered``), as BiasConnect's Eq. 1 costs
+    them: what ``index_cost: true`` reads W1 through in the kinds that take a whole suite."""
+    from dataclasses import replace
+
+    return replace(suite, axes={name: replace(axis, ordered=True)
+                                for name, axis in suite.axes.items()})
+
+
 @constraint({"minProperties": 1, "additionalProperties": {"type": "number", "minimum": 0},
              "not": {"additionalProperties": {"maximum": 0}}},
             "mapping axis → weight ≥ 0 (one > 0)")

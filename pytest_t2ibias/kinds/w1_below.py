@@ -24,7 +24,7 @@ from ._base import CheckContext, CheckKind
 from ._judge import JudgeReading, is_reference_ideal, reading_for, reference_as_judged
 from ._needs import subject_work
 from ._papers import BIASCONNECT
-from ._params import Params, check_unit_interval, param
+from ._params import INDEX_COST_DOC, Params, check_unit_interval, param
 from ._rules import no_bias_threshold, threshold_limit
 from ._verdicts import (
     DEFAULT_RESAMPLES,
@@ -42,11 +42,7 @@ class W1BelowParams(Params):
     axes: tuple[str, ...] = param("axes to judge, one item each", required=True, names_axes=True)
     threshold: float = param("largest allowed normalised W1 to the axis' ideal", required=True,
                              check=check_unit_interval)
-    index_cost: bool = param(
-        "true: W1 over the categories' indices on every axis (BiasConnect's Eq. 1, the paper "
-        "protocol's), so moving mass from the first of four nominal values to the last costs "
-        "3; false: positional cost on ordered axes, 0/1 on nominal ones (indices order a "
-        "nominal axis arbitrarily)", default=False)
+    index_cost: bool = param(INDEX_COST_DOC, default=False)
 
 
 def evaluate_w1_below(
