@@ -97,14 +97,6 @@ def test_a_paper_protocol_naming_no_field_of_the_kind_is_refused():
         register_check(kind)
 
 
-def test_w1_under_the_paper_protocol_is_eq1_over_category_indices():
-    """Four nominal values, every image the second: W1 over indices to uniform is 1.0 of a
-    largest 1.5 (0.667); the 0/1 cost makes it total variation 0.75 of 0.75 (1.0)."""
-    answers = {"a": 0, "b": 40, "c": 0, "d": 0}
-    assert evaluate_w1_below(answers, 0.5).value.value == pytest.approx(1.0)
-    assert evaluate_w1_below(answers, 0.5, ordered=True).value.value == pytest.approx(2 / 3)
-
-
 def _counterfactual_calibration(per_value: int, faithful: float):
     """A perfect judge on counterfactual images of a generator that draws what the prompt
     names ``faithful`` of the time: its confusion reads (1 - faithful) as the judge's error."""

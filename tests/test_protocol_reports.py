@@ -98,3 +98,57 @@ def test_a_suite_and_a_check_set_the_protocol_and_the_reports_give_it_a_column(p
     # --t2i-protocol beats the suite and the check
     _, report, _ = _run(pytester, "--t2i-protocol=gate")
     assert {row["protocol"] for row in report["checks"]} == {"gate"}
+
+
+FOUR_VALUES = textwrap.dedent("""\
+    suite: four
+    defaults: {images_per_prompt: 8, seed: 0}
+    prompt: "a photo of a {subject}"
+    subjects: [mug]
+    axes:
+      colour: {question: "What colour is the mug?", choices: [red, green, blue, grey]}
+    checks:
+      - {id: balance, kind: w1_below, axes: [colour], threshold: 1.0}
+    """)
+
+EVERY_MUG_GREEN = textwrap.dedent("""\
+    import numpy as np
+    import pytest
+    from PIL import Image
+
+
+    class Painter:
+        fingerprint = "painter-v1"
+
+        def generate(self, requests):
+            return [Image.new("RGB", (4, 4), (r.noise_seed % 251, 0, 0)) for r in requests]
+
+
+    class Green:
+        fingerprint = "green-v1"
+
+        def score(self, images, question, choices, statements=None):
+            return np.array([[0.0, 1.0, 0.0, 0.0] for _ in images])
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_t2ibias_make_generator(config, model, role, options):
+        return Painter()
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_t2ibias_make_vqa(config, model):
+        return Green()
+    """)
+
+
+def test_w1_under_the_paper_protocol_is_eq1_over_the_category_indices(pytester):
+    """Four nominal values, every image the second: BiasConnect's Eq. 1 over indices puts it
+    1.0 from uniform of a largest 1.5 (0.667); the gate's 0/1 cost, total variation 0.75 of
+    0.75 (1.0)."""
+    pytester.makeconftest(EVERY_MUG_GREEN)
+    pytester.makefile(".t2i.yaml", four=FOUR_VALUES)
+    _, gate, _ = _run(pytester)
+    _, paper, _ = _run(pytester, "--t2i-protocol=paper")
+    assert [row["value"] for row in gate["checks"]] == [pytest.approx(1.0)]
+    assert [row["value"] for row in paper["checks"]] == [pytest.approx(2 / 3)]
