@@ -118,8 +118,9 @@ class ReportRow:
 
 AS_READ_LEGEND = (
     "as read: the figure on the judge's answers as read (the paper's formula, no correction) "
-    "beside the value corrected for the judge's measured confusion; under bounds the verdict "
-    "used the interval spanning both, under full the corrected one")
+    "beside the value corrected for the judge's measured confusion; a gated verdict under "
+    "bounds used the interval spanning both, a point decision and full correction the "
+    "corrected value")
 
 
 def as_read_of(row: ReportRow) -> float | None:
