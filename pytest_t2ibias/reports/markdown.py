@@ -70,7 +70,7 @@ def markdown_summary(rows: Sequence[ReportRow], *, html: str | None = None,
     protocols = sorted({row.protocol for row in rows})
     mixed = len(protocols) > 1  # a column when the rows mix protocols, else said once
     as_read = any(as_read_of(row) is not None for row in rows)
-    if not mixed:
+    if not mixed and protocols != ["gate"]:  # the default's rows need no line
         lines += [f"Protocol: {protocols[0]} (every row).", ""]
     header = (["suite"] * several + ["protocol"] * mixed + ["check", "subject / axis", "value"]
               + ["as read"] * as_read + ["CI", "n", "limit", "verdict"])

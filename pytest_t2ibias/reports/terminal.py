@@ -93,7 +93,7 @@ def summary_legend(rows: Sequence[ReportRow]) -> list[str]:
     if levels:
         legend.append(f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else ""))
     protocols = sorted({row.protocol for row in rows})
-    if len(protocols) == 1:
+    if len(protocols) == 1 and protocols != ["gate"]:  # the default's rows need no line
         legend.append(f"protocol: {protocols[0]} (every row; docs/paper-departures.md)")
     if any(as_read_of(row) is not None for row in rows):
         legend.append(AS_READ_LEGEND)
