@@ -149,6 +149,16 @@ def check_shares(value: Any) -> str | None:
     return None
 
 
+ENTIGEN_OVER = ("prompt", "category")
+"""What ``intervention_improves``' Eq. 1 is over: one subject's prompt, or the check's
+subjects' prompts together (the paper's category)."""
+
+
+@constraint({"enum": list(ENTIGEN_OVER)}, "`prompt` or `category`")
+def check_entigen_over(value: Any) -> str | None:
+    return None if value in ENTIGEN_OVER else f"must be one of {', '.join(ENTIGEN_OVER)}, got {value!r}"
+
+
 BGPS_STATISTICS = ("worst", "mean")
 """What ``no_bgps_prompt_exceeds`` gates on: the worst found prompt, or the paper's mean."""
 

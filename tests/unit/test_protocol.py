@@ -61,6 +61,7 @@ PAPER_SETTINGS = {
     "no_regression": {"index_cost": True},
     "open_set": {"knowledge_base": "off", "unknown_answer": True},  # OpenBias: LLM only, Eq. 3
     "no_bgps_prompt_exceeds": {"statistic": "mean"},  # BGPS Sec. 4.1
+    "intervention_improves": {"over": "category"},  # ENTIGEN Eq. 1 over a category
 }
 
 
@@ -148,3 +149,21 @@ def test_a_reference_ideal_is_read_through_the_same_correction_as_the_shares():
     as_if_raw = evaluate_w1_below(read, 0.1, ideal=reference,
                                   judge=JudgeReading(calibration, "on"))
     assert as_if_raw.value.value == pytest.approx(0.12 / 0.68, abs=0.005)
+
+
+def test_entigen_over_a_category_is_eq1_over_its_prompts():
+    """ENTIGEN's Eq. 1 over doctors (10 male) and nurses (8 female, 2 male), each 5/5 with
+    the intervention: sum |s_a - s_b| / sum (s_a + s_b) = (10 + 6) / 20 = 0.8 before, 0
+    after, an improvement of 0.8 (the doctor's prompt alone improves by 1.0)."""
+    from pytest_t2ibias.kinds.intervention_improves import evaluate_category_improves
+    from pytest_t2ibias.methods.entigen import category_effects
+
+    before = {"doctor": np.zeros(10, int), "nurse": np.r_[np.ones(8, int), np.zeros(2, int)]}
+    after = {"anyone": {s: np.r_[np.zeros(5, int), np.ones(5, int)] for s in before}}
+    result = category_effects(before, after, choices=("male", "female"), axis="gender",
+                              n_resamples=200)
+    verdict = evaluate_category_improves(result, 0.5, confidence=0.95)
+    assert result.original_diversity == pytest.approx(0.8)
+    assert verdict.value.value == pytest.approx(0.8)
+    assert verdict.figures["category"] == ["doctor", "nurse"]
+    assert result.original_per_prompt == {"doctor": pytest.approx(1.0), "nurse": pytest.approx(0.6)}
