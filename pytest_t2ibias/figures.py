@@ -36,6 +36,7 @@ SHARED_FIGURES = frozenset({
     "about", "label", "distribution",
     # the judge's calibration and correction (``kinds._judge``), one axis or several
     "judge_calibration", "judge_calibrations", "judge_correction", "judge_corrections",
+    "judge_unreadable",
     # issue #44: the figure on the judge's answers as read beside a corrected one (``kinds._judge``)
     "as_read",
     # the protocol that produced the row (``session_plan``: ``plan.protocol``, gate or paper)
@@ -144,8 +145,7 @@ def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool 
         raise UnreadPrompt(f"the generator cannot read its prompts whole: {said} ({why})")
     message = (f"inconclusive: the generator cannot read its prompts whole, so the figure is "
                f"about what it read instead: {said}\n{verdict.message}")
-    return replace(flagged, passed=passes(INCONCLUSIVE, verdict.burden), outcome=INCONCLUSIVE,
-                   message=message)
+    return replace(flagged, outcome=INCONCLUSIVE, message=message)
 
 
 def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:

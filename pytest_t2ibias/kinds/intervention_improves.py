@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..figures import Interval, interval_of, mappings
-from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, passes, worst
+from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import JudgeReading, calibration_prompts, reading_for
 from ._needs import questions_of
@@ -90,7 +90,7 @@ def evaluate_intervention_improves(result: Any, min_improvement: float = Interve
     for e in controls:
         lines.append(f"  control {e.phrase!r}: diversity {e.diversity:.3f}, change {e.improvement}"
                      f", bias {e.bias:+.3f}" + ("  WARNING: the control moved diversity" if e in moved else ""))
-    return Verdict(passed=judge.passes(outcome, burden), outcome=outcome, burden=burden,
+    return Verdict(readable=judge.readable, outcome=outcome, burden=burden,
                    confidence=confidence, at_most=False, check="intervention_improves", value=smallest, threshold=min_improvement,
                    message="\n".join(lines) + judge.note(),
                    figures={"effects": [e.to_dict() for e in result.effects],
@@ -123,7 +123,7 @@ def evaluate_category_improves(result: Any, min_improvement: float, *,
     for e in controls:
         lines.append(f"  control {e.phrase!r}: diversity {e.diversity:.3f}, change {e.improvement}"
                      + ("  WARNING: the control moved diversity" if e in moved else ""))
-    return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
+    return Verdict(outcome=outcome, burden=burden,
                    confidence=confidence, at_most=False, check="intervention_improves",
                    value=smallest, threshold=min_improvement, message="\n".join(lines),
                    figures={"effects": [e.to_dict() for e in result.effects],
