@@ -37,6 +37,10 @@ SHARED_FIGURES = frozenset({
     # the judge's calibration and correction (``kinds._judge``), one axis or several
     "judge_calibration", "judge_calibrations", "judge_correction", "judge_corrections",
     "judge_unreadable",
+    # issue #44: the figure on the judge's answers as read beside a corrected one (``kinds._judge``)
+    "as_read",
+    # the protocol that produced the row (``session_plan``: ``plan.protocol``, gate or paper)
+    "protocol",
     # this module: the IS matrix, the image grid, the prompts the model did not read
     "matrix", "gallery", "unread_prompts",
     # the cost kinds' shared figure (``kinds._costs``, ``CheckKind.measures_cost``)

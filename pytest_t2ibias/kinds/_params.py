@@ -37,6 +37,22 @@ __all__ = ["AXIS_LIST", "COMMON_PARAMS", "TEXT_SCHEMA", "constraint", "NUMBER", 
            "params_class"]
 
 
+INDEX_COST_DOC = (
+    "true: W1 over the categories' indices on every axis (BiasConnect's Eq. 1, the paper "
+    "protocol's), so moving mass from the first of four nominal values to the last costs 3; "
+    "false: positional cost on ordered axes, 0/1 on nominal ones (indices order a nominal "
+    "axis arbitrarily)")
+
+
+def with_index_cost(suite: Any) -> Any:
+    """``suite`` with every axis costed by index (``ordered``), as BiasConnect's Eq. 1 costs
+    them: what ``index_cost: true`` reads W1 through in the kinds that take a whole suite."""
+    from dataclasses import replace
+
+    return replace(suite, axes={name: replace(axis, ordered=True)
+                                for name, axis in suite.axes.items()})
+
+
 @constraint({"minProperties": 1, "additionalProperties": {"type": "number", "minimum": 0},
              "not": {"additionalProperties": {"maximum": 0}}},
             "mapping axis → weight ≥ 0 (one > 0)")
@@ -132,6 +148,16 @@ def check_shares(value: Any) -> str | None:
                             for v in value.values()):
         return "must map values to positive shares, e.g. {male: 0.5, female: 0.5}"
     return None
+
+
+ENTIGEN_OVER = ("prompt", "category")
+"""What ``intervention_improves``' Eq. 1 is over: one subject's prompt, or the check's
+subjects' prompts together (the paper's category)."""
+
+
+@constraint({"enum": list(ENTIGEN_OVER)}, "`prompt` or `category`")
+def check_entigen_over(value: Any) -> str | None:
+    return None if value in ENTIGEN_OVER else f"must be one of {', '.join(ENTIGEN_OVER)}, got {value!r}"
 
 
 BGPS_STATISTICS = ("worst", "mean")

@@ -22,12 +22,14 @@ from ._judge import AxisReadings, JudgeReading, readings_for
 from ._needs import questions_of
 from ._papers import BIASCONNECT
 from ._params import (
+    INDEX_COST_DOC,
     Params,
     check_alert_on,
     check_at_least_one,
     check_priority,
     check_unit_interval,
     param,
+    with_index_cost,
 )
 from ._verdicts import with_matrix
 from ._work import Draw, Work
@@ -55,6 +57,7 @@ class IntermitParams(Params):
         "(every axis of the suite, as the paper's Sec. 6 alerts on any negative impact; the "
         "others are read too, weighted 0 in tau, so the path is the same)",
         default="prioritised", check=check_alert_on)
+    index_cost: bool = param(INDEX_COST_DOC, default=False)
 
 
 def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None,
@@ -92,6 +95,7 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
 
     params = ctx.params
     suite = ctx.counterfactual_suite()
+    suite = with_index_cost(suite) if params.index_cost else suite
     selected = list(normalised_priority(params.priority, list(suite.axes)))
     readings = readings_for(ctx, watched_axes(selected, list(suite.axes), params.alert_on),
                             suite)
@@ -177,6 +181,7 @@ KIND = CheckKind(
         "never shown within it"),
     axes_param=None,
     params=IntermitParams,
+    paper_protocol={"alert_on": "any", "index_cost": True},  # Sec. 6; Eq. 1 over indices
     adaptive=True,
     figure="tau after mitigation",
     reason=lambda figures: f"alert: {figures['alerts'][0]}" if figures.get("alerts") else "",

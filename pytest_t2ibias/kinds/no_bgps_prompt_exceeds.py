@@ -376,6 +376,7 @@ KIND = CheckKind(
     axes_param=None,
     per_subject=False,
     params=NoBGPSPromptExceedsParams,
+    paper_protocol={"statistic": "mean"},  # Sec. 4.1: the mean share over the found prompts
     adaptive=True,
     doc="no prompt Bias-Guided Prompt Search finds draws the target value more often than "
         "threshold (seeds/001)",

@@ -239,6 +239,8 @@ KIND = CheckKind(
                             if isinstance(bias, Mapping)],
     axes_param=None,
     params=OpenSetParams,
+    # the paper's open set (no knowledge base) and its code's "unknown" class, dropped (Eq. 3)
+    paper_protocol={"knowledge_base": "off", "unknown_answer": True},
     work=work,
     adaptive=True,
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "

@@ -33,7 +33,7 @@ from .charts import (
     share_bars,
 )
 from .output import write_report_text
-from .rows import ReportRow, judge_calibrations, n_text, tally
+from .rows import ReportRow, as_read_of, judge_calibrations, n_text, tally, verdict_used
 
 THUMB_PX = 160
 """Larger images are shrunk to this many pixels on their long side (JPEG); smaller ones are
@@ -347,9 +347,14 @@ def _figure_line(row: ReportRow) -> str:
             else "decided on the point value")
     burden = row.figures.get("burden")
     margin = f" · margin <b>{row.margin:+.3f}</b>" if finite(row.margin) else ""
-    return (f"value <b>{_fmt(row.value)}</b> · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
+    as_read = as_read_of(row)
+    read = ("" if as_read is None else
+            f" (corrected for the judge) · as read <b>{_fmt(as_read)}</b> · the verdict used "
+            f"{escape(verdict_used(row))}")
+    return (f"value <b>{_fmt(row.value)}</b>{read} · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
             f"n {n_text(row)} · limit {escape(_limit(row))}{margin} · {gate}"
-            + (f" (burden: {escape(burden)})" if burden else ""))
+            + (f" (burden: {escape(burden)})" if burden else "")
+            + f" · protocol <b>{escape(row.protocol)}</b>")
 
 
 def _interval_chart(row: ReportRow) -> str:
