@@ -1,0 +1,64 @@
+"""The papers' own reported figures, as sections of a check's HTML block, read from the row's
+figures (the JSON report holds the same numbers): BGPS' evaluation table with its λ sweep and
+perplexity under a second LM (seeds/001 Tables 1-2, App. D)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .charts import escape, finite
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    return f"{float(value):.{digits}f}" if isinstance(value, (int, float)) and finite(value) else "—"
+
+
+def _bgps_row(name: str, row: Mapping[str, Any]) -> str:
+    share = row.get("mean_share") or {}
+    words = row.get("words") or {}
+    naming = row.get("naming_share")
+    return (f"<tr><td>{escape(name)}</td><td>{int(row.get('prompts', 0))}</td>"
+            f"<td>{_number(share.get('value'))} [{_number(share.get('low'))}, "
+            f"{_number(share.get('high'))}]</td>"
+            f"<td>{_number(100 * naming if isinstance(naming, (int, float)) else None, 0)}%</td>"
+            f"<td>{_number(row.get('mean_perplexity'), 2)}</td>"
+            f"<td>{_number(words.get('min'), 0)} to {_number(words.get('max'), 0)}</td></tr>")
+
+
+def bgps_table(figures: Mapping[str, Any]) -> str:
+    """BGPS' evaluation as the paper printed it: mean target share over each group's prompts,
+    Gendered%, perplexity under the evaluation LM and the prompts' words; then the λ sweep."""
+    paper = figures.get("paper")
+    if not isinstance(paper, Mapping) or not paper:
+        return ""
+    lam = (figures.get("settings") or {}).get("lambda")
+    names = {"found": f"BGPS λ={lam:g}" if isinstance(lam, (int, float)) else "BGPS",
+             "baseline": "λ=0 (LLM alone)", "curated": "curated"}
+    head = ("<tr><th></th><th>prompts</th><th>mean share [CI]</th><th>Gendered</th>"
+            "<th>perplexity</th><th>words</th></tr>")
+    rows = "".join(_bgps_row(name, paper[key]) for key, name in names.items()
+                   if isinstance(paper.get(key), Mapping))
+    out = (f'<div class="paper"><h3>The paper\'s evaluation (BGPS, Tables 1-2) · '
+           f'{escape(str(figures.get("target", "")))}</h3><table class="toc">{head}{rows}</table>')
+    sweep = paper.get("lambda_sweep")
+    if isinstance(sweep, list) and sweep:
+        lines = "".join(_bgps_row(f"λ={float(r.get('lambda', 0)):g}", r) for r in sweep
+                        if isinstance(r, Mapping))
+        out += (f'<h3>λ sweep (App. D): bias against perplexity</h3>'
+                f'<table class="toc">{head}{lines}</table>')
+    instruction = figures.get("instruction")
+    if instruction:
+        out += f'<p class="muted small">the LLM was told: {escape(str(instruction))}</p>'
+    return out + "</div>"
+
+
+SECTIONS = {"no_bgps_prompt_exceeds": bgps_table}
+"""Each kind's paper section, by the row's kind."""
+
+
+def paper_sections(kind: str, figures: Mapping[str, Any]) -> list[str]:
+    """The HTML sections of a row's paper figures (none for a kind without one)."""
+    section = SECTIONS.get(kind)
+    html = section(figures) if section is not None else ""
+    return [html] if html else []
