@@ -21,13 +21,18 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_bgps_kv_cache import FIXTURES, free_probe, random_llama  # noqa: E402
+from bench_bgps_kv_cache import FIXTURES, free_probe, random_llama
 
-from pytest_t2ibias.backends.llm import CausalLM  # noqa: E402
-from pytest_t2ibias.backends.token_lm import BeamSearchLM  # noqa: E402
-from pytest_t2ibias.kinds.no_bgps_prompt_exceeds import NoBGPSPromptExceedsParams, search_settings  # noqa: E402
-from pytest_t2ibias.methods.bgps import PAPER_MAX_NEW_TOKENS, bgps_search, paper_instruction, prompt_words  # noqa: E402
-from pytest_t2ibias.params import build  # noqa: E402
+from pytest_t2ibias.backends.llm import CausalLM
+from pytest_t2ibias.backends.token_lm import BeamSearchLM
+from pytest_t2ibias.kinds.no_bgps_prompt_exceeds import NoBGPSPromptExceedsParams, search_settings
+from pytest_t2ibias.methods.bgps import (
+    PAPER_MAX_NEW_TOKENS,
+    bgps_search,
+    paper_instruction,
+    prompt_words,
+)
+from pytest_t2ibias.params import build
 
 
 def main() -> None:

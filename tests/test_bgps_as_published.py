@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import textwrap
 
-import pytest
 from tiny_models import import_every_class
 
 from pytest_t2ibias.methods.bgps import (

@@ -280,7 +280,7 @@ def evaluate_no_bgps_prompt_exceeds(
                  "baseline": [row(p) for p in result.baseline],
                  "curated": [row(p) for p in getattr(result, "curated", ())],
                  "neutral": row(result.neutral) if result.neutral is not None else None,
-                 "mean_share": mean.to_dict(), "paper": table,
+                 "mean_share": mean.to_dict(), "paper": table, "paper_title": "BGPS, Tables 1-2",
                  "lift": {against: lift.to_dict() for against, lift in lifts.items() if lift is not None},
                  "settings": {"lambda": float(settings.lam), "probe_term": settings.probe_term,
                               "beam": int(settings.beam_size), "expansion": int(settings.expansion),

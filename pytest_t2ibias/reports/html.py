@@ -306,7 +306,7 @@ def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
     if isinstance(by_axis, Mapping):  # IS and IS_mit: one judge per affected axis
         parts += [_judge_calibration(c, str(modes.get(axis, "")) if isinstance(modes, Mapping) else "")
                   for axis, c in by_axis.items() if isinstance(c, Mapping)]
-    parts += paper_sections(row.check, row.figures)
+    parts += paper_sections(row.figures)
     matrix = row.figures.get("matrix")
     if isinstance(matrix, Mapping):
         parts.append(f'<div class="matrix"><h3>Intersectional sensitivity IS[x → y]</h3>'

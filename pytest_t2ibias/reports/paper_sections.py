@@ -1,6 +1,7 @@
 """The papers' own reported figures, as sections of a check's HTML block, read from the row's
-figures (the JSON report holds the same numbers): BGPS' evaluation table with its λ sweep and
-perplexity under a second LM (seeds/001 Tables 1-2, App. D)."""
+figures by their keys, whatever the kind (the JSON report holds the same numbers): ``paper``,
+a table of prompt groups with its λ sweep (BGPS: mean share, Gendered%, perplexity under a
+second LM, words; seeds/001 Tables 1-2, App. D)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,12 @@ def _bgps_row(name: str, row: Mapping[str, Any]) -> str:
             f"<td>{_number(words.get('min'), 0)} to {_number(words.get('max'), 0)}</td></tr>")
 
 
-def bgps_table(figures: Mapping[str, Any]) -> str:
-    """BGPS' evaluation as the paper printed it: mean target share over each group's prompts,
-    Gendered%, perplexity under the evaluation LM and the prompts' words; then the λ sweep."""
+def prompt_groups_table(figures: Mapping[str, Any]) -> str:
+    """A table of prompt groups as the paper printed it (BGPS): mean target share over each
+    group's prompts, Gendered%, perplexity under the evaluation LM and the prompts' words;
+    then the λ sweep."""
     paper = figures.get("paper")
-    if not isinstance(paper, Mapping) or not paper:
+    if not isinstance(paper, Mapping) or not isinstance(paper.get("found"), Mapping):
         return ""
     lam = (figures.get("settings") or {}).get("lambda")
     names = {"found": f"BGPS λ={lam:g}" if isinstance(lam, (int, float)) else "BGPS",
@@ -39,7 +41,8 @@ def bgps_table(figures: Mapping[str, Any]) -> str:
             "<th>perplexity</th><th>words</th></tr>")
     rows = "".join(_bgps_row(name, paper[key]) for key, name in names.items()
                    if isinstance(paper.get(key), Mapping))
-    out = (f'<div class="paper"><h3>The paper\'s evaluation (BGPS, Tables 1-2) · '
+    title = escape(str(figures.get("paper_title", "")))
+    out = (f'<div class="paper"><h3>The paper\'s evaluation ({title}) · '
            f'{escape(str(figures.get("target", "")))}</h3><table class="toc">{head}{rows}</table>')
     sweep = paper.get("lambda_sweep")
     if isinstance(sweep, list) and sweep:
@@ -53,12 +56,10 @@ def bgps_table(figures: Mapping[str, Any]) -> str:
     return out + "</div>"
 
 
-SECTIONS = {"no_bgps_prompt_exceeds": bgps_table}
-"""Each kind's paper section, by the row's kind."""
+SECTIONS = (prompt_groups_table,)
+"""Each section reads its own figure keys and gives "" when the row has none."""
 
 
-def paper_sections(kind: str, figures: Mapping[str, Any]) -> list[str]:
-    """The HTML sections of a row's paper figures (none for a kind without one)."""
-    section = SECTIONS.get(kind)
-    html = section(figures) if section is not None else ""
-    return [html] if html else []
+def paper_sections(figures: Mapping[str, Any]) -> list[str]:
+    """The HTML sections of a row's paper figures."""
+    return [html for html in (section(figures) for section in SECTIONS) if html]
