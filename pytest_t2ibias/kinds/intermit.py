@@ -85,6 +85,7 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
                    check="intermit", value=tau, threshold=result.epsilon, message=message,
                    figures={"intermit": result.to_dict(), "order": " -> ".join(result.order),
                             "mit_amount": result.mit_amount, "mit_steps": result.mit_steps,
+                            "negative_is_mit": result.negative_is_mit(),
                             "alerts": step_alerts, "label": label})
 
 

@@ -1,7 +1,8 @@
 """The papers' own reported figures, as sections of a check's HTML block, read from the row's
 figures by their keys, whatever the kind (the JSON report holds the same numbers): ``paper``,
 a table of prompt groups with its λ sweep (BGPS: mean share, Gendered%, perplexity under a
-second LM, words; seeds/001 Tables 1-2, App. D)."""
+second LM, words; seeds/001 Tables 1-2, App. D); ``negative_is_mit``, the share of mitigation
+steps' (mitigated, other axis) pairs made worse (BiasConnect A.5)."""
 
 from __future__ import annotations
 
@@ -56,7 +57,26 @@ def prompt_groups_table(figures: Mapping[str, Any]) -> str:
     return out + "</div>"
 
 
-SECTIONS = (prompt_groups_table,)
+def negative_is_mit(figures: Mapping[str, Any]) -> str:
+    """BiasConnect A.5's figure: the share of (mitigated, other axis) pairs a mitigation step
+    made worse (negative IS_mit), with each such pair."""
+    negative = figures.get("negative_is_mit")
+    if not isinstance(negative, Mapping) or not negative.get("pairs"):
+        return ""
+    cases = "".join(
+        f"<tr><td>{escape(str(c.get('mitigated', '')))}</td><td>{escape(str(c.get('axis', '')))}</td>"
+        f"<td>{_number(c.get('value'))} [{_number(c.get('low'))}, {_number(c.get('high'))}]</td></tr>"
+        for c in negative.get("cases", []) if isinstance(c, Mapping))
+    table = (f'<table class="toc"><tr><th>mitigated</th><th>made worse</th><th>IS_mit [CI]</th>'
+             f"</tr>{cases}</table>") if cases else ""
+    return (f'<div class="paper"><h3>Negative IS_mit (BiasConnect A.5)</h3><p>'
+            f"{int(negative.get('negative', 0))} of {int(negative.get('pairs', 0))} (mitigated, "
+            f"other axis) pairs made worse ({_number(100 * float(negative.get('share', 0)), 0)}%), "
+            f"{int(negative.get('shown', 0))} shown by their interval; the paper: over 29% "
+            f"(SD 1.4, ITI-GEN)</p>{table}</div>")
+
+
+SECTIONS = (prompt_groups_table, negative_is_mit)
 """Each section reads its own figure keys and gives "" when the row has none."""
 
 
