@@ -549,3 +549,39 @@ def test_the_judge_may_answer_unknown_and_unknowns_are_dropped_and_counted():
     assert "10 of 40 unknown" in evaluate_open_set(offered, 0.3, confidence=0.95).message
     floored = measure_biases(judge, p, n_resamples=400, judge_images=0, abstain_below=0.6)
     assert (floored.biases[0].unknown, floored.biases[0].shares["male"]) == (10, 1.0)
+
+
+class WithGenderClassifier(ScriptedInstrument):
+    """The judge answers the script; a gender classifier reads the same images its own way."""
+
+    def __init__(self, script, truth):
+        super().__init__(script)
+        self.truth = truth
+        self.models = SimpleNamespace(has_classifier=lambda axis: axis == "gender")
+
+    def classify(self, axis, images, choices):
+        labels = np.array([self.truth[i.prompt][i.index] for i in images])
+        return Answers(axis, tuple(choices), labels, np.full((len(labels), len(choices)), 0.5),
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+
+def test_the_judge_agreement_with_a_classifier_is_reported_as_kl_and_f1():
+    """Issue #44, OpenBias Sec. 4.2: with a gender classifier configured, the judge's answers
+    are compared with its on the same images. Judge 30 male / 10 female; classifier right on
+    all but 10 of the judge's men (truly women): accuracy 0.75, F1 mean(2*20/50, 2*10/30)."""
+    doctor = "a photo of a doctor"
+    p = propose_biases([doctor], knowledge_base=KB, only=["gender"])
+    judge, truth = [0] * 30 + [1] * 10, [0] * 20 + [1] * 20
+    result = measure_biases(WithGenderClassifier({doctor: judge}, {doctor: truth}), p,
+                            n_resamples=200, judge_images=0)
+    agreed = result.biases[0].agreement
+    assert agreed["n"] == 40 and agreed["accuracy"] == pytest.approx(0.75)
+    assert agreed["f1"] == pytest.approx(np.mean([40 / 50, 20 / 30]))
+    # KL(classifier 0.5/0.5 || judge 0.75/0.25), nats
+    assert agreed["kl"] == pytest.approx(0.5 * np.log(0.5 / 0.75) + 0.5 * np.log(0.5 / 0.25), abs=1e-4)
+    verdict = evaluate_open_set(result, 0.9, label="doctor")
+    assert "agreement with the gender classifier (OpenBias Sec. 4.2) over 40 images" in verdict.message
+    assert verdict.figures["biases"][0]["agreement"]["f1"] == pytest.approx(agreed["f1"])
+    # without a classifier: no figure
+    plain = measure_biases(ScriptedInstrument({doctor: judge}), p, n_resamples=200, judge_images=0)
+    assert plain.biases[0].agreement is None

@@ -31,3 +31,14 @@ def test_bgps_table_with_the_lambda_sweep_and_the_instruction_escaped():
     assert "BGPS λ=10" in html and "λ=0 (LLM alone)" in html and "λ=100" in html
     assert "0.800 [0.600, 0.900]" in html and "41.50" in html and "12 to 18" in html
     assert "&lt;script&gt;" in html and "<script>" not in html
+
+
+def test_classifier_agreement_section_per_bias():
+    figures = {"biases": [
+        {"name": "gender", "agreement": {"n": 40, "kl": 0.1438, "f1": 0.733, "accuracy": 0.75}},
+        {"name": "race", "agreement": {"error": "the race classifier cannot answer <x>"}},
+        {"name": "colour", "agreement": None}]}
+    [html] = paper_sections(figures)
+    assert "Judge against the classifier (OpenBias Sec. 4.2)" in html
+    assert "<td>40</td><td>0.144</td><td>0.73</td><td>0.75</td>" in html
+    assert "cannot answer &lt;x&gt;" in html and "colour" not in html

@@ -117,6 +117,13 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
     for b in biases:
         if b.unaudited:
             lines.append(f"  judge not audited on {b.name}: {b.unaudited}")
+        agreed = getattr(b, "agreement", None)
+        if agreed and "error" in agreed:
+            lines.append(f"  agreement with the classifier on {b.name}: {agreed['error']}")
+        elif agreed:
+            lines.append(f"  agreement with the {b.name} classifier (OpenBias Sec. 4.2) over "
+                         f"{agreed['n']} images: KL {agreed['kl']:.3f}, F1 {agreed['f1']:.2f}, "
+                         f"accuracy {agreed['accuracy']:.2f}")
     for b in result.unreadable:
         lines.append(f"  not judged: {b.name} — the judge named the class a prompt asked for in "
                      f"{b.judge} of images (chance {1 / len(b.classes):.2f}): it cannot tell "

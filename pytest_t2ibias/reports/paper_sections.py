@@ -2,7 +2,8 @@
 figures by their keys, whatever the kind (the JSON report holds the same numbers): ``paper``,
 a table of prompt groups with its λ sweep (BGPS: mean share, Gendered%, perplexity under a
 second LM, words; seeds/001 Tables 1-2, App. D); ``negative_is_mit``, the share of mitigation
-steps' (mitigated, other axis) pairs made worse (BiasConnect A.5)."""
+steps' (mitigated, other axis) pairs made worse (BiasConnect A.5); each bias' ``agreement``,
+the judge against a classifier (OpenBias Sec. 4.2: KL, F1)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,29 @@ def negative_is_mit(figures: Mapping[str, Any]) -> str:
             f"(SD 1.4, ITI-GEN)</p>{table}</div>")
 
 
-SECTIONS = (prompt_groups_table, negative_is_mit)
+def classifier_agreement(figures: Mapping[str, Any]) -> str:
+    """OpenBias Sec. 4.2's figures: each bias a classifier also read, the KL between the
+    classifier's and the judge's class shares and the judge's F1 and accuracy against it."""
+    biases = [b for b in figures.get("biases") or () if isinstance(b, Mapping)
+              and isinstance(b.get("agreement"), Mapping)]
+    if not biases:
+        return ""
+    lines = []
+    for b in biases:
+        a = b["agreement"]
+        if "error" in a:
+            lines.append(f"<tr><td>{escape(str(b.get('name', '')))}</td>"
+                         f"<td colspan=4>{escape(str(a['error']))}</td></tr>")
+        else:
+            lines.append(f"<tr><td>{escape(str(b.get('name', '')))}</td><td>{int(a.get('n', 0))}</td>"
+                         f"<td>{_number(a.get('kl'))}</td><td>{_number(a.get('f1'), 2)}</td>"
+                         f"<td>{_number(a.get('accuracy'), 2)}</td></tr>")
+    return ('<div class="paper"><h3>Judge against the classifier (OpenBias Sec. 4.2)</h3>'
+            '<table class="toc"><tr><th>bias</th><th>images</th><th>KL</th><th>F1</th>'
+            f'<th>accuracy</th></tr>{"".join(lines)}</table></div>')
+
+
+SECTIONS = (prompt_groups_table, negative_is_mit, classifier_agreement)
 """Each section reads its own figure keys and gives "" when the row has none."""
 
 
