@@ -585,3 +585,53 @@ def test_the_judge_agreement_with_a_classifier_is_reported_as_kl_and_f1():
     # without a classifier: no figure
     plain = measure_biases(ScriptedInstrument({doctor: judge}), p, n_resamples=200, judge_images=0)
     assert plain.biases[0].agreement is None
+
+
+class EmbeddingJudge:
+    """Reads every label right; its embeddings put each image near the text "doctor" in
+    proportion to a planted score, so retrieval for "doctor" favours the planted images."""
+
+    def __init__(self, rows, near):
+        self.rows, self.near = rows, near
+        self.texts = []
+        self.models = SimpleNamespace(has_classifier=lambda axis: False)
+
+    def attributes(self, images, axis, *_):
+        labels = np.array([axis.choices.index(self.rows[i.index]["gender"]) for i in images])
+        return Answers(axis.question, tuple(axis.choices), labels,
+                       np.full((len(labels), len(axis.choices)), 0.5),
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+    def image_embeddings(self, images):
+        return np.array([[self.near[i.index], 1.0 - self.near[i.index]] for i in images])
+
+    def text_embeddings(self, texts):
+        self.texts += list(texts)
+        return np.array([[1.0, 0.0] if "doctor" in t else [0.0, 1.0] for t in texts])
+
+
+def test_retrieval_ranks_each_subjects_images_by_its_neutral_prompt_over_prefixes(tmp_path):
+    """Issue #44, SocialCounterfactuals: each subject's images are ranked by similarity to its
+    own neutral text, averaged over prefixes ("a photo of a doctor", "an image of a doctor",
+    ...), and skewed against that subject's shares. Doctors 4 male, 4 female, the retriever
+    prefers the men: top 4 all male, MaxSkew@4 = ln(1 / 0.5); nurses ranked on their own."""
+    from PIL import Image
+
+    from pytest_t2ibias.methods.socialcf import RETRIEVAL_PREFIXES, audit_judge
+    from pytest_t2ibias.suite_spec import AxisSpec
+
+    rows = [{"file": f"{i}.png", "subject": "doctor" if i < 8 else "nurse",
+             "gender": "male" if i % 2 == 0 else "female"} for i in range(12)]
+    for row in rows:
+        Image.new("RGB", (4, 4), (len(row["file"]) * 20, 0, 0)).save(tmp_path / row["file"])
+    (tmp_path / "index.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    near = [0.9 if (i < 8 and i % 2 == 0) else 0.1 for i in range(12)]
+    judge = EmbeddingJudge(rows, near)
+    gender = AxisSpec(name="gender", question="?", choices=("male", "female"))
+    [audit] = audit_judge(judge, tmp_path, [gender]).values()
+    doctor = audit.retrieval_by_subject["doctor"]
+    assert doctor["k"] == 4 and doctor["value"] == "male"
+    assert doctor["max_skew"] == pytest.approx(np.log(1 / 0.5), abs=0.01)
+    assert doctor["texts"] == [f"{p} doctor" for p in RETRIEVAL_PREFIXES]
+    assert set(audit.retrieval_by_subject) == {"doctor", "nurse"}
+    assert audit.retrieval_max_skew == doctor["max_skew"] and audit.retrieval_value == "male"
