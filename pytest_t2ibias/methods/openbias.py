@@ -476,7 +476,7 @@ class DiscoveredBias:
     """How the severities read the judge: full, bounds or off (``metrics.judge``)."""
     agreement: dict[str, Any] | None = None
     """OpenBias Sec. 4.2 when a classifier is configured for an axis of the bias' name: KL,
-    F1 and accuracy of the judge's answers against the classifier's (``metrics.agreement``);
+    F1 and accuracy of the judge's answers against the classifier's (``metrics.agreement``, in ``metrics.distances``);
     ``{"error": ...}`` when that classifier cannot answer the bias' classes."""
 
     @property
@@ -687,7 +687,7 @@ def _classifier_agreement(instrument: Instrument, bias: ProposedBias, shown: Seq
     """OpenBias Sec. 4.2's agreement figures when ``--t2i-classifier`` names an axis of the
     bias' name: the classifier reads the same images with the bias' classes as its choices."""
     from ..errors import BackendError
-    from ..metrics.agreement import agreement
+    from ..metrics import agreement
 
     models = getattr(instrument, "models", None)
     if models is None or not models.has_classifier(bias.name):
