@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..figures import Interval, interval_of, mappings
+from ..figures import Interval, Table, interval_of, mappings, number_text
 from ..methods.bgps import PAPER_SEARCH, SearchSettings
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
@@ -280,7 +280,7 @@ def evaluate_no_bgps_prompt_exceeds(
                  "baseline": [row(p) for p in result.baseline],
                  "curated": [row(p) for p in getattr(result, "curated", ())],
                  "neutral": row(result.neutral) if result.neutral is not None else None,
-                 "mean_share": mean.to_dict(), "paper": table, "paper_title": "BGPS, Tables 1-2",
+                 "mean_share": mean.to_dict(), "paper": table,
                  "lift": {against: lift.to_dict() for against, lift in lifts.items() if lift is not None},
                  "settings": {"lambda": float(settings.lam), "probe_term": settings.probe_term,
                               "beam": int(settings.beam_size), "expansion": int(settings.expansion),
@@ -407,8 +407,43 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
     return entries
 
 
+def _group_cells(name: str, row: Mapping[str, Any]) -> tuple[str, ...]:
+    share = row.get("mean_share") if isinstance(row.get("mean_share"), Mapping) else {}
+    words = row.get("words") if isinstance(row.get("words"), Mapping) else {}
+    naming = row.get("naming_share")
+    return (name, str(row.get("prompts", "")),
+            f"{number_text(share.get('value'))} [{number_text(share.get('low'))}, "
+            f"{number_text(share.get('high'))}]",
+            f"{number_text(100 * naming if isinstance(naming, (int, float)) else None, 0)}%",
+            number_text(row.get("mean_perplexity"), 2),
+            f"{number_text(words.get('min'), 0)} to {number_text(words.get('max'), 0)}")
+
+
+def tables(figures: Mapping[str, Any]) -> list[Table]:
+    """The paper's evaluation (Tables 1-2): mean target share over each group's prompts,
+    Gendered%, perplexity under the evaluation LM and words; then the λ sweep (App. D)."""
+    paper = figures.get("paper")
+    if not isinstance(paper, Mapping) or not isinstance(paper.get("found"), Mapping):
+        return []
+    header = ("", "prompts", "mean share [CI]", "Gendered", "perplexity", "words")
+    lam = (figures.get("settings") or {}).get("lambda")
+    names = {"found": f"BGPS λ={lam:g}" if isinstance(lam, (int, float)) else "BGPS",
+             "baseline": "λ=0 (LLM alone)", "curated": "curated"}
+    instruction = figures.get("instruction")
+    out = [Table(f"The paper's evaluation (BGPS, Tables 1-2) · {figures.get('target', '')}", header,
+                 tuple(_group_cells(name, paper[key]) for key, name in names.items()
+                       if isinstance(paper.get(key), Mapping)),
+                 f"the LLM was told: {instruction}" if instruction else "")]
+    sweep = mappings(paper.get("lambda_sweep"))
+    if sweep:
+        out.append(Table("λ sweep (App. D): bias against perplexity", header,
+                         tuple(_group_cells(f"λ={float(r.get('lambda', 0)):g}", r) for r in sweep)))
+    return out
+
+
 KIND = CheckKind(
     chart=chart,
+    tables=tables,
     name="no_bgps_prompt_exceeds",
     sample="target: {axis: gender, value: male}, threshold: 0.5",
     run=run,

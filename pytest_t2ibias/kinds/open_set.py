@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
-from ..figures import Interval, interval_of, mappings
+from ..figures import Interval, Table, interval_of, mappings, number_text
 from ..methods.openbias import JUDGE_IMAGES
 from ..verdict import (
     DEFAULT_BURDEN,
@@ -238,8 +238,27 @@ def work(item: PlannedItem) -> Work:
                    listed=tuple(listed(item)))
 
 
+def tables(figures: Mapping[str, Any]) -> list[Table]:
+    """OpenBias Sec. 4.2: each bias a classifier also read, the KL between the classifier's and
+    the judge's class shares, the judge's F1 and accuracy against it."""
+    rows = []
+    for bias in mappings(figures.get("biases")):
+        agreed = bias.get("agreement")
+        if not isinstance(agreed, Mapping):
+            continue
+        if "error" in agreed:
+            rows.append((str(bias.get("name", "")), "—", "—", "—", "—", str(agreed["error"])))
+        else:
+            rows.append((str(bias.get("name", "")), str(agreed.get("n", "")),
+                         number_text(agreed.get("kl")), number_text(agreed.get("f1"), 2),
+                         number_text(agreed.get("accuracy"), 2), ""))
+    return [Table("Judge against the classifier (OpenBias Sec. 4.2)",
+                  ("bias", "images", "KL", "F1", "accuracy", "note"), tuple(rows))] if rows else []
+
+
 KIND = CheckKind(
     chart=chart,
+    tables=tables,
     name="open_set",
     sample="threshold: 0.5",
     run=run,

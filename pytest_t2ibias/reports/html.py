@@ -306,7 +306,7 @@ def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
     if isinstance(by_axis, Mapping):  # IS and IS_mit: one judge per affected axis
         parts += [_judge_calibration(c, str(modes.get(axis, "")) if isinstance(modes, Mapping) else "")
                   for axis, c in by_axis.items() if isinstance(c, Mapping)]
-    parts += paper_sections(row.figures)
+    parts += paper_sections(_tables(row))
     matrix = row.figures.get("matrix")
     if isinstance(matrix, Mapping):
         parts.append(f'<div class="matrix"><h3>Intersectional sensitivity IS[x → y]</h3>'
@@ -353,6 +353,14 @@ def _figure_line(row: ReportRow) -> str:
     return (f"value <b>{_fmt(row.value)}</b> · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
             f"n {n_text(row)} · limit {escape(_limit(row))}{margin} · {gate}"
             + (f" (burden: {escape(burden)})" if burden else ""))
+
+
+def _tables(row: ReportRow) -> list[Any]:
+    """The kind's paper tables from the row's figures (``CheckKind.tables``)."""
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(row.check)
+    return list(kind.tables(row.figures)) if kind is not None and kind.tables else []
 
 
 def _interval_chart(row: ReportRow) -> str:
