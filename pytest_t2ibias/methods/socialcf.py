@@ -97,7 +97,8 @@ def subject_retrieval(instrument: Instrument, images: ImageSet, truth: np.ndarra
     by cosine similarity to the subject's neutral text embedding averaged over ``prefixes``
     ("a photo of a doctor", "an image of a doctor", ...), the top K (default half the
     subject's images) against the subject's own shares. Images with no subject are one group
-    ranked against ``neutral``. Needs a contrastive judge's embeddings (``ContractError``)."""
+    ranked against ``neutral``. Needs a contrastive judge's embeddings (else a ``CheckError``:
+    ``audit_judge`` then reports no retrieval figure and why)."""
     from ..metrics.skew import max_skew_at_k
 
     vectors = np.asarray(instrument.image_embeddings(images), dtype=float)
@@ -162,7 +163,7 @@ def audit_judge(instrument: Instrument, folder: Path | str, axes: Sequence[AxisS
     """Accuracy, per-value accuracy, confusion and retrieval MaxSkew@K of the judge per axis,
     on the folder's images that carry a true label for the axis; a row's ``subject`` groups
     its image for the retrieval (``subject_retrieval``)."""
-    from ..errors import ContractError
+    from ..errors import CheckError
     from ..metrics import wilson_interval
 
     images, rows = labelled_folder(folder)
@@ -190,7 +191,7 @@ def audit_judge(instrument: Instrument, folder: Path | str, axes: Sequence[AxisS
             by_subject = subject_retrieval(instrument, subset, truth, subjects, axis.choices,
                                            k=k, neutral=neutral)
             note = ""
-        except ContractError as error:  # a generative judge has no embeddings to rank with
+        except CheckError as error:  # no judge with embeddings to rank with (a generative one)
             by_subject, note = {}, f"no retrieval MaxSkew: {error}"
         worst = max(by_subject.values(), key=lambda r: r["max_skew"], default=None)
         judge = "classifier" if instrument.models.has_classifier(axis.name) else "vqa"
