@@ -179,6 +179,23 @@ class Interval:
     """Said before the label and never cut ("λ=0", "control")."""
 
 
+@dataclass(frozen=True)
+class Table:
+    """A table of a paper's own figures (``CheckKind.tables``: a verdict's figures -> these;
+    the HTML report draws each, every cell as text, never markup)."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+
+def number_text(value: Any, digits: int = 3) -> str:
+    """A figure as a table cell: ``digits`` decimals, "—" for a missing or non-finite one."""
+    number = _float(value)
+    return "—" if math.isnan(number) else f"{number:.{digits}f}"
+
+
 def interval_of(label: str, estimate: Any, judged: bool = True, tag: str = "") -> Interval:
     """A chart line from an estimate as the figures hold it (``{value, low, high}``)."""
     estimate = estimate if isinstance(estimate, Mapping) else {}

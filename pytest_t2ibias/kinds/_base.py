@@ -16,7 +16,7 @@ from ..params import Param, Params, declared, params_class
 from ._work import Work
 
 if TYPE_CHECKING:
-    from ..figures import Interval
+    from ..figures import Interval, Table
     from ..instrument import Instrument
     from ..plan import Levels, Plan
     from ..suite_spec import AxisSpec, CheckSpec, Suite
@@ -165,6 +165,10 @@ class CheckKind:
     (open_set: each proposed bias'), for the run header's list of judges."""
     about: Callable[[Mapping[str, Any]], str] | None = None
     """What its figure is about where its row names no axis (max_skew_below: the target)."""
+    tables: Callable[[Mapping[str, Any]], list[Table]] | None = None
+    """Its paper's own figures as tables from a verdict's figures (``figures.Table``: BGPS'
+    evaluation and λ sweep, OpenBias' agreement with a classifier, BiasConnect A.5's
+    negative IS_mit), drawn in the HTML report; the JSON report holds the figures."""
     sample: str | None = None
     """The keys of a small ``checks:`` entry of this kind (``axes: [gender], threshold: 0.5``;
     "" when it needs none) for the sample suite (``testing.suites.every_kind_suite``: a

@@ -176,6 +176,27 @@ def check_probe_term(value: Any) -> str | None:
     return None if value in PROBE_TERMS else f"must be one of {', '.join(PROBE_TERMS)}, got {value!r}"
 
 
+@constraint({"minLength": 1}, "`project`, `paper`, `paper_biased`, or the instruction's own text")
+def check_bgps_instruction(value: Any) -> str | None:
+    return None if value.strip() else "must be project, paper, paper_biased or an instruction's text"
+
+
+@constraint({"enum": ["occupation", "context", "place", "object", "activity"]},
+            "`occupation`, `context`, `place`, `object` or `activity`")
+def check_bgps_scenario(value: Any) -> str | None:
+    from ..methods.bgps import SCENARIOS
+
+    return None if value in SCENARIOS else f"must be one of {', '.join(SCENARIOS)}, got {value!r}"
+
+
+@constraint({"items": {"type": "number", "minimum": 0}, "minItems": 1}, "list of numbers ≥ 0")
+def check_lambda_list(value: Any) -> str | None:
+    if not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+                            for v in value):
+        return "must be a non-empty list of numbers >= 0, e.g. [1, 100]"
+    return None
+
+
 @constraint({"exclusiveMinimum": 0.5, "maximum": 1}, "in (0.5, 1]")
 def check_complete_above(value: Any) -> str | None:
     return None if 0.5 < value <= 1 else f"must be in (0.5, 1], got {value}"

@@ -12,9 +12,11 @@ look before the last passes only once no step can have made a prioritised axis w
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..figures import Table, mappings, number_text
 from ..metrics.judge import BOUNDS
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes
 from ._base import CheckContext, CheckKind, PlannedItem
@@ -87,6 +89,7 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
                    check="intermit", value=tau, threshold=result.epsilon, message=message,
                    figures={"intermit": result.to_dict(), "order": " -> ".join(result.order),
                             "mit_amount": result.mit_amount, "mit_steps": result.mit_steps,
+                            "negative_is_mit": result.negative_is_mit(),
                             "alerts": step_alerts, "label": label})
 
 
@@ -171,7 +174,26 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     return work
 
 
+def tables(figures: Mapping[str, Any]) -> list[Table]:
+    """BiasConnect A.5's figure: the share of (mitigated, other axis) pairs a step made worse
+    (negative IS_mit), one row per such pair."""
+    negative = figures.get("negative_is_mit")
+    if not isinstance(negative, Mapping) or not negative.get("pairs"):
+        return []
+    rows = tuple((str(c.get("mitigated", "")), str(c.get("axis", "")),
+                  f"{number_text(c.get('value'))} [{number_text(c.get('low'))}, "
+                  f"{number_text(c.get('high'))}]") for c in mappings(negative.get("cases")))
+    share = negative.get("share")
+    return [Table("Negative IS_mit (BiasConnect A.5)", ("mitigated", "made worse", "IS_mit [CI]"),
+                  rows, f"{negative.get('negative', 0)} of {negative.get('pairs', 0)} (mitigated, "
+                        f"other axis) pairs made worse "
+                        f"({number_text(100 * share if isinstance(share, (int, float)) else None, 0)}%), "
+                        f"{negative.get('shown', 0)} shown by their interval; the paper: over 29% "
+                        f"(SD 1.4, ITI-GEN)")]
+
+
 KIND = CheckKind(
+    tables=tables,
     name="intermit",
     sample="",
     run=run,

@@ -33,6 +33,7 @@ from .charts import (
     share_bars,
 )
 from .output import write_report_text
+from .paper_sections import paper_sections
 from .rows import ReportRow, as_read_of, judge_calibrations, n_text, tally, verdict_used
 
 THUMB_PX = 160
@@ -304,6 +305,7 @@ def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
     if isinstance(by_axis, Mapping):  # IS and IS_mit: one judge per affected axis
         parts += [_judge_calibration(c, str(modes.get(axis, "")) if isinstance(modes, Mapping) else "")
                   for axis, c in by_axis.items() if isinstance(c, Mapping)]
+    parts += paper_sections(_tables(row))
     matrix = row.figures.get("matrix")
     if isinstance(matrix, Mapping):
         parts.append(f'<div class="matrix"><h3>Intersectional sensitivity IS[x → y]</h3>'
@@ -355,6 +357,14 @@ def _figure_line(row: ReportRow) -> str:
             f"n {n_text(row)} · limit {escape(_limit(row))}{margin} · {gate}"
             + (f" (burden: {escape(burden)})" if burden else "")
             + f" · protocol <b>{escape(row.protocol)}</b>")
+
+
+def _tables(row: ReportRow) -> list[Any]:
+    """The kind's paper tables from the row's figures (``CheckKind.tables``)."""
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(row.check)
+    return list(kind.tables(row.figures)) if kind is not None and kind.tables else []
 
 
 def _interval_chart(row: ReportRow) -> str:
