@@ -407,8 +407,10 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
 
 
 def _group_cells(name: str, row: Mapping[str, Any]) -> tuple[str, ...]:
-    share = row.get("mean_share") if isinstance(row.get("mean_share"), Mapping) else {}
-    words = row.get("words") if isinstance(row.get("words"), Mapping) else {}
+    share = row.get("mean_share")
+    share = share if isinstance(share, Mapping) else {}
+    words = row.get("words")
+    words = words if isinstance(words, Mapping) else {}
     naming = row.get("naming_share")
     return (name, str(row.get("prompts", "")),
             f"{number_text(share.get('value'))} [{number_text(share.get('low'))}, "

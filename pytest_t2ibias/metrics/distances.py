@@ -102,7 +102,8 @@ def kl_divergence(p: np.ndarray, q: np.ndarray, smoothing: float = 1e-6) -> floa
     return float(np.sum(p * np.log(p / q)))
 
 
-def agreement(judge: Sequence[int], reference: Sequence[int], classes: int) -> dict[str, Any]:
+def agreement(judge: Sequence[int] | np.ndarray, reference: Sequence[int] | np.ndarray,
+              classes: int) -> dict[str, Any]:
     """How far a judge's answers agree with a reference classifier's on the same images
     (OpenBias Sec. 4.2): KL(reference shares || judge shares) in nats, macro F1 and accuracy of the judge's class
     indices against the reference's, over the images both answered (negative: abstained).
