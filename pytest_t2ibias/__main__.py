@@ -29,8 +29,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from .kinds import PlannedItem
+    from .suite_spec import AxisSpec
 
 PROG = "python -m pytest_t2ibias"
 DEFAULT_STORAGE = Path(".t2ibias") / "runs"
@@ -235,7 +240,8 @@ class Labeller:
                 axes = [axis for axis in draw.axes if self._labelled(axis, folders)]
                 if not axes:
                     continue
-                images = instrument.images([draw.prompt], role=draw.role, per_prompt=draw.images)
+                images = instrument.images([draw.prompt], role=draw.role or "candidate",
+                                           per_prompt=draw.images)
                 for axis in axes:
                     needs[axis.name] = max(needs.get(axis.name, 0), self.per_class or
                                            labels_needed(item, axis))
@@ -267,7 +273,7 @@ class Labeller:
             server.server_close()
         return True
 
-    def _labelled(self, axis, folders: dict[str, Path]) -> bool:
+    def _labelled(self, axis: AxisSpec, folders: dict[str, Path]) -> bool:
         """Whether the page asks about ``axis``: it names a folder, or --out takes every axis."""
         from .suite_spec import COUNTERFACTUAL_CALIBRATION
 
@@ -281,7 +287,7 @@ class Labeller:
         return True
 
 
-def labels_needed(item, axis) -> int:
+def labels_needed(item: PlannedItem, axis: AxisSpec) -> int:
     """Labels a class the item's checks need on ``axis`` (``planner.labels_per_class``)."""
     from .planner import labels_per_class
 
@@ -525,6 +531,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="compute and cache every image and answer the selected checks need, run no check; "
              "takes pytest's paths and --t2i-* options (under `accelerate launch "
              "--num_processes N` the work is split between N processes)")
+
+    commands.add_parser(
+        "label", add_help=False,
+        help="a labelling page on 127.0.0.1 for the images a suite's checks draw; writes the "
+             "index.jsonl its judge_calibration folder names (label --help for its options)")
 
     compare = commands.add_parser(
         "compare", help="compare the figures of two runs; exit 1 when one drifted beyond --fail",

@@ -22,9 +22,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOSTILE = "tiny <img src=x onerror=document.title='owned'>"
 SUITE = f"""\
 suite: "{HOSTILE}"
-defaults: {{images_per_prompt: 16, seed: 0, steps: 10}}
+defaults: {{images_per_prompt: 12, seed: 0, steps: 10}}
 prompt: "a photo of a {{subject}}"
-subjects: [doctor]
+subjects: [doctor, nurse]  # mostly men, mostly women: both classes get labels
 axes:
   gender:
     question: "What is the gender (male, female) of the person?"
@@ -82,17 +82,21 @@ class LabelProcess:
         self.process.wait(timeout=60)
 
 
-def _judge_reading(png: bytes, question: str, choices: list[str]) -> str:
-    """What toy-clip reads on the page's image: the test's stand-in for a person's eye."""
+def _judge_reading(png: bytes) -> str:
+    """What toy-clip reads on the page's image, asked as the check asks it (the axis, through
+    ``attributes``): the test's stand-in for a person's eye."""
     from PIL import Image
 
     from pytest_t2ibias._types import GeneratedImage, ImageSet
     from pytest_t2ibias.facade import T2IBias
+    from pytest_t2ibias.suite_spec import AxisSpec
 
     picture = Image.open(io.BytesIO(png)).convert("RGB")
     t2i = T2IBias.standalone(vqa=str(REPO / "fixtures" / "toy-clip"), device="cpu")
     images = ImageSet((GeneratedImage("page", 0, 0, picture, "page", "page"),))
-    return choices[int(t2i.ask(images, question, choices).labels[0])]
+    axis = AxisSpec(name="gender", question="What is the gender (male, female) of the person?",
+                    choices=("male", "female"))
+    return axis.choices[int(t2i.attributes(images, axis).labels[0])]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: "
@@ -103,7 +107,7 @@ def test_labels_typed_on_the_page_calibrate_the_suite_fully(project, tmp_path):
     server = LabelProcess(project, "--per-class", str(PER_CLASS))
     try:
         assert server.url.startswith("http://127.0.0.1:")
-        assert "16 images from the cache, 0 generated" in "".join(server.lines)
+        assert "24 images from the cache, 0 generated" in "".join(server.lines)
         with playwright.sync_playwright() as driver:
             browser = driver.chromium.launch(executable_path=CHROMIUM,
                                              args=["--no-sandbox", "--disable-gpu"])
@@ -137,8 +141,7 @@ def test_labels_typed_on_the_page_calibrate_the_suite_fully(project, tmp_path):
             while shown():
                 file = shown()
                 png = urllib.request.urlopen(f"{server.url}image/{file}", timeout=30).read()
-                value = _judge_reading(png, "What is the gender (male, female) of the person?",
-                                       ["male", "female"])
+                value = _judge_reading(png)
                 typed[file] = value
                 press({"male": "1", "female": "2"}[value])
             page.screenshot(path=str(tmp_path / "label-page.png"))
@@ -149,7 +152,7 @@ def test_labels_typed_on_the_page_calibrate_the_suite_fully(project, tmp_path):
     rows = [json.loads(line) for line in (labels / "index.jsonl").read_text().splitlines()]
     assert {"file": unsure, "cannot_tell": ["gender"]} in rows
     labelled = {row["file"]: row["gender"] for row in rows if "gender" in row}
-    assert labelled == typed and len(typed) == 15  # 16 less the one nobody could tell
+    assert labelled == typed and len(typed) == 23  # 24 less the one nobody could tell
     assert skipped in typed  # skipped first, asked again last
     assert all((labels / file).is_file() for file in labelled)
     counts = {v: list(labelled.values()).count(v) for v in ("male", "female")}
@@ -158,12 +161,14 @@ def test_labels_typed_on_the_page_calibrate_the_suite_fully(project, tmp_path):
     run = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tiny.t2i.yaml",
                 f"--t2i-json={report}"], project)
     assert run.returncode in (0, 1), run.stdout + run.stderr
-    (row,) = json.loads(report.read_text())["results"]
-    figures = row["figures"]
-    assert figures["judge_correction"] == "full", row
-    calibration = figures["judge_calibration"]
-    assert calibration["source"] == "labelled" and str(labels) in calibration["where"]
-    assert {c: a["n"] for c, a in calibration["accuracy"].items()} == counts
-    assert "judge: corrected for the judge's confusion" in row["message"]
+    rows = json.loads(report.read_text())["checks"]
+    assert len(rows) == 2
+    for row in rows:
+        figures = row["figures"]
+        assert figures["judge_correction"] == "full", row
+        calibration = figures["judge_calibration"]
+        assert calibration["source"] == "labelled folder" and str(labels) in calibration["where"]
+        assert {c: a["n"] for c, a in calibration["accuracy"].items()} == counts
+        assert "judge: corrected for the judge's confusion" in row["message"], row["message"]
     if os.environ.get("T2IBIAS_DOCS_SCREENS"):  # docs/screens/label-page.png, on request
         shutil.copy(tmp_path / "label-page.png", REPO / "docs" / "screens" / "label-page.png")
