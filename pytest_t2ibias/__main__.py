@@ -225,6 +225,7 @@ class Labeller:
         if session.testsfailed:
             return False
         from ._session import session_of
+        from .kinds import work_of
         from .labelling import LabelBook, LabelSession, LabelTask, image_file, serve
 
         t2i = session_of(session.config)
@@ -232,15 +233,17 @@ class Labeller:
         folders: dict[str, Path] = {}
         tasks: list[LabelTask] = []
         needs: dict[str, int] = {}
-        for item, work in zip(items, works):
-            if work is None or work.error is not None:
+        for item, known in zip(items, works):
+            work = known if known is not None else work_of(item)
+            if work.error is not None:  # its needs cannot be worked out: its run says why
                 continue
             instrument = t2i.instrument(item.plan)
             for draw in work.planned:
                 axes = [axis for axis in draw.axes if self._labelled(axis, folders)]
                 if not axes:
                     continue
-                images = instrument.images([draw.prompt], role=draw.role or "candidate",
+                # role None: a --t2i-images folder's images, asked as prefetch asks them
+                images = instrument.images([draw.prompt], role=draw.role,  # type: ignore[arg-type]
                                            per_prompt=draw.images)
                 for axis in axes:
                     needs[axis.name] = max(needs.get(axis.name, 0), self.per_class or

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,7 +83,7 @@ class LabelProcess:
         self.process.wait(timeout=60)
 
 
-def _judge_reading(png: bytes) -> str:
+def _judge_reading(png: bytes, file: str, cache: Path) -> str:
     """What toy-clip reads on the page's image, asked as the check asks it (the axis, through
     ``attributes``): the test's stand-in for a person's eye."""
     from PIL import Image
@@ -92,8 +93,10 @@ def _judge_reading(png: bytes) -> str:
     from pytest_t2ibias.suite_spec import AxisSpec
 
     picture = Image.open(io.BytesIO(png)).convert("RGB")
-    t2i = T2IBias.standalone(vqa=str(REPO / "fixtures" / "toy-clip"), device="cpu")
-    images = ImageSet((GeneratedImage("page", 0, 0, picture, "page", "page"),))
+    t2i = T2IBias.standalone(vqa=str(REPO / "fixtures" / "toy-clip"), device="cpu",
+                             cache_dir=str(cache))
+    # keyed by its content hash (the file's name), as the run keys it: answers are cached by key
+    images = ImageSet((GeneratedImage("page", 0, 0, picture, file, file),))
     axis = AxisSpec(name="gender", question="What is the gender (male, female) of the person?",
                     choices=("male", "female"))
     return axis.choices[int(t2i.attributes(images, axis).labels[0])]
@@ -141,10 +144,12 @@ def test_labels_typed_on_the_page_calibrate_the_suite_fully(project, tmp_path):
             while shown():
                 file = shown()
                 png = urllib.request.urlopen(f"{server.url}image/{file}", timeout=30).read()
-                value = _judge_reading(png)
+                value = _judge_reading(png, file, tmp_path / "judge-cache")
                 typed[file] = value
+                if len(typed) == 6:  # mid-way: an image, its keys and the progress (docs)
+                    page.screenshot(path=str(tmp_path / "label-page.png"))
                 press({"male": "1", "female": "2"}[value])
-            page.screenshot(path=str(tmp_path / "label-page.png"))
+            assert page.locator("#question").text_content() == "Nothing left to label."
             browser.close()
     finally:
         server.stop()
@@ -172,3 +177,13 @@ def test_labels_typed_on_the_page_calibrate_the_suite_fully(project, tmp_path):
         assert "judge: corrected for the judge's confusion" in row["message"], row["message"]
     if os.environ.get("T2IBIAS_DOCS_SCREENS"):  # docs/screens/label-page.png, on request
         shutil.copy(tmp_path / "label-page.png", REPO / "docs" / "screens" / "label-page.png")
+
+
+def test_the_plan_says_how_many_labels_a_class_the_check_needs(project):
+    run = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tiny.t2i.yaml",
+                "--t2i-plan"], project)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = [line for line in run.stdout.splitlines() if "labelled calibration needs" in line]
+    assert len(lines) == 2, run.stdout  # doctor and nurse
+    assert all(re.search(r"needs (\d+) labels a class of gender \(male, female\) to decide at "
+                         r"its margin \(t2ibias label\)", line) for line in lines)
