@@ -411,15 +411,14 @@ class T2ISession:
             self.junit_properties(item, report, [("status", "error")])
             self.results.add(error_row(item, _error_text(error, call.excinfo)))
         elif call.when == "call" and item.stash.get(VERDICTS, None):
-            from .reports.collect import item_rows, status_of
+            from .reports.collect import item_rows, xfail_of
             from .verdict import verdict_properties
 
-            status = status_of(report)
-            for verdict, row in item_rows(item, item.stash[VERDICTS], status,
+            for verdict, row in item_rows(item, item.stash[VERDICTS], xfail_of(report),
                                           item.stash.get(SIGHTINGS, None)):
                 self.results.add(row)
                 self.junit_properties(item, report, verdict_properties(verdict)
-                                      + [("status", status)])
+                                      + [("status", row.status)])
         return report
 
     def junit_properties(self, item: pytest.Item, report: pytest.TestReport,

@@ -40,7 +40,7 @@ from ..metrics.judge import (
 )
 from ..store.calibrations import remember
 from ..suite_spec import COUNTERFACTUAL_CALIBRATION
-from ..verdict import INCONCLUSIVE, passes
+from ..verdict import INCONCLUSIVE
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -152,9 +152,11 @@ class JudgeReading:
         """An unreadable axis decides nothing."""
         return INCONCLUSIVE if self.unreadable else outcome
 
-    def passes(self, outcome: str, burden: str) -> bool:
-        """Under every burden an unreadable axis fails the gate: it measured nothing."""
-        return False if self.unreadable else passes(outcome, burden)
+    @property
+    def readable(self) -> bool:
+        """The verdict's ``readable``: under every burden an unreadable axis fails the gate
+        (``verdict.passes``), since it measured nothing."""
+        return not self.unreadable
 
     def gate_note(self, confidence: float | None, outcome: str, burden: str) -> str:
         """``_verdicts.gate_note``, unless the judge cannot read the axis (then that decides)."""
@@ -255,13 +257,13 @@ class AxisReadings:
         return replace(corrected, value=value, low=low, high=high,
                        method=corrected.method + ", judge-corrected")
 
-    def decided(self, outcome: str, burden: str, axes: list[str]) -> tuple[str, bool, str]:
-        """(outcome, passed, note) once the judges of ``axes`` are accounted for: an axis
-        its judge cannot read leaves the verdict inconclusive under every burden."""
+    def decided(self, outcome: str, axes: list[str]) -> tuple[str, bool, str]:
+        """(outcome, readable, note) once the judges of ``axes`` are accounted for: an axis
+        its judge cannot read leaves the verdict inconclusive, failing under every burden."""
         unreadable = self.unreadable(axes)
         if unreadable:
             return INCONCLUSIVE, False, "".join(f"\n  INCONCLUSIVE: {why}" for why in unreadable.values())
-        return outcome, passes(outcome, burden), self.note()
+        return outcome, True, self.note()
 
     def note(self) -> str:
         return "".join(r.note() for r in self.readings.values() if not r.unreadable)
