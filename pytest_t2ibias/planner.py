@@ -180,6 +180,7 @@ ASSUMED_JUDGE_ACCURACY = 0.9
 (its errors spread evenly over the other classes)."""
 LABEL_DRAWS = 400
 MAX_LABELS = 4096
+"""Where ``labels_per_class`` stops looking: more than this is said as "more than 4096"."""
 
 
 def labels_per_class(item: PlannedItem, axis: AxisSpec, *,
@@ -188,8 +189,9 @@ def labels_per_class(item: PlannedItem, axis: AxisSpec, *,
     the fewest L for which the calibration alone (a confusion measured on L labels a class,
     the shares themselves known) moves the corrected figure at the threshold by at most half
     the margin, at the check's confidence (the other half is the sample's). Doubling, then
-    bisection, over ``LABEL_DRAWS`` seeded draws of the confusion; for kinds without a
-    power model, the 48 images a value a counterfactual calibration draws."""
+    bisection, over ``LABEL_DRAWS`` seeded draws of the confusion; ``MAX_LABELS`` + 1 when
+    even ``MAX_LABELS`` are too few; for kinds without a power model, the 48 images a value a
+    counterfactual calibration draws."""
     from .kinds._judge import CALIBRATION_IMAGES
     from .metrics import ideal_shares
     from .metrics.judge import confusion_draws, correct_shares
@@ -226,7 +228,7 @@ def labels_per_class(item: PlannedItem, axis: AxisSpec, *,
     high = 2
     while spread(high) > margin / 2:
         if high >= MAX_LABELS:
-            return MAX_LABELS
+            return MAX_LABELS + 1
         high *= 2
     low = high // 2
     while high - low > 1:
@@ -299,8 +301,9 @@ def plan_item(nodeid: str, item: PlannedItem, *, power: float, calibrates: bool 
     calibration_images = calibration_drawn(work) if calibrates else 0
     if axis is not None and labelled(axis) and plan.judge_correction != "off":
         labels = labels_per_class(item, axis)
+        count = str(labels) if labels <= MAX_LABELS else f"more than {MAX_LABELS}"
         note = "; ".join(filter(None, [note, (
-            f"its labelled calibration needs {labels} labels a class of {axis.name} "
+            f"its labelled calibration needs {count} labels a class of {axis.name} "
             f"({', '.join(axis.choices)}) to decide at its margin (t2ibias label)")]))
     if calibration_images:
         note = "; ".join(filter(None, [note, f"{calibration_images} images calibrate the judge"]))
