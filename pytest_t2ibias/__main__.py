@@ -260,6 +260,11 @@ class Labeller:
         folder = next(iter(folders.values()))
         suites = sorted({item.suite.name for item in items})
         book = LabelBook(folder)
+        try:
+            book.answered()
+        except (ValueError, TypeError, KeyError, AttributeError) as error:  # a hand-edited index
+            self.problem = f"{book.index} is not one JSON object with a \"file\" a line ({error})"
+            return True
         labeller = LabelSession(", ".join(suites), tasks, book, needs)
         server = serve(labeller, self.port)
         work_done = t2i.requests.counters

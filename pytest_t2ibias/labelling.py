@@ -25,7 +25,8 @@ stopped) resumes where the labels stand and two at once never lose a row.
 Keys: a digit (then a letter) per class, ``s`` skip, ``x`` cannot tell, ``u`` or Backspace
 undo. The server listens on 127.0.0.1 only; class names, prompts and the suite's name reach
 the page as JSON read with ``textContent`` (data, never markup), under a Content Security
-Policy that allows the page's own script only.
+Policy that allows the page's own script only; a request naming another host (DNS
+rebinding) or a POST that is not JSON (another site's form) is refused.
 """
 
 from __future__ import annotations
@@ -328,9 +329,20 @@ def make_handler(session: LabelSession) -> type[BaseHTTPRequestHandler]:
         def _json(self, value: Any) -> None:
             self._send(HTTPStatus.OK, json.dumps(value).encode(), "application/json")
 
+        def _ours(self) -> bool:
+            """A request for this server by its own address: another site's page that
+            rebinds a name to 127.0.0.1 sends its own Host, and is refused."""
+            port = self.server.server_address[1]
+            if self.headers.get("Host") in (f"127.0.0.1:{port}", f"localhost:{port}"):
+                return True
+            self._send(HTTPStatus.FORBIDDEN, b"not this server's address", "text/plain")
+            return False
+
         def do_GET(self) -> None:
             from urllib.parse import unquote
 
+            if not self._ours():
+                return
             if self.path == "/":
                 self._send(HTTPStatus.OK, PAGE.encode(), "text/html; charset=utf-8")
             elif self.path == "/page.js":
@@ -344,6 +356,12 @@ def make_handler(session: LabelSession) -> type[BaseHTTPRequestHandler]:
                 self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
 
         def do_POST(self) -> None:
+            if not self._ours():
+                return
+            # JSON only: a form on another site cannot send it without the browser asking first
+            if self.headers.get("Content-Type") != "application/json":
+                self._send(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, b"JSON only", "text/plain")
+                return
             try:
                 length = min(int(self.headers.get("Content-Length") or 0), 65536)
                 body = json.loads(self.rfile.read(length) or b"{}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.error
 import urllib.request
 
 import pytest
@@ -106,6 +107,14 @@ def test_the_server_listens_on_localhost_and_sends_user_text_as_json(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/image/{question['file']}",
                                     timeout=10) as reply:
             assert reply.headers["Content-Type"] == "image/png"
+        rebound = urllib.request.Request(f"http://127.0.0.1:{port}/next",
+                                         headers={"Host": f"evil.example:{port}"})
+        form = urllib.request.Request(f"http://127.0.0.1:{port}/undo", data=b"a=1",
+                                      headers={"Content-Type": "text/plain"})
+        for refused, status in ((rebound, 403), (form, 415)):
+            with pytest.raises(urllib.error.HTTPError) as error:
+                urllib.request.urlopen(refused, timeout=10)
+            assert error.value.code == status
     finally:
         server.shutdown()
         server.server_close()
