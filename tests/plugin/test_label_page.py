@@ -105,7 +105,7 @@ def _judge_reading(png: bytes, file: str, cache: Path) -> str:
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (Debian: "
                     "apt-get install chromium; .ci/run installs it)")
 def test_labels_typed_on_the_page_calibrate_the_suite_fully(project, tmp_path):
-    playwright = pytest.importorskip("playwright.sync_api", reason="the [test] extra's playwright")
+    from playwright import sync_api as playwright  # the [test] extra: a dependency, not optional
     labels = project / "labels"
     server = LabelProcess(project, "--per-class", str(PER_CLASS))
     try:
