@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -185,5 +184,8 @@ def test_the_plan_says_how_many_labels_a_class_the_check_needs(project):
     assert run.returncode == 0, run.stdout + run.stderr
     lines = [line for line in run.stdout.splitlines() if "labelled calibration needs" in line]
     assert len(lines) == 2, run.stdout  # doctor and nurse
-    assert all(re.search(r"needs (\d+) labels a class of gender \(male, female\) to decide at "
-                         r"its margin \(t2ibias label\)", line) for line in lines)
+    # severity 0.9 on two classes is steep: the 95% spread of a 90% judge's calibration stays
+    # above half the 0.1 margin even at 4096 labels a class (planner.labels_per_class)
+    assert all("its labelled calibration needs more than 4096 labels a class of gender "
+               "(male, female) to decide at its margin (t2ibias label)" in " ".join(line.split())
+               for line in lines), lines
