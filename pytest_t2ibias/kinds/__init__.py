@@ -55,6 +55,7 @@ BUILTIN_MODULES: tuple[str, ...] = (
     "open_set",
     "max_skew_below",
     "judge_agrees",
+    "judge_across_groups",
     "intervention_improves",
     "prompt_alignment",
     "vendi_diversity",
