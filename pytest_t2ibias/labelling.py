@@ -16,9 +16,9 @@ measured on them (hard images over-represented) would bias the correction it fee
 need per class is ``--per-class`` (default: the most any selected check needs, as
 ``--t2i-plan`` prints it).
 
-What it writes: ``index.jsonl`` in the folder, one row a label (``{"file": ..., AXIS:
-VALUE, "prompt": ...}``; "cannot tell" as ``{"file": ..., "cannot_tell": [AXIS]}``, which
-no calibration reads), the images copied beside it. Every write rereads the index under a
+What it writes: ``index.jsonl`` in the folder, one row an image with every axis labelled on
+it (``{"file": ..., AXIS: VALUE, ..., "prompt": ...}``; "cannot tell" listed as
+``"cannot_tell": [AXIS]``, which no calibration reads), the images copied beside it. Every write rereads the index under a
 file lock and replaces it atomically, so a second session (or one started after this one
 stopped) resumes where the labels stand and two at once never lose a row.
 
@@ -104,28 +104,51 @@ class LabelBook:
                 counts[row[axis.name]] += 1
         return counts
 
-    def add(self, task: LabelTask, value: str | None) -> dict[str, Any]:
-        """Copy the image beside the index and append its row (``value`` None: cannot tell)."""
-        row: dict[str, Any] = ({"file": task.file, task.axis.name: value, "prompt": task.prompt}
-                               if value is not None else
-                               {"file": task.file, "cannot_tell": [task.axis.name]})
+    def add(self, task: LabelTask, value: str | None) -> tuple[str, str]:
+        """Copy the image beside the index and record its answer on the image's one row (a
+        new row for a new image; ``value`` None: cannot tell). One row an image, whatever
+        axes it carries: a calibration by group reads an image's other axes off its row
+        (``judge_across_groups``). Returns what ``remove`` takes back."""
         with self.lock:
             if not (self.folder / task.file).is_file():
                 buffer = io.BytesIO()
                 task.image.save(buffer, format="PNG")
                 _replace(self.folder / task.file, buffer.getvalue())
-            self._write([*self.rows(), row])
-        return row
+            rows = self.rows()
+            row = next((r for r in reversed(rows) if r.get("file") == task.file), None)
+            if row is None:
+                row = {"file": task.file}
+                rows.append(row)
+            if value is None:
+                row["cannot_tell"] = [*row.get("cannot_tell", ()), task.axis.name]
+            else:
+                row[task.axis.name] = value
+            row.setdefault("prompt", task.prompt)
+            self._write(rows)
+        return task.file, task.axis.name
 
-    def remove(self, row: dict[str, Any]) -> bool:
-        """Take back ``row`` (its last copy); False when another session removed it."""
+    def remove(self, answer: tuple[str, str]) -> bool:
+        """Take back an answer ``add`` recorded (the row goes when nothing else is on it);
+        False when another session took it back already."""
+        file, axis = answer
         with self.lock:
             rows = self.rows()
             for i in range(len(rows) - 1, -1, -1):
-                if rows[i] == row:
+                row = rows[i]
+                if row.get("file") != file:
+                    continue
+                if axis in (row.get("cannot_tell") or ()):
+                    row["cannot_tell"] = [a for a in row["cannot_tell"] if a != axis]
+                    if not row["cannot_tell"]:
+                        del row["cannot_tell"]
+                elif axis in row:
+                    del row[axis]
+                else:
+                    continue
+                if not set(row) - {"file", "prompt"}:
                     del rows[i]
-                    self._write(rows)
-                    return True
+                self._write(rows)
+                return True
         return False
 
     def _write(self, rows: Sequence[dict[str, Any]]) -> None:
@@ -163,8 +186,8 @@ class LabelSession:
         for task in order:
             self.tasks.setdefault((task.file, task.axis.name), task)
         self.skipped: list[tuple[str, str]] = []
-        self.written: list[dict[str, Any]] = []
-        """This session's rows, newest last: what undo takes back."""
+        self.written: list[tuple[str, str]] = []
+        """This session's answers (file, axis), newest last: what undo takes back."""
 
     def progress(self) -> list[dict[str, Any]]:
         return [{"axis": name, "need": self.needs.get(name, 0),

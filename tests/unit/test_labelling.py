@@ -38,7 +38,21 @@ def test_a_second_session_resumes_where_the_labels_stand(tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "index.jsonl").read_text().splitlines()]
     assert rows[0] == {"file": asked[0], "gender": "male", "prompt": "a photo of a <b>doctor</b>"}
     assert rows[1]["cannot_tell"] == ["gender"] and "gender" not in rows[1]
-    assert (tmp_path / asked[0]).is_file()
+    assert len(rows) == 2 and (tmp_path / asked[0]).is_file()
+
+
+def test_one_row_an_image_carries_every_axis_labelled_on_it(tmp_path):
+    """A calibration by group reads an image's other axes off its row."""
+    gender, age = _axis(), _axis("age", ("young", "old"))
+    session = LabelSession("s", [*_tasks(gender, 1), *_tasks(age, 1)], LabelBook(tmp_path), {})
+    session.answer("0000.png", "gender", "female")
+    session.answer("0000.png", "age", "old")
+    rows = session.book.rows()
+    assert rows == [{"file": "0000.png", "gender": "female", "age": "old",
+                     "prompt": "a photo of a <b>doctor</b>"}]
+    session.undo()
+    assert session.book.rows() == [{"file": "0000.png", "gender": "female",
+                                    "prompt": "a photo of a <b>doctor</b>"}]
 
 
 def test_undo_takes_back_this_sessions_last_row_only(tmp_path):
