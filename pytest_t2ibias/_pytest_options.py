@@ -22,6 +22,7 @@ from ._settings import (
     JUDGE_CORRECTIONS,
     MODEL_DTYPES,
     OPTIONS,
+    PROTOCOLS,
     Option,
     Settings,
     parse_loading_options,
@@ -51,7 +52,8 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                         "t2i_llm", "t2i_llm_option", "t2i_llm_tokens", "t2i_eval_llm",
                         "t2i_judge_correction", "t2i_abstain_below", "t2i_update_locks",
                         "t2i_frozen_locks"),
-    "gate and statistics": ("t2i_confidence", "t2i_bootstrap", "t2i_burden", "t2i_family",
+    "gate and statistics": ("t2i_confidence", "t2i_bootstrap", "t2i_burden", "t2i_protocol",
+                            "t2i_family",
                             "t2i_adaptive", "t2i_adaptive_max", "t2i_adaptive_spending"),
     "planning and selection": ("t2i_plan", "t2i_power", "t2i_skip", "t2i_only"),
     "reports": ("t2i_json", "t2i_html", "t2i_markdown", "t2i_html_images", "t2i_table_width"),
@@ -441,6 +443,9 @@ def _read_settings(config: pytest.Config) -> Settings:
     burden = get_option(config, "t2i_burden")
     if burden not in (None, *BURDENS):
         raise pytest.UsageError(f"--t2i-burden must be {' or '.join(BURDENS)}, got {burden!r}")
+    protocol = get_option(config, "t2i_protocol")
+    if protocol not in (None, *PROTOCOLS):
+        raise pytest.UsageError(f"--t2i-protocol must be {' or '.join(PROTOCOLS)}, got {protocol!r}")
     judge_correction = get_option(config, "t2i_judge_correction")
     if judge_correction not in (None, *JUDGE_CORRECTIONS):
         raise pytest.UsageError(f"--t2i-judge-correction must be one of "
@@ -499,6 +504,7 @@ def _read_settings(config: pytest.Config) -> Settings:
         confidence=confidence,
         bootstrap=_checked(config, "t2i_bootstrap", minimum=1),
         burden=burden,
+        protocol=protocol,
         judge_correction=judge_correction,
         abstain_below=abstain_below,
         family=family,

@@ -37,6 +37,10 @@ SHARED_FIGURES = frozenset({
     # the judge's calibration and correction (``kinds._judge``), one axis or several
     "judge_calibration", "judge_calibrations", "judge_correction", "judge_corrections",
     "judge_unreadable",
+    # issue #44: the figure on the judge's answers as read beside a corrected one (``kinds._judge``)
+    "as_read",
+    # the protocol that produced the row (``session_plan``: ``plan.protocol``, gate or paper)
+    "protocol",
     # this module: the IS matrix, the image grid, the prompts the model did not read
     "matrix", "gallery", "unread_prompts",
     # the cost kinds' shared figure (``kinds._costs``, ``CheckKind.measures_cost``)
@@ -171,6 +175,23 @@ class Interval:
     judged: bool = True
     tag: str = ""
     """Said before the label and never cut ("λ=0", "control")."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of a paper's own figures (``CheckKind.tables``: a verdict's figures -> these;
+    the HTML report draws each, every cell as text, never markup)."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+
+def number_text(value: Any, digits: int = 3) -> str:
+    """A figure as a table cell: ``digits`` decimals, "—" for a missing or non-finite one."""
+    number = _float(value)
+    return "—" if math.isnan(number) else f"{number:.{digits}f}"
 
 
 def interval_of(label: str, estimate: Any, judged: bool = True, tag: str = "") -> Interval:

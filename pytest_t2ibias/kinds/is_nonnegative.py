@@ -26,7 +26,7 @@ from ._base import CheckContext, CheckKind, PlannedItem
 from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
-from ._params import Params, check_unit_interval, param
+from ._params import INDEX_COST_DOC, Params, check_unit_interval, param, with_index_cost
 from ._rules import no_effect_tolerance
 from ._verdicts import gate_note, is_entries, known_axes, same_level, with_matrix
 from ._work import Work, planned
@@ -43,6 +43,7 @@ class IsNonnegativeParams(Params):
     on: tuple[str, ...] | None = param("affected axes (default: all others)", names_axes=True)
     tolerance: float = param("IS may go this far below zero", default=0.0,
                              check=check_unit_interval)
+    index_cost: bool = param(INDEX_COST_DOC, default=False)
 
 
 def evaluate_is_nonnegative(
@@ -126,6 +127,7 @@ def run(ctx: CheckContext[IsNonnegativeParams]) -> Verdict:
 
     on = affected(ctx.params.on, ctx.suite, ctx.axis)
     suite = ctx.counterfactual_suite()
+    suite = with_index_cost(suite) if ctx.params.index_cost else suite
     judges = readings_for(ctx, list(on), suite)
 
     def matrix_for(calibration):
@@ -184,6 +186,7 @@ KIND = CheckKind(
     adaptive=True,
     axes_param="mitigate",
     params=IsNonnegativeParams,
+    paper_protocol={"index_cost": True},  # BiasConnect Eq. 1: W1 over category indices
     work=work,
     never_passes=no_effect_tolerance,
     figure="IS",

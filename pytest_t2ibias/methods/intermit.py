@@ -221,6 +221,20 @@ class InterMitResult:
         return all(step.matrix.entry(step.axis, y).low >= -self.tolerance
                    for step in self.steps for y in (self.watched or self.priority))
 
+    def negative_is_mit(self) -> dict[str, Any]:
+        """BiasConnect A.5's figure: of the (mitigated axis x, other watched axis y) pairs of
+        the steps taken, the share whose IS_mit[x][y] (the IS of the mitigation actually made:
+        its images are the next state's) is negative, x's mitigation moving y away from its
+        ideal (the paper: over 29% of the cases, SD 1.4 with ITI-GEN); ``shown`` counts those
+        whose whole interval is below 0. No step: no pairs, share NaN."""
+        pairs = [(step.axis, y, step.matrix.entry(step.axis, y)) for step in self.steps
+                 for y in (self.watched or self.priority) if y != step.axis]
+        negative = [(x, y, e) for x, y, e in pairs if e.value < 0]
+        return {"share": len(negative) / len(pairs) if pairs else math.nan,
+                "negative": len(negative), "pairs": len(pairs),
+                "shown": sum(1 for _, _, e in negative if e.high < 0),
+                "cases": [{"mitigated": x, "axis": y, **e.to_dict()} for x, y, e in negative]}
+
     @property
     def matrix(self) -> ISMatrix | None:
         """S of the original prompt (the first step's choice), restricted to the watched
@@ -261,6 +275,12 @@ class InterMitResult:
         verdict = "reached" if self.reached else "did not reach"
         lines.append(f"  MitAmt {self.mit_amount:.3f} ({verdict} epsilon), MitSteps "
                      f"{self.mit_steps:.2f}, order: {' -> '.join(self.order) or '(none)'}")
+        negative = self.negative_is_mit()
+        if negative["pairs"]:
+            lines.append(f"  negative IS_mit (BiasConnect A.5): {negative['negative']} of "
+                         f"{negative['pairs']} (mitigated, other axis) pairs "
+                         f"({100 * negative['share']:.0f}%), {negative['shown']} shown by "
+                         f"their interval")
         lines += [f"  ALERT: {alert}" for alert in self.alerts]
         return "\n".join(lines)
 

@@ -34,7 +34,8 @@ from .charts import (
     share_bars,
 )
 from .output import write_report_text
-from .rows import ReportRow, judge_calibrations, n_text, tally
+from .paper_sections import paper_sections
+from .rows import ReportRow, as_read_of, judge_calibrations, n_text, tally, verdict_used
 
 THUMB_PX = 160
 """Larger images are shrunk to this many pixels on their long side (JPEG); smaller ones are
@@ -305,6 +306,7 @@ def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
     if isinstance(by_axis, Mapping):  # IS and IS_mit: one judge per affected axis
         parts += [_judge_calibration(c, str(modes.get(axis, "")) if isinstance(modes, Mapping) else "")
                   for axis, c in by_axis.items() if isinstance(c, Mapping)]
+    parts += paper_sections(_tables(row))
     matrix = row.figures.get("matrix")
     if isinstance(matrix, Mapping):
         parts.append(f'<div class="matrix"><h3>Intersectional sensitivity IS[x → y]</h3>'
@@ -348,9 +350,22 @@ def _figure_line(row: ReportRow) -> str:
             else "decided on the point value")
     burden = row.figures.get("burden")
     margin = f" · margin <b>{row.margin:+.3f}</b>" if finite(row.margin) else ""
-    return (f"value <b>{_fmt(row.value)}</b> · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
+    as_read = as_read_of(row)
+    read = ("" if as_read is None else
+            f" (corrected for the judge) · as read <b>{_fmt(as_read)}</b> · the verdict used "
+            f"{escape(verdict_used(row))}")
+    return (f"value <b>{_fmt(row.value)}</b>{read} · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
             f"n {n_text(row)} · limit {escape(_limit(row))}{margin} · {gate}"
-            + (f" (burden: {escape(burden)})" if burden else ""))
+            + (f" (burden: {escape(burden)})" if burden else "")
+            + f" · protocol <b>{escape(row.protocol)}</b>")
+
+
+def _tables(row: ReportRow) -> list[Any]:
+    """The kind's paper tables from the row's figures (``CheckKind.tables``)."""
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(row.check)
+    return list(kind.tables(row.figures)) if kind is not None and kind.tables else []
 
 
 def _interval_chart(row: ReportRow) -> str:
