@@ -355,7 +355,7 @@ def make_handler(session: LabelSession) -> type[BaseHTTPRequestHandler]:
         def _ours(self) -> bool:
             """A request for this server by its own address: another site's page that
             rebinds a name to 127.0.0.1 sends its own Host, and is refused."""
-            port = self.server.server_address[1]
+            port = self.server.server_port  # type: ignore[attr-defined]  # typeshed: BaseServer; ours is an HTTPServer
             if self.headers.get("Host") in (f"127.0.0.1:{port}", f"localhost:{port}"):
                 return True
             self._send(HTTPStatus.FORBIDDEN, b"not this server's address", "text/plain")
