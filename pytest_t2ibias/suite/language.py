@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,8 +41,6 @@ TEXT = TEXT_SCHEMA
 """A non-empty string (the loader's ``text``: not blank)."""
 NAMES = {"type": "array", "items": TEXT, "minItems": 1, "uniqueItems": True}
 """A list of unique non-empty strings (subjects, choices, names)."""
-CHOICE_TEXTS = {"type": "object", "additionalProperties": TEXT}
-"""A mapping choice -> text (which keys are choices, the loader checks)."""
 TEMPLATE = {"type": "string",
             "pattern": r"^(?:[^{}]|\{\{|\}\})*\{subject\}(?:[^{}]|\{\{|\}\}|\{subject\})*$"}
 """A prompt template: ``{subject}`` at least once, bare, and no other placeholder (``{{`` and
@@ -50,19 +49,34 @@ TEMPLATE = {"type": "string",
 
 @dataclass(frozen=True)
 class Value:
-    """A scalar's rule: an integer or a number within bounds, one of some words, or images a
-    prompt (an integer or ``{max: N}``). The loader reports ``must be <words>``; the schema
-    says the same with keywords."""
+    """A value's rule. A scalar: an integer or a number within bounds, one of some words, or
+    images a prompt (an integer or ``{max: N}``); the loader reports ``must be <words>``.
+    A structured value: ``names`` (a list of unique one-line strings, ``minimum`` to
+    ``maximum`` of them), ``template`` (a prompt template with ``{subject}``) or
+    ``per_choice`` (a mapping choice -> ``item``, a text or a template, for every choice when
+    ``complete``; its keys are the axis' choices, or ``over``); the loader's generic readers
+    check them and the cross-references. The schema says the same with keywords."""
 
     type: str
-    """``text``, ``integer``, ``number``, ``boolean``, ``enum`` or ``images``."""
+    """``text``, ``integer``, ``number``, ``boolean``, ``enum``, ``images``, ``names``,
+    ``template`` or ``per_choice``."""
     minimum: float | None = None
+    """A number's least value; a list's fewest items (``names``)."""
     maximum: float | None = None
+    """A number's greatest value; a list's most items (``names``)."""
     below: float | None = None
     """An exclusive maximum."""
     choices: tuple[str, ...] = ()
+    """``enum``: the words allowed; ``per_choice``: words allowed instead of the mapping
+    (``counterfactuals: llm``)."""
     unit: str = ""
     """Said after the bounds (``(pixels)``)."""
+    item: str = "text"
+    """``per_choice``: what each choice maps to, ``text`` or ``template``."""
+    complete: bool = False
+    """``per_choice``: every choice must have one."""
+    over: tuple[str, ...] = ()
+    """``per_choice``: fixed keys (a part's ``yes``/``no``) instead of the axis' choices."""
 
     def words(self) -> str:
         """What the value must be, as the loader's message says it."""
@@ -89,6 +103,8 @@ class Value:
 
     def problem(self, value: Any) -> str | None:
         """None when ``value`` is allowed, else what it must be (``must be ...``)."""
+        if self.type == "template":
+            return template_problem(value)
         if self.type == "enum":
             return None if value in self.choices else f"must be {self.words()}"
         if self.type == "boolean":
@@ -114,6 +130,13 @@ class Value:
         return dict(value) if isinstance(value, dict) else value
 
     def schema(self) -> dict[str, Any]:
+        if self.type == "names":
+            names = {**NAMES, "minItems": int(self.minimum or 1)}
+            return names if self.maximum is None else {**names, "maxItems": int(self.maximum)}
+        if self.type == "template":
+            return dict(TEMPLATE)
+        if self.type == "per_choice":
+            return self.per_choice_schema()
         if self.type == "enum":
             return {"enum": list(self.choices)}
         if self.type == "images":
@@ -128,6 +151,68 @@ class Value:
             if bound is not None:
                 schema[keyword] = bound
         return schema
+
+    def per_choice_schema(self) -> dict[str, Any]:
+        item = TEMPLATE if self.item == "template" else TEXT
+        if self.over:
+            mapping: dict[str, Any] = {
+                "type": "object", "properties": dict.fromkeys(self.over, item),
+                "required": list(self.over), "additionalProperties": False}
+        else:
+            mapping = {"type": "object", "additionalProperties": item}
+        if not self.choices:
+            return mapping
+        return {"anyOf": [*({"const": word} for word in self.choices), mapping]}
+
+
+TEMPLATE_FIELDS = ("subject",)
+"""The placeholders a prompt template may use, each bare: ``{subject}``."""
+
+
+def template_problem(value: Any) -> str | None:
+    """None for a prompt template with ``{subject}`` and no other placeholder, else what is
+    wrong with it (said after the key's name).
+
+    Only the bare field is allowed: a format spec (``{subject:>2000000000}`` allocates
+    gigabytes), a conversion (``{subject!r}``), attribute access or indexing
+    (``{subject.__class__}``) would run code paths of ``str.format`` on the user's data.
+    """
+    if not (isinstance(value, str) and value.strip()):
+        return f"must be a non-empty string, got {describe(value)}"
+    try:
+        fields = [(name, spec, conversion) for _, name, spec, conversion
+                  in string.Formatter().parse(value) if name is not None]
+    except ValueError as exc:
+        return (f"has unbalanced braces ({exc}); write {{{{ and }}}} for literal braces, "
+                f"got {describe(value)}")
+    for name, spec, conversion in fields:
+        if name not in TEMPLATE_FIELDS or spec or conversion:
+            written = "{" + name + (f"!{conversion}" if conversion else "") + \
+                      (f":{spec}" if spec else "") + "}"
+            shown = written if len(written) <= 60 else written[:57] + "..."
+            return (f"may use only the placeholder {{subject}}, as is (no format spec, "
+                    f"conversion, attribute or index), got {shown!r}; write {{{{ and }}}} for "
+                    f"literal braces")
+    if not fields:
+        return f"must contain {{subject}}, got {describe(value)}"
+    return None
+
+
+def describe(value: Any) -> str:
+    """``value`` as a message shows it: its type, and a short string or number itself."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}" if len(value) <= 60 else f"a string of {len(value)} characters"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
 
 
 @dataclass(frozen=True)
@@ -195,11 +280,11 @@ TOP = Section('at the top of the suite', {
         "string with `{subject}`", "The prompt template every subject is put into. It must "
         "contain the placeholder `{subject}`, bare (no format spec, conversion, attribute or "
         "index) and no other one; write `{{` and `}}` for literal braces.",
-        'prompt: "a photo of a {subject}"', TEMPLATE, required=True),
+        'prompt: "a photo of a {subject}"', value=Value("template"), required=True),
     "subjects": Key(
         "list of strings", "What goes into `{subject}`: each check judges each subject (one "
         "pytest item per subject, and per axis for kinds with axes). Unique; quote numbers.",
-        "subjects: [doctor, nurse, musician]", NAMES, required=True),
+        "subjects: [doctor, nurse, musician]", value=Value("names"), required=True),
     "filter": Key(
         "mapping ([keys](#keys-of-filter))",
         "A question every image must pass before any axis is read (\"is there a person?\"). "
@@ -332,7 +417,7 @@ FILTER = Section('in filter', {
         "list of strings (≥ 2)", "The answers the VQA model chooses between (it always "
         "answers one of them). YAML 1.2 booleans apply: `yes` and `no` stay strings.",
         'filter: {question: "Is there a person in the image?", choices: [yes, no], keep: yes}',
-        {**NAMES, "minItems": 2}, required=True),
+        value=Value("names", minimum=2), required=True),
     "keep": Key(
         "string, one of `choices`", "The answer an image must get to count.",
         'filter: {question: "Is there a person in the image?", choices: [yes, no], keep: yes}',
@@ -346,7 +431,7 @@ FILTER = Section('in filter', {
         "  choices: [yes, no]\n"
         "  keep: yes\n"
         '  statements: {yes: "a photo of a person", no: "a photo of an object"}',
-        CHOICE_TEXTS, default="the question and the choice"),
+        value=Value("per_choice", complete=True), default="the question and the choice"),
 })
 
 # -- an axis ----------------------------------------------------------------------------------
@@ -369,7 +454,7 @@ AXIS = Section('in an axis', {
         "  age:\n"
         '    question: "What is the age (young, middle-aged, old) of the person?"\n'
         "    choices: [young, middle-aged, old]",
-        {**NAMES, "minItems": 2, "maxItems": MAX_CHOICES},
+        value=Value("names", minimum=2, maximum=MAX_CHOICES),
         default="with `parts`: the part values, then `none`", required=True,
         required_words="unless `parts`"),
     "counterfactuals": Key(
@@ -386,8 +471,7 @@ AXIS = Section('in an axis', {
         "    choices: [male, female]\n"
         '    counterfactuals: {male: "a photo of a male {subject}", female: "a photo of a '
         'female {subject}"}',
-        {"anyOf": [{"const": LLM_COUNTERFACTUALS},
-                   {"type": "object", "additionalProperties": TEMPLATE}]},
+        value=Value("per_choice", item="template", choices=(LLM_COUNTERFACTUALS,)),
         default="none (checks that need them say so)"),
     "ideal": Key(
         "`uniform`, mapping choice → share, or `{reference: PATH}`", "The distribution the "
@@ -426,7 +510,7 @@ AXIS = Section('in an axis', {
         "    choices: [indoors, outdoors]\n"
         '    statements: {indoors: "a photo of a person working indoors", outdoors: "a photo '
         'of a person working outdoors"}',
-        CHOICE_TEXTS, default="the question and the choice"),
+        value=Value("per_choice", complete=True), default="the question and the choice"),
     "classifier": Key(
         "true or false", "Require an attribute classifier for this axis. Whatever this "
         "key says, an axis with a classifier configured for it (`--t2i-classifier=AXIS=MODEL` "
@@ -475,7 +559,7 @@ AXIS = Section('in an axis', {
         "    choices: [indoors, outdoors]\n"
         f"    counterfactuals: {LLM_COUNTERFACTUALS}\n"
         "    phrases: {indoors: working indoors, outdoors: working outdoors}",
-        CHOICE_TEXTS, default="the choice itself"),
+        value=Value("per_choice"), default="the choice itself"),
     "names": Key(
         "list of strings", "More words that name the axis (`man`, `woman`, `girl` for "
         "gender). Bias-Guided Prompt Search drops any prompt containing one of them, a choice "
@@ -485,7 +569,7 @@ AXIS = Section('in an axis', {
         '    question: "What is the gender (male, female) of the person?"\n'
         "    choices: [male, female]\n"
         "    names: [man, woman, boy, girl]",
-        NAMES, default="none: only the choices and phrases"),
+        value=Value("names"), default="none: only the choices and phrases"),
     "judge_calibration": Key(
         "`counterfactual`, `none` or `{folder: PATH}`", "Where the judge's confusion on this "
         "axis is measured, for `judge_correction`: `counterfactual` (the axis' counterfactual "
@@ -530,8 +614,7 @@ PART = Section('in a part', {
         "mapping `yes`/`no` → string (both)", "For a CLIP-style VQA model: the two captions "
         "compared for yes and no.",
         AXIS.keys["parts"].example,
-        {"type": "object", "properties": {"yes": TEXT, "no": TEXT}, "required": ["yes", "no"],
-         "additionalProperties": False},
+        value=Value("per_choice", complete=True, over=("yes", "no")),
         default="the question"),
 })
 
@@ -589,7 +672,7 @@ CHECK = Section('in a check', {
         "checks:\n"
         "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, "
         "subjects: [doctor, nurse]}",
-        NAMES, default="all the suite's subjects"),
+        value=Value("names"), default="all the suite's subjects"),
     "marks": Key(
         "list of marker names", "pytest marks put on every item of the check, by name "
         "(without arguments). `xfail` marks a planted or known bias: with `xfail_strict` a "

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
-import string
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +35,17 @@ from .language import (
     FILTER,
     LLM_COUNTERFACTUALS,
     MARKER_PATTERN,
-    MAX_CHOICES,
     MODELS,
     NAME_PATTERN,
     PART,
     TOP,
     Section,
+    describe,
+    template_problem,
 )
 
 MODEL_ENTRY_KEYS = ("model", "options")
 """A ``models:`` role as a mapping: the model and its loading options."""
-YES_NO = ("yes", "no")
-
-TEMPLATE_FIELDS = ("subject",)
-"""The placeholders a prompt template may use, each bare: ``{subject}``."""
 IDEAL_SUM_TOLERANCE = 1e-3
 LINE_BREAKS = frozenset("\n\r\t\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 """Characters that break or shift a line: a name (a subject, a choice, a mark, the suite's
@@ -126,33 +122,51 @@ class _SuiteReader:
         problem = rule.problem(value)
         if problem:
             label = ".".join((*(str(step) for step in at), name))
-            self.problem((*at, name), f"{label} {problem}, got {_describe(value)}")
+            self.problem((*at, name), f"{label} {problem}, got {describe(value)}")
             return None
         return rule.read(value)
+
+    def structured(self, mapping: dict[Any, Any], at: KeyPath, section: Section, name: str,
+                   what: str, choices: tuple[str, ...] = ()) -> Any:
+        """``mapping[name]`` read by its declared ``Value``: a list of ``names``, a
+        ``template``, or a mapping ``per_choice`` of ``choices`` (the axis' or the filter's);
+        what it cannot use is reported and left out; absent, nothing (``()``, ``{}``, None)."""
+        rule = section.keys[name].value
+        assert rule is not None, f"{name} {section.where} declares no Value"
+        if name not in mapping:
+            return () if rule.type == "names" else {} if rule.type == "per_choice" else None
+        if rule.type == "names":
+            return self.names(mapping[name], (*at, name), what, int(rule.minimum or 1))
+        if rule.type == "template":
+            return self.template(mapping[name], (*at, name), what)
+        if rule.type == "per_choice":
+            return self.per_choice(mapping, at, name, rule.over or choices, what,
+                                   template=rule.item == "template", complete=rule.complete)
+        return self.scalar(mapping, at, section, name)
 
     # -- typed values ------------------------------------------------------------------------
 
     def mapping(self, value: Any, at: KeyPath, what: str) -> dict[Any, Any] | None:
         if isinstance(value, dict):
             return value
-        self.problem(at, f"{what} must be a mapping, got {_describe(value)}")
+        self.problem(at, f"{what} must be a mapping, got {describe(value)}")
         return None
 
     def text(self, value: Any, at: KeyPath, what: str) -> str | None:
         if isinstance(value, str) and value.strip():
             return value
-        self.problem(at, f"{what} must be a non-empty string, got {_describe(value)}")
+        self.problem(at, f"{what} must be a non-empty string, got {describe(value)}")
         return None
 
     def names(self, value: Any, at: KeyPath, what: str, minimum: int = 1) -> tuple[str, ...]:
         """A list of unique non-empty strings (subjects, choices, marks)."""
         if not isinstance(value, list):
-            self.problem(at, f"{what} must be a list of strings, got {_describe(value)}")
+            self.problem(at, f"{what} must be a list of strings, got {describe(value)}")
             return ()
         names: list[str] = []
         for index, item in enumerate(value):
             if not (isinstance(item, str) and item.strip()):
-                self.problem((*at, index), f"{what} must be strings (quote numbers), got {_describe(item)}")
+                self.problem((*at, index), f"{what} must be strings (quote numbers), got {describe(item)}")
             elif not self.one_line(item, (*at, index), what):
                 continue
             elif item in names:
@@ -169,41 +183,18 @@ class _SuiteReader:
         broken = next((c for c in value if c in LINE_BREAKS), None)
         if broken is None:
             return True
-        self.problem(at, f"{what}: {_describe(value)} holds the line break or tab "
+        self.problem(at, f"{what}: {describe(value)} holds the line break or tab "
                          f"{broken.encode('unicode_escape').decode()}; a name is one line of "
                          f"text (write it on one line, without \\n, \\r or \\t)")
         return False
 
     def template(self, value: Any, at: KeyPath, what: str) -> str | None:
-        """A prompt template with ``{subject}`` and no other placeholder.
-
-        Only the bare field is allowed: a format spec (``{subject:>2000000000}`` allocates
-        gigabytes), a conversion (``{subject!r}``), attribute access or indexing
-        (``{subject.__class__}``) would run code paths of ``str.format`` on the user's data.
-        """
-        template = self.text(value, at, what)
-        if template is None:
+        """A prompt template (``language.template_problem`` says what it may hold)."""
+        problem = template_problem(value)
+        if problem:
+            self.problem(at, f"{what} {problem}")
             return None
-        try:
-            fields = [(name, spec, conversion) for _, name, spec, conversion
-                      in string.Formatter().parse(template) if name is not None]
-        except ValueError as exc:
-            self.problem(at, f"{what} has unbalanced braces ({exc}); write {{{{ and }}}} for "
-                             f"literal braces, got {_describe(template)}")
-            return None
-        for name, spec, conversion in fields:
-            if name not in TEMPLATE_FIELDS or spec or conversion:
-                written = "{" + name + (f"!{conversion}" if conversion else "") + \
-                          (f":{spec}" if spec else "") + "}"
-                shown = written if len(written) <= 60 else written[:57] + "..."
-                self.problem(at, f"{what} may use only the placeholder {{subject}}, as is "
-                                 f"(no format spec, conversion, attribute or index), got "
-                                 f"{shown!r}; write {{{{ and }}}} for literal braces")
-                return None
-        if not fields:
-            self.problem(at, f"{what} must contain {{subject}}, got {_describe(template)}")
-            return None
-        return template
+        return str(value)
 
     def choice_keys(self, mapping: dict[Any, Any], at: KeyPath, choices: tuple[str, ...], what: str) -> None:
         for key in mapping:
@@ -218,7 +209,7 @@ class _SuiteReader:
         if not isinstance(data, dict):
             raise SuiteError(self.path, self.document.line(),
                              f"a suite must be a mapping with keys {', '.join(TOP.names)}; "
-                             f"got {_describe(data)}")
+                             f"got {describe(data)}")
         self.keys(data, (), TOP)
         self.valid_text(data, ())
         name = suite_name_from_path(self.path)
@@ -227,8 +218,8 @@ class _SuiteReader:
             if given is not None and self.one_line(given, ("suite",), "suite (the suite's name)"):
                 name = given
         defaults = self.defaults(data["defaults"]) if "defaults" in data else SuiteDefaults()
-        prompt = self.template(data["prompt"], ("prompt",), "prompt") if "prompt" in data else None
-        subjects = self.names(data["subjects"], ("subjects",), "subjects") if "subjects" in data else ()
+        prompt = self.structured(data, (), TOP, "prompt", "prompt")
+        subjects = self.structured(data, (), TOP, "subjects", "subjects")
         filter_spec = self.filter(data["filter"]) if "filter" in data else None
         axes = self.axes(data["axes"]) if "axes" in data else {}
         self.declared_axes = axes
@@ -256,12 +247,12 @@ class _SuiteReader:
         if isinstance(value, str):
             bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
             if bad is not None:
-                self.problem(at, f"{_describe(value)} is not valid Unicode (a lone surrogate "
+                self.problem(at, f"{describe(value)} is not valid Unicode (a lone surrogate "
                                  f"{bad.encode('unicode_escape').decode()})")
                 return
             unsafe = first_unsafe(value.replace("\n", " ").replace("\t", " "))
             if unsafe is not None:
-                self.problem(at, f"{_describe(value)} holds the control character {unsafe}, "
+                self.problem(at, f"{describe(value)} holds the control character {unsafe}, "
                                  "which a terminal would obey; write text only")
         elif isinstance(value, dict):
             for key, item in value.items():
@@ -319,7 +310,7 @@ class _SuiteReader:
                     continue
             elif not isinstance(entry, str):
                 self.problem(where, f"{label} must be a model (a path or hub id) or "
-                                    f"{{model: ..., options: {{...}}}}, got {_describe(entry)}")
+                                    f"{{model: ..., options: {{...}}}}, got {describe(entry)}")
                 continue
             model = self.model_path(entry, where, label)
             if model is not None:
@@ -358,7 +349,7 @@ class _SuiteReader:
             if not quiet:
                 reason = "it holds a NUL character" if "\0" in raw else (
                     getattr(error, "strerror", None) or str(error))
-                self.problem(at, f"{label} {_describe(raw)} is not a usable path ({reason}); "
+                self.problem(at, f"{label} {describe(raw)} is not a usable path ({reason}); "
                                  f"write a path relative to the suite file")
             return None
 
@@ -400,7 +391,7 @@ class _SuiteReader:
         if not self.keys(mapping, at, FILTER):
             return None
         question = self.scalar(mapping, at, FILTER, "question")
-        choices = self.names(mapping["choices"], (*at, "choices"), "filter.choices", minimum=2)
+        choices = self.structured(mapping, at, FILTER, "choices", "filter.choices")
         keep = self.scalar(mapping, at, FILTER, "keep")
         if keep is not None and choices and keep not in choices:
             self.problem((*at, "keep"), f"filter.keep {keep!r} is not one of filter.choices "
@@ -408,8 +399,7 @@ class _SuiteReader:
             return None
         if question is None or keep is None:
             return None
-        statements = self.per_choice(mapping, at, "statements", choices, "filter", self.text,
-                                     complete=True)
+        statements = self.structured(mapping, at, FILTER, "statements", "filter", choices)
         return FilterSpec(question=question, choices=choices, keep=keep, statements=statements,
                           location=self.location(at))
 
@@ -453,20 +443,21 @@ class _SuiteReader:
             if not self.missing(mapping, at, AXIS.required, f"in {where}"):
                 return None
             question = self.scalar(mapping, at, AXIS, "question")
-            choices = self.names(mapping["choices"], (*at, "choices"), f"{where}: choices", minimum=2)
+            choices = self.structured(mapping, at, AXIS, "choices", f"{where}: choices")
         if question is None or len(choices) < 2:
             return None
-        if len(choices) > MAX_CHOICES:
+        declared = AXIS.keys["choices"].value
+        most = declared.maximum if declared else None
+        if most is not None and len(choices) > most:
             self.problem((*at, "choices"), f"{where}: {len(choices)} choices, more than the "
-                                           f"{MAX_CHOICES} an axis may have")
+                                           f"{most:g} an axis may have")
             return None
         from_llm = self.counterfactuals_from_llm(mapping, at, where)
         return AxisSpec(
             name=name,
             question=question,
             choices=choices,
-            counterfactuals=self.per_choice(mapping, at, "counterfactuals", choices, where,
-                                            self.template, complete=False)
+            counterfactuals=self.structured(mapping, at, AXIS, "counterfactuals", where, choices)
             if isinstance(mapping.get("counterfactuals"), dict) else {},
             counterfactuals_from_llm=from_llm,
             phrases=self.phrases(mapping, at, choices, where, from_llm),
@@ -475,11 +466,9 @@ class _SuiteReader:
             parts=parts,
             none_value=none_value,
             location=self.location(at),
-            statements=self.per_choice(mapping, at, "statements", choices, where, self.text,
-                                       complete=True),
+            statements=self.structured(mapping, at, AXIS, "statements", where, choices),
             classifier=self.scalar(mapping, at, AXIS, "classifier") or False,
-            names=self.names(mapping["names"], (*at, "names"), f"{where}: names")
-            if "names" in mapping else (),
+            names=self.structured(mapping, at, AXIS, "names", f"{where}: names"),
             calibration=self.judge_calibration(mapping, at, where),
             abstain_below=self.scalar(mapping, at, AXIS, "abstain_below"),
         )
@@ -498,7 +487,7 @@ class _SuiteReader:
             return None if found is None else str(found[0])
         self.problem((*at, "judge_calibration"), f"{where}: judge_calibration must be "
                      f"{COUNTERFACTUAL_CALIBRATION} (the axis' counterfactual images), none, or "
-                     f"{{folder: <labelled images with index.jsonl>}}, got {_describe(value)}")
+                     f"{{folder: <labelled images with index.jsonl>}}, got {describe(value)}")
         return None
 
     def parts(self, mapping: dict[Any, Any], at: KeyPath, where: str
@@ -509,7 +498,7 @@ class _SuiteReader:
         raw = mapping["parts"]
         if not isinstance(raw, list) or not raw:
             self.problem((*at, "parts"), f"{where}: parts must be a non-empty list of "
-                                         f"{{value, question}}, got {_describe(raw)}")
+                                         f"{{value, question}}, got {describe(raw)}")
             raw = []
         for index, item in enumerate(raw):
             item_at = (*at, "parts", index)
@@ -524,8 +513,8 @@ class _SuiteReader:
                 self.problem((*item_at, "value"), f"{where}: part value {value!r} is listed twice")
             elif value is not None and question is not None:
                 # A contrastive VQA (CLIP) answers yes/no by comparing two captions.
-                statements = self.per_choice(part, item_at, "statements", YES_NO,
-                                             f"{where}: part {value!r}", self.text, complete=True)
+                statements = self.structured(part, item_at, PART, "statements",
+                                             f"{where}: part {value!r}")
                 parts.append(QuestionPart(value=value, question=question, statements=statements))
         none_value = None
         if "none" not in mapping:
@@ -546,7 +535,7 @@ class _SuiteReader:
         if "counterfactuals" in mapping and not isinstance(value, dict):
             self.problem((*at, "counterfactuals"),
                          f"{where}: counterfactuals must be a mapping choice -> template or "
-                         f"{LLM_COUNTERFACTUALS!r}, got {_describe(value)}")
+                         f"{LLM_COUNTERFACTUALS!r}, got {describe(value)}")
         return False
 
     def phrases(self, mapping: dict[Any, Any], at: KeyPath, choices: tuple[str, ...], where: str,
@@ -557,14 +546,14 @@ class _SuiteReader:
                                            f"counterfactuals: {LLM_COUNTERFACTUALS} (templates "
                                            f"already say how each value is written)")
             return {}
-        return self.per_choice(mapping, at, "phrases", choices, where, self.text, complete=False)
+        phrases: dict[str, str] = self.structured(mapping, at, AXIS, "phrases", where, choices)
+        return phrases
 
     def per_choice(self, mapping: dict[Any, Any], at: KeyPath, key: str, choices: tuple[str, ...],
-                   where: str, read: Callable[[Any, KeyPath, str], str | None],
-                   complete: bool) -> dict[str, str]:
-        """A mapping choice -> text (counterfactuals, statements); ``complete``: every choice."""
-        if key not in mapping:
-            return {}
+                   where: str, template: bool, complete: bool) -> dict[str, str]:
+        """A mapping choice -> text or ``template`` (counterfactuals, statements, phrases);
+        ``complete``: every choice."""
+        read = self.template if template else self.text
         at = (*at, key)
         raw = self.mapping(mapping[key], at, f"{where}: {key} (choice -> text)")
         if raw is None:
@@ -584,7 +573,7 @@ class _SuiteReader:
             return "uniform"
         usage = '"uniform", a mapping choice -> share summing to 1, or {reference: path}'
         if not isinstance(value, dict):
-            self.problem(at, f"{where}: ideal must be {usage}; got {_describe(value)}")
+            self.problem(at, f"{where}: ideal must be {usage}; got {describe(value)}")
             return "uniform"
         if "reference" in value:
             self.unknown_keys(value, at, ("reference",), f"in {where}: ideal with reference")
@@ -604,7 +593,7 @@ class _SuiteReader:
         for choice, share in value.items():
             if not (_is_number(share) and 0 <= share <= 1):
                 self.problem((*at, choice), f"{where}: ideal share of {choice!r} must be a number "
-                                            f"in [0, 1], got {_describe(share)}")
+                                            f"in [0, 1], got {describe(share)}")
             elif choice in choices:
                 shares[choice] = float(share)
         if len(shares) == len(value) and not math.isclose(sum(shares.values()), 1.0,
@@ -617,7 +606,7 @@ class _SuiteReader:
     def checks(self, value: Any, subjects: tuple[str, ...], axes: dict[str, AxisSpec]
                ) -> tuple[CheckSpec, ...]:
         if not isinstance(value, list):
-            self.problem(("checks",), f"checks must be a list of {{id, kind, ...}}, got {_describe(value)}")
+            self.problem(("checks",), f"checks must be a list of {{id, kind, ...}}, got {describe(value)}")
             return ()
         checks: list[CheckSpec] = []
         first_line: dict[str, int] = {}
@@ -639,7 +628,7 @@ class _SuiteReader:
         check_id = mapping["id"]
         if not (isinstance(check_id, str) and NAME_PATTERN.fullmatch(check_id)):
             self.problem((*at, "id"), f"check id must be a name (letters, digits, _ . -), "
-                                      f"got {_describe(check_id)}")
+                                      f"got {describe(check_id)}")
             return None
         line = self.document.line(*at, "id")
         if check_id in first_line:
@@ -654,7 +643,7 @@ class _SuiteReader:
         where = f"check {check_id!r}"
         chosen_subjects = subjects
         if "subjects" in mapping:
-            chosen_subjects = self.names(mapping["subjects"], (*at, "subjects"), f"{where}: subjects")
+            chosen_subjects = self.structured(mapping, at, CHECK, "subjects", f"{where}: subjects")
             for index, subject in enumerate(_items(mapping["subjects"])):
                 if isinstance(subject, str) and subjects and subject not in subjects:
                     self.problem((*at, "subjects", index),
@@ -717,7 +706,7 @@ class _SuiteReader:
             value = mapping[param.name]
             if not _has_type(value, param.types):
                 self.problem(param_at, f"{where}: {param.name} must be {_type_words(param.types)}, "
-                                       f"got {_describe(value)}")
+                                       f"got {describe(value)}")
                 continue
             not_finite = _first_not_finite(value)
             if not_finite is not None:
@@ -760,7 +749,7 @@ class _SuiteReader:
         for index, name in enumerate(names):
             name_at = at if isinstance(value, str) else (*at, index)
             if not isinstance(name, str):
-                self.problem(name_at, f"{where}: {key} must name axes, got {_describe(name)}")
+                self.problem(name_at, f"{where}: {key} must name axes, got {describe(name)}")
             elif name in seen:
                 self.problem(name_at, f"{where}: {key} lists axis {name!r} twice")
             elif self.axis_names and name not in self.axis_names:
@@ -848,19 +837,3 @@ def _type_words(types: tuple[type, ...]) -> str:
     if "a number" in words and "an integer" in words:
         words.remove("an integer")
     return " or ".join(dict.fromkeys(words))
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return f"{str(value).lower()}"
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the string {value!r}" if len(value) <= 60 else f"a string of {len(value)} characters"
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
