@@ -2,9 +2,11 @@
 
 Each ``Key`` says what the key means, its type in words, an example, its default in words,
 whether it is required, and what its value may be: a ``Value`` (a scalar's rule: the loader
-checks it and reports ``must be <words>``, the schema says the same keywords), or, for a
-structured value (a filter, an axis, a model entry), its JSON Schema, whose cross-references
-(choices, axes, paths) the loader's section readers check. The loader's key lists
+checks it and reports ``must be <words>``; or a structured one, a list of ``names``, a prompt
+``template``, a mapping ``per_choice``: the loader's one generic reader checks it and its
+cross-references to the axis' choices; the schema says the same with keywords), or, for the
+rest of the structured values (a filter, an axis, a model entry, ``ideal``,
+``judge_calibration``, ``parts``), its JSON Schema, which the loader's section readers check. The loader's key lists
 (unknown and missing keys), the suite's JSON Schema (``suite.schema.json_schema``) and the
 YAML reference (``docgen/reference.py``) are all read off these sections; a check kind's own
 parameters are declared the same way on its ``Params`` (``pytest_t2ibias.params``).
