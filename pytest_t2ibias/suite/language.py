@@ -54,14 +54,15 @@ class Value:
     """A value's rule. A scalar: an integer or a number within bounds, one of some words, or
     images a prompt (an integer or ``{max: N}``); the loader reports ``must be <words>``.
     A structured value: ``names`` (a list of unique one-line strings, ``minimum`` to
-    ``maximum`` of them), ``template`` (a prompt template with ``{subject}``) or
+    ``maximum`` of them), ``template`` (a prompt template with ``{subject}``),
+    ``suite_path`` (a path relative to the suite file, which must exist when ``exists``) or
     ``per_choice`` (a mapping choice -> ``item``, a text or a template, for every choice when
     ``complete``; its keys are the axis' choices, or ``over``); the loader's generic readers
     check them and the cross-references. The schema says the same with keywords."""
 
     type: str
     """``text``, ``integer``, ``number``, ``boolean``, ``enum``, ``images``, ``names``,
-    ``template`` or ``per_choice``."""
+    ``template``, ``suite_path`` or ``per_choice``."""
     minimum: float | None = None
     """A number's least value; a list's fewest items (``names``)."""
     maximum: float | None = None
@@ -79,6 +80,8 @@ class Value:
     """``per_choice``: every choice must have one."""
     over: tuple[str, ...] = ()
     """``per_choice``: fixed keys (a part's ``yes``/``no``) instead of the axis' choices."""
+    exists: bool = False
+    """``suite_path``: the path must exist when the suite is loaded."""
 
     def words(self) -> str:
         """What the value must be, as the loader's message says it."""
@@ -88,7 +91,7 @@ class Value:
             return "a positive integer or {max: N}"
         if self.type == "boolean":
             return "true or false"
-        if self.type == "text":
+        if self.type in ("text", "suite_path"):
             return "a non-empty string"
         noun = "an integer" if self.type == "integer" else "a number"
         if self.type == "integer" and self.minimum == 1 and self.maximum is None:
@@ -107,11 +110,14 @@ class Value:
         """None when ``value`` is allowed, else what it must be (``must be ...``)."""
         if self.type == "template":
             return template_problem(value)
+        if self.type in ("names", "per_choice"):
+            # Their items each have their own line and message: the loader's reader says them.
+            raise TypeError(f"a {self.type} value is read item by item (load._SuiteReader)")
         if self.type == "enum":
             return None if value in self.choices else f"must be {self.words()}"
         if self.type == "boolean":
             return None if isinstance(value, bool) else f"must be {self.words()}"
-        if self.type == "text":
+        if self.type in ("text", "suite_path"):
             return None if isinstance(value, str) and value.strip() else f"must be {self.words()}"
         if self.type == "images":
             if isinstance(value, dict):
@@ -145,7 +151,7 @@ class Value:
             return {"anyOf": [IMAGES_SCHEMA, ADAPTIVE_SCHEMA]}
         if self.type == "boolean":
             return {"type": "boolean"}
-        if self.type == "text":
+        if self.type in ("text", "suite_path"):
             return dict(TEXT)
         schema: dict[str, Any] = {"type": self.type}
         for keyword, bound in (("minimum", self.minimum), ("maximum", self.maximum),
@@ -166,6 +172,17 @@ class Value:
             return mapping
         return {"anyOf": [*({"const": word} for word in self.choices), mapping]}
 
+
+def path_mapping(name: str, path: Value) -> dict[str, Any]:
+    """The schema of ``{name: PATH}``, a mapping of one path and nothing else."""
+    return {"type": "object", "properties": {name: path.schema()}, "required": [name],
+            "additionalProperties": False}
+
+
+IDEAL_REFERENCE = Value("suite_path", exists=True)
+"""An axis' ``ideal: {reference: PATH}``: a folder of real images, relative to the suite."""
+CALIBRATION_FOLDER = Value("suite_path")
+"""An axis' ``judge_calibration: {folder: PATH}``: labelled images, relative to the suite."""
 
 TEMPLATE_FIELDS = ("subject",)
 """The placeholders a prompt template may use, each bare: ``{subject}``."""
@@ -487,8 +504,7 @@ AXIS = Section('in an axis', {
         "    ideal: {young: 0.3, middle-aged: 0.4, old: 0.3}",
         {"anyOf": [
             {"const": "uniform"},
-            {"type": "object", "properties": {"reference": TEXT}, "required": ["reference"],
-             "additionalProperties": False},
+            path_mapping("reference", IDEAL_REFERENCE),
             {"type": "object", "not": {"required": ["reference"]},
              "additionalProperties": {"type": "number", "minimum": 0, "maximum": 1}},
         ], "default": "uniform"},
@@ -586,8 +602,7 @@ AXIS = Section('in an axis', {
         "    choices: [male, female]\n"
         "    judge_calibration: {folder: judges/labelled}",
         {"oneOf": [{"enum": ["counterfactual", "none"]},
-                   {"type": "object", "properties": {"folder": TEXT}, "required": ["folder"],
-                    "additionalProperties": False}]},
+                   path_mapping("folder", CALIBRATION_FOLDER)]},
         default="`counterfactual` when the axis has counterfactuals, else `none`"),
     "abstain_below": Key(
         "number in [0, 1)", "The judge abstains on an image whose most probable answer on "

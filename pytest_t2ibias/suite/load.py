@@ -30,9 +30,11 @@ from ..suite_spec import (
 from ._yaml import Document, KeyPath, load_yaml
 from .language import (
     AXIS,
+    CALIBRATION_FOLDER,
     CHECK,
     DEFAULTS,
     FILTER,
+    IDEAL_REFERENCE,
     LLM_COUNTERFACTUALS,
     MARKER_PATTERN,
     MODELS,
@@ -40,6 +42,7 @@ from .language import (
     PART,
     TOP,
     Section,
+    Value,
     describe,
     template_problem,
 )
@@ -353,6 +356,19 @@ class _SuiteReader:
                                  f"write a path relative to the suite file")
             return None
 
+    def suite_file(self, value: Any, at: KeyPath, what: str, rule: Value) -> Path | None:
+        """A ``suite_path`` value: text, resolved relative to the suite file, and present when
+        ``rule.exists``; None when it is not a usable path (reported)."""
+        raw = self.text(value, at, what)
+        found = None if raw is None else self.suite_path(raw, at, what)
+        if found is None:
+            return None
+        resolved, exists = found
+        if rule.exists and not exists:
+            self.problem(at, f"{what} {raw!r} does not exist (looked for {resolved}; relative "
+                             f"to the suite file)")
+        return resolved
+
     def model_options(self, value: Any, at: KeyPath, label: str) -> dict[str, Any]:
         """A model's loading options: ``{KEY: VALUE}`` read as ``--t2i-model-option KEY=VALUE``
         (null: a component left out; dtype and enable_model_cpu_offload checked)."""
@@ -482,9 +498,9 @@ class _SuiteReader:
             return str(value)
         if isinstance(value, dict) and set(value) == {"folder"} and isinstance(value["folder"], str) \
                 and value["folder"].strip():
-            found = self.suite_path(value["folder"], (*at, "judge_calibration", "folder"),
-                                    f"{where}: judge_calibration.folder")
-            return None if found is None else str(found[0])
+            folder = self.suite_file(value["folder"], (*at, "judge_calibration", "folder"),
+                                     f"{where}: judge_calibration.folder", CALIBRATION_FOLDER)
+            return None if folder is None else str(folder)
         self.problem((*at, "judge_calibration"), f"{where}: judge_calibration must be "
                      f"{COUNTERFACTUAL_CALIBRATION} (the axis' counterfactual images), none, or "
                      f"{{folder: <labelled images with index.jsonl>}}, got {describe(value)}")
@@ -577,17 +593,9 @@ class _SuiteReader:
             return "uniform"
         if "reference" in value:
             self.unknown_keys(value, at, ("reference",), f"in {where}: ideal with reference")
-            reference = self.text(value["reference"], (*at, "reference"), f"{where}: ideal.reference")
-            if reference is None:
-                return "uniform"
-            found = self.suite_path(reference, (*at, "reference"), f"{where}: ideal.reference")
-            if found is None:
-                return "uniform"
-            folder, exists = found
-            if not exists:
-                self.problem((*at, "reference"), f"{where}: ideal.reference {reference!r} does not "
-                                                 f"exist (looked for {folder}; relative to the suite file)")
-            return {"reference": folder}
+            folder = self.suite_file(value["reference"], (*at, "reference"),
+                                     f"{where}: ideal.reference", IDEAL_REFERENCE)
+            return "uniform" if folder is None else {"reference": folder}
         self.choice_keys(value, at, choices, f"{where}: ideal")
         shares: dict[str, float] = {}
         for choice, share in value.items():

@@ -91,3 +91,15 @@ def test_each_structured_value_writes_its_schema():
     counterfactuals = AXIS.keys["counterfactuals"].json_schema()["anyOf"]
     assert counterfactuals == [{"const": "llm"},
                                {"type": "object", "additionalProperties": language.TEMPLATE}]
+
+
+def test_a_suite_path_resolves_beside_the_suite_and_must_exist_where_declared(tmp_path):
+    (tmp_path / "real").mkdir()
+    base = SUITE.replace('  statements: {yes: "a person"}\n', "")
+    found = base + "    ideal: {reference: real}\n    judge_calibration: {folder: labels}\n"
+    axis = load(tmp_path, found).axes["age"]
+    assert axis.ideal == {"reference": tmp_path / "real"}
+    assert axis.calibration == str(tmp_path / "labels")  # declared without exists: may be absent
+    with pytest.raises(SuiteError, match="ideal.reference 'nowhere' does not exist"):
+        load(tmp_path, found.replace("reference: real", "reference: nowhere"))
+    assert Value("suite_path").problem("  ") == "must be a non-empty string"
