@@ -61,7 +61,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                    "t2i_storage"),
 }
 """Each option's group in ``--help`` (``t2ibias: models``, ...): 48 options in one group
-read as a wall; every option is in exactly one (``tests/test_pytest_habits.py``)."""
+read as a wall; every option is in exactly one (``tests/plugin/test_pytest_habits.py``)."""
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -44,7 +44,7 @@ SHARED_FIGURES = frozenset({
 """The keys of ``Verdict.figures`` a report may read, each written by a shared piece for
 every kind that has it; anything else a kind reports, it reports through its ``CheckKind``
 hooks (``reason``, ``judges``, ``about``, ``chart``), never read by key outside ``kinds/``
-(``tests/test_kind_results.py`` holds reports/ to it)."""
+(``tests/unit/test_kind_results.py`` holds reports/ to it)."""
 
 if TYPE_CHECKING:
     from .instrument import Sightings

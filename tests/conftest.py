@@ -7,7 +7,11 @@ import pytest
 # them, and numpy's C extensions cannot be imported twice in one process. Import it up front.
 import scipy.stats  # noqa: F401
 
-pytest_plugins = ["pytester", "tiny_models"]  # model_zoo: one build a session
+# The layers (unit/, plugin/, slow/) are plain directories, not packages: pytest's default
+# import mode imports each test module by its basename (unique across layers,
+# tests/unit/test_test_layout.py) and puts this directory on sys.path for this conftest, so
+# the shared fakes import as `support.*` whether one file, one layer or all run.
+pytest_plugins = ["pytester", "support.tiny_models"]  # model_zoo: one build a session
 
 # Subprocesses (pytester.runpytest_subprocess, multiprocessing "spawn") import this checkout,
 # not whichever one the environment has installed in editable mode.

@@ -1,6 +1,6 @@
 """The slowest loads of the ``cross_product`` mutation (issue #47, item 13).
 
-``tests/test_suite_fuzz.py`` once failed a fresh clone's run: a ``cross_product`` mutant of
+``tests/unit/test_suite_fuzz.py`` once failed a fresh clone's run: a ``cross_product`` mutant of
 ``example_suites/paper/occupations.t2i.yaml`` took 27.6 s of ``time.process_time`` under
 tracemalloc, and the next call did not. ``cross_product`` ignores its source (it writes
 subjects x axes x checks anew), so this loads every size it draws (27), each alone and then

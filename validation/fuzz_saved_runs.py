@@ -22,7 +22,7 @@ shows as a ``MemoryError`` traceback; the peak resident size is reported.
 
     python validation/fuzz_saved_runs.py --count 300 --seed 0
 
-``run_fuzz`` is what ``tests/test_saved_run_fuzz.py`` runs, seeded and smaller.
+``run_fuzz`` is what ``tests/plugin/test_saved_run_fuzz.py`` runs, seeded and smaller.
 """
 
 from __future__ import annotations

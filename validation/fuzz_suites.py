@@ -16,7 +16,7 @@ The worker runs under an address-space limit, so a runaway allocation shows as a
 
     python validation/fuzz_suites.py --count 1000 --seed 0
 
-``mutate`` is also what ``tests/test_suite_fuzz.py`` feeds to hypothesis.
+``mutate`` is also what ``tests/unit/test_suite_fuzz.py`` feeds to hypothesis.
 """
 
 from __future__ import annotations

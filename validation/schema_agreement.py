@@ -12,7 +12,7 @@ edits) is judged by ``load_suite`` and by the committed schema
 
     python validation/schema_agreement.py --count 2000 --seed 0
 
-``mutants`` is also what ``tests/test_reference.py`` runs on a smaller sample.
+``mutants`` is also what ``tests/plugin/test_reference.py`` runs on a smaller sample.
 """
 
 from __future__ import annotations

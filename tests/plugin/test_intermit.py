@@ -1,0 +1,274 @@
+"""InterMit (BiasConnect Algorithm 1) with prompt modification, on a fake world whose answers
+follow the prompt exactly, so the chosen order, tau per step and alerts are known by hand;
+and the word-level composition of counterfactual templates."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import pytest
+from support.intermit_world import FAKE_WORLD, SUITE, FakeWorldPlugin
+
+from pytest_t2ibias._session import session_of
+from pytest_t2ibias.kinds.intermit import evaluate_intermit
+from pytest_t2ibias.methods.intermit import (
+    PromptEditError,
+    compose,
+    insertions_of,
+    intermit,
+    normalised_priority,
+)
+from pytest_t2ibias.suite.load import load_suite
+
+
+@pytest.fixture
+def fake_t2ibias(pytester: pytest.Pytester):
+    """A real facade (cache off) whose hooks make the fake world's generator and answerer."""
+    namespace: dict = {}
+    exec(FAKE_WORLD, namespace)
+    plugin = FakeWorldPlugin()
+    plugin.pytest_t2ibias_make_generator = namespace["pytest_t2ibias_make_generator"]
+    plugin.pytest_t2ibias_make_vqa = namespace["pytest_t2ibias_make_vqa"]
+    config = pytester.parseconfigure("--t2i-model=male", "--t2i-baseline-model=male",
+                                     "--t2i-vqa=fake", "--t2i-no-cache", "--t2i-bootstrap=200",
+                                     "-p", "no:cacheprovider")
+    config.pluginmanager.register(plugin, "fake-world")
+    return session_of(config).facade
+
+
+@pytest.fixture
+def suite(tmp_path):
+    path = tmp_path / "fake.t2i.yaml"
+    path.write_text(SUITE)
+    return load_suite(path)
+
+
+# -- prompt composition (PM, paper A.7) ------------------------------------------------------------
+
+BASE = "a photo of a {subject}"
+
+
+def test_insertions_combine_into_every_phrasing():
+    female = insertions_of(BASE, "a photo of a female {subject}")
+    indoors = insertions_of(BASE, "a photo of a {subject} working indoors")
+    old = insertions_of(BASE, "a photo of an old {subject}")
+    assert compose(BASE, [female, indoors]).format(subject="nurse") == \
+        "a photo of a female nurse working indoors"
+    assert compose(BASE, [old, indoors]).format(subject="nurse") == \
+        "a photo of an old nurse working indoors"
+    # the first insertion before a word decides its article
+    assert compose(BASE, [female, old]) == "a photo of a female old {subject}"
+    assert compose(BASE, [old, female]) == "a photo of an old female {subject}"
+    assert compose(BASE, []) == BASE
+
+
+def test_a_template_that_is_not_an_insertion_is_an_error_naming_it():
+    with pytest.raises(PromptEditError, match=r"axis 'gender', value 'female'.*replaces 'photo'"):
+        insertions_of(BASE, "a picture of a female {subject}", "axis 'gender', value 'female'")
+    with pytest.raises(PromptEditError, match="deletes 'a photo of'"):
+        insertions_of(BASE, "a {subject}")
+
+
+def test_priority_is_normalised_and_validated():
+    assert normalised_priority({"gender": 3, "age": 1}, ["gender", "age"]) == \
+        {"gender": 0.75, "age": 0.25}
+    assert normalised_priority(None, ["gender", "age"]) == {"gender": 0.5, "age": 0.5}
+    with pytest.raises(ValueError, match=">= 0"):
+        normalised_priority({"gender": -1, "age": 2}, ["gender", "age"])
+    with pytest.raises(ValueError, match="positive weight"):
+        normalised_priority({"gender": 0}, ["gender", "age"])
+    with pytest.raises(ValueError, match="does not have"):
+        normalised_priority({"colour": 1}, ["gender", "age"])
+
+
+# -- Algorithm 1 on the fake world -------------------------------------------------------------------
+
+
+def test_intermit_order_tau_and_alerts_follow_the_world(fake_t2ibias, suite):
+    # Start: wbar gender 1, age 0, environment 1 -> tau = 2/3.
+    # Step 1: IS rows (gender, age, env): gender (+1, -0.5, 0), age (0, 0, 0), env (0, 0, +1)
+    #   gamma = 1/6, 0, 1/3 -> mitigate environment; tau -> (1 + 0 + 0)/3.
+    # Step 2: gamma gender 1/6, age 0 -> mitigate gender; female nurses are all young, so
+    #   age goes 0 -> 0.5 (an alert); tau -> (0 + 0.5 + 0)/3 = 1/6 <= 0.2.
+    result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", epsilon=0.2,
+                      tolerance=0.0, confidence=0.95, n_resamples=200)
+    assert result.order == ("environment", "gender")
+    assert result.initial_tau.value == pytest.approx(2 / 3)
+    first, second = result.steps
+    assert first.gamma == pytest.approx({"gender": 1 / 6, "age": 0.0, "environment": 1 / 3})
+    assert first.tau_after.value == pytest.approx(1 / 3)
+    assert first.prompts == ("a photo of a nurse working indoors", "a photo of a nurse working outdoors")
+    assert second.gamma == pytest.approx({"gender": 1 / 6, "age": 0.0})
+    assert second.wbar_after["age"].value == pytest.approx(0.5)
+    assert second.tau_after.value == pytest.approx(1 / 6)
+    assert set(second.prompts) == {f"a photo of a {g} nurse working {e}"
+                                   for g in ("male", "female") for e in ("indoors", "outdoors")}
+    assert result.mit_amount == pytest.approx(1 / 6)
+    assert result.mit_steps == pytest.approx(2 / 3)
+    assert result.reached
+    assert len(result.alerts) == 1 and "mitigating gender) made age worse: IS[gender][age] = -0.500" in result.alerts[0]
+    verdict = evaluate_intermit(result, label="nurse")
+    assert not verdict.passed  # reached epsilon, but skewed age on the way
+    assert "step 2: mitigate gender" in verdict.message and "MitAmt 0.167" in verdict.message
+    assert result.to_dict()["order"] == ["environment", "gender"]
+    assert result.matrix is not None and result.matrix.entry("gender", "age").value == \
+        pytest.approx(-0.5)
+
+
+def test_intermit_alerts_when_tau_cannot_reach_epsilon(fake_t2ibias, suite):
+    result = intermit(fake_t2ibias.instrument(suite), suite, "nurse", tolerance=0.0, confidence=0.95,
+                      n_resamples=200, priority={"gender": 1, "environment": 1},
+                      epsilon=0.1, max_steps=1)
+    # p = (1/2, 1/2) over gender, environment: tau 1 -> 0.5 after mitigating either; ties go
+    # to the first axis in the suite's order.
+    assert result.order == ("gender",)
+    assert result.steps[0].tau_after.value == pytest.approx(0.5)
+    assert not result.reached
+    assert result.alerts[-1].startswith("tau = 0.500 did not reach epsilon 0.100 within 1 step")
+    assert not evaluate_intermit(result).passed
+
+
+def test_alert_on_any_axis_sees_harm_outside_the_priorities(fake_t2ibias, suite):
+    """Issue #44: the paper's Sec. 6 alerts on any negative impact. With B* = {gender},
+    mitigating gender reaches tau 0 but makes the unprioritised age worse (0 -> 0.5): silent
+    under alert_on prioritised (the default), an alert under any, on the same path."""
+    def run(alert_on):
+        return intermit(fake_t2ibias.instrument(suite), suite, "nurse", priority={"gender": 1},
+                        epsilon=0.2, tolerance=0.0, confidence=0.95, n_resamples=200,
+                        alert_on=alert_on)
+
+    quiet, watchful = run("prioritised"), run("any")
+    assert quiet.order == watchful.order == ("gender",)
+    assert quiet.final_tau.value == watchful.final_tau.value == pytest.approx(0.0)
+    assert quiet.alerts == () and evaluate_intermit(quiet).passed
+    assert len(watchful.alerts) == 1 and "made age worse: IS[gender][age] = -0.500" in \
+        watchful.alerts[0]
+    verdict = evaluate_intermit(watchful)
+    assert not verdict.passed and "a step made an axis worse" in verdict.message
+    assert watchful.to_dict()["watched"] == ["gender", "age", "environment"]
+    with pytest.raises(ValueError, match="alert_on must be one of"):
+        run("some")
+
+
+def test_intermit_passes_when_already_below_epsilon(fake_t2ibias, suite):
+    result = fake_t2ibias.intermit(suite, "nurse", priority={"age": 1})
+    assert result.steps == () and result.reached and result.alerts == ()
+    assert evaluate_intermit(result).passed and result.mit_steps == 0
+
+
+# -- the check kind, end to end ----------------------------------------------------------------------
+
+
+def test_intermit_check_kind_in_a_suite(pytester: pytest.Pytester):
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", fake=SUITE + textwrap.dedent("""\
+        checks:
+          - {id: mitigate_all, kind: intermit, epsilon: 0.2}
+          - {id: mitigate_env, kind: intermit, priority: {environment: 1}, epsilon: 0.2}
+    """))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male", "--t2i-vqa=fake",
+                                "--t2i-no-cache", "--t2i-bootstrap=100")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*step 2: mitigate gender*",
+                                 "*ALERT: step 2 (mitigating gender) made age worse*"])
+
+
+def test_priority_must_name_axes_at_collection(pytester: pytest.Pytester):
+    pytester.makefile(".t2i.yaml", fake=SUITE + textwrap.dedent("""\
+        checks:
+          - {id: bad, kind: intermit, priority: {gendre: 1}}
+          - {id: negative, kind: intermit, priority: {gender: -1}}
+    """))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only")
+    result.stdout.fnmatch_lines(["*priority names unknown axis 'gendre'*",
+                                 "*priority weights must be >= 0*"])
+
+
+def test_biasconnect_rows_limited_to_the_mitigated_axes(fake_t2ibias, suite):
+    """IS[gender][age] needs the original and gender's counterfactuals only: age's and
+    environment's counterfactual prompts are never generated, and their rows stay NaN."""
+    only_gender = fake_t2ibias.biasconnect(suite, "nurse", mitigate=["gender"])
+    assert fake_t2ibias.requests.counters.images_generated == 3 * 48
+    full = fake_t2ibias.biasconnect(suite, "nurse")
+
+    assert only_gender.n_images == {"initial": 48, "gender=male": 48, "gender=female": 48}
+    assert only_gender.entry("gender", "age") == full.entry("gender", "age")
+    assert math.isnan(only_gender.entry("age", "gender").value)
+
+
+# -- adaptive: a look before the last passes only on evidence -----------------------------------
+
+
+def test_an_early_look_passes_only_once_no_step_can_have_made_a_prioritised_axis_worse(
+        fake_t2ibias, suite):
+    """Mitigating environment leaves age as it was (balanced by image parity), so
+    IS[environment][age] is 0 with an interval across it: no alert, and tau (about 0) is
+    decided below epsilon. The paper's rule passes that at the last look; before it the harm
+    is not ruled out at tolerance 0 (inconclusive: draw more), and is at tolerance 0.3."""
+    instrument = fake_t2ibias.instrument(suite)
+    strict = intermit(instrument, suite, "nurse", priority={"environment": 1, "age": 1},
+                      epsilon=0.2, tolerance=0.0, confidence=0.95, n_resamples=200)
+    assert strict.order == ("environment",) and strict.alerts == ()
+    effect = strict.matrix.entry("environment", "age")
+    assert effect.value == pytest.approx(0.0) and effect.low < 0 < effect.high
+    assert not strict.harm_ruled_out
+    assert evaluate_intermit(strict, confidence=0.95).outcome == "pass"
+    early = evaluate_intermit(strict, confidence=0.95, early=True)
+    assert early.outcome == "inconclusive"
+    assert "no step is yet shown not to make a prioritised axis worse" in early.message
+
+    tolerant = intermit(instrument, suite, "nurse", priority={"environment": 1, "age": 1},
+                        epsilon=0.2, tolerance=0.3, confidence=0.95, n_resamples=200)
+    assert tolerant.harm_ruled_out and tolerant.to_dict()["tolerance"] == 0.3
+    assert evaluate_intermit(tolerant, confidence=0.95, early=True).outcome == "pass"
+
+
+def test_a_step_worse_only_within_tolerance_raises_no_alert(fake_t2ibias, suite):
+    """Mitigating gender moves age's wbar from about 0 to 0.5: an alert while the whole
+    interval of IS[gender][age] lies below -tolerance, none once it does not."""
+    instrument = fake_t2ibias.instrument(suite)
+    effect = None
+    for tolerance in (0.0, 0.3, 0.45):
+        result = intermit(instrument, suite, "nurse", priority={"gender": 1, "age": 1},
+                          epsilon=0.3, tolerance=tolerance, confidence=0.95, n_resamples=200)
+        assert result.order[0] == "gender"
+        effect = result.steps[0].matrix.entry("gender", "age")
+        assert effect.value == pytest.approx(-0.5, abs=0.1)
+        alerted = any("made age worse" in a for a in result.alerts)
+        assert alerted is (effect.high < -tolerance), (tolerance, effect)
+        assert alerted is (tolerance < 0.4)  # IS -0.500 [95% CI -0.907, -0.408]
+
+
+def test_intermit_checks_stop_at_the_look_that_decides_them(pytester: pytest.Pytester):
+    """Fixed at 96 images a prompt, then in rounds (looks 16, 32, 64, 120: the cap 1.25 x
+    96): the failing check's alert (IS -0.5 planted) is shown at the first look; the strict
+    check's pass is never proven before the cap, nor the tolerant one's (its steps' reflected
+    posterior intervals reach below -0.3 until then); every verdict is the fixed-n one."""
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", fake=SUITE.replace("images_per_prompt: 48",
+                                                      "images_per_prompt: 96") + textwrap.dedent("""\
+        checks:
+          - {id: mitigate_all, kind: intermit, epsilon: 0.2, confidence: 0.95}
+          - {id: strict, kind: intermit, priority: {environment: 1, age: 1}, epsilon: 0.2,
+             confidence: 0.95}
+          - {id: tolerant, kind: intermit, priority: {environment: 1, age: 1}, epsilon: 0.2,
+             tolerance: 0.3, confidence: 0.95}
+    """))
+
+    def run(*args):
+        result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male", "--t2i-vqa=fake",
+                                    f"--t2i-cache-dir={pytester.path / 'cache'}",
+                                    "--t2i-bootstrap=200", "--t2i-json=report.json", *args)
+        result.assert_outcomes(passed=2, failed=1)
+        rows = json.loads((pytester.path / "report.json").read_text())["checks"]
+        return {row["check_id"]: (row["outcome"], row["figures"].get("adaptive", {})
+                                  .get("images_per_prompt")) for row in rows}
+
+    fixed = run()
+    adaptive = run("--t2i-adaptive")
+    assert {k: v[0] for k, v in adaptive.items()} == {k: v[0] for k, v in fixed.items()} == {
+        "mitigate_all": "fail", "strict": "pass", "tolerant": "pass"}
+    assert {k: v[1] for k, v in adaptive.items()} == {"mitigate_all": 16, "strict": 120,
+                                                      "tolerant": 120}
