@@ -174,6 +174,35 @@ def summary(args: argparse.Namespace, fixed: dict, adaptive: dict) -> dict:
     }
 
 
+def one_run(args: argparse.Namespace, adaptive: dict) -> dict:
+    """One run at the defaults, alone: what it read, where each adaptive check stopped
+    (before its cap decided, before its cap as will-not-decide, or at its cap), per kind, and
+    pytest's statuses."""
+    images = images_read(adaptive)
+    checks, kinds = [], {}
+    for row in adaptive["checks"]:
+        rounds = (row.get("figures") or {}).get("adaptive")
+        where = ("fixed n" if not rounds else "will not decide" if rounds.get("will_not_decide")
+                 else "at its cap" if rounds["images_per_prompt"] >= rounds["cap"]
+                 else "decided before its cap")
+        checks.append({"nodeid": row["nodeid"], "kind": row["kind"], "outcome": row["outcome"],
+                       "status": row["status"], "n": row["n"], "stopped": where,
+                       "stopped_at": rounds["images_per_prompt"] if rounds else None,
+                       "cap": rounds["cap"] if rounds else None,
+                       "chances_to_decide": rounds.get("chances_to_decide") if rounds else None})
+        tally = kinds.setdefault(row["kind"], {})
+        tally[where] = tally.get(where, 0) + 1
+    statuses: dict[str, int] = {}
+    for check in checks:
+        statuses[check["status"]] = statuses.get(check["status"], 0) + 1
+    return {"command": " ".join(["python", "benchmarks/adaptive.py", *sys.argv[1:]]),
+            "fixtures": args.fixtures, "images_adaptive": images,
+            "images_fixed": args.fixed_images,
+            "images_ratio": round(images / args.fixed_images, 4) if args.fixed_images else None,
+            "statuses": statuses, "by_kind": dict(sorted(kinds.items())),
+            "work_adaptive": adaptive.get("work"), "checks": checks}
+
+
 def not_saving(checks: list[dict]) -> list[dict]:
     """Each check whose adaptive n is not below its fixed n, with why: its fixed-n estimate's
     distance to its limit in half-widths (near 1: the cap's interval needed the images; below
@@ -201,6 +230,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path,
                         help="a warm cache of the example suites (copied, never written)")
+    parser.add_argument("--report", type=Path, metavar="ADAPTIVE",
+                        help="summarise one JSON report of the example suites at the defaults "
+                             "(no fixed-n run to compare with): its images, each adaptive "
+                             "check's stop against its cap, and the pytest statuses")
+    parser.add_argument("--fixed-images", type=int, default=None,
+                        help="with --report: the images a fixed-n run of the same suites "
+                             "read, measured elsewhere (said in --fixtures)")
     parser.add_argument("--reports", type=Path, nargs=2, metavar=("FIXED", "ADAPTIVE"),
                         help="compare two JSON reports of the example suites already run "
                              "(--t2i-fixed-n, and the defaults; cold or warm: a run's images "
@@ -219,6 +255,11 @@ def main() -> None:
                         help="cap for re-running the suites' checks fixed n left inconclusive "
                              "(draws new images; empty: skip)")
     args = parser.parse_args()
+    if args.report:
+        result = one_run(args, json.loads(args.report.read_text()))
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
+        return
     if args.reports:
         fixed, adaptive = (json.loads(path.read_text()) for path in args.reports)
         result = summary(args, fixed, adaptive)
