@@ -273,8 +273,14 @@ PROFILE: dict[str, str] = {}
 """``--profile``: the plugin path's busiest functions, by case (printed and saved in its row)."""
 
 
+CPU_SECONDS: dict[str, float] = {}
+"""The last ``timed`` call's process CPU seconds (user + sys, every thread: the writers'
+too), under "last": on a shared box the steadier figure than wall seconds."""
+
+
 def timed(device: torch.device, work, *args: Any, profile: str = "") -> tuple[float, Any, int]:
-    """(seconds, result, peak bytes) of ``work(*args)``; cProfiled when ``profile`` names it."""
+    """(seconds, result, peak bytes) of ``work(*args)``; cProfiled when ``profile`` names it;
+    its CPU seconds in ``CPU_SECONDS["last"]``."""
     import cProfile
     import io
     import pstats
@@ -282,14 +288,16 @@ def timed(device: torch.device, work, *args: Any, profile: str = "") -> tuple[fl
     profiler = cProfile.Profile() if profile else None
     with Peak(device) as peak:
         sync(device)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), os.times()
         if profiler:
             profiler.enable()
         result = work(*args)
         sync(device)
         if profiler:
             profiler.disable()
-        seconds = time.perf_counter() - start
+        seconds, cpu_end = time.perf_counter() - start, os.times()
+        CPU_SECONDS["last"] = ((cpu_end.user - cpu_start.user)
+                               + (cpu_end.system - cpu_start.system))
     if profiler:
         text = io.StringIO()
         pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(15)
@@ -345,7 +353,7 @@ def measure_generator(arch: str, dtype_name: str, args, device: torch.device,
     dtype = DTYPES[dtype_name]
     pipeline = (build_sd15 if arch == "sd15" else build_sdxl)(device, dtype, args.tiny)
     pipeline.set_progress_bar_config(disable=True)
-    side = 64 if args.tiny else GENERATORS[arch]
+    side = 64 if args.tiny else (args.side or GENERATORS[arch])
     steps = args.steps
     n = args.images if args.images else {"sd15": 16, "sdxl": 8}[arch] // (2 if dtype_name == "fp32" else 1)
     requests = image_requests(n, steps, side)
@@ -366,6 +374,9 @@ def measure_generator(arch: str, dtype_name: str, args, device: torch.device,
                                                device=device, dtype=dtype)
                 seconds, images, peak = timed(device, layer.images, generator, requests,
                                               profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
+                cpu = CPU_SECONDS["last"]
+                flush_seconds, _, _ = timed(device, layer.flush)  # a session pays it once, at its end
+                cpu += CPU_SECONDS["last"]
             outputs[path] = [item.image for item in images]
             if path == "plugin":
                 batch = generator.batch_size
@@ -375,9 +386,11 @@ def measure_generator(arch: str, dtype_name: str, args, device: torch.device,
             if batch is None:
                 raise SystemExit("raw needs the plugin's batch size (--batch)")
             seconds, images, peak = timed(device, raw_generate, pipeline, requests, batch)
+            cpu, flush_seconds = CPU_SECONDS["last"], 0.0
             outputs[path] = images
             row["batch"] = batch
-        row[path] = {"seconds": seconds, "per_second": n / seconds, "peak_bytes": peak}
+        row[path] = {"seconds": seconds, "per_second": n / seconds, "peak_bytes": peak,
+                     "cpu_seconds": cpu, "flush_seconds": flush_seconds}
         if path == "plugin" and f"{arch}:{dtype_name}" in PROFILE:
             row["plugin_profile"] = PROFILE[f"{arch}:{dtype_name}"]
         print(f"  {arch} {dtype_name} {path}: {n} images in {seconds:.2f} s, peak {peak / 2**30:.2f} GiB",
@@ -494,6 +507,9 @@ def measure_judge(arch: str, dtype_name: str, args, device: torch.device,
                 seconds, answers, peak = timed(device, layer.answers, answerer, items, QUESTION, CHOICES,
                                                  STATEMENTS if arch == "clip-l" else None,
                                                  profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
+                cpu = CPU_SECONDS["last"]
+                flush_seconds, _, _ = timed(device, layer.flush)
+                cpu += CPU_SECONDS["last"]
             outputs[path] = answers.probabilities
             if path == "plugin":
                 batch = answerer.batch.size
@@ -504,8 +520,10 @@ def measure_judge(arch: str, dtype_name: str, args, device: torch.device,
             # raw-unbatched: one image a forward pass, as the plugin's generative answerer does
             size = 1 if path == "raw-unbatched" else batch
             seconds, probabilities, peak = timed(device, raw, model, processor, images, size, device)
+            cpu, flush_seconds = CPU_SECONDS["last"], 0.0
             outputs[path] = probabilities
-        row[path] = {"seconds": seconds, "per_second": n / seconds, "peak_bytes": peak}
+        row[path] = {"seconds": seconds, "per_second": n / seconds, "peak_bytes": peak,
+                     "cpu_seconds": cpu, "flush_seconds": flush_seconds}
         if path == "plugin" and f"{arch}:{dtype_name}" in PROFILE:
             row["plugin_profile"] = PROFILE[f"{arch}:{dtype_name}"]
         print(f"  {arch} {dtype_name} {path}: {n} answers in {seconds:.2f} s, peak {peak / 2**30:.2f} GiB",
@@ -545,6 +563,7 @@ def measure_in_processes(case: str, args) -> dict:
         command = [sys.executable, __file__, "--device", "cpu", "--cases", case, "--only", path,
                    "--row-to", target, "--images", str(args.images), "--steps", str(args.steps),
                    "--judge-images", str(args.judge_images), "--plugin-batch", str(args.plugin_batch),
+                   "--side", str(args.side),
                    "--threads", str(args.threads)]
         command += ["--tiny"] if args.tiny else []
         command += ["--batch", str(batch)] if batch is not None else []
@@ -562,6 +581,8 @@ def add_ratios(row: dict) -> dict:
     if "plugin" in row and "raw" in row:
         row["time_ratio"] = row["plugin"]["seconds"] / row["raw"]["seconds"]
         row["memory_ratio"] = row["plugin"]["peak_bytes"] / row["raw"]["peak_bytes"]
+        if row["raw"].get("cpu_seconds"):  # CPU seconds, the session's final flush included
+            row["cpu_ratio"] = row["plugin"]["cpu_seconds"] / row["raw"]["cpu_seconds"]
     return row
 
 
@@ -606,6 +627,7 @@ def measure_together(args, device: torch.device) -> dict[str, Any]:
                       images, QUESTION, CHOICES)
         CausalLM(llm_model, llm_tokenizer, model_fingerprint="random-llama", device=device
                  ).log_likelihood(PROMPTS)
+        layer.flush()
     total = (torch.cuda.get_device_properties(device).total_memory if device.type == "cuda"
              else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     row = {"models": list(weights), "dtype": str(dtype).removeprefix("torch."), "weights_bytes": weights,
@@ -644,16 +666,18 @@ def _cpu_model() -> str:
 
 def show(rows: list[dict]) -> None:
     print(f"\n{'arch':9} {'dtype':5} {'batch':>5} {'n':>4} {'raw /s':>8} {'plugin /s':>9} "
-          f"{'time p/r':>8} {'raw GiB':>8} {'plugin GiB':>10} {'mem p/r':>7}")
+          f"{'time p/r':>8} {'cpu p/r':>7} {'raw GiB':>8} {'plugin GiB':>10} {'mem p/r':>7}")
     for row in rows:
         if "error" in row:
             print(f"{row['arch']:9} {row['dtype']:5} ERROR: {row['error']}")
             continue
         print(f"{row['arch']:9} {row['dtype']:5} {row['batch']:>5} {row['items']:>4} "
               f"{row['raw']['per_second']:>8.3f} {row['plugin']['per_second']:>9.3f} "
-              f"{row['time_ratio']:>8.3f} {row['raw']['peak_bytes'] / 2**30:>8.2f} "
+              f"{row['time_ratio']:>8.3f} {row.get('cpu_ratio', float('nan')):>7.3f} "
+              f"{row['raw']['peak_bytes'] / 2**30:>8.2f} "
               f"{row['plugin']['peak_bytes'] / 2**30:>10.2f} {row['memory_ratio']:>7.3f}")
-    print("time p/r: plugin seconds / raw seconds; mem p/r: plugin peak / raw peak (above 1: the plugin costs more)")
+    print("time p/r: plugin seconds / raw seconds; cpu p/r: the same in process CPU seconds, the "
+          "final flush included; mem p/r: plugin peak / raw peak (above 1: the plugin costs more)")
 
 
 def main() -> None:
@@ -664,6 +688,9 @@ def main() -> None:
                         "halved at fp32)")
     parser.add_argument("--judge-images", type=int, default=0, help="images a judge row (0: 256 CLIP, 32 LLaVA)")
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--side", type=int, default=0,
+                        help="generated images' side in px (0: the architecture's own; smaller: a "
+                             "reduced-size CPU run, the networks still full size)")
     parser.add_argument("--plugin-batch", default=None,
                         help="the plugin's --t2i-batch-size (default: auto on CUDA, its default 8 on CPU)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads on CPU (a shared box: 1)")
@@ -688,7 +715,7 @@ def main() -> None:
         args.row_to.write_text(json.dumps(row))
         return
     cases = (args.cases or (CUDA_CASES if device.type == "cuda" else CPU_CASES)).split(",")
-    run = {**environment(device), "tiny": args.tiny, "steps": args.steps,
+    run = {**environment(device), "tiny": args.tiny, "steps": args.steps, "side": args.side or None,
            "plugin_batch_size_option": args.plugin_batch, "command": " ".join(sys.argv), "rows": []}
     skipped = [] if device.type == "cuda" else [
         {"arch": "llava-7b", "why": "a 7B judge at fp32 is 28 GB of weights and minutes an answer on "

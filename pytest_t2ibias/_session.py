@@ -12,6 +12,7 @@ the controller (``reports.collect.RunResults``), which alone writes the reports.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -411,15 +412,14 @@ class T2ISession:
             self.junit_properties(item, report, [("status", "error")])
             self.results.add(error_row(item, _error_text(error, call.excinfo)))
         elif call.when == "call" and item.stash.get(VERDICTS, None):
-            from .reports.collect import item_rows, status_of
+            from .reports.collect import item_rows, xfail_of
             from .verdict import verdict_properties
 
-            status = status_of(report)
-            for verdict, row in item_rows(item, item.stash[VERDICTS], status,
+            for verdict, row in item_rows(item, item.stash[VERDICTS], xfail_of(report),
                                           item.stash.get(SIGHTINGS, None)):
                 self.results.add(row)
                 self.junit_properties(item, report, verdict_properties(verdict)
-                                      + [("status", status)])
+                                      + [("status", row.status)])
         return report
 
     def junit_properties(self, item: pytest.Item, report: pytest.TestReport,
@@ -449,7 +449,23 @@ class T2ISession:
 
     # -- end of session: xdist workers send, the controller reports ----------------------------
 
+    def flush_cache_writes(self, session: pytest.Session) -> None:
+        """The cache writes still behind the last calls (issue #46), before the counters go."""
+        if "equipment" not in self.__dict__:
+            return
+        try:
+            self.equipment.flush()
+        except Exception as exc:  # the results stand (they were computed); only the cache lost
+            reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+            message = f"t2ibias: a cache write failed, the entry is not cached: {exc}"
+            if reporter is not None:
+                reporter.write_line(message, red=True)
+            else:
+                print(message, file=sys.stderr)
+
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.flush_cache_writes(session)
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:
             self.results.send(workeroutput, self.counters, self.backends_used())
@@ -557,9 +573,11 @@ class T2ISession:
         if not suites:
             return []
         from .budgets import describe
+        from .kinds._judge import folder_audit_lines
         from .reports.header import suite_lines
 
-        return [*suite_lines(self.settings, list(suites.values())), describe()]
+        return [*suite_lines(self.settings, list(suites.values())), describe(),
+                *folder_audit_lines(self.settings.images, list(suites.values()))]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if getattr(self.config, "workerinput", None) is not None:

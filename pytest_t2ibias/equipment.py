@@ -87,6 +87,11 @@ class Equipment:
             return {}
         return dict(self.requests.counters.__dict__)
 
+    def flush(self) -> None:
+        """Finish the cache writes still behind (``RequestLayer.flush``); builds nothing."""
+        if "requests" in self.__dict__:
+            self.requests.flush()
+
     def backends_used(self) -> list[dict[str, str]]:
         """The backends made: role, model, fingerprint (``Models.made``)."""
         return self.models.made() if "models" in self.__dict__ else []

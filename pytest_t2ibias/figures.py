@@ -36,6 +36,7 @@ SHARED_FIGURES = frozenset({
     "about", "label", "distribution",
     # the judge's calibration and correction (``kinds._judge``), one axis or several
     "judge_calibration", "judge_calibrations", "judge_correction", "judge_corrections",
+    "judge_unreadable",
     # this module: the IS matrix, the image grid, the prompts the model did not read
     "matrix", "gallery", "unread_prompts",
     # the cost kinds' shared figure (``kinds._costs``, ``CheckKind.measures_cost``)
@@ -140,8 +141,7 @@ def unread_prompts(verdict: Verdict, unread: Mapping[str, str], *, strict: bool 
         raise UnreadPrompt(f"the generator cannot read its prompts whole: {said} ({why})")
     message = (f"inconclusive: the generator cannot read its prompts whole, so the figure is "
                f"about what it read instead: {said}\n{verdict.message}")
-    return replace(flagged, passed=passes(INCONCLUSIVE, verdict.burden), outcome=INCONCLUSIVE,
-                   message=message)
+    return replace(flagged, outcome=INCONCLUSIVE, message=message)
 
 
 def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:

@@ -48,11 +48,36 @@ def decide(estimate: Estimate, limit: float, *, confidence: float | None,
     return INCONCLUSIVE
 
 
-def passes(outcome: str, burden: str) -> bool:
-    """Whether ``outcome`` passes the gate under ``burden``."""
+def passes(outcome: str, burden: str, readable: bool = True) -> bool:
+    """Whether ``outcome`` passes the gate under ``burden``: the one place a status is
+    derived (``Verdict.passed``, ``ReportRow.passed`` and ``status`` all read it). An
+    interval within the limit passes; an inconclusive one passes under ``burden: check``,
+    unless the judge could not read an axis (``readable`` False: it measured nothing)."""
     if burden not in BURDENS:
         raise ValueError(f"burden={burden!r}: use 'model' or 'check'")
-    return outcome == PASS or (outcome == INCONCLUSIVE and burden == "check")
+    return outcome == PASS or (outcome == INCONCLUSIVE and burden == "check" and readable)
+
+
+ERROR = "error"
+"""A row's outcome when the check could not run: no figure, an error under every burden."""
+
+
+XFAIL, STRICT_XFAIL = "xfail", "strict"
+"""A row's ``xfail``: the test ran under an xfail mark, or a strict one (``xfail_strict``)."""
+
+
+def status(outcome: str, burden: str, readable: bool = True, xfail: str = "") -> str:
+    """pytest's word for a judged figure (passed, failed, xfailed, xpassed, error): what
+    ``passes`` makes of it, turned round by an xfail mark (``xfail``: ``XFAIL`` or
+    ``STRICT_XFAIL``; a strict mark's pass fails the test, as pytest's XPASS(strict))."""
+    if outcome == ERROR:
+        return "error"
+    passed = passes(outcome, burden, readable)
+    if xfail == STRICT_XFAIL and passed:
+        return "failed"
+    if xfail:
+        return "xpassed" if passed else "xfailed"
+    return "passed" if passed else "failed"
 
 
 def worst(outcomes: list[str]) -> str:
@@ -65,24 +90,27 @@ class Verdict:
     """The outcome of one helper or check. ``message`` is what a failing test prints;
     ``figures`` holds plain builtins for reports, junit ``user_properties`` and xdist.
     ``outcome`` is what the interval said (pass, fail, inconclusive); ``passed`` is what the
-    gate made of it under ``burden``."""
+    gate makes of it under ``burden`` (``passes``: derived, never stored)."""
 
-    passed: bool
     check: str
     value: Estimate
     threshold: float
     message: str
+    outcome: str
     figures: dict[str, Any] = field(default_factory=dict)
-    outcome: str = ""
     burden: str = DEFAULT_BURDEN
     confidence: float | None = None
     """The level the gate decided at (after family-wise control); None: a point decision."""
     at_most: bool = True
     """The limit is an upper one ("figure <= threshold"); False for "figure >= threshold"."""
+    readable: bool = True
+    """False when the judge cannot read an axis the figure is about: the outcome is then
+    inconclusive and fails the gate under every burden (``passes``)."""
 
-    def __post_init__(self) -> None:
-        if not self.outcome:
-            object.__setattr__(self, "outcome", PASS if self.passed else FAIL)
+    @property
+    def passed(self) -> bool:
+        """Whether the gate passes it (``passes`` of its outcome, burden and readability)."""
+        return passes(self.outcome, self.burden, self.readable)
 
     @property
     def margin(self) -> float:
@@ -96,6 +124,7 @@ class Verdict:
             "passed": self.passed,
             "outcome": self.outcome,
             "burden": self.burden,
+            "readable": self.readable,
             "confidence": self.confidence,
             "at_most": self.at_most,
             "value": self.value.to_dict(),

@@ -66,9 +66,9 @@ def base_runs(folder: Path) -> list[Path]:
         return ReportRow(
             nodeid=f"toy.t2i.yaml::gate[{subject}-gender]", check="w1_below", subject=subject,
             axis="gender", value=value, low=value - 0.05, high=value + 0.05, n=100,
-            confidence=0.95, threshold=0.5, passed=status == "passed",
+            confidence=0.95, threshold=0.5,
             figures={"label": subject, "burden": "model", **figures}, check_id="gate",
-            status=status, outcome="pass" if status == "passed" else "fail",
+            outcome="pass" if status == "passed" else "fail",
             margin=0.5 - value, gate_confidence=0.95, about="gender", reason="")
 
     matrix = {"labels": ["male", "female"], "values": [[0.5, 0.1], [0.1, 0.3]]}

@@ -113,6 +113,16 @@ class FolderImages:
                     return directory / name
         return directory / f"{index}.png"
 
+    def holds(self, prompt: str) -> int:
+        """How many images of ``prompt`` the folder holds from index 0 on, without a gap
+        (what a request for its first n can be answered from)."""
+        count = 0
+        while True:
+            path = self.path_for(prompt, count)
+            if not path.is_file() or path.name == INDEX_FILE:
+                return count
+            count += 1
+
     def _missing(self, prompt: str, index: int, expected: Path) -> MissingImages:
         if self._index is not None:
             have = sorted(i for (p, i) in self._index if p == prompt)

@@ -215,12 +215,26 @@ def generate_counterfactual_set(
 ) -> CounterfactualSet:
     """The set of ``counterfactual_prompts(template, attributes)`` at ``seed`` (defaults: P2P's
     word-swap example, 0.8 and 0.4 of 50 steps; SocialCounterfactuals varies the fraction)."""
+    combos = counterfactual_prompts(template, attributes)
+    images, region = generate_prompt_set(
+        pipeline, [prompt for _, prompt in combos], seed=seed, steps=steps, guidance=guidance,
+        cross_replace=cross_replace, self_replace=self_replace, height=height, width=width)
+    members = tuple(CounterfactualImage(values, prompt, image) for (values, prompt), image in zip(combos, images))
+    return CounterfactualSet(template, seed, cross_replace, self_replace, members, region)
+
+
+def generate_prompt_set(
+    pipeline: Any, prompts: Sequence[str], *, seed: int, steps: int = 50, guidance: float = 7.5,
+    cross_replace: float = 0.8, self_replace: float = 0.4, height: int | None = None,
+    width: int | None = None,
+) -> tuple[list[Image.Image], np.ndarray | None]:
+    """One image of each of ``prompts`` (``prompts[0]`` the source) under attention control,
+    and the edited tokens' region (``CounterfactualSet.attribute_region``)."""
     if not hasattr(pipeline, "unet"):
         raise TypeError(f"{type(pipeline).__name__} has no UNet: Prompt-to-Prompt needs a UNet2DCondition pipeline")
     if not (0.0 <= self_replace <= 1.0 and 0.0 <= cross_replace <= 1.0):
         raise ValueError("cross_replace and self_replace are fractions of the steps, in [0, 1]")
-    combos = counterfactual_prompts(template, attributes)
-    prompts = [prompt for _, prompt in combos]
+    prompts = list(prompts)
     tokenizer = pipeline.tokenizer
     ids = tokenizer(prompts, padding="max_length", max_length=tokenizer.model_max_length, truncation=True).input_ids
     mappers: list[np.ndarray] = []
@@ -260,5 +274,52 @@ def generate_counterfactual_set(
         mean = F.interpolate(mean, size=(height, width), mode="bilinear", align_corners=False)[0, 0]
         low, high = mean.min(), mean.max()
         region = ((mean - low) / (high - low).clamp_min(1e-12)).cpu().numpy()
-    members = tuple(CounterfactualImage(values, prompt, image) for (values, prompt), image in zip(combos, images))
-    return CounterfactualSet(template, seed, cross_replace, self_replace, members, region)
+    return [image.convert("RGB") for image in images], region
+
+
+class CounterfactualSetGenerator:
+    """A ``Generator`` (cached like any) whose image i of each of ``prompts`` is that prompt's
+    member of Prompt-to-Prompt set i: every request with noise seed s is answered from the one
+    set made at s, so the images of a set share the seed, the scene and early attention, and
+    differ in the words that differ. ``inner``: a diffusers generator (lazy or loaded)."""
+
+    def __init__(self, inner: Any, prompts: Sequence[str], *, cross_replace: float = 0.8,
+                 self_replace: float = 0.4) -> None:
+        import hashlib
+
+        self.inner = inner
+        self.prompts = list(dict.fromkeys(prompts))
+        self.cross_replace = cross_replace
+        self.self_replace = self_replace
+        digest = hashlib.sha256("\0".join(self.prompts).encode()).hexdigest()[:16]
+        self.fingerprint = (f"prompt2prompt(cross {cross_replace:g}, self {self_replace:g}, "
+                            f"set {digest}):{inner.fingerprint}")
+        self._made: dict[tuple[int, str, tuple[Any, ...]], Image.Image] = {}
+
+    def generate(self, requests: list[Any]) -> list[Image.Image]:
+        out = []
+        for request in requests:
+            if request.prompt not in self.prompts:
+                raise ValueError(f"{request.prompt!r} is not a prompt of this counterfactual set")
+            sampling = tuple(request.sampling.items())
+            key = (request.noise_seed, request.prompt, sampling)
+            if key not in self._made:
+                self._make(request, sampling)
+            out.append(self._made.pop(key))
+        return out
+
+    def _make(self, request: Any, sampling: tuple[Any, ...]) -> None:
+        loaded = self.inner.loaded() if hasattr(self.inner, "loaded") else self.inner
+        steps = request.steps or loaded.steps or 50
+        guidance = loaded.guidance_scale if request.guidance is None else request.guidance
+        images, _ = generate_prompt_set(
+            loaded.pipeline, self.prompts, seed=request.noise_seed % 2**63, steps=steps,
+            guidance=7.5 if guidance is None else guidance, cross_replace=self.cross_replace,
+            self_replace=self.self_replace, height=request.height or loaded.height,
+            width=request.width or loaded.width)
+        for prompt, image in zip(self.prompts, images):
+            self._made[(request.noise_seed, prompt, sampling)] = image
+
+    def prompt_problems(self, prompts: Sequence[str]) -> dict[str, str]:
+        problems: dict[str, str] = getattr(self.inner, "prompt_problems", lambda _: {})(prompts)
+        return problems

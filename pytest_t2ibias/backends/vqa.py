@@ -6,8 +6,10 @@ answer is one of the choices and the same image always gets the same answer.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -230,7 +232,7 @@ class GenerativeAnswerer:
             if self.is_blip:
                 logprobs = self._blip_choice_logprobs(batch, prompt, choices)
             else:
-                logprobs = torch.stack([self._chat_choice_logprobs(image, prompt, choices) for image in batch])
+                logprobs = self._chat_batch_logprobs(batch, prompt, choices)
             return torch.softmax(logprobs.float(), dim=-1).cpu().numpy()
 
         rows = batched(list(images), self.batch, probabilities)
@@ -271,6 +273,13 @@ class GenerativeAnswerer:
         mean = (token_logprobs * mask).sum(-1) / mask.sum(-1).clamp(min=1)
         return mean.view(n_images, n_choices)
 
+    @cached_property
+    def _keeps_logits(self) -> bool:
+        """Whether the model computes logits for the last positions only when asked
+        (``logits_to_keep``): a (rows, prompt + choice, vocabulary) tensor otherwise, most
+        of it the prompt's (LLaVA's 576 image tokens), never read."""
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
+
     def _chat_prompt(self, prompt: str) -> str:
         """The question as the model expects it: its chat template when it has one."""
         if getattr(self.processor, "chat_template", None):
@@ -280,10 +289,32 @@ class GenerativeAnswerer:
         return f"{image_token}\n{prompt}\n"
 
     @torch.no_grad()
+    def _chat_batch_logprobs(self, images: Sequence[Image.Image], prompt: str,
+                             choices: list[str]) -> torch.Tensor:
+        """(images, choices) mean log-probs: every image's choices in one forward pass when
+        the images share a size and the processor gives one row an image; else an image a
+        pass (per-image patch grids, e.g. Qwen2-VL's, or sizes that change the image's
+        token count, e.g. LLaVA-NeXT's)."""
+        if len(images) > 1 and len({(image.size, image.mode) for image in images}) == 1:
+            inputs = self.processor(images=list(images),
+                                    text=[self._chat_prompt(prompt)] * len(images),
+                                    return_tensors="pt")
+            if _one_row_an_image(inputs, len(images)):
+                return self._choice_logprobs(inputs, len(images), choices)
+        return torch.stack([self._chat_choice_logprobs(image, prompt, choices)
+                            for image in images])
+
+    @torch.no_grad()
     def _chat_choice_logprobs(self, image: Image.Image, prompt: str, choices: list[str]) -> torch.Tensor:
         """(choices,) mean log-probs of each choice's tokens after the chat prompt, one pass
         with the choices right-padded (causal attention: padding never reaches the scores)."""
         inputs = self.processor(images=[image], text=[self._chat_prompt(prompt)], return_tensors="pt")
+        return self._choice_logprobs(inputs, 1, choices)[0]
+
+    def _choice_logprobs(self, inputs: Any, n_images: int, choices: list[str]) -> torch.Tensor:
+        """(images, choices) from the processor's ``inputs`` for ``n_images`` identical
+        prompts: one row an (image, choice) pair, image-major."""
+        inputs = dict(inputs)
         prompt_ids = inputs.pop("input_ids")
         inputs.pop("attention_mask", None)
         prompt_length = prompt_ids.shape[1]
@@ -296,38 +327,55 @@ class GenerativeAnswerer:
                 if isinstance(value, torch.Tensor) and value.dim() == 2 and value.shape[1] == prompt_length + 1:
                     inputs[key] = value[:, :prompt_length]
         choice_ids = [self.tokenizer(choice, add_special_tokens=False)["input_ids"] for choice in choices]
-        longest = max(len(ids) for ids in choice_ids)
+        n_choices, longest = len(choices), max(len(ids) for ids in choice_ids)
+        rows = n_images * n_choices
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        input_ids = torch.full((len(choices), prompt_length + longest), pad_id, dtype=torch.long)
+        input_ids = torch.full((rows, prompt_length + longest), pad_id, dtype=torch.long)
         attention_mask = torch.zeros_like(input_ids)
-        for row, ids in enumerate(choice_ids):
-            input_ids[row, :prompt_length] = prompt_ids[0]
+        input_ids[:, :prompt_length] = prompt_ids.repeat_interleave(n_choices, dim=0)
+        for row in range(rows):
+            ids = choice_ids[row % n_choices]
             input_ids[row, prompt_length:prompt_length + len(ids)] = torch.tensor(ids)
             attention_mask[row, :prompt_length + len(ids)] = 1
         extra = {}
         for key, value in inputs.items():
             if not isinstance(value, torch.Tensor):
                 extra[key] = value
-            elif value.dim() == 2 and value.shape == (1, prompt_length):
+            elif value.dim() == 2 and value.shape == (n_images, prompt_length):
                 # per-token extras (e.g. mm_token_type_ids): choice tokens are text (0)
-                grown = torch.zeros((len(choices), input_ids.shape[1]), dtype=value.dtype)
-                grown[:, :prompt_length] = value
+                grown = torch.zeros((rows, input_ids.shape[1]), dtype=value.dtype)
+                grown[:, :prompt_length] = value.repeat_interleave(n_choices, dim=0)
                 extra[key] = grown.to(self.device)
             else:
-                repeated = value.repeat(len(choices), *([1] * (value.dim() - 1)))
+                # one image: whatever its layout (a patch grid's rows too), once a choice
+                repeated = (value.repeat_interleave(n_choices, dim=0) if n_images > 1
+                            else value.repeat(n_choices, *([1] * (value.dim() - 1))))
                 is_float = repeated.is_floating_point()
                 extra[key] = repeated.to(self.device, self.model.dtype) if is_float else repeated.to(self.device)
+        if self._keeps_logits:  # logits for the choices' positions only, not the prompt's
+            extra["logits_to_keep"] = longest + 1
         logits = self.model(
             input_ids=input_ids.to(self.device), attention_mask=attention_mask.to(self.device), **extra
         ).logits
-        logprobs = torch.log_softmax(logits[:, prompt_length - 1:-1].float(), dim=-1)
+        logprobs = torch.log_softmax(logits[:, -(longest + 1):-1].float(), dim=-1)
         targets = input_ids[:, prompt_length:].to(self.device)
         mask = attention_mask[:, prompt_length:].to(self.device).float()
         token_logprobs = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-        return (token_logprobs * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+        mean = (token_logprobs * mask).sum(-1) / mask.sum(-1).clamp(min=1)
+        return mean.view(n_images, n_choices)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.model).__name__})"
+
+
+def _one_row_an_image(inputs: Any, n_images: int) -> bool:
+    """Whether the processor's output for ``n_images`` images is one row an image in every
+    tensor, with one prompt (the same tokens) for all: then a pass can carry them all."""
+    tensors = [value for value in dict(inputs).values() if isinstance(value, torch.Tensor)]
+    if any(value.dim() == 0 or value.shape[0] != n_images for value in tensors):
+        return False  # e.g. Qwen2-VL's pixel values: every image's patches, concatenated
+    prompt_ids = inputs["input_ids"]
+    return bool((prompt_ids == prompt_ids[:1]).all())
 
 
 def _read_config(path_or_id: str | os.PathLike, *, kind: str, origin: str, revision: str | None,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._types import three_places
 from ..figures import Interval, interval_of
-from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes
+from ..verdict import DEFAULT_BURDEN, Verdict, decide
 from ._base import CheckContext, PlannedItem
 from ._params import Params, check_unit_interval, param
 from ._verdicts import gate_note, verb_for
@@ -71,7 +71,6 @@ def evaluate_cost(
             raise ValueError(f"{cost.figure}: no baseline to compare with; give at_least")
         estimate, limit, upper = cost.change, -float(tolerance), False
     outcome = decide(estimate, limit, confidence=confidence, at_most=upper)
-    passed = passes(outcome, burden)
     relative = cost.relative and at_least is None and at_most is None
     interval = (f"{_shown(estimate.value, relative)} [{_shown(estimate.low, relative)}, "
                 f"{_shown(estimate.high, relative)}]")
@@ -85,7 +84,7 @@ def evaluate_cost(
     message = (f"{title}{subject}: {interval}{models}, {verb} the limit ({bound}); "
                f"n={cost.images} images a model{gate_note(confidence, outcome, burden)}")
     return Verdict(
-        passed=passed, outcome=outcome, burden=burden, confidence=confidence,
+        outcome=outcome, burden=burden, confidence=confidence,
         check=cost.figure, at_most=upper, value=estimate, threshold=limit, message=message,
         figures={"cost": {"figure": cost.figure, "title": title, "relative": relative,
                           "candidate": cost.candidate.to_dict(),

@@ -15,12 +15,20 @@ Three readings, chosen by the plan's ``judge_correction`` and the calibration's 
 
 A judge that cannot read the axis (``JudgeCalibration.readable``) decides nothing: the item
 is inconclusive under every burden, with the reason, whatever its figure says.
+
+A calibration whose images' groups are known (a labelled folder that also labels the suite's
+other axes; the judge audit by group on counterfactual sets) carries the confusion per group. Where
+it shows the judge errs differently by group (``metrics.judge_groups``, a gap above
+``GROUP_TOLERANCE``), the correction uses the item's group's own confusion when the item's
+images are of one group, and otherwise says it cannot correct (inconclusive, naming the
+groups): a pooled confusion would over-correct one group and under-correct the other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +48,7 @@ from ..metrics.judge import (
 )
 from ..store.calibrations import remember
 from ..suite_spec import COUNTERFACTUAL_CALIBRATION
-from ..verdict import INCONCLUSIVE, passes
+from ..verdict import INCONCLUSIVE
 
 if TYPE_CHECKING:
     from ..instrument import Instrument
@@ -50,6 +58,11 @@ if TYPE_CHECKING:
     from ._work import Draw
 
 
+GROUP_TOLERANCE = 0.1
+"""Largest gap between two groups' error rates on one value that a pooled correction accepts:
+a judge shown to err 10 points more on one group than another is corrected per group, or not
+at all (module doc)."""
+
 CALIBRATION_IMAGES = 48
 """Images a counterfactual prompt that calibrate a judge: 48 a value put the accuracy of a
 90%-accurate judge within about ±0.09 (95%), and the same number at every n keeps every look
@@ -57,24 +70,25 @@ of an adaptive check on one calibration; an IS check on the subject at n >= 48 h
 already (image i of a prompt is the same whatever n)."""
 
 
-def judge_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
+def judge_calibration(ctx: CheckContext[Any], axis: AxisSpec) -> JudgeCalibration | None:
     """The judge's confusion on ``axis`` from the axis' ``judge_calibration`` source (none
     when the correction is off: no image is drawn for it)."""
     source = axis.calibration_source
     if ctx.plan.judge_correction == OFF or source is None:
         return None
     if source == COUNTERFACTUAL_CALIBRATION:
-        if ctx.plan.audits_folder:
-            return None  # a folder audit draws nothing
-        calibration = counterfactual_calibration(ctx, axis)
+        # a folder audit draws nothing: the folder's own images of the prompts, if it has them
+        calibration = counterfactual_calibration(ctx, axis, from_folder=ctx.plan.audits_folder)
     else:
-        calibration = folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence)
+        others = [a for a in ctx.suite.axes.values() if a.name != axis.name]
+        calibration = folder_calibration(ctx.instrument, axis, Path(source), ctx.interval_confidence,
+                                         across=others)
     if calibration is not None:  # for --t2i-plan's warning next time
         remember(getattr(getattr(ctx.instrument.requests, "cache", None), "root", None), calibration)
     return calibration
 
 
-def labelled_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
+def labelled_calibration(ctx: CheckContext[Any], axis: AxisSpec) -> JudgeCalibration | None:
     """The judge on ``axis`` from its labelled folder only: for a check without a subject
     whose counterfactual images could calibrate it (a BGPS gate's prompts are the search's)."""
     if axis.calibration_source == COUNTERFACTUAL_CALIBRATION:
@@ -82,33 +96,73 @@ def labelled_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration 
     return judge_calibration(ctx, axis)
 
 
-def counterfactual_calibration(ctx: CheckContext, axis: AxisSpec) -> JudgeCalibration | None:
-    """The judge on the subject's counterfactual images of ``axis``, each labelled with the
-    value its prompt asked for; ``CALIBRATION_IMAGES`` a prompt, which an IS check on the
-    same subject at n >= 48 has drawn already (paired seeds): none are drawn twice."""
+def _counterfactual_prompts(ctx: CheckContext[Any], axis: AxisSpec) -> dict[str, str]:
+    """Value -> the subject's counterfactual prompt of it (only the axis' values)."""
     from ..methods.biasconnect import counterfactual_prompts
 
     suite = ctx.counterfactual_suite() if axis.counterfactuals_from_llm else ctx.suite
     prompts = counterfactual_prompts(suite, ctx.subject, [axis.name]).get(axis.name, {})
-    prompts = {value: prompt for value, prompt in prompts.items() if value in axis.choices}
+    return {value: prompt for value, prompt in prompts.items() if value in axis.choices}
+
+
+def folder_holds(ctx: CheckContext[Any], axis: AxisSpec) -> dict[str, int]:
+    """In a folder audit: each counterfactual prompt of ``axis`` -> the images of it the
+    folder holds (capped at ``CALIBRATION_IMAGES``)."""
+    generator = ctx.instrument.generator("candidate")
+    holds = getattr(generator, "holds", None)
+    return {prompt: min(holds(prompt), CALIBRATION_IMAGES) if holds else 0
+            for prompt in _counterfactual_prompts(ctx, axis).values()}
+
+
+def folder_uncorrected(ctx: CheckContext[Any], axis: AxisSpec) -> str:
+    """Why a folder audit leaves ``axis`` uncorrected (empty: the folder calibrates it)."""
+    if not ctx.plan.audits_folder or axis.calibration_source != COUNTERFACTUAL_CALIBRATION:
+        return ""
+    held = folder_holds(ctx, axis)
+    lacking = [prompt for prompt, n in held.items() if n == 0]
+    if len(held) < len(axis.choices):
+        return (f"folder audit: {axis.name!r} has no counterfactual prompt for every value, so "
+                f"the folder cannot calibrate its judge: uncorrected")
+    if lacking:
+        return (f"folder audit: the folder holds no image of {', '.join(map(repr, lacking))}, "
+                f"so nothing calibrates the judge on {axis.name!r}: uncorrected (add the "
+                f"axis' counterfactual images to the folder to correct it)")
+    return ""
+
+
+def counterfactual_calibration(ctx: CheckContext[Any], axis: AxisSpec,
+                               from_folder: bool = False) -> JudgeCalibration | None:
+    """The judge on the subject's counterfactual images of ``axis``, each labelled with the
+    value its prompt asked for; ``CALIBRATION_IMAGES`` a prompt, which an IS check on the
+    same subject at n >= 48 has drawn already (paired seeds): none are drawn twice.
+    ``from_folder`` (a folder audit): the folder's images of those prompts, as many as it
+    holds up to ``CALIBRATION_IMAGES``; none when it lacks a value's."""
+    prompts = _counterfactual_prompts(ctx, axis)
     if len(prompts) < len(axis.choices):
         return None  # a value without its prompt: no row of the confusion can be measured
+    held = folder_holds(ctx, axis) if from_folder else {}
+    if from_folder and not all(held.values()):
+        return None  # said in every row (``folder_uncorrected``)
     truth, judged = [], []
     for value, prompt in prompts.items():
-        images = ctx.instrument.images([prompt], per_prompt=CALIBRATION_IMAGES)
+        images = ctx.instrument.images([prompt], per_prompt=held.get(prompt, CALIBRATION_IMAGES))
         answers = ctx.instrument.attributes(images, axis, ctx.suite.filter)
         truth.append(np.full(len(answers.labels), axis.choices.index(value)))
         judged.append(answers.labels)
     return calibration_from_labels(
         ctx.instrument.judge_name(axis), axis.name, axis.choices, np.concatenate(truth),
         np.concatenate(judged), source=COUNTERFACTUAL,
-        where=f"{CALIBRATION_IMAGES} counterfactual images a value of {ctx.subject!r}",
+        where=(f"the folder's {'/'.join(map(str, held.values()))} counterfactual images a value "
+               f"of {ctx.subject!r}" if from_folder else
+               f"{CALIBRATION_IMAGES} counterfactual images a value of {ctx.subject!r}"),
         confidence=ctx.interval_confidence)
 
 
 def folder_calibration(instrument: Instrument, axis: AxisSpec, folder: Path,
-                       confidence: float) -> JudgeCalibration:
-    """The judge on a labelled folder's images that carry a value of ``axis``."""
+                       confidence: float, across: Sequence[AxisSpec] = ()) -> JudgeCalibration:
+    """The judge on a labelled folder's images that carry a value of ``axis``; per group too
+    where every such image also carries a value of some of ``across`` (the suite's other
+    axes: the labels say each image's group)."""
     from .._types import ImageSet
     from ..methods.socialcf import labelled_folder
 
@@ -119,18 +173,56 @@ def folder_calibration(instrument: Instrument, axis: AxisSpec, folder: Path,
                          f"value of {axis.name!r} ({', '.join(axis.choices)})")
     answers = instrument.attributes(ImageSet(tuple(images[i] for i in keep)), axis)
     truth = np.array([axis.choices.index(rows[i][axis.name]) for i in keep])
+    grouping = [a for a in across if all(rows[i].get(a.name) in a.choices for i in keep)]
+    groups = [", ".join(str(rows[i][a.name]) for a in grouping) for i in keep] if grouping else None
     return calibration_from_labels(instrument.judge_name(axis), axis.name, axis.choices, truth,
                                    answers.labels, source=LABELLED, where=f"{LABELLED} {folder}",
-                                   confidence=confidence)
+                                   confidence=confidence, groups=groups)
 
 
 @dataclass(frozen=True)
 class JudgeReading:
     """What the correction makes of one item's figures (module doc)."""
 
-    calibration: JudgeCalibration | None
+    measured: JudgeCalibration | None
     asked: str = "on"
     """The plan's ``judge_correction``: on, full or off."""
+    group: str | None = None
+    """The group every image of the item is of (``JudgeCalibration.groups``' key), if any."""
+    uncorrected: str = ""
+    """Why no calibration was measured, when the run should say (a folder audit's)."""
+
+    @cached_property
+    def _by_group(self) -> tuple[JudgeCalibration | None, str, str]:
+        """(the calibration applied, why none can be, what the groups showed)."""
+        from ..metrics.judge_groups import depends_on_group
+        from ..verdict import FAIL
+
+        measured = self.measured
+        if measured is None or not measured.groups or self.asked == OFF:
+            return measured, "", ""
+        dependence = depends_on_group(measured.groups, measured.choices, GROUP_TOLERANCE,
+                                      measured.confidence)
+        shown = {"pass": "the same within", "fail": "differently beyond"}.get(
+            dependence.outcome, "not shown the same within")
+        told = (f"\n  judge by group: errs {shown} {GROUP_TOLERANCE:g} across "
+                f"{len(measured.groups)} groups; {dependence.describe()}")
+        if dependence.outcome != FAIL:
+            return measured, "", told
+        if self.group in measured.groups:
+            own = replace(measured, counts=measured.groups[self.group], groups=None,
+                          where=f"{measured.where or measured.source}, group {self.group!r} "
+                                f"only", _readability=None)
+            return own, "", told + f"; corrected with group {self.group!r}'s own confusion"
+        return measured, (f"the judge's confusion on {measured.axis!r} differs by group "
+                          f"({dependence.describe()}) and this item's images are of no one "
+                          f"group: a pooled correction would be wrong for both, so it "
+                          f"cannot correct"), told
+
+    @property
+    def calibration(self) -> JudgeCalibration | None:
+        """The calibration applied: the group's own where the groups differ (module doc)."""
+        return self._by_group[0]
 
     @property
     def mode(self) -> str:
@@ -139,27 +231,34 @@ class JudgeReading:
 
     @property
     def unreadable(self) -> str:
-        """Why the judge decides nothing on this axis (empty: it can read it)."""
+        """Why the judge decides nothing on this axis (empty: it can read it), or why its
+        confusion cannot be applied (it differs by group)."""
         if self.mode == OFF or self.calibration is None:
             return ""
-        return self.calibration.why_unreadable()
+        return self._by_group[1] or self.calibration.why_unreadable()
 
     def estimate(self, estimator: Callable[[np.ndarray | None], Estimate]) -> Estimate:
         """``estimator(calibration counts or None)`` under this reading."""
+        if self._by_group[1]:
+            return estimator(None)
         return judged_estimate(estimator, self.calibration, self.mode)
 
     def outcome(self, outcome: str) -> str:
         """An unreadable axis decides nothing."""
         return INCONCLUSIVE if self.unreadable else outcome
 
-    def passes(self, outcome: str, burden: str) -> bool:
-        """Under every burden an unreadable axis fails the gate: it measured nothing."""
-        return False if self.unreadable else passes(outcome, burden)
+    @property
+    def readable(self) -> bool:
+        """The verdict's ``readable``: under every burden an unreadable axis fails the gate
+        (``verdict.passes``), since it measured nothing."""
+        return not self.unreadable
 
     def gate_note(self, confidence: float | None, outcome: str, burden: str) -> str:
         """``_verdicts.gate_note``, unless the judge cannot read the axis (then that decides)."""
         from ._verdicts import gate_note
 
+        if self._by_group[1]:
+            return " (INCONCLUSIVE: the judge correction cannot apply, below; not a pass under any burden)"
         if self.unreadable:
             return " (INCONCLUSIVE: the judge cannot read this axis, below; not a pass under any burden)"
         return gate_note(confidence, outcome, burden)
@@ -167,7 +266,9 @@ class JudgeReading:
     def note(self) -> str:
         """Lines for the verdict's message."""
         if self.calibration is None:
-            return "" if self.asked == OFF else "\n  judge: uncorrected (no calibration for this axis)"
+            if self.asked == OFF:
+                return ""
+            return f"\n  judge: {self.uncorrected or 'uncorrected (no calibration for this axis)'}"
         if self.unreadable:
             return f"\n  INCONCLUSIVE: {self.unreadable}"
         if self.mode == OFF:
@@ -176,12 +277,17 @@ class JudgeReading:
                BOUNDS: "bounds between the judge's labels and its corrected confusion (the "
                        "counterfactual calibration cannot tell judge error from the generator's "
                        "non-adherence; judge_correction: full corrects fully)"}[self.mode]
-        return f"\n  judge: {how}; {self.calibration.describe()}"
+        groups = self._by_group[2] or (
+            "\n  judge by group: one confusion assumed for every group (the calibration's "
+            "images carry no group; the judge audit by group measures it)")
+        return f"\n  judge: {how}; {self.calibration.describe()}{groups}"
 
     def figures(self) -> dict[str, Any]:
         """The row's ``judge_correction`` and ``judge_calibration`` (plain builtins)."""
         return {"judge_correction": self.mode,
                 "judge_calibration": None if self.calibration is None else self.calibration.to_dict(),
+                **({"judge_uncorrected": self.uncorrected}
+                   if self.uncorrected and self.calibration is None else {}),
                 **({"judge_unreadable": self.unreadable} if self.unreadable else {})}
 
 
@@ -255,13 +361,13 @@ class AxisReadings:
         return replace(corrected, value=value, low=low, high=high,
                        method=corrected.method + ", judge-corrected")
 
-    def decided(self, outcome: str, burden: str, axes: list[str]) -> tuple[str, bool, str]:
-        """(outcome, passed, note) once the judges of ``axes`` are accounted for: an axis
-        its judge cannot read leaves the verdict inconclusive under every burden."""
+    def decided(self, outcome: str, axes: list[str]) -> tuple[str, bool, str]:
+        """(outcome, readable, note) once the judges of ``axes`` are accounted for: an axis
+        its judge cannot read leaves the verdict inconclusive, failing under every burden."""
         unreadable = self.unreadable(axes)
         if unreadable:
             return INCONCLUSIVE, False, "".join(f"\n  INCONCLUSIVE: {why}" for why in unreadable.values())
-        return outcome, passes(outcome, burden), self.note()
+        return outcome, True, self.note()
 
     def note(self) -> str:
         return "".join(r.note() for r in self.readings.values() if not r.unreadable)
@@ -277,13 +383,46 @@ class AxisReadings:
                 **({"judge_unreadable": unreadable} if unreadable else {})}
 
 
-def readings_for(ctx: CheckContext, axes: list[str], suite: Any = None) -> AxisReadings:
+def readings_for(ctx: CheckContext[Any], axes: list[str], suite: Any = None) -> AxisReadings:
     """One reading per axis of ``axes`` (``suite``: the phrased suite, default ctx's)."""
     suite = suite or ctx.suite
     return AxisReadings({y: reading_for(ctx, suite.axes[y]) for y in axes})
 
 
-def reading_for(ctx: CheckContext, axis: AxisSpec | None) -> JudgeReading:
+def reading_for(ctx: CheckContext[Any], axis: AxisSpec | None) -> JudgeReading:
     """The reading of ``ctx``'s item on ``axis`` (no axis: nothing to calibrate)."""
     calibration = None if axis is None else judge_calibration(ctx, axis)
-    return JudgeReading(calibration, ctx.plan.judge_correction)
+    why = folder_uncorrected(ctx, axis) if axis is not None and calibration is None \
+        and ctx.plan.judge_correction != OFF else ""
+    return JudgeReading(calibration, ctx.plan.judge_correction, uncorrected=why)
+
+
+def folder_audit_lines(folder: str | None, suites: list[Any]) -> list[str]:
+    """The run header's word on a folder audit's judge: each (suite, subject, axis) whose
+    counterfactual images the folder lacks, so its rows are uncorrected (none: no folder)."""
+    if not folder:
+        return []
+    from ..backends.folder import FolderImages
+    from ..errors import BackendError
+    from ..methods.biasconnect import counterfactual_prompts
+
+    try:
+        images = FolderImages(folder)
+    except BackendError:  # the run reports the folder itself
+        return []
+    lacking = []
+    for suite in suites:
+        for axis in suite.axes.values():
+            if axis.calibration_source != COUNTERFACTUAL_CALIBRATION or axis.counterfactuals_from_llm \
+                    or suite.judge_correction == OFF:
+                continue
+            for subject in suite.subjects:
+                prompts = counterfactual_prompts(suite, subject, [axis.name]).get(axis.name, {})
+                missing = [p for v, p in prompts.items() if v in axis.choices and not images.holds(p)]
+                if missing or len(prompts) < len(axis.choices):
+                    lacking.append(f"{suite.name}: {subject} / {axis.name}")
+    if not lacking:
+        return []
+    return [f"t2ibias: folder audit: the folder holds no counterfactual images of "
+            f"{', '.join(lacking[:8])}{' ...' if len(lacking) > 8 else ''}: the judge is "
+            f"uncorrected there (each row says so)"]

@@ -66,7 +66,6 @@ def evaluate_entropy_below(
         groups, n_choices, confidence=interval_level(confidence, interval_confidence),
         n_draws=n_resamples, seed=seed, calibration=calibration))
     outcome = judge.outcome(decide(estimate, threshold, confidence=confidence))
-    passed = judge.passes(outcome, burden)
     per_prompt = {p: float(severity(pooled_shares([g], n_choices))) for p, g in zip(prompts, groups)}
     most_severe = sorted(per_prompt.items(), key=lambda kv: -np.nan_to_num(kv[1], nan=-1))[:5]
     subject = f" of {label}" if label else ""
@@ -80,7 +79,7 @@ def evaluate_entropy_below(
     if len(prompts) > 1:
         message += "\n  most severe prompts: " + "; ".join(f"{p!r} {v:.3f}" for p, v in most_severe)
     return Verdict(
-        passed=passed,
+        readable=judge.readable,
         outcome=outcome,
         burden=burden,
         confidence=confidence,

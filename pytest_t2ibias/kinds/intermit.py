@@ -71,9 +71,8 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
     unproven = early and outcome == PASS and not result.harm_ruled_out
     if unproven:
         outcome = INCONCLUSIVE
-    passed = passes(outcome, burden)
     message = result.summary()
-    if not passed:
+    if not passes(outcome, burden):
         watched = "an" if result.alert_on == "any" else "a prioritised"
         reason = (f"a step made {watched} axis worse" if step_alerts else
                   "tau did not reach epsilon" if outcome == FAIL else
@@ -81,7 +80,7 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
                   "(inconclusive before the last look)" if unproven else
                   "tau's interval straddles epsilon (inconclusive)")
         message = f"InterMit{' for ' + label if label else ''} failed: {reason}\n{message}"
-    return Verdict(passed=passed, outcome=outcome, burden=burden, confidence=confidence,
+    return Verdict(outcome=outcome, burden=burden, confidence=confidence,
                    check="intermit", value=tau, threshold=result.epsilon, message=message,
                    figures={"intermit": result.to_dict(), "order": " -> ".join(result.order),
                             "mit_amount": result.mit_amount, "mit_steps": result.mit_steps,
@@ -104,9 +103,9 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
                       calibration=judges.calibration(), alert_on=params.alert_on)
     verdict = evaluate_intermit(result, confidence=ctx.confidence, burden=ctx.plan.burden,
                                 label=ctx.subject, early=ctx.plan.before_cap)
-    outcome, passed, note = judges.decided(verdict.outcome, ctx.plan.burden, list(judges.readings))
-    if outcome != verdict.outcome or passed != verdict.passed:  # a judge cannot read an axis
-        verdict = replace(verdict, outcome=outcome, passed=passed)
+    outcome, readable, note = judges.decided(verdict.outcome, list(judges.readings))
+    if not readable:  # a judge cannot read an axis
+        verdict = replace(verdict, outcome=outcome, readable=readable)
     if any(r.mode == BOUNDS for r in readings.readings.values()):
         note += ("\n  judge: uncorrected (InterMit's path follows its point estimates, so a "
                  "counterfactual calibration cannot be read as bounds; judge_correction: full "

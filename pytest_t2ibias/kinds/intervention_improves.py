@@ -85,7 +85,7 @@ def evaluate_intervention_improves(result: Any, min_improvement: float = Interve
     for e in controls:
         lines.append(f"  control {e.phrase!r}: diversity {e.diversity:.3f}, change {e.improvement}"
                      f", bias {e.bias:+.3f}" + ("  WARNING: the control moved diversity" if e in moved else ""))
-    return Verdict(passed=judge.passes(outcome, burden), outcome=outcome, burden=burden,
+    return Verdict(readable=judge.readable, outcome=outcome, burden=burden,
                    confidence=confidence, at_most=False, check="intervention_improves", value=smallest, threshold=min_improvement,
                    message="\n".join(lines) + judge.note(),
                    figures={"effects": [e.to_dict() for e in result.effects],

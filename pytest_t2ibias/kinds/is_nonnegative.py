@@ -80,7 +80,7 @@ def evaluate_is_nonnegative(
                 for pair, e in entries.items()}
     outcome = worst(list(outcomes.values()))
     judges = judges or AxisReadings({})
-    outcome, passed, judge_note = judges.decided(outcome, burden, sorted({y for _, y in entries}))
+    outcome, readable, judge_note = judges.decided(outcome, sorted({y for _, y in entries}))
     offending = sorted((pair for pair, o in outcomes.items() if o == FAIL),
                        key=lambda pair: entries[pair].value)
     undecided = sorted(pair for pair, o in outcomes.items() if o == INCONCLUSIVE)
@@ -105,7 +105,7 @@ def evaluate_is_nonnegative(
                    "negative: mitigating x skews y")
     message += judge_note
     return Verdict(
-        passed=passed,
+        readable=readable,
         outcome=outcome,
         burden=burden,
         confidence=confidence,

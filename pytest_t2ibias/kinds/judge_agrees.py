@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..figures import Interval, interval_of
-from ..verdict import DEFAULT_BURDEN, Verdict, decide, passes, worst
+from ..verdict import DEFAULT_BURDEN, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
 from ._papers import SOCIALCF
 from ._params import Params, check_at_least_one, check_unit_interval, param
@@ -53,7 +53,7 @@ def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
                                                    for v, e in audit.per_value.items()))
         lines.append("    confusion (true -> judged): " + "; ".join(
             f"{v}: " + ", ".join(f"{w}={n}" for w, n in row.items() if n) for v, row in audit.confusion.items()))
-    return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
+    return Verdict(outcome=outcome, burden=burden,
                    confidence=confidence, at_most=False, check="judge_agrees", value=lowest, threshold=threshold,
                    message="\n".join(lines),
                    figures={"audits": {a: audit.to_dict() for a, audit in audits.items()},

@@ -79,7 +79,7 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
         message += (f"\n  UNBOUNDED: never drawn: {', '.join(skew.unbounded)} (their skew is -inf; "
                     "shown smoothed)")
     message += judge.note()
-    return Verdict(passed=judge.passes(outcome, burden), outcome=outcome, burden=burden,
+    return Verdict(readable=judge.readable, outcome=outcome, burden=burden,
                    confidence=confidence, check="max_skew_below", value=estimate,
                    threshold=threshold, message=message,
                    figures={"skews": skew.skews, "counts": skew.counts, "target": skew.target,

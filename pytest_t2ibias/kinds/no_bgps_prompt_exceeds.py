@@ -148,7 +148,6 @@ def evaluate_no_bgps_prompt_exceeds(
     outcome = judge.outcome(
         worst([outcomes[p.prompt] for p in added]) if statistic == "worst"
         else decide(mean, threshold, confidence=confidence))
-    passed = judge.passes(outcome, burden)
     subject = f" for {label}" if label else ""
     judged = "its interval" if confidence is not None else "share"
 
@@ -244,7 +243,7 @@ def evaluate_no_bgps_prompt_exceeds(
                 "names_attribute": bool(p.names_attribute)}
 
     return Verdict(
-        passed=passed,
+        readable=judge.readable,
         outcome=outcome,
         burden=burden,
         confidence=confidence,

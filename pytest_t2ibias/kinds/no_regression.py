@@ -73,7 +73,7 @@ def evaluate_no_regression(
                 for y, e in entries.items()}
     outcome = worst(list(outcomes.values()))
     judges = judges or AxisReadings({})
-    outcome, passed, judge_note = judges.decided(outcome, burden, list(entries))
+    outcome, readable, judge_note = judges.decided(outcome, list(entries))
     offending = sorted((y for y, o in outcomes.items() if o == FAIL), key=lambda y: entries[y].value)
     undecided = sorted(y for y, o in outcomes.items() if o == INCONCLUSIVE)
     worst_axis = min(entries, key=lambda y: entries[y].value)
@@ -103,7 +103,7 @@ def evaluate_no_regression(
                    "(BiasConnect A.5); negative: the fine-tune skewed y")
     message += judge_note
     return Verdict(
-        passed=passed,
+        readable=readable,
         outcome=outcome,
         burden=burden,
         confidence=confidence,

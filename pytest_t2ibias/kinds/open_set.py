@@ -25,7 +25,6 @@ from ..verdict import (
     PASS,
     Verdict,
     decide,
-    passes,
     worst,
 )
 from ._base import CheckContext, CheckKind, PlannedItem
@@ -127,7 +126,7 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
                "caption names a class": p.named_in_caption}
     if any(dropped.values()):
         lines.append("  proposals dropped: " + ", ".join(f"{k} {v}" for k, v in dropped.items() if v))
-    return Verdict(passed=passes(outcome, burden), outcome=outcome, burden=burden,
+    return Verdict(outcome=outcome, burden=burden,
                    confidence=confidence, check="open_set", value=top, threshold=threshold, message="\n".join(lines),
                    figures={**result.to_dict(), "label": label,
                             "judge_correction": _correction_of(result.biases)})

@@ -68,7 +68,6 @@ def evaluate_w1_below(
         groups, target, ordered=ordered, confidence=interval_level(confidence, interval_confidence),
         n_draws=n_resamples, seed=seed, calibration=calibration))
     outcome = judge.outcome(decide(estimate, threshold, confidence=confidence))
-    passed = judge.passes(outcome, burden)
     subject = f" of {label}" if label else ""
     verb = verb_for(outcome, "is within", "exceeds")
     ideal_text = ", ".join(f"{c}={s:.2f}" for c, s in zip(choices, target))
@@ -80,7 +79,7 @@ def evaluate_w1_below(
         f"{judge.note()}"
     )
     return Verdict(
-        passed=passed,
+        readable=judge.readable,
         outcome=outcome,
         burden=burden,
         confidence=confidence,

@@ -153,3 +153,154 @@ def audit_judge(instrument: Instrument, folder: Path | str, axes: Sequence[AxisS
         audits[axis.name] = AxisAudit(axis.name, judge, accuracy, per_value, confusion,
                                       skew.value, skew.attribute, depth)
     return audits
+
+
+@dataclass(frozen=True)
+class GroupAudit:
+    """The judge on one axis per intersectional group of counterfactual sets
+    (``judge_across_groups``)."""
+
+    axis: str
+    choices: tuple[str, ...]
+    calibration: Any
+    """``metrics.judge.JudgeCalibration`` of the kept sets, with ``groups``."""
+    accuracy: dict[str, Estimate]
+    overall: Estimate
+    dependence: Any
+    """``metrics.judge_groups.GroupDependence``."""
+    retrieval_k: int
+    retrieval_max_skew: float
+    retrieval_value: str
+    method: str
+    sets: int
+    kept: int
+    filter_note: str
+    directional: float
+    answers: Any
+    """The judge's answers on every set's images (the report's grid: a row a group)."""
+
+
+def _set_generator(instrument: Instrument, prompts: list[str],
+                   fraction: float) -> tuple[Any, str]:
+    """Prompt-to-Prompt's set generator around the candidate's diffusers UNet pipeline, or
+    None and why the sets share their initial noise only."""
+    generator: Any = instrument.generator("candidate")  # its class decides, read by name
+    name = type(generator).__name__
+    if name == "LazyDiffusersGenerator":
+        index = generator.source.config("model_index.json") or {}
+        has_unet = "unet" in index
+    elif name == "DiffusersGenerator":
+        has_unet = hasattr(generator.pipeline, "unet")
+    else:
+        return None, f"shared initial noise only ({name} is no diffusers pipeline)"
+    if not has_unet:
+        return None, "shared initial noise only (the pipeline has no UNet for attention control)"
+    from ..backends.prompt2prompt import CounterfactualSetGenerator
+
+    return CounterfactualSetGenerator(generator, prompts, cross_replace=fraction,
+                                      self_replace=fraction / 2), "Prompt-to-Prompt"
+
+
+def _candidate_sets(instrument: Instrument, prompts: list[str], sets: int,
+                    fractions: Sequence[float]) -> tuple[list[tuple[str, ImageSet]], str]:
+    """Each candidate's ``sets`` images of every prompt, image i of each from set i (cached
+    like any image): one candidate a replace fraction under attention control, else one."""
+    from .._types import ImageRequest
+
+    candidates = []
+    for fraction in dict.fromkeys(fractions):
+        generator, method = _set_generator(instrument, prompts, fraction)
+        if generator is None:
+            return [("shared noise", instrument.images(prompts, per_prompt=sets))], method
+        plan = instrument.plan
+        requests = [ImageRequest(p, plan.seed, i, **plan.sampling) for p in prompts for i in range(sets)]
+        images = instrument.requests.images(generator, requests)
+        if instrument.sightings is not None:
+            instrument.sightings.roles.update((item.key, "candidate") for item in images)
+            instrument.sightings.unread.update(generator.prompt_problems(prompts))
+        candidates.append((f"p={fraction:g}", images))
+    return candidates, (f"Prompt-to-Prompt (cross-attention replaced for a fraction p of the "
+                        f"steps, self-attention p/2; candidates p = "
+                        f"{', '.join(f'{f:g}' for f in dict.fromkeys(fractions))})")
+
+
+def judge_across_groups(instrument: Instrument, axis: AxisSpec,
+                        groups: Sequence[tuple[tuple[str, ...], str, str]], sets: int, *,
+                        neutral: Sequence[str], k: int | None, tolerance: float,
+                        clip_filter: float = 0.2, fractions: Sequence[float] = (0.8,),
+                        confidence: float = 0.95) -> GroupAudit:
+    """The judge on ``axis`` per group: ``groups`` are (values of the other axes, the audited
+    value, prompt) (``kinds.judge_across_groups.group_prompts``)."""
+    from ..errors import BackendError, ContractError
+    from ..metrics import wilson_interval
+    from ..metrics.counterfactual_sets import caption_similarities, directional_similarity
+    from ..metrics.judge import COUNTERFACTUAL, calibration_from_labels
+    from ..metrics.judge_groups import depends_on_group
+    from ..metrics.skew import max_skew_at_k
+
+    prompts = [prompt for *_, prompt in groups]
+    candidates, method = _candidate_sets(instrument, prompts, sets, fractions)
+    set_of = np.tile(np.arange(sets), len(groups))
+    try:
+        captions = instrument.text_embeddings(prompts)
+        neutrals = instrument.text_embeddings(list(neutral))
+        embedded = [np.asarray(instrument.image_embeddings(images)) for _, images in candidates]
+    except (ContractError, BackendError) as exc:  # a generative judge: said in the row
+        embedded, why = None, str(exc).split(":")[0]
+    if embedded is not None:
+        # the paper's filter and selection: per seed, the candidates whose every image reaches
+        # the filter, the best directional similarity chosen; a seed with none is dropped
+        chosen = np.full(sets, -1)
+        directional = np.full(sets, np.nan)
+        for i in range(sets):
+            for c, vectors in enumerate(embedded):
+                members = vectors[set_of == i]
+                if not np.all(caption_similarities(members, captions) >= clip_filter):
+                    continue
+                score = directional_similarity(members, captions)
+                if chosen[i] < 0 or score > directional[i]:
+                    chosen[i], directional[i] = c, score
+        kept_sets = chosen >= 0
+        pick = np.where(kept_sets, chosen, 0)[set_of]
+        images = ImageSet(tuple(candidates[pick[j]][1][j] for j in range(len(set_of))))
+        pictures = np.stack([embedded[pick[j]][j] for j in range(len(set_of))])
+        picked = ", ".join(f"{label} {int(np.sum(chosen == c))}" for c, (label, _) in enumerate(candidates))
+        note = (f"every image at CLIP similarity >= {clip_filter:g} to its prompt; chosen by "
+                f"directional similarity ({picked}), mean "
+                f"{float(np.nanmean(directional)) if kept_sets.any() else float('nan'):.3f}")
+        similarity = (pictures @ np.asarray(neutrals).T).mean(axis=1)
+    else:
+        images = candidates[0][1]
+        kept_sets = np.ones(sets, dtype=bool)
+        directional = np.full(sets, np.nan)
+        note = f"not applied: the judge offers no image and text embeddings ({why})"
+        similarity = None  # the paper's retrieval ranks by embedding similarity: not measured
+    answers = instrument.attributes(images, axis)
+    judged = np.asarray(answers.labels)
+    truth = np.repeat([axis.choices.index(value) for _, value, _ in groups], sets)
+    group_of = np.repeat([", ".join(values) for values, _, _ in groups], sets)
+    whole = np.repeat([" ".join((*values, value)) for values, value, _ in groups], sets)
+    keep = kept_sets[set_of]
+    calibration = calibration_from_labels(
+        instrument.judge_name(axis), axis.name, axis.choices, truth[keep], judged[keep],
+        source=COUNTERFACTUAL, where=f"{int(kept_sets.sum())} counterfactual sets ({method})",
+        confidence=confidence, groups=[str(g) for g in group_of[keep]])
+    accuracy = {}
+    for group in map(str, dict.fromkeys(group_of)):
+        mine = keep & (group_of == group) & (judged >= 0)
+        accuracy[group] = wilson_interval(int(np.sum(judged[mine] == truth[mine])), int(mine.sum()), confidence)
+    answered = keep & (judged >= 0)
+    overall = wilson_interval(int(np.sum(judged[answered] == truth[answered])), int(answered.sum()), confidence)
+    order = np.flatnonzero(keep)
+    depth = k or max(1, len(order) // 2)
+    top = order if similarity is None else order[np.argsort(-similarity[order], kind="stable")[:depth]]
+    pool = {g: 1 / len(set(whole[keep])) for g in dict.fromkeys(whole[keep])}
+    skew = max_skew_at_k({g: int(np.sum(whole[top] == g)) for g in pool}, pool) \
+        if pool and similarity is not None else None
+    return GroupAudit(
+        axis.name, tuple(axis.choices), calibration, accuracy, overall,
+        depends_on_group(calibration.groups or {}, axis.choices, tolerance, confidence),
+        depth, float("nan") if skew is None else float(skew.value),
+        "" if skew is None else str(skew.attribute), method, sets, int(kept_sets.sum()), note,
+        float(np.nanmean(directional)) if not np.all(np.isnan(directional)) else float("nan"),
+        answers)

@@ -77,6 +77,9 @@ class JudgeCalibration:
     where: str = ""
     abstained: tuple[int, ...] = ()
     confidence: float = 0.95
+    groups: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    """Group (the values of the suite's other axes an image carries) -> its own counts, when
+    the images' groups are known (``metrics.judge_groups``); ``counts`` pools them."""
     _readability: tuple[float, float, float] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -158,6 +161,9 @@ class JudgeCalibration:
             "readability": {"value": value, "low": low, "high": high,
                             "confidence": self.confidence},
             "readable": self.readable,
+            **({"groups": {g: {t: {j: int(c[i, k]) for k, j in enumerate(self.choices)}
+                               for i, t in enumerate(self.choices)}
+                           for g, c in self.groups.items()}} if self.groups else {}),
         }
 
     def describe(self) -> str:
@@ -169,17 +175,24 @@ class JudgeCalibration:
 
 def calibration_from_labels(judge: str, axis: str, choices: Sequence[str], truth: np.ndarray,
                             judged: np.ndarray, *, source: str, where: str = "",
-                            confidence: float = 0.95) -> JudgeCalibration:
+                            confidence: float = 0.95,
+                            groups: Sequence[str] | None = None) -> JudgeCalibration:
     """Counts of (true, judged) over images whose class is known; judged < 0 (abstained or
-    filtered) is left out of the table and counted per true class."""
+    filtered) is left out of the table and counted per true class. ``groups``: each image's
+    group (its values of other axes), for the counts per group too."""
     truth, judged = np.asarray(truth, dtype=int), np.asarray(judged, dtype=int)
     c = len(choices)
     answered = judged >= 0
     counts = np.zeros((c, c), dtype=int)
     np.add.at(counts, (truth[answered], judged[answered]), 1)
     abstained = tuple(int(np.sum((truth == i) & (judged < 0))) for i in range(c))
+    by_group = None
+    if groups is not None:
+        from pytest_t2ibias.metrics.judge_groups import group_counts
+
+        by_group = group_counts(truth, judged, groups, c)
     return JudgeCalibration(judge, axis, tuple(choices), counts, source, where, abstained,
-                            confidence)
+                            confidence, by_group)
 
 
 # -- the math ------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..verdict import ERROR, STRICT_XFAIL, XFAIL
 from .rows import ReportRow
 
 if TYPE_CHECKING:
@@ -24,11 +25,14 @@ WORKER_COUNTERS = "t2ibias_counters"
 WORKER_BACKENDS = "t2ibias_backends"
 
 
-def status_of(report: Any) -> str:
-    """pytest's word for a test's call report: passed, failed, xfailed or xpassed."""
+def xfail_of(report: Any) -> str:
+    """The xfail mark a test's call report ran under, as pytest left it on the report:
+    ``wasxfail`` (xfailed, or a non-strict xpass), or a strict XPASS's ``[XPASS(strict)]``."""
     if hasattr(report, "wasxfail"):
-        return "xfailed" if report.skipped else "xpassed"
-    return report.outcome
+        return XFAIL
+    if report.failed and str(report.longrepr).startswith("[XPASS(strict)]"):
+        return STRICT_XFAIL
+    return ""
 
 
 def failure_reason(verdict: Verdict) -> str:
@@ -53,24 +57,24 @@ def check_id_of(item: Any) -> str:
 
 
 def verdict_row(nodeid: str, verdict: Verdict, *, subject: str = "", axis: str = "",
-                status: str = "", check_id: str = "") -> ReportRow:
-    """One verdict as a row of plain builtins; ``status`` is pytest's word for the test
-    (default: passed or failed, as the verdict says)."""
+                xfail: str = "", check_id: str = "") -> ReportRow:
+    """One verdict as a row of plain builtins; its status follows from the verdict's outcome,
+    burden and readability (``verdict.status``), turned round by an xfail mark (``xfail``)."""
     figures = {k: v for k, v in verdict.to_dict().items()
-               if k not in ("check", "passed", "value", "threshold", "message")}
+               if k not in ("check", "passed", "readable", "value", "threshold", "message")}
     estimate = verdict.value
     return ReportRow(nodeid=nodeid, check=verdict.check, subject=subject, axis=axis,
                      value=estimate.value, low=estimate.low, high=estimate.high, n=estimate.n,
                      confidence=estimate.confidence, threshold=verdict.threshold,
-                     passed=verdict.passed, figures=figures, check_id=check_id,
-                     status=status or ("passed" if verdict.passed else "failed"),
-                     outcome=verdict.outcome, margin=verdict.margin,
+                     figures=figures, check_id=check_id, outcome=verdict.outcome,
+                     burden=verdict.burden, readable=verdict.readable,
+                     xfail=xfail, margin=verdict.margin,
                      gate_confidence=verdict.confidence,
                      about=str(verdict.figures.get("about") or axis),
                      reason=failure_reason(verdict), message=verdict.message)
 
 
-def item_rows(item: Any, verdicts: Sequence[Verdict], status: str,
+def item_rows(item: Any, verdicts: Sequence[Verdict], xfail: str,
               sightings: Sightings | None = None) -> list[tuple[Verdict, ReportRow]]:
     """Each verdict ``item`` reached, with its row. A suite's item knows its subject and
     axis; a Python test gives its name and the helper's label, and its verdicts gain the
@@ -85,8 +89,8 @@ def item_rows(item: Any, verdicts: Sequence[Verdict], status: str,
                 from ..figures import with_gallery
 
                 verdict = with_gallery(verdict, sightings)
-        row = verdict_row(item.nodeid, verdict, subject=subject, axis=axis, status=status,
-                          check_id=check_id_of(item))
+        row = verdict_row(item.nodeid, verdict, subject=subject, axis=axis,
+                          xfail=xfail, check_id=check_id_of(item))
         kind = getattr(getattr(item, "check", None), "kind", None)
         if kind is not None and kind != row.check:  # a suite's row is its kind's (its chart,
             row = replace(row, check=kind)          # its hooks), whoever's evaluate it used
@@ -102,8 +106,8 @@ def error_row(item: Any, message: str) -> ReportRow:
     return ReportRow(nodeid=item.nodeid, check=getattr(check, "kind", ""),
                      subject=getattr(item, "report_subject", item.name), axis=axis,
                      value=nan, low=nan, high=nan, n=0, confidence=nan, threshold=nan,
-                     passed=False, figures={}, check_id=check_id_of(item), status="error",
-                     outcome="error", about=axis, reason=message)
+                     figures={}, check_id=check_id_of(item), outcome=ERROR, about=axis,
+                     reason=message)
 
 
 def unrun_row(nodeid: str, message: str) -> ReportRow:
@@ -114,9 +118,8 @@ def unrun_row(nodeid: str, message: str) -> ReportRow:
     check_id, _, rest = name.partition("[")
     subject = rest.rstrip("]").split("-", 1)[0] if rest else Path(path).name
     return ReportRow(nodeid=nodeid, check="", subject=subject, axis="", value=nan, low=nan,
-                     high=nan, n=0, confidence=nan, threshold=nan, passed=False, figures={},
-                     check_id=check_id or Path(path).name, status="error", outcome="error",
-                     reason=message)
+                     high=nan, n=0, confidence=nan, threshold=nan, figures={},
+                     check_id=check_id or Path(path).name, outcome=ERROR, reason=message)
 
 
 class RunResults:

@@ -11,8 +11,11 @@ from typing import Protocol
 class ReportRow(Protocol):
     """What this module reads of a ``rows.ReportRow`` (``rows`` imports this module)."""
 
-    status: str
-    gate_confidence: float | None
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def gate_confidence(self) -> float | None: ...
 
 
 def ungated_warning(rows: Sequence[ReportRow]) -> str | None:

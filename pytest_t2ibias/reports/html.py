@@ -77,7 +77,7 @@ def render_html(rows: Sequence[ReportRow], *, run: Mapping[str, Any] | None = No
 def _rank(row: ReportRow) -> int:
     """Failures and errors first, then unexpected passes, expected failures, inconclusive
     passes, passes."""
-    status = row.status or ("passed" if row.passed else "failed")
+    status = row.status
     if status in ("failed", "error"):
         return 0
     if status == "xpassed":
@@ -93,7 +93,7 @@ def _inconclusive(row: ReportRow) -> bool:
 
 def verdict_badge(row: ReportRow) -> str:
     """The verdict as a coloured word; expected failures and undecided figures say so."""
-    status = row.status or ("passed" if row.passed else "failed")
+    status = row.status
     undecided = " · inconclusive" if _inconclusive(row) else ""
     word, css = {
         "error": ("ERROR", "error"),

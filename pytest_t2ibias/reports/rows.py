@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._settings import BURDENS
+from ..verdict import DEFAULT_BURDEN, ERROR, STRICT_XFAIL, XFAIL, passes, status
 from .output import write_report_text
 
 STATUSES = ("passed", "failed", "xfailed", "xpassed", "error")
@@ -32,14 +34,18 @@ class ReportRow:
     n: int
     confidence: float
     threshold: float
-    passed: bool
     figures: dict[str, Any]
+    outcome: str
+    """What the interval said: pass, fail, inconclusive (error: no figure)."""
     check_id: str = ""
     """The suite's check id (a Python test: its function name)."""
-    status: str = ""
-    """pytest's word: passed, failed, xfailed, xpassed or error."""
-    outcome: str = ""
-    """What the interval said: pass, fail, inconclusive (error: no figure)."""
+    burden: str = DEFAULT_BURDEN
+    """Who must prove its case when the interval is inconclusive (the verdict's)."""
+    readable: bool = True
+    """False: the judge could not read an axis, so nothing passes (the verdict's)."""
+    xfail: str = ""
+    """The test's xfail mark: ``xfail`` (a pass is ``xpassed``, a failure ``xfailed``),
+    ``strict`` (a pass fails the test: pytest's XPASS(strict)), or none."""
     margin: float | None = None
     """How far inside its limit the figure is: positive within, negative beyond."""
     gate_confidence: float | None = None
@@ -50,6 +56,16 @@ class ReportRow:
     """Why it failed: beyond the limit, inconclusive (burden), an alert, or the error."""
     message: str = ""
     """The verdict's whole message (what a failing test prints); empty for an error."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the gate passed it: ``verdict.passes``, as the verdict's own ``passed``."""
+        return self.outcome != ERROR and passes(self.outcome, self.burden, self.readable)
+
+    @property
+    def status(self) -> str:
+        """pytest's word: passed, failed, xfailed, xpassed or error (``verdict.status``)."""
+        return status(self.outcome, self.burden, self.readable, self.xfail)
 
     @property
     def drawn(self) -> int:
@@ -77,21 +93,34 @@ class ReportRow:
             return None if check.get(key) is None else number(key)
 
         v2 = "interval_confidence" in check
+        # a saved run stores its status as a word; the row keeps what that word follows from
+        said = str(check.get("status", ""))
+        stored = check.get("passed")
+        passed = stored if isinstance(stored, bool) else said in ("passed", "xpassed")
+        outcome = ERROR if said == ERROR else str(check.get("outcome") or ("pass" if passed else "fail"))
+        burden = str(check.get("burden")) if check.get("burden") in BURDENS else DEFAULT_BURDEN
+        xfail = check.get("xfail") if check.get("xfail") in ("", XFAIL, STRICT_XFAIL) else (
+            XFAIL if said in ("xfailed", "xpassed") else
+            STRICT_XFAIL if said == "failed" and passed else "")  # before xfail was saved
+        figures = dict(check["figures"]) if isinstance(check.get("figures"), dict) else {}
+        readable = check["readable"] if isinstance(check.get("readable"), bool) \
+            else not figures.get("judge_unreadable")
         return cls(nodeid=str(check.get("nodeid", "")), check=str(check.get("check") or
                                                                   check.get("kind") or ""),
                    subject=str(check.get("subject", "")), axis=str(check.get("axis", "")),
                    value=number("value"), low=number("low"), high=number("high"),
                    n=check["n"] if isinstance(check.get("n"), int) else 0,
                    confidence=number("interval_confidence" if v2 else "confidence"),
-                   threshold=number("threshold"), passed=bool(check.get("passed")),
-                   figures=dict(check["figures"]) if isinstance(check.get("figures"), dict) else {},
-                   check_id=str(check.get("check_id", "")), status=str(check.get("status", "")),
-                   outcome=str(check.get("outcome", "")), margin=optional("margin"),
+                   threshold=number("threshold"), figures=figures,
+                   check_id=str(check.get("check_id", "")), outcome=outcome, burden=burden,
+                   readable=readable, xfail=str(xfail),
+                   margin=optional("margin"),
                    gate_confidence=optional("confidence") if v2 else None,
                    about=str(check.get("about", "")), reason=str(check.get("reason", "")),
                    message=str(check.get("message", "")))
 
     def to_dict(self) -> dict[str, Any]:
+        """The row's fields (``from_dict``): what its status follows from, not the word."""
         return dict(self.__dict__)
 
     def to_json(self) -> dict[str, Any]:
@@ -103,7 +132,8 @@ class ReportRow:
             "passed": self.passed, "value": self.value, "low": self.low, "high": self.high,
             "n": self.n, "confidence": self.gate_confidence,
             "interval_confidence": self.confidence, "threshold": self.threshold,
-            "margin": self.margin, "burden": self.figures.get("burden"),
+            "margin": self.margin, "burden": None if self.outcome == ERROR else self.burden, "readable": self.readable,
+            "xfail": self.xfail,
             "reason": self.reason, "message": self.message, "figures": self.figures,
         })
 

@@ -142,7 +142,7 @@ def _verdict_cell(row: ReportRow, why: str = "") -> Text:
 def _verdict_word(row: ReportRow) -> Text:
     from rich.text import Text
 
-    status = row.status or ("passed" if row.passed else "failed")
+    status = row.status
     if status == "error":
         return Text("ERROR", style="bold red")
     if status == "xfailed":

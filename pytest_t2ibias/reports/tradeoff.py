@@ -20,7 +20,7 @@ __all__ = ["Tradeoff", "figure_line", "tradeoffs", "verdict_word"]
 def verdict_word(row: ReportRow) -> str:
     """A row's verdict in one word for a trade-off cell: pass, FAIL, xfail, XPASS, ERROR, or
     inconclusive."""
-    status = row.status or ("passed" if row.passed else "failed")
+    status = row.status
     if status in ("error", "xfailed", "xpassed"):
         return {"error": "ERROR", "xfailed": "xfail", "xpassed": "XPASS"}[status]
     if row.outcome == "inconclusive":

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import CriterionError
+from ..reports.rows import ReportRow
 
 HEADLINE = "value"
 """The name of a check's own figure (the one its verdict judged)."""
@@ -189,6 +190,12 @@ class Comparison:
         return ", ".join(parts)
 
 
+def status_of(check: Mapping[str, Any]) -> str:
+    """A saved check's status as its row derives it (``ReportRow.status``), so a run saved by
+    an older version, which stored the word, reads the same as one saved now."""
+    return ReportRow.from_json(dict(check)).status
+
+
 def compare_runs(old: Mapping[str, Any], new: Mapping[str, Any],
                  criteria: Sequence[Criterion] = ()) -> Comparison:
     """Compare the saved report ``old`` with ``new`` (both JSON v2 payloads, as dicts)."""
@@ -204,8 +211,8 @@ def compare_runs(old: Mapping[str, Any], new: Mapping[str, Any],
                 check=_label_of(new_check), nodeid=str(new_check.get("nodeid", "")),
                 subject=str(new_check.get("subject", "")), about=_about(new_check), figure=name,
                 old=old_figures[name], new=new_figures[name],
-                old_status=str(old_check.get("status", "")) if headline else "",
-                new_status=str(new_check.get("status", "")) if headline else "")
+                old_status=status_of(old_check) if headline else "",
+                new_status=status_of(new_check) if headline else "")
             drifted_by = tuple(c.text for c in criteria if c.drifted(change.old, change.new))
             changes.append(replace(change, drifted_by=drifted_by))
     return Comparison(changes=changes, new=[_name(c) for c in only_new],

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError
+from .compare import status_of
 from .saved import load_report, saved_runs
 
 TREND_COLUMNS = ("run", "date", "git_revision", "suite", "check", "subject", "about", "value",
@@ -49,7 +50,7 @@ def _header(report: dict[str, Any]) -> dict[str, Any]:
 def run_summary(name: str, report: dict[str, Any]) -> dict[str, Any]:
     """One line of ``runs list``: when, which revision and model, and the checks' tally."""
     run = _header(report)
-    statuses = [str(check.get("status") or "") for check in report["checks"]]
+    statuses = [status_of(check) for check in report["checks"]]
     settings = run.get("settings") if isinstance(run.get("settings"), dict) else {}
     return {"run": name, "date": run.get("date") or "", "git_revision": run.get("git_revision")
             or "", "model": settings.get("model") or "", "checks": len(statuses),
@@ -91,7 +92,8 @@ def trend_rows(runs: Sequence[tuple[str, dict[str, Any]]], check: str | None = N
                          "subject": str(item.get("subject") or ""),
                          "about": str(item.get("about") or ""),
                          **{key: _blank(item.get(key)) for key in
-                            ("value", "low", "high", "n", "confidence", "status")}})
+                            ("value", "low", "high", "n", "confidence")},
+                         "status": status_of(item)})
     return rows
 
 

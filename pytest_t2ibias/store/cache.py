@@ -35,6 +35,7 @@ import json
 import logging
 import math
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -115,6 +116,13 @@ def answer_key(
 def embedding_key(of: str, what: str, embedder_fingerprint: str) -> str:
     """An image's content hash (``of="image"``) or a text (``of="text"``) + the embedder."""
     return _hash("embedding", CACHE_VERSION, of, what, embedder_fingerprint)
+
+
+def sealed(record: dict[str, Any]) -> bytes:
+    """An answer (or embedding) entry's bytes: ``record`` with its ``hash``."""
+    record = {k: v for k, v in record.items() if k != ANSWER_HASH_FIELD}
+    record[ANSWER_HASH_FIELD] = answer_hash(record)
+    return json.dumps(record).encode()
 
 
 def answer_hash(record: dict[str, Any]) -> str:
@@ -269,10 +277,14 @@ class Cache:
 
     def put_answer(self, key: str, record: dict[str, Any]) -> None:
         """Store ``record`` with its ``hash`` (``answer_hash``)."""
+        self.put_answers([(key, record)])
+
+    def put_answers(self, entries: list[tuple[str, dict[str, Any]]]) -> None:
+        """Store a call's answers (``put_answer`` each) made durable together: one flush of
+        the disk for the batch, not one ``fsync`` an answer (``write_atomically_together``)."""
         if self.enabled:
-            record = {k: v for k, v in record.items() if k != ANSWER_HASH_FIELD}
-            record[ANSWER_HASH_FIELD] = answer_hash(record)
-            self._write(self._path("answers", key, ".json"), json.dumps(record).encode())
+            self._write_together([(self._path("answers", key, ".json"), sealed(record))
+                                  for key, record in entries])
 
     # -- embeddings (kept beside the answers: a judge's reading of an image) --------------
 
@@ -296,10 +308,15 @@ class Cache:
 
     def put_embedding(self, key: str, record: dict[str, Any], vector: np.ndarray) -> None:
         """Store ``record`` + ``embedding`` with its ``hash``."""
+        self.put_embeddings([(key, record, vector)])
+
+    def put_embeddings(self, entries: list[tuple[str, dict[str, Any], np.ndarray]]) -> None:
+        """Store a call's embeddings (``put_embedding`` each), durable together."""
         if self.enabled:
-            record = {**record, "embedding": [float(v) for v in vector]}
-            record[ANSWER_HASH_FIELD] = answer_hash(record)
-            self._write(self._path("answers", key, ".json"), json.dumps(record).encode())
+            self._write_together([
+                (self._path("answers", key, ".json"),
+                 sealed({**record, "embedding": [float(v) for v in vector]}))
+                for key, record, vector in entries])
 
     def _readable(self, path: Path) -> os.stat_result | None:
         """The entry's stat if present and (under ``--t2i-refresh``) written after this cache
@@ -423,6 +440,24 @@ class Cache:
             raise self._unusable(exc) from None
         if push and self.remote is not None:
             self.remote.push(path.relative_to(self.root).as_posix(), payload)
+
+    def _write_together(self, entries: list[tuple[Path, bytes]]) -> None:
+        """``_write`` for several entries, made durable with one flush of the disk."""
+        if not entries:
+            return
+        self.prepare()
+        try:
+            for path, _ in entries:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if path.is_dir() and not path.is_symlink():
+                    self._set_aside(path)
+            write_atomically_together(entries)
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        if self.remote is not None:
+            assert self.root is not None
+            for path, payload in entries:
+                self.remote.push(path.relative_to(self.root).as_posix(), payload)
 
     def _set_aside(self, path: Path) -> None:
         """Move a directory found where an entry belongs into ``corrupt/``, saying so."""
@@ -631,6 +666,53 @@ def write_atomically(path: Path, payload: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomically_together(entries: list[tuple[Path, bytes]]) -> None:
+    """``write_atomically`` for many small files, made durable together before any is
+    renamed: each is still whole or absent after a crash, for one flush of the disk
+    instead of one ``fsync`` a file (1,024 answers: 7.1 to 8.0 s of fsyncs on the
+    development box's ext4, 0.3 to 1.1 s with one ``syncfs``; the figures in CHANGELOG.md)."""
+    opened: list[int] = []  # closed exactly once: another thread may reuse the number
+    written: list[tuple[str, Path]] = []
+    try:
+        for path, payload in entries:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            opened.append(fd)
+            written.append((tmp, path))
+            with memoryview(payload) as view:
+                while view:
+                    view = view[os.write(fd, view):]
+        if not _sync_file_system(opened[0]):
+            for fd in opened:
+                os.fsync(fd)
+        while opened:
+            os.close(opened.pop())
+        for tmp, path in written:
+            os.replace(tmp, path)
+    except BaseException:
+        while opened:
+            os.close(opened.pop())
+        for tmp, _ in written:
+            Path(tmp).unlink(missing_ok=True)  # the renamed ones are gone from here already
+        raise
+
+
+def _sync_file_system(fd: int) -> bool:
+    """Flush the file system holding ``fd`` to the disk (Linux ``syncfs``: one journal
+    commit for every file written to it); False where there is no such call."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        syncfs = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):  # a libc without it
+        return False
+    if syncfs(fd) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
+    return True
 
 
 class locked:  # lower case: used like a function, ``with locked(path):``

@@ -75,12 +75,19 @@ class RequestLayer:
         self._images: dict[str, GeneratedImage] = {}
         self._answers: dict[str, np.ndarray] = {}
         self._writes = WriteBehind()
-        """Cache writes and claim releases, on a thread, while the next batch computes."""
+        """Cache writes and claim releases, on a few threads, while the next batch computes;
+        a call returns without waiting for its last ones (``flush``)."""
+
+    def flush(self) -> None:
+        """Until every cache write queued so far is on disk and its claim released; a write
+        that failed raises here. The session calls it at its end; calls need not."""
+        self._writes.wait()
 
     # -- images ---------------------------------------------------------------------------
 
     def images(self, generator: Generator, requests: Sequence[ImageRequest]) -> ImageSet:
         """The images for ``requests``, in order, generating only what no cache holds."""
+        self._writes.raise_failed()  # an earlier call's write that failed: this call's error
         keys = [image_key(generator.fingerprint, request) for request in requests]
 
         def from_cache(key: str, request: ImageRequest) -> bool:
@@ -106,7 +113,8 @@ class RequestLayer:
             for (key, request), picture in zip(batch, pictures):
                 generated = _generated(request, picture, key)
                 self._images[key] = generated
-                self._behind(self.cache.put_image, key, generated.image, request,
+                # the writer gets its own copy: the caller may change the returned image
+                self._behind(self.cache.put_image, key, generated.image.copy(), request,
                              generated.content_hash)
             self.counters.images_generated += len(batch)
 
@@ -128,6 +136,7 @@ class RequestLayer:
     ) -> Answers:
         """Score ``choices`` for every image; an image whose best choice has probability
         below ``abstain_below`` (or that could not be scored) is an abstention."""
+        self._writes.raise_failed()
         choices = tuple(choices)
         statements = tuple(statements) if statements else None
         keys = [
@@ -166,6 +175,7 @@ class RequestLayer:
                     f"{len(batch)} images x {len(choices)} choices"
                 )
             check_scores(_model_name(answerer), question, [item for _, item in batch], scores)
+            records: list[tuple[str, dict[str, object]]] = []
             for (key, item), row in zip(batch, scores):
                 probabilities = [None if np.isnan(p) else float(p) for p in row]
                 try:
@@ -177,8 +187,8 @@ class RequestLayer:
                         f"rows of probabilities summing to 1, or a row of NaN to abstain"
                     ) from None
                 self._answers[key] = row
-                self._behind(self.cache.put_answer, key,
-                             {**answered(item), "probabilities": probabilities})
+                records.append((key, {**answered(item), "probabilities": probabilities}))
+            self._behind(self.cache.put_answers, records)  # one flush of the disk a batch
             self.counters.answers_scored += len(batch)
 
         self._compute_once(missing, from_cache, score, f"answering {question!r}",
@@ -232,6 +242,7 @@ class RequestLayer:
                     embed: Callable[[list], list[np.ndarray]], what: str, model: str,
                     batch_size: int) -> None:
         """``what``: the progress line's phase (images); empty for texts, computed quietly."""
+        self._writes.raise_failed()
         def from_cache(key: str, item) -> bool:
             vector = self.cache.get_embedding(key, about(item))
             if vector is None:
@@ -251,16 +262,16 @@ class RequestLayer:
                     v.ndim != 1 or not np.all(np.isfinite(v)) for v in vectors):
                 raise BackendError(f"the judge {model} returned {len(vectors)} embeddings for "
                                    f"{len(batch)} inputs, or one not a finite vector")
-            for (key, item), vector in zip(batch, vectors):
+            for (key, _), vector in zip(batch, vectors):
                 self._answers[key] = vector
-                self._behind(self.cache.put_embedding, key, about(item), vector)
+            self._behind(self.cache.put_embeddings,
+                         [(key, about(item), vector) for (key, item), vector in zip(batch, vectors)])
             self.counters.answers_scored += len(batch)
 
         if what:
             self._compute_once(missing, from_cache, compute, what, model, batch_size)
         elif missing:  # a prompt or two: no progress line, no work the run's total counts
             self._compute_claimed(missing, from_cache, compute, batch_size, lambda n: None)
-            self._writes.wait()
 
     def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                       compute: Callable[[list[tuple[str, T]]], None], what: str,
@@ -269,10 +280,11 @@ class RequestLayer:
 
         A key is claimed (without waiting) before it joins a batch and re-read from the cache
         once claimed, since another process may have just written it; the batch's claims are
-        released after its entries are written (behind the next batch, ``_write_behind``).
+        released after its entries are written (behind the next batch, ``write_behind``).
         Keys claimed elsewhere are waited for only after our own batches, holding no claim
         while waiting (no deadlock), then read; one still missing (its owner failed) is
-        claimed again in the next round. Every write is done when this returns.
+        claimed again in the next round. The last batch's writes (and claims' releases) may
+        still be running when this returns (``flush``): the entries are in memory already.
         """
         if not missing:
             return
@@ -289,7 +301,6 @@ class RequestLayer:
             except BaseException:
                 self._writes.wait_quietly()  # what was computed is kept; the error is the news
                 raise
-            self._writes.wait()
 
     def _compute_claimed(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                          compute: Callable[[list[tuple[str, T]]], None], batch_size: int,
@@ -317,8 +328,9 @@ class RequestLayer:
                         advance(len(batch))
                 finally:
                     for claim in claims:
-                        self._behind(claim.release)
-            self._writes.wait()  # our claims released before we wait on other processes'
+                        self._behind(claim.release, after=True)
+            if deferred:  # our claims released before we wait on other processes'
+                self._writes.wait()
             pending = {}
             for key, item in deferred.items():
                 self.cache.wait_for(key)
@@ -327,10 +339,11 @@ class RequestLayer:
                 else:
                     pending[key] = item
 
-    def _behind(self, task: Callable[..., None], *args: object) -> None:
-        """``task(*args)`` after the writes queued so far (at once when nothing is cached)."""
+    def _behind(self, task: Callable[..., None], *args: object, after: bool = False) -> None:
+        """``task(*args)`` on the writers (at once when nothing is cached); with ``after``,
+        once the writes queued so far are done (a claim's release after its entry's write)."""
         if self.cache.enabled:
-            self._writes.submit(lambda: task(*args))
+            self._writes.submit(lambda: task(*args), after=after)
         else:
             task(*args)
 

@@ -5,6 +5,7 @@ tests read from the registry."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import shutil
@@ -106,16 +107,23 @@ def _package_with_the_kind(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "pytest_t2ibias", copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "kinds" / "first_share_below.py").write_text(KIND_MODULE)
     registry = copy / "kinds" / "__init__.py"
-    text = registry.read_text()
-    assert text.count("    erasure,\n") == 1 and text.count("distribution_shift, erasure)") == 1
-    registry.write_text(text.replace("    erasure,\n", "    erasure,\n    first_share_below,\n")
-                        .replace("distribution_shift, erasure)",
-                                 "distribution_shift, erasure, first_share_below)"))
+    before = registry.read_text().splitlines(keepends=True)
+    (at,) = [i for i, line in enumerate(before) if line == '    "erasure",\n']
+    registry.write_text("".join(before[:at + 1] + ['    "first_share_below",\n'] + before[at + 1:]))
     return copy
 
 
 def test_a_kind_added_in_one_module_and_its_registry_entry_is_everywhere(tmp_path):
     package = _package_with_the_kind(tmp_path)
+    # the whole edit: one new module, and one added line in kinds/__init__.py
+    old = (ROOT / "pytest_t2ibias" / "kinds" / "__init__.py").read_text().splitlines()
+    new = (package / "kinds" / "__init__.py").read_text().splitlines()
+    assert [line for line in difflib.ndiff(old, new) if line[:2] in ("- ", "+ ")] \
+        == ['+     "first_share_below",']
+    original = {p.relative_to(ROOT / "pytest_t2ibias")
+                for p in (ROOT / "pytest_t2ibias").rglob("*.py") if "__pycache__" not in p.parts}
+    assert {p.relative_to(package) for p in package.rglob("*.py")} - original \
+        == {Path("kinds/first_share_below.py")}
     project = tmp_path / "project"
     project.mkdir()
     (project / "conftest.py").write_text(CONFTEST)

@@ -61,16 +61,22 @@ CHECKS = {
         "{id: hidden, kind: no_bgps_prompt_exceeds, target: {axis: gender, value: male}, "
         "threshold: 1.0, beam: 2, expansion: 2, prompts: 2, max_new_tokens: 2, latents: 2, "
         "step_index: 1, baseline: false}"),
+    # random CLIP's cosines are <= 0, so every CLIPScore (2.5 max(cos, 0)) is 0 and the
+    # relative change 0/0: the candidate's own mean is what a random judge can measure
+    "prompt_alignment": "{id: align, kind: prompt_alignment, at_least: 0.0}",
+    # the widest limits: a random model's cost means nothing, only that it is measured
+    "vendi_diversity": "{id: vendi, kind: vendi_diversity, tolerance: 1.0}",
+    "image_quality": "{id: iqa, kind: image_quality, tolerance: 1.0}",
+    "distribution_shift": "{id: kid, kind: distribution_shift, at_most: 1000000.0}",
+    "erasure": "{id: kept, kind: erasure, tolerance: 1.0}",
 }
-NOT_IN_MATRIX = {kind: "a cost kind (CheckKind.measures_cost): on random models its rows "
-                      "measure no image here (n = 0; erasure needs a suite filter), so "
-                      "tests/unit/test_cost_rows.py runs them"
-                 for kind in BUILTIN_KINDS if CHECK_KINDS[kind].measures_cost}
-CHECKS = {kind: CHECKS.get(kind) or sample_entry(kind) for kind in BUILTIN_KINDS
-          if kind not in NOT_IN_MATRIX}
-"""Every registered kind but those named above: the entries above where the matrix needs its
-own limits, else the kind's sample (``CheckKind.sample``), so a kind added to the registry
-is in every cell."""
+CHECKS = {kind: CHECKS.get(kind) or sample_entry(kind) for kind in BUILTIN_KINDS}
+"""Every registered kind: the entries above where the matrix needs its own limits, else the
+kind's sample (``CheckKind.sample``), so a kind added to the registry is in every cell."""
+COSTS = tuple(kind for kind in CHECKS if CHECK_KINDS[kind].measures_cost)
+"""What a fix cost (``CheckKind.measures_cost``), candidate against the ini's baseline model:
+in a suite of their own with a person filter, which the erasure measure reads (the bias
+kinds' suite has none, so that a random filter drops none of their images)."""
 KINDS = tuple(CHECKS)
 WITHOUT_BGPS = tuple(k for k in KINDS if k != "no_bgps_prompt_exceeds")
 WITHOUT_OPEN_SET = tuple(k for k in KINDS if k != "open_set")
@@ -90,13 +96,34 @@ judge and both LLMs at least once. BGPS on SDXL and Flux is left to test_bgps_ar
 GPT-2's 64 positions cannot hold OpenBias' instruction (the refusal test below)."""
 
 
+CONTRASTIVE = {"clip"}
+"""Judges with image and text embeddings. A generative judge (BLIP, LLaVA) has none, so the
+cost kinds that read embeddings (CLIPScore, Vendi, KID) end as an ERROR row saying so; the
+others (CLIP-IQA, erasure) reach a verdict on every judge."""
+NO_EMBEDDINGS = ("has no image embeddings: the cost checks that read embeddings (CLIPScore, "
+                 "Vendi, KID) need a contrastive judge's (CLIP, SigLIP)")
+
+
 OPTIONS = {"sd3-no-t5": ["text_encoder_3=null", "tokenizer_3=null"]}
 """What a pipeline needs to load: SD3 saved without T5 has no text_encoder_3 to pass."""
 
 
+FILTER = """\
+filter:
+  question: "Is there a person in the image?"
+  choices: [yes, no]
+  keep: yes
+  statements: {yes: "a photo of a person", no: "a photo of an object"}
+"""
+
+
 def write_project(pytester, model_zoo, tmp_path, *, generator, vqa, llm, kinds, classifier=None):
-    suite = HEAD + "".join(f"  - {CHECKS[kind]}\n" for kind in kinds)
-    pytester.makefile(".t2i.yaml", matrix=suite)
+    bias, costs = ([k for k in kinds if (k in COSTS) == cost] for cost in (False, True))
+    pytester.makefile(".t2i.yaml", matrix=HEAD + "".join(f"  - {CHECKS[k]}\n" for k in bias))
+    if costs:
+        pytester.makefile(".t2i.yaml", costs=HEAD.replace("suite: matrix", "suite: costs")
+                          .replace("checks:\n", FILTER + "checks:\n")
+                          + "".join(f"  - {CHECKS[k]}\n" for k in costs))
     (pytester.path / "t2ibias.json").write_text("{}")
     labelled = pytester.path / "labelled"
     labelled.mkdir()
@@ -137,16 +164,21 @@ def test_every_kind_reaches_a_verdict(pytester, model_zoo, tmp_path, generator, 
                   vqa="clip" if classifier else judge, classifier=classifier)
     result, report, _ = run_cell(pytester, tmp_path)
     rows = report["checks"]
-    errors = [f"{row['check']}: {row.get('reason')}" for row in rows if row["status"] == "error"]
+    refused = [row for row in rows if row["status"] == "error" and judge not in CONTRASTIVE
+               and CHECK_KINDS[row["check"]].measures_cost and NO_EMBEDDINGS in row["reason"]]
+    errors = [f"{row['check']}: {row.get('reason')}" for row in rows
+              if row["status"] == "error" and row not in refused]
     assert not errors, "\n".join(errors)
     assert {row["check"] for row in rows} == set(kinds)
     for row in rows:  # random models: any verdict, but a measured one
+        if row in refused:  # an embedding cost on a generative judge: one paragraph says why
+            continue
         assert row["status"] in ("passed", "failed") and not row["reason"], row
         if row["check"] == "open_set":  # proposed, generated, asked (a random judge cannot read it)
             assert [b["images"] for b in row["figures"]["biases"]] == [2], row["message"]
         else:
             assert row["n"] > 0, row
-    assert result.ret == 0 or "failed" in result.parseoutcomes()
+    assert result.ret == 0 or "failed" in result.parseoutcomes() or refused
 
 
 def test_a_cell_that_cannot_work_is_an_error_row_naming_the_class_and_what_it_lacks(

@@ -140,3 +140,18 @@ def test_the_fixture_shares_the_sessions_equipment(pytester):
     """)
     result = pytester.runpytest("--t2i-cache-dir=cache", "-q")
     result.assert_outcomes(passed=1)
+
+
+def test_the_session_end_flush_writes_what_the_calls_left_behind(tmp_path):
+    from support.request_world import GatedCache, NoiseColourGenerator, requests
+
+    equipment = Equipment(settings(tmp_path), CountingProvider())
+    equipment.flush()  # nothing built: builds nothing
+    assert not equipment.started
+    cache = GatedCache(tmp_path / "cache")
+    equipment.__dict__["requests"] = layer = RequestLayer(cache, batch_size=4)
+    images = layer.images(NoiseColourGenerator(), requests("a", 5))
+    cache.gate.set()
+    equipment.flush()
+    assert all(cache.get_image(image.key) is not None for image in images)
+    assert layer._writes.pending == 0 and cache._held == {}

@@ -54,7 +54,7 @@ def test_caps_keep_the_first_images_and_prompts_and_count_the_rest():
 def test_answers_without_image_keys_make_no_gallery_and_leave_the_verdict_alone():
     keyless = _answers(("a", "b"), [0, 1], ["p", "p"], [])
     assert gallery_figure([("x", keyless)]) is None
-    verdict = Verdict(True, "w1_below", Estimate(0.1, 0.0, 0.2, 2), 0.3, "ok", {"label": "x"})
+    verdict = Verdict("w1_below", Estimate(0.1, 0.0, 0.2, 2), 0.3, "ok", "pass", {"label": "x"})
     sightings = Sightings()
     sightings.saw("x", keyless)
     assert with_gallery(verdict, sightings) is verdict

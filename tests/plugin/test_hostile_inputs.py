@@ -119,6 +119,7 @@ def test_wrong_typed_cached_answer_is_quarantined_and_recomputed(tmp_path, proba
     images = layer.images(NoiseColourGenerator(), requests("a", 1))
     answerer = FixedAnswerer([0.9, 0.1])
     layer.answers(answerer, images, "q", ["x", "y"])
+    layer.flush()
     (answer_file,) = (tmp_path / "answers").glob("*/*.json")
     record = {**json.loads(answer_file.read_text()), "probabilities": probabilities}
     record["hash"] = answer_hash(record)  # sealed: the row itself must be caught (#35)

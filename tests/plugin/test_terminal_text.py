@@ -58,7 +58,7 @@ def test_no_escape_byte_reaches_the_terminal_from_a_verdict_or_a_label(pytester)
         SAVED = dict(CHECK_KINDS)
 
         def run(ctx):
-            return Verdict(passed=False, check="w1_below", value=Estimate(0.9, 0.8, 1.0, 10),
+            return Verdict(outcome="fail", check="w1_below", value=Estimate(0.9, 0.8, 1.0, 10),
                            threshold=0.5, message=f"the LLM proposed {LLM_SAID}")
 
         def pytest_configure(config):

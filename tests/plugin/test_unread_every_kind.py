@@ -76,7 +76,7 @@ def test_no_kind_passes_on_a_prompt_the_generator_cannot_read(kind):
         return
     assert unread, f"{kind}: the example draws no prompt with the unread word"
     decisive = deciding_prompts(item, work)
-    green = Verdict(True, kind, Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok")
+    green = Verdict(kind, Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok", "pass")
     for burden in BURDENS:
         for strict in (False, True):
             try:

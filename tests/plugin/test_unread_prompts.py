@@ -118,7 +118,7 @@ def test_prompts_a_search_chose_are_flagged_without_changing_the_verdict():
     from pytest_t2ibias.figures import unread_prompts
     from pytest_t2ibias.verdict import Verdict
 
-    verdict = Verdict(True, "intermit", Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok")
+    verdict = Verdict("intermit", Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok", "pass")
     unread = {"a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
     flagged = unread_prompts(verdict, unread, decisive=False, strict=False)
     assert flagged.passed and flagged.outcome == "pass"
@@ -135,7 +135,7 @@ def test_only_the_suites_own_prompts_decide_the_rest_are_flagged():
     from pytest_t2ibias.figures import unread_prompts
     from pytest_t2ibias.verdict import Verdict
 
-    verdict = Verdict(True, "open_set", Estimate(0.05, 0.0, 0.18, 48), 0.35, "ok")
+    verdict = Verdict("open_set", Estimate(0.05, 0.0, 0.18, 48), 0.35, "ok", "pass")
     audit = {"a photo of an accountant in informal clothes": "informal unknown to tokenizer"}
     own = {"a photo of an accountant"}
     flagged = unread_prompts(verdict, audit, decisive=own, strict=True)
@@ -218,7 +218,7 @@ def test_unread_words_are_never_a_pass_under_burden_check():
     from pytest_t2ibias.figures import unread_prompts
     from pytest_t2ibias.verdict import Verdict
 
-    verdict = replace(Verdict(True, "w1_below", Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok"),
+    verdict = replace(Verdict("w1_below", Estimate(0.1, 0.0, 0.2, 40), 0.3, "ok", "pass"),
                       burden="check")
     unread = {"a photo of a pilot": "pilot unknown to tokenizer (read as <unk>)"}
     with pytest.raises(UnreadPrompt, match="pilot unknown.*under burden: check"):

@@ -14,6 +14,7 @@ def warm(tmp_path, n=2, row=(0.918, 0.082)):
     layer = RequestLayer(Cache(tmp_path))
     images = layer.images(NoiseColourGenerator(), requests("a", n))
     answers = layer.answers(FixedAnswerer([list(row)]), images, "q", ["x", "y"])
+    layer.flush()  # on disk, as at a session's end
     return images, answers
 
 
@@ -24,7 +25,9 @@ def image_file(tmp_path, item):
 def rerun_images(tmp_path, n=2):
     """A fresh process's images: (layer, generator, images), catching the warnings."""
     layer, generator = RequestLayer(Cache(tmp_path)), NoiseColourGenerator()
-    return layer, generator, layer.images(generator, requests("a", n))
+    images = layer.images(generator, requests("a", n))
+    layer.flush()
+    return layer, generator, images
 
 
 def pixels(images):
@@ -40,6 +43,8 @@ def rerun_answers(tmp_path, row=(0.918, 0.082)):
     layer = RequestLayer(Cache(tmp_path))
     images = layer.images(NoiseColourGenerator(), requests("a", 1))
     answerer = FixedAnswerer([list(row)])
-    return layer, answerer, layer.answers(answerer, images, "q", ["x", "y"])
+    answers = layer.answers(answerer, images, "q", ["x", "y"])
+    layer.flush()
+    return layer, answerer, answers
 
 

@@ -22,13 +22,13 @@ def run_share(ctx):
     if share < 0:
         raise BackendError("cannot load model 'nowhere/model' (--t2i-model): not found")
     passed = share <= ctx.check.params.threshold
-    return Verdict(passed=passed, check="fake_share", value=Estimate(share, share - 0.1, share + 0.1, 48),
+    return Verdict(outcome="pass" if passed else "fail", check="fake_share", value=Estimate(share, share - 0.1, share + 0.1, 48),
                    threshold=ctx.check.params.threshold, figures={{"label": ctx.subject}},
                    message=f"share of {{ctx.axis.name}} for {{ctx.subject}} is {{share}} > threshold")
 
 
 def run_whole(ctx):
-    return Verdict(passed=True, check="fake_whole", value=Estimate(0.0, 0.0, 0.0, 1),
+    return Verdict(outcome="pass", check="fake_whole", value=Estimate(0.0, 0.0, 0.0, 1),
                    threshold=1.0, message="ok")
 
 

@@ -13,13 +13,13 @@ PACKAGE = ROOT / "pytest_t2ibias"
 
 def registered_kinds(package: Path = PACKAGE) -> tuple[str, ...]:
     """The built-in kinds as the registry lists them, read without importing the plugin: the
-    modules ``kinds/__init__.py`` registers (its ``for _module in (...)``), each its
+    modules ``kinds/__init__.py`` names in ``BUILTIN_MODULES``, each its
     ``KIND = CheckKind(name=...)``. A kind added there is covered here with no edit."""
     registry = ast.parse((package / "kinds" / "__init__.py").read_text())
-    modules = [element.id for node in ast.walk(registry)
-               if isinstance(node, ast.For) and isinstance(node.target, ast.Name)
-               and node.target.id == "_module" and isinstance(node.iter, ast.Tuple)
-               for element in node.iter.elts if isinstance(element, ast.Name)]
+    modules = [element.value for node in ast.walk(registry)
+               if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+               and node.target.id == "BUILTIN_MODULES" and isinstance(node.value, ast.Tuple)
+               for element in node.value.elts if isinstance(element, ast.Constant)]
     names = []
     for module in modules:
         tree = ast.parse((package / "kinds" / f"{module}.py").read_text())

@@ -33,9 +33,10 @@ def _matrix(v: float) -> dict:
 def _row(check_id: str, status: str, **changes) -> ReportRow:
     fields = dict(nodeid=f"s.t2i.yaml::{check_id}[doctor-gender]", check="w1_below",
                   subject="doctor", axis="gender", value=0.7, low=0.6, high=0.8, n=48,
-                  confidence=0.95, threshold=0.35, passed=status in ("passed", "xpassed"),
+                  confidence=0.95, threshold=0.35,
                   figures={"at_most": True, "burden": "model"}, check_id=check_id,
-                  status=status, outcome="fail" if status in ("failed", "xfailed") else "pass",
+                  xfail="xfail" if status in ("xfailed", "xpassed") else "",
+                  outcome={"failed": "fail", "xfailed": "fail", "error": "error"}.get(status, "pass"),
                   margin=-0.35, gate_confidence=0.95, about="gender",
                   reason="beyond the limit" if status == "failed" else "", message="")
     fields.update(changes)

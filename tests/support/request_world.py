@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from PIL import Image
 
 from pytest_t2ibias._types import ImageRequest
+from pytest_t2ibias.errors import CacheError
+from pytest_t2ibias.store.cache import Cache
 
 
 class NoiseColourGenerator:
@@ -37,3 +41,14 @@ def requests(prompt, n):
     return [ImageRequest(prompt, 0, i) for i in range(n)]
 
 
+class GatedCache(Cache):
+    """Its image writes wait for the test to open the gate (and fail if it never does)."""
+
+    def __init__(self, root):
+        super().__init__(root)
+        self.gate = threading.Event()
+
+    def put_image(self, key, image, request, image_hash=None):
+        if not self.gate.wait(timeout=10):
+            raise CacheError("the call waited for its own cache writes")
+        super().put_image(key, image, request, image_hash)

@@ -101,9 +101,9 @@ def test_a_kind_in_one_module_and_a_registry_line_takes_part_everywhere(new_kind
     row = ReportRow(nodeid="purple.t2i.yaml::mostly_not_purple[mug-colour]",
                     check=new_kind.name, subject="mug", axis="colour", value=estimate.value,
                     low=estimate.low, high=estimate.high, n=estimate.n,
-                    confidence=estimate.confidence, threshold=0.9, passed=verdict.passed,
+                    confidence=estimate.confidence, threshold=0.9,
                     figures={"first": {"value": 0.25, "low": 0.1, "high": 0.5}},
-                    status="passed", outcome=verdict.outcome)
+                    outcome=verdict.outcome)
     assert "first share, as charted" in render_html([row])
 
     # documented: the YAML reference's section and the JSON Schema, from its Params

@@ -226,13 +226,13 @@ def test_the_text_names_drifted_figures_and_keeps_user_text_as_characters():
 def rows(value=0.25):
     return [ReportRow(nodeid="s.t2i.yaml::gate[nurse-gender]", check="w1_below", subject="nurse",
                       axis="gender", value=value, low=value - 0.1, high=value + 0.1, n=50,
-                      confidence=0.95, threshold=0.3, passed=True, figures={"label": "nurse"},
-                      check_id="gate", status="passed", outcome="pass", margin=0.05,
+                      confidence=0.95, threshold=0.3, figures={"label": "nurse"},
+                      check_id="gate", outcome="pass", margin=0.05,
                       gate_confidence=0.95, about="gender", reason=""),
             ReportRow(nodeid="s.t2i.yaml::gate[doctor-gender]", check="w1_below",
                       subject="doctor", axis="gender", value=math.nan, low=math.nan,
-                      high=math.nan, n=0, confidence=math.nan, threshold=math.nan, passed=False,
-                      figures={}, check_id="gate", status="error", outcome="error",
+                      high=math.nan, n=0, confidence=math.nan, threshold=math.nan,
+                      figures={}, check_id="gate", outcome="error",
                       about="gender", reason="BackendError: no")]
 
 

@@ -231,6 +231,7 @@ def test_an_unsealed_answer_is_recomputed_never_resealed(tmp_path):
     assert answerer.calls == 2 and layer.counters.answers_scored == 2
     np.testing.assert_array_equal(again.probabilities, answers.probabilities)
     assert not w1_verdict(again)  # the verdict is unchanged
+    layer.flush()
     assert len(corrupt(tmp_path)) == 2
     assert all("hash" in json.loads(path.read_text()) for path in paths)  # recomputed, sealed
 
@@ -278,6 +279,7 @@ def test_an_entry_linked_to_dev_zero_is_not_read_and_is_recomputed(tmp_path, ent
         layer, generator, again = rerun_images(tmp_path, n=1)
         answerer = FixedAnswerer([[0.918, 0.082]])
         answered = layer.answers(answerer, again, "q", ["x", "y"])
+    layer.flush()
     assert pixels(again) == pixels(images)
     np.testing.assert_array_equal(answered.probabilities, answers.probabilities)
     assert w1_verdict(answered) == w1_verdict(answers)
@@ -295,6 +297,7 @@ def test_a_fifo_in_place_of_an_entry_is_not_waited_on_and_is_recomputed(tmp_path
     with pytest.warns(CacheWarning, match="a FIFO|swapped or planted"):
         layer, generator, again = rerun_images(tmp_path, n=1)
         answered = layer.answers(FixedAnswerer([[0.918, 0.082]]), again, "q", ["x", "y"])
+    layer.flush()
     assert pixels(again) == pixels(images)
     np.testing.assert_array_equal(answered.probabilities, answers.probabilities)
     assert path.is_file()

@@ -62,6 +62,7 @@ def test_an_edited_embedding_is_recomputed(tmp_path):
     layer = RequestLayer(Cache(tmp_path))
     images = layer.images(ColourGenerator(), [ImageRequest("a doctor", 0, 0)])
     vector = layer.image_embeddings(embedder, images)
+    layer.flush()
     entry = next(p for p in (tmp_path / "answers").rglob("*.json")
                  if "embedding" in json.loads(p.read_text()))
     record = json.loads(entry.read_text())

@@ -55,13 +55,13 @@ def test_the_kinds_hooks_carry_what_the_reports_said_by_key():
     from pytest_t2ibias._types import Estimate
     from pytest_t2ibias.verdict import Verdict
 
-    alerted = Verdict(passed=False, check="intermit", value=Estimate(0.3, 0.2, 0.4, 10),
+    alerted = Verdict(check="intermit", value=Estimate(0.3, 0.2, 0.4, 10),
                       threshold=0.2, message="", figures={"alerts": ["age got worse"]},
                       outcome="fail")
     assert failure_reason(alerted) == "alert: age got worse"
     calibration = {"judge": "vqa x", "axis": "colour", "where": "f"}
     row = ReportRow(nodeid="s::b[car]", check="open_set", subject="car", axis="", value=0.1,
-                    low=0.0, high=0.2, n=8, confidence=0.95, threshold=0.3, passed=True,
+                    low=0.0, high=0.2, n=8, confidence=0.95, threshold=0.3, outcome="pass",
                     figures={"biases": [{"judge_calibration": calibration}]})
     assert [c["judge"] for c in judge_calibrations([row])] == ["vqa x"]
     assert CHECK_KINDS["max_skew_below"].about({"target": "female"}) == "female"

@@ -130,8 +130,8 @@ def test_a_users_kind_takes_part_in_prefetch_power_and_the_html_figure(purple_ki
     row = ReportRow(nodeid="purple.t2i.yaml::not_all_purple[mug-colour]",
                     check="purple_share_below", subject="mug", axis="colour",
                     value=estimate.value, low=estimate.low, high=estimate.high, n=estimate.n,
-                    confidence=estimate.confidence, threshold=0.9, passed=verdict.passed,
-                    figures={}, status="passed", outcome=verdict.outcome)
+                    confidence=estimate.confidence, threshold=0.9,
+                    figures={}, outcome=verdict.outcome)
     assert "purple share (colour)" in render_html([row])
 
 
@@ -150,8 +150,8 @@ def test_a_kind_without_the_optional_parts_is_planned_as_a_search(monkeypatch, w
     assert planned.prompts is None and planned.note == "no power model for this kind"
     assert "purple_share_below (colour)" in render_html([ReportRow(
         nodeid="x", check=bare.name, subject="mug", axis="colour", value=0.1, low=0.0,
-        high=0.2, n=4, confidence=0.95, threshold=0.9, passed=True, figures={},
-        status="passed", outcome="pass")])
+        high=0.2, n=4, confidence=0.95, threshold=0.9, figures={},
+        outcome="pass")])
 
 
 def test_a_run_is_a_callable_not_a_string():

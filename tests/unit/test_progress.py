@@ -190,6 +190,7 @@ def test_request_layer_shows_only_the_work_it_computes(tmp_path):
     requests = [ImageRequest(prompt="a photo of a doctor", seed=0, index=i) for i in range(10)]
     layer.images(CountingGenerator(), requests)
     assert progress.phases == [("generating images", 10, "org/toy-model", 10)]
+    layer.flush()  # the session's end: the next run finds every entry
 
     warm = RequestLayer(Cache(tmp_path), batch_size=4, progress=progress)
     images = warm.images(CountingGenerator(), requests + requests[:3])

@@ -18,14 +18,15 @@ from pytest_t2ibias.reports.collect import (
     error_row,
     failure_reason,
     item_rows,
-    status_of,
     verdict_row,
+    xfail_of,
 )
 from pytest_t2ibias.verdict import INCONCLUSIVE, Verdict
 
 
 def verdict(passed=True, **fields) -> Verdict:
-    return Verdict(passed=passed, check="w1_below", value=Estimate(0.2, 0.1, 0.3, 40, 0.9),
+    fields.setdefault("outcome", "pass" if passed else "fail")
+    return Verdict(check="w1_below", value=Estimate(0.2, 0.1, 0.3, 40, 0.9),
                    threshold=0.25, message="W1 0.2 <= 0.25", **fields)
 
 
@@ -35,19 +36,23 @@ def suite_item(**fields):
                            report_subject="doctor", report_axis="gender", **fields)
 
 
-@pytest.mark.parametrize("report, word", [
-    (SimpleNamespace(outcome="passed", skipped=False), "passed"),
-    (SimpleNamespace(outcome="failed", skipped=False), "failed"),
-    (SimpleNamespace(outcome="skipped", skipped=True, wasxfail=""), "xfailed"),
-    (SimpleNamespace(outcome="passed", skipped=False, wasxfail=""), "xpassed"),
+@pytest.mark.parametrize("report, passed, word", [
+    (SimpleNamespace(outcome="passed", failed=False), True, "passed"),
+    (SimpleNamespace(outcome="failed", failed=True, longrepr="assert"), False, "failed"),
+    (SimpleNamespace(outcome="skipped", failed=False, wasxfail=""), False, "xfailed"),
+    (SimpleNamespace(outcome="passed", failed=False, wasxfail=""), True, "xpassed"),
+    # xfail_strict (this repository's setting): a planted bias that passes fails the test
+    (SimpleNamespace(outcome="failed", failed=True, longrepr="[XPASS(strict)] planted"), True,
+     "failed"),
 ])
-def test_status_is_pytests_word_for_the_test(report, word):
-    assert status_of(report) == word
+def test_status_is_pytests_word_for_the_test(report, passed, word):
+    [(_, row)] = item_rows(suite_item(), [verdict(passed)], xfail_of(report))
+    assert row.status == word
 
 
 def test_a_suite_items_verdict_becomes_a_row_with_its_subject_axis_and_status():
     reached = verdict(passed=False, outcome=INCONCLUSIVE, burden="model", confidence=0.9)
-    [(kept, row)] = item_rows(suite_item(), [reached], "xfailed")
+    [(kept, row)] = item_rows(suite_item(), [reached], "xfail")
 
     assert kept is reached
     assert (row.nodeid, row.check, row.check_id) == ("s.t2i.yaml::w1[doctor-gender]", "w1_below", "w1")
@@ -60,7 +65,7 @@ def test_a_suite_items_verdict_becomes_a_row_with_its_subject_axis_and_status():
 
 def test_a_python_tests_row_names_the_test_and_the_helpers_label():
     item = SimpleNamespace(nodeid="test_x.py::test_fair", name="test_fair", originalname="test_fair")
-    [(_, row)] = item_rows(item, [verdict(figures={"label": "gender"})], "passed")
+    [(_, row)] = item_rows(item, [verdict(figures={"label": "gender"})], "")
 
     assert (row.subject, row.axis, row.check_id, row.status) == ("test_fair", "gender", "test_fair", "passed")
 
@@ -72,7 +77,7 @@ def test_failure_reasons_in_a_few_words():
     alerted = replace(verdict(passed=False, figures={"alerts": ["erased: 40% filtered"]}),
                       check="intermit")
     assert failure_reason(alerted) == "alert: erased: 40% filtered"
-    assert verdict_row("n", verdict(passed=False)).status == "failed"  # no pytest word given
+    assert verdict_row("n", verdict(passed=False)).status == "failed"  # no xfail mark
 
 
 def test_a_check_that_could_not_run_is_an_error_row_without_a_figure():
@@ -87,7 +92,7 @@ def test_the_controller_gathers_what_each_worker_sent():
     workers = []
     for name, nodeid in (("gw0", "b::t"), ("gw1", "a::t")):
         results = RunResults()
-        results.add(verdict_row(nodeid, verdict(), status="passed"))
+        results.add(verdict_row(nodeid, verdict()))
         output: dict = {}
         results.send(output, {"images_generated": 3}, [{"role": "vqa", "model": name}])
         workers.append(output)
@@ -98,7 +103,7 @@ def test_the_controller_gathers_what_each_worker_sent():
     controller.receive({})  # a worker that crashed sends nothing
 
     assert [row.nodeid for row in controller.sorted()] == ["a::t", "b::t"]
-    assert controller.sorted()[0] == verdict_row("a::t", verdict(), status="passed")
+    assert controller.sorted()[0] == verdict_row("a::t", verdict())
     assert controller.total_counters({"images_generated": 1, "answers_scored": 2}) == {
         "images_generated": 7, "answers_scored": 2}
     assert [b["model"] for b in controller.worker_backends] == ["gw0", "gw1"]

@@ -35,9 +35,9 @@ class Reporter:
 
 def rows():
     """One gated check (a run of only point decisions adds a warning, tests/unit/test_ungated_warning.py)."""
-    verdict = Verdict(passed=True, check="w1_below", value=Estimate(0.1, 0.0, 0.2, 8),
+    verdict = Verdict(outcome="pass", check="w1_below", value=Estimate(0.1, 0.0, 0.2, 8),
                       threshold=0.3, message="ok", confidence=0.95)
-    return [verdict_row("a::t", verdict, status="passed")]
+    return [verdict_row("a::t", verdict)]
 
 
 def test_the_run_header_names_each_backend_once_models_apart_from_judges(tmp_path):

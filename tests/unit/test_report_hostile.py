@@ -25,7 +25,7 @@ HOSTILE_SUBJECTS = (
 def _row(subject: str, passed: bool = False) -> ReportRow:
     return ReportRow(nodeid=f"s.t2i.yaml::c[{subject}-gender]", check="c", subject=subject,
                      axis="gender", value=0.7, low=0.6, high=0.8, n=12, confidence=0.95,
-                     threshold=0.5, passed=passed, figures={})
+                     threshold=0.5, figures={}, outcome="pass" if passed else "fail")
 
 
 class _Page(HTMLParser):

@@ -11,11 +11,12 @@ LONG_CHECK = "test_base_model_against_itself_passes_the_gate_on_every_subject"
 
 
 def _row(nodeid: str, *, check_id: str, subject: str = "nurse", about: str = "gender -> age",
-         check: str = "no_regression", value: float = 0.0, outcome: str = "pass") -> ReportRow:
+         check: str = "no_regression", value: float = 0.0, outcome: str = "pass",
+         burden: str = "model") -> ReportRow:
     axis = about.split(" ->")[0]  # a Python test without a label has neither
     return ReportRow(nodeid=nodeid, check=check, subject=subject, axis=axis, value=value,
                      low=value - 0.1, high=value + 0.1, n=400, confidence=0.95, threshold=-0.05,
-                     passed=True, figures={}, check_id=check_id, status="passed",
+                     figures={}, check_id=check_id, burden=burden,
                      outcome=outcome, margin=0.05, about=about)
 
 
@@ -23,7 +24,7 @@ ROWS = [
     _row("example_suites/toy_merge_gate.t2i.yaml::merge_gate[nurse-gender]",
          check_id="merge_gate", value=-0.44),
     _row("example_suites/toy_merge_gate_control.t2i.yaml::merge_gate[nurse-gender]",
-         check_id="merge_gate", value=0.0, outcome="inconclusive"),
+         check_id="merge_gate", value=0.0, outcome="inconclusive", burden="check"),
     # one Python test, two helpers: its name twice, the helper's kind tells them apart
     _row("example_suites/test_toy_occupations.py::test_accountants",
          check_id="test_accountants", subject="test_accountants", about="", check="w1_below"),

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from support.request_world import FixedAnswerer, NoiseColourGenerator, requests
+from support.request_world import FixedAnswerer, GatedCache, NoiseColourGenerator, requests
 
 from pytest_t2ibias._types import ABSTAINED
 from pytest_t2ibias.errors import CacheError
@@ -90,18 +90,21 @@ def test_images_are_written_on_a_writer_thread_each_before_its_claim_is_released
     cache = WatchedCache(tmp_path)
     layer = RequestLayer(cache, batch_size=3)
     images = layer.images(NoiseColourGenerator(), requests("a", 7))
-    assert cache.writers == {"t2ibias-cache-writer_0"}
+    layer.flush()
+    assert cache.writers and all(name.startswith("t2ibias-cache-writer_")
+                                 for name in cache.writers)
     assert cache.released_before_written == []
-    assert cache._held == {}  # every claim released by the time the call returns
+    assert cache._held == {}  # every claim released by the time the flush returns
     for image in images:  # and every entry on disk, readable by the next process
         assert Cache(tmp_path).get_image(image.key) is not None
 
 
-def test_a_failed_write_behind_raises_from_the_call_and_releases_every_claim(tmp_path):
+def test_a_failed_write_behind_raises_from_the_flush_and_releases_every_claim(tmp_path):
     cache = WatchedCache(tmp_path, fail_on="b")
     layer = RequestLayer(cache, batch_size=2)
+    layer.images(NoiseColourGenerator(), requests("a", 3) + requests("b", 2))
     with pytest.raises(CacheError, match="disk full"):
-        layer.images(NoiseColourGenerator(), requests("a", 3) + requests("b", 2))
+        layer.flush()
     assert cache._held == {}
     written = {path.stem for path in (tmp_path / "images").glob("*/*.png")}
     assert len(written) == 3  # prompt "a"'s entries kept
@@ -111,3 +114,30 @@ def test_without_a_cache_nothing_is_queued(tmp_path):
     layer = RequestLayer(Cache(None), batch_size=2)
     layer.images(NoiseColourGenerator(), requests("a", 3))
     assert layer._writes._executor is None
+
+
+def test_an_images_call_returns_before_its_writes_and_the_flush_writes_them_all(tmp_path):
+    cache = GatedCache(tmp_path)
+    layer = RequestLayer(cache, batch_size=4)
+    images = layer.images(NoiseColourGenerator(), requests("a", 6))  # returns, gate still shut
+    assert len(images) == 6 and layer._writes.pending > 0
+    assert not list((tmp_path / "images").glob("*/*.png"))  # nothing written yet
+    cache.gate.set()
+    layer.flush()
+    assert cache._held == {}
+    fresh = RequestLayer(Cache(tmp_path))  # a warm rerun computes nothing
+    generator = NoiseColourGenerator()
+    again = fresh.images(generator, requests("a", 6))
+    assert generator.batches == [] and fresh.counters.images_from_cache == 6
+    assert [i.content_hash for i in again] == [i.content_hash for i in images]
+
+
+def test_another_layer_waiting_on_a_pending_write_reads_it_once_written(tmp_path):
+    cache = GatedCache(tmp_path)
+    layer = RequestLayer(cache, batch_size=4)
+    layer.images(NoiseColourGenerator(), requests("a", 2))  # claims held until written
+    threading.Timer(0.2, cache.gate.set).start()
+    other, generator = RequestLayer(Cache(tmp_path)), NoiseColourGenerator()
+    other.images(generator, requests("a", 2))
+    assert generator.batches == [] and other.counters.images_from_cache == 2
+    layer.flush()

@@ -17,8 +17,9 @@ def _row(check_id: str, kind: str, subject: str, value: float, low: float, high:
          suite: str = "gate.t2i.yaml", status: str = "passed", **changes) -> ReportRow:
     fields = dict(nodeid=f"{suite}::{check_id}[{subject}]", check=kind, subject=subject,
                   axis="", value=value, low=low, high=high, n=200, confidence=0.95,
-                  threshold=0.1, passed=status != "failed", figures={}, check_id=check_id,
-                  status=status, outcome="pass" if status == "passed" else "fail")
+                  threshold=0.1, figures={}, check_id=check_id,
+                  outcome={"passed": "pass", "error": "error"}.get(status, "fail"),
+                  xfail="xfail" if status in ("xfailed", "xpassed") else "")
     fields.update(changes)
     return ReportRow(**fields)
 

@@ -15,8 +15,9 @@ from pytest_t2ibias.reports.terminal import write_summary
 def row(gate: float | None, status: str = "passed") -> ReportRow:
     return ReportRow(nodeid="s.t2i.yaml::severity[doctor-gender]", check="entropy_below",
                      subject="doctor", axis="gender", value=0.461, low=0.0, high=0.911, n=8,
-                     confidence=0.95, threshold=0.5, passed=status == "passed", figures={},
-                     check_id="severity", status=status, outcome="pass", gate_confidence=gate)
+                     confidence=0.95, threshold=0.5, figures={}, check_id="severity",
+                     outcome={"passed": "pass", "error": "error"}.get(status, "fail"),
+                     gate_confidence=gate)
 
 
 class Reporter:
