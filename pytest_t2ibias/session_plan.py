@@ -438,7 +438,7 @@ def with_rounds(verdict: Verdict, plan: Plan, levels: Levels,
     last = chances[-1] if chances else None
     futile = (verdict.outcome == INCONCLUSIVE and plan.images_per_prompt < cap
               and last is not None and last < FUTILE_BELOW)
-    if futile:
+    if futile and last is not None:
         note += (f"\n  will not decide: at this estimate its interval would exclude the limit "
                  f"at the cap of {cap} with chance {100 * last:.1f}% (below "
                  f"{100 * FUTILE_BELOW:g}%), so it stopped inconclusive rather than draw "
