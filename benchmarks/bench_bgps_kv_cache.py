@@ -40,16 +40,16 @@ def free_probe(prompts):
     return np.array([0.05 + 0.9 * (zlib.crc32(p.encode()) % 1000) / 1000 for p in prompts])
 
 
-def random_llama(directory: Path) -> Path:
+def random_llama(directory: Path, positions: int = 128) -> Path:
     """A 4-layer random Llama over toy-lm's word tokenizer, from a config (nothing downloaded)."""
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(FIXTURES / "toy-lm")
-    tokenizer.model_max_length = 128
+    tokenizer.model_max_length = positions
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=256, intermediate_size=768, num_hidden_layers=4,
-        num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=128,
+        num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=positions,
         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id))
     model.save_pretrained(directory, safe_serialization=True)

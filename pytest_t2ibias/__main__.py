@@ -13,6 +13,9 @@ look after the cache.
   exit 1 when one drifted beyond the criteria.
 - ``report RUN --html OUT.html``: the HTML report of a saved run (``reports.html.write_html``).
 - ``cache stats`` / ``cache prune``: what the cache holds; least recently used out first.
+- ``label SUITE [--out DIR] [--per-class N] [--port P] [--t2i-... options]``: a local page
+  (127.0.0.1) on which a person labels the images the suite's checks draw, writing the
+  ``index.jsonl`` its ``judge_calibration.folder`` names (``labelling``).
 - ``schema``: the JSON Schema of ``*.t2i.yaml`` suites (``suite.schema``), for an editor.
 
 Bad input (a missing file, a saved run that is not a report) is one line on stderr and exit
@@ -26,8 +29,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from .kinds import PlannedItem
+    from .suite_spec import AxisSpec
 
 PROG = "python -m pytest_t2ibias"
 DEFAULT_STORAGE = Path(".t2ibias") / "runs"
@@ -71,10 +79,10 @@ def _pytest_ini(path: Path) -> dict[str, str] | None:
         return None
     try:
         if path.name == "pyproject.toml":
-            try:
+            if sys.version_info >= (3, 11):
                 import tomllib
-            except ImportError:  # Python 3.10: pytest's own dependency
-                import tomli as tomllib  # type: ignore[no-redef]
+            else:  # Python 3.10: pytest's own dependency
+                import tomli as tomllib
             table = tomllib.loads(text).get("tool", {}).get("pytest", {}).get("ini_options")
             return None if not isinstance(table, dict) else {k: str(v) for k, v in table.items()}
         import iniconfig
@@ -125,7 +133,9 @@ class Prefetch:
         line = (f"prefetch{rank}: {self.planned} checks planned; {work.images_generated} images "
                 f"generated, {work.images_from_cache} from the cache; {work.answers_scored} "
                 f"answers scored, {work.answers_from_cache} from the cache")
-        session.config.pluginmanager.get_plugin("terminalreporter").write_line(line)
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:  # None under -p no:terminal
+            reporter.write_line(line)
         return True
 
 
@@ -180,6 +190,142 @@ def prefetch_command(args: list[str]) -> int:
     # this package is imported already (python -m): its modules cannot be assertion-rewritten
     quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
     return int(pytest.main(["-p", "no:cacheprovider", *quiet, *args], plugins=[Prefetch()]))
+
+
+# -- label -------------------------------------------------------------------------------------
+
+
+LABEL_USAGE = f"""usage: {PROG} label SUITE [--out DIR] [--per-class N] [--port P] [--t2i-OPTION ...]
+
+Serve a labelling page on 127.0.0.1 (the address is printed; Ctrl-C stops it): the images
+SUITE's selected checks draw (from the cache; anything absent is generated as the run would),
+one question at a time for each axis whose judge_calibration names a folder, written to that
+folder's index.jsonl with the images beside it. A second session resumes where it stands.
+
+  --out DIR        write here (every judged axis of the checks), not the suite's folder
+  --per-class N    labels a class to aim for (default: what --t2i-plan says the checks need)
+  --port P         listen on P (default: a free port)
+Other options are pytest's and the plugin's (-k selects checks; --t2i-model, --t2i-cache-dir).
+"""
+
+
+class Labeller:
+    """A pytest plugin that replaces the test loop with the labelling page."""
+
+    def __init__(self, out: Path | None, per_class: int | None, port: int) -> None:
+        self.out, self.per_class, self.port = out, per_class, port
+        self.problem: str | None = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from ._session import session_of
+
+        session_of(session.config).plan.execute_before_items = False  # nothing runs
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        if session.testsfailed:
+            return False
+        from ._session import session_of
+        from .kinds import work_of
+        from .labelling import LabelBook, LabelSession, LabelTask, image_file, serve
+
+        t2i = session_of(session.config)
+        items, works = t2i.plan.first_looks()
+        folders: dict[str, Path] = {}
+        tasks: list[LabelTask] = []
+        needs: dict[str, int] = {}
+        for item, known in zip(items, works):
+            work = known if known is not None else work_of(item)
+            if work.error is not None:  # its needs cannot be worked out: its run says why
+                continue
+            instrument = t2i.instrument(item.plan)
+            for draw in work.planned:
+                axes = [axis for axis in draw.axes if self._labelled(axis, folders)]
+                if not axes:
+                    continue
+                # role None: a --t2i-images folder's images, asked as prefetch asks them
+                images = instrument.images([draw.prompt], role=draw.role,  # type: ignore[arg-type]
+                                           per_prompt=draw.images)
+                for axis in axes:
+                    needs[axis.name] = max(needs.get(axis.name, 0), self.per_class or
+                                           labels_needed(item, axis))
+                    tasks += [LabelTask(image_file(image.content_hash), axis, image.prompt,
+                                        image.image) for image in images]
+        if len(set(folders.values())) != 1:
+            self.problem = ("no selected check reads an axis whose judge_calibration names a "
+                            "folder; pass --out DIR" if not folders else
+                            "the axes name different folders ("
+                            + ", ".join(f"{a}: {f}" for a, f in sorted(folders.items()))
+                            + "); select one with -k or pass --out DIR")
+            return True
+        folder = next(iter(folders.values()))
+        suites = sorted({item.suite.name for item in items})
+        book = LabelBook(folder)
+        try:
+            book.answered()
+        except (ValueError, TypeError, KeyError, AttributeError) as error:  # a hand-edited index
+            self.problem = f"{book.index} is not one JSON object with a \"file\" a line ({error})"
+            return True
+        labeller = LabelSession(", ".join(suites), tasks, book, needs)
+        server = serve(labeller, self.port)
+        work_done = t2i.requests.counters
+        print(f"t2ibias label: {len(labeller.tasks)} questions on {len(folders)} axes "
+              f"({work_done.images_from_cache} images from the cache, "
+              f"{work_done.images_generated} generated); writing {book.index}", flush=True)
+        print(f"t2ibias label: http://127.0.0.1:{server.server_address[1]}/ "
+              f"(Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+        return True
+
+    def _labelled(self, axis: AxisSpec, folders: dict[str, Path]) -> bool:
+        """Whether the page asks about ``axis``: it names a folder, or --out takes every axis."""
+        from .suite_spec import COUNTERFACTUAL_CALIBRATION
+
+        if self.out is not None:
+            folders[axis.name] = self.out.absolute()
+            return True
+        source = axis.calibration_source
+        if source is None or source == COUNTERFACTUAL_CALIBRATION:
+            return False
+        folders[axis.name] = Path(source)
+        return True
+
+
+def labels_needed(item: PlannedItem, axis: AxisSpec) -> int:
+    """Labels a class the item's checks need on ``axis`` (``planner.labels_per_class``)."""
+    from .planner import labels_per_class
+
+    return labels_per_class(item, axis)
+
+
+def label_command(args: list[str]) -> int:
+    if "-h" in args or "--help" in args:
+        print(LABEL_USAGE)
+        return 0
+    own = argparse.ArgumentParser(prog=f"{PROG} label", add_help=False)
+    own.add_argument("--out", type=Path, default=None)
+    own.add_argument("--per-class", type=int, default=None)
+    own.add_argument("--port", type=int, default=0)
+    try:
+        known, rest = own.parse_known_args(args)
+    except SystemExit as exit_:
+        return int(exit_.code or BAD_INPUT)
+    if known.per_class is not None and known.per_class < 1:
+        print(f"{PROG} label: --per-class must be 1 or more", file=sys.stderr)
+        return BAD_INPUT
+    labeller = Labeller(known.out, known.per_class, known.port)
+    quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q"]
+    status = int(pytest.main(["-p", "no:cacheprovider", *quiet, *rest], plugins=[labeller]))
+    if labeller.problem:
+        print(f"{PROG} label: {labeller.problem}", file=sys.stderr)
+        return BAD_INPUT
+    return status
 
 
 # -- compare, report ---------------------------------------------------------------------------
@@ -396,6 +542,11 @@ def build_parser() -> argparse.ArgumentParser:
              "takes pytest's paths and --t2i-* options (under `accelerate launch "
              "--num_processes N` the work is split between N processes)")
 
+    commands.add_parser(
+        "label", add_help=False,
+        help="a labelling page on 127.0.0.1 for the images a suite's checks draw; writes the "
+             "index.jsonl its judge_calibration folder names (label --help for its options)")
+
     compare = commands.add_parser(
         "compare", help="compare the figures of two runs; exit 1 when one drifted beyond --fail",
         description="Compare run NEW with the saved run OLD, figure by figure (every check's "
@@ -494,6 +645,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "prefetch":  # everything after it is pytest's
         return prefetch_command(argv[1:])
+    if argv and argv[0] == "label":  # its own options, then pytest's
+        return label_command(argv[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -22,6 +22,7 @@ from ._settings import (
     JUDGE_CORRECTIONS,
     MODEL_DTYPES,
     OPTIONS,
+    PROTOCOLS,
     Option,
     Settings,
     parse_loading_options,
@@ -51,8 +52,9 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                         "t2i_llm", "t2i_llm_option", "t2i_llm_tokens", "t2i_eval_llm",
                         "t2i_judge_correction", "t2i_abstain_below", "t2i_update_locks",
                         "t2i_frozen_locks"),
-    "gate and statistics": ("t2i_confidence", "t2i_bootstrap", "t2i_burden", "t2i_family",
-                            "t2i_adaptive", "t2i_fixed_n", "t2i_adaptive_max", "t2i_adaptive_spending"),
+    "gate and statistics": ("t2i_confidence", "t2i_bootstrap", "t2i_burden", "t2i_protocol",
+                            "t2i_family", "t2i_adaptive", "t2i_fixed_n", "t2i_adaptive_max",
+                            "t2i_adaptive_spending"),
     "planning and selection": ("t2i_plan", "t2i_power", "t2i_skip", "t2i_only"),
     "reports": ("t2i_json", "t2i_html", "t2i_markdown", "t2i_html_images", "t2i_table_width"),
     "cache": ("t2i_cache_dir", "t2i_cache_remote", "t2i_no_cache", "t2i_refresh"),
@@ -97,12 +99,16 @@ def _adaptive(config: pytest.Config) -> bool:
     return not fixed_n and asked is not False
 
 
-def _ini_type(option: Option) -> str:
+def _ini_type(option: Option) -> Literal["bool", "linelist", "int", "float", "string"]:
     if option.flag:
         return "bool"
     if option.repeatable:
         return "linelist"
-    return {int: "int", float: "float"}.get(option.convert, "string")
+    if option.convert is int:
+        return "int"
+    if option.convert is float:
+        return "float"
+    return "string"
 
 
 def _metavar(option: Option) -> str:
@@ -259,7 +265,7 @@ def _checked(config: pytest.Config, name: str, *, minimum: float,
 def _report_path(config: pytest.Config, name: str, what: str, example: str) -> str | None:
     """``--t2i-json``/``--t2i-html``: a directory, a path under a file or a place that cannot
     be written is a usage error now, not a traceback when the run is over."""
-    value = get_option(config, name)
+    value: str | None = get_option(config, name)
     if value is None:
         return None
     problem = unwritable(Path(value))
@@ -452,6 +458,9 @@ def _read_settings(config: pytest.Config) -> Settings:
     burden = get_option(config, "t2i_burden")
     if burden not in (None, *BURDENS):
         raise pytest.UsageError(f"--t2i-burden must be {' or '.join(BURDENS)}, got {burden!r}")
+    protocol = get_option(config, "t2i_protocol")
+    if protocol not in (None, *PROTOCOLS):
+        raise pytest.UsageError(f"--t2i-protocol must be {' or '.join(PROTOCOLS)}, got {protocol!r}")
     judge_correction = get_option(config, "t2i_judge_correction")
     if judge_correction not in (None, *JUDGE_CORRECTIONS):
         raise pytest.UsageError(f"--t2i-judge-correction must be one of "
@@ -510,6 +519,7 @@ def _read_settings(config: pytest.Config) -> Settings:
         confidence=confidence,
         bootstrap=_checked(config, "t2i_bootstrap", minimum=1),
         burden=burden,
+        protocol=protocol,
         judge_correction=judge_correction,
         abstain_below=abstain_below,
         family=family,

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -24,15 +25,16 @@ from ._test_call import verdict_sink
 
 if TYPE_CHECKING:  # verdicts, reports and the equipment load when a check needs them (#14)
     from ._settings import Settings
+    from ._test_call import Sightings
     from .equipment import Equipment
     from .facade import T2IBias
     from .family import Family
-    from .instrument import Instrument, Models, Sightings
+    from .instrument import Instrument, Models
     from .locks.bgps import BGPSLocks
     from .locks.counterfactual import PromptLocks
     from .plan import Plan
     from .reports.collect import RunResults
-    from .reports.progress import RunTally
+    from .reports.progress import Mode, RunTally
     from .reports.rows import ReportRow
     from .store.request_layer import Progress, RequestLayer
     from .verdict import Verdict
@@ -179,10 +181,10 @@ class T2ISession:
         capture = self.config.pluginmanager.getplugin("capturemanager")
         reporter = self.config.pluginmanager.getplugin("terminalreporter")
         # the real stderr, not the captured one a test call sees (capture is lifted meanwhile)
-        stream = sys.__stderr__
+        stream = sys.__stderr__ or sys.stderr  # None where Python started without a stderr
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             live = _is_terminal(stream) and worker is None  # fd 2 itself, not pytest's capture
-        mode = "summary" if verbosity < 0 else "live" if live else "lines"
+        mode: Mode = "summary" if verbosity < 0 else "live" if live else "lines"
         if not self._work_counted:
             self.tally.expect(self.run_work())
         pause = capture.global_and_fixture_disabled if capture else nullcontext
@@ -311,7 +313,8 @@ class T2ISession:
         return True if self.settings.plan else None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_runtestloop")
-    def pytest_runtestloop_plan_first(self, session: pytest.Session) -> Iterator[bool | None]:
+    def pytest_runtestloop_plan_first(
+            self, session: pytest.Session) -> Generator[None, bool | None, bool | None]:
         """The session plan, executed once before the first item runs (prefetch, adaptive
         rounds, the family's levels: ``SessionPlan.execute``); its time is its own, in no
         test's (the header, the JSON and a JUnit testsuite property say it)."""
@@ -360,8 +363,9 @@ class T2ISession:
             from _pytest.junitxml import xml_key
 
             xml = self.config.stash.get(xml_key, None)
-            for name, value in carried if xml is not None else ():
-                xml.add_global_property(f"{report.nodeid}::{name}", value)
+            if xml is not None:
+                for name, value in carried:
+                    xml.add_global_property(f"{report.nodeid}::{name}", value)
         if report.when == "teardown":
             self.finished.add(report.nodeid)
         if report.when == "???":  # xdist's report of an item whose worker crashed
@@ -393,7 +397,8 @@ class T2ISession:
             self._log_lines.file_ended()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Iterator[Any]:
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]
+                                  ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         """Verdicts -> rows and junit properties; a check that could not run -> an ERROR.
 
         ``tryfirst`` makes this the outermost wrapper, so it sees the report after pytest's
@@ -403,19 +408,21 @@ class T2ISession:
         ``errors`` (never ``failures``), and an xfail mark cannot hide a broken instrument.
         """
         report = yield
-        error = call.excinfo.value if call.excinfo is not None else None
+        excinfo = call.excinfo
         planned = item.nodeid in self.plan.by_nodeid
-        if error is not None and (_is_check_error(error) or _broke_a_check(planned, error)):
+        if excinfo is not None and (_is_check_error(excinfo.value)
+                                    or _broke_a_check(planned, excinfo.value)):
             from .reports.collect import error_row
 
             as_error(report)
             self.junit_properties(item, report, [("status", "error")])
-            self.results.add(error_row(item, _error_text(error, call.excinfo)))
+            self.results.add(error_row(item, _error_text(excinfo.value, excinfo)))
         elif call.when == "call" and item.stash.get(VERDICTS, None):
             from .reports.collect import item_rows, xfail_of
             from .verdict import verdict_properties
 
-            for verdict, row in item_rows(item, item.stash[VERDICTS], xfail_of(report),
+            verdicts = item.stash[VERDICTS]
+            for verdict, row in item_rows(item, verdicts, xfail_of(report),
                                           item.stash.get(SIGHTINGS, None)):
                 self.results.add(row)
                 self.junit_properties(item, report, verdict_properties(verdict)
@@ -477,22 +484,22 @@ class T2ISession:
         run = {**self.run_header(), **self.interruption(session),
                "plan_seconds": round(max(self.plan_seconds), 3) if self.plan_seconds else None}
         settings = self.settings
-        if settings.json:
+        if json_path := settings.json:
             from .reports.rows import write_json
 
-            self._write_report("JSON", "--t2i-json", settings.json, lambda: write_json(
-                settings.json, rows, self.total_counters, run))
-        if settings.html:
+            self._write_report("JSON", "--t2i-json", json_path, lambda: write_json(
+                json_path, rows, self.total_counters, run))
+        if html_path := settings.html:
             from .reports.html import write_html
 
-            self._write_report("HTML", "--t2i-html", settings.html, lambda: write_html(
-                settings.html, rows, run=run,
+            self._write_report("HTML", "--t2i-html", html_path, lambda: write_html(
+                html_path, rows, run=run,
                 cache_dir=None if settings.no_cache else settings.cache_dir))
-        if settings.markdown:
+        if markdown_path := settings.markdown:
             from .reports.markdown import write_markdown
 
-            self._write_report("Markdown", "--t2i-markdown", settings.markdown,
-                               lambda: write_markdown(settings.markdown, rows, html=settings.html))
+            self._write_report("Markdown", "--t2i-markdown", markdown_path,
+                               lambda: write_markdown(markdown_path, rows, html=settings.html))
         if self.report_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -640,7 +647,7 @@ def _error_text(error: BaseException, excinfo: pytest.ExceptionInfo[BaseExceptio
     if _is_check_error(error):
         return f"{type(error).__name__}: {error}"
     entry = excinfo.traceback[-1]
-    return f"unexpected {type(error).__name__} at {entry.path.name}:{entry.lineno + 1}: {error}"
+    return f"unexpected {type(error).__name__} at {Path(entry.path).name}:{entry.lineno + 1}: {error}"
 
 
 def as_error(report: pytest.TestReport) -> None:

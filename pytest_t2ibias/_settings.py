@@ -26,6 +26,12 @@ JUDGE_CORRECTIONS = ("on", "full", "off")
 """How shares are corrected for the judge's confusion (``metrics.judge``; docs/STATISTICS.md):
 ``on`` a labelled folder's calibration fully and counterfactual images' as bounds, ``full``
 both fully, ``off`` none (the judge's labels taken as truth)."""
+PROTOCOLS = ("gate", "paper")
+"""What a check computes (issue #44): ``gate``, the project's defaults (the judge's confusion
+corrected, a release gate's statistics), or ``paper``, each kind's paper's own figure as the
+paper computed it (the judge's answers as read, fixed n; what else a kind's paper sets is the
+kind's ``CheckKind.paper_protocol``), still with an interval and still gated. Listed once: the
+option, a suite's and a check's ``protocol:``, the schema and ``plan`` read it here."""
 ADAPTIVE_SPENDING = ("obrien_fleming", "pocock", "bonferroni")
 """``--t2i-adaptive-spending``: ``metrics.sequential.SPENDING_FUNCTIONS``, the first the
 default (repeated here: the options must not import numpy)."""
@@ -48,7 +54,7 @@ class BatchSizes:
     ``--t2i-batch-size=8`` sets the generator's (as before); ``auto`` sizes every role;
     ``generator=auto,vqa=32`` sets roles one by one."""
 
-    generator: int | str | None = 8
+    generator: int | str = 8
     vqa: int | str | None = None
     classifier: int | str | None = None
 
@@ -59,7 +65,7 @@ class BatchSizes:
             size = _batch_size(text, "the batch size")
             return cls(generator=size, vqa=size if size == AUTO else None,
                        classifier=size if size == AUTO else None)
-        sizes: dict[str, int | str | None] = {"generator": 8}
+        sizes: dict[str, int | str] = {"generator": 8}
         for part in filter(None, (p.strip() for p in text.split(","))):
             role, _, value = part.partition("=")
             role = role.strip()
@@ -274,6 +280,10 @@ OPTIONS: tuple[Option, ...] = (
            "images' as bounds between judge error and the generator's non-adherence; full: "
            "counterfactual calibrations fully too; off: the judge's labels as truth); overrides "
            "suites"),
+    Option("t2i_protocol", f"{'|'.join(PROTOCOLS)}: what every check computes (gate, the "
+           "default: the judge's confusion corrected, a release gate's statistics; paper: each "
+           "kind's paper's own figure on the judge's answers as read, at a fixed n, "
+           "docs/paper-departures.md); overrides suites"),
     Option("t2i_abstain_below", "the judge abstains on an image whose most probable answer is "
            "below this probability (counted per prompt, never a share); an axis' "
            "abstain_below overrides it", float),
@@ -352,6 +362,8 @@ class Settings:
     confidence: float
     bootstrap: int
     burden: str | None = None
+    protocol: str | None = None
+    """``--t2i-protocol``: gate or paper (``PROTOCOLS``); None: the suite's."""
     judge_correction: str | None = None
     """``--t2i-judge-correction``: on, full or off (``metrics.judge``); None: the suite's."""
     abstain_below: float | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any, overload
 
 import numpy as np
 from PIL import Image
@@ -42,7 +43,7 @@ class Estimate:
         return (f"{three_places(self.value)} [{pct}% CI {three_places(self.low)}, "
                 f"{three_places(self.high)}; n={self.n}]")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "value": self.value,
             "low": self.low,
@@ -109,7 +110,13 @@ class ImageSet(Sequence[GeneratedImage]):
     def __len__(self) -> int:
         return len(self.items)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> GeneratedImage: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> ImageSet: ...
+
+    def __getitem__(self, i: int | slice) -> GeneratedImage | ImageSet:
         if isinstance(i, slice):
             return ImageSet(self.items[i])
         return self.items[i]

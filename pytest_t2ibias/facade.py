@@ -213,7 +213,8 @@ class T2IBias:
                             **self._intervals(confidence))
 
 
-    def audit_judge(self, folder: str | os.PathLike, axes: Sequence[AxisSpec] | Suite | str | os.PathLike,
+    def audit_judge(self, folder: str | os.PathLike[str],
+                    axes: list[AxisSpec] | tuple[AxisSpec, ...] | Suite | str | os.PathLike[str],
                      *, k: int | None = None, confidence: float | None = None) -> dict:
         """The judge's (VQA, or the axis' classifier) accuracy per axis and value with Wilson
         intervals, confusion and retrieval MaxSkew@K on a labelled folder (``index.jsonl``)."""
@@ -221,7 +222,7 @@ class T2IBias:
 
         if not isinstance(axes, (list, tuple)):
             axes = list(_suite(axes).axes.values())
-        return audit_judge(self.instrument(), folder, axes, k=k,
+        return audit_judge(self.instrument(), Path(folder), axes, k=k,
                            confidence=confidence or self.settings.confidence)
 
 
@@ -246,7 +247,7 @@ def _suite(suite: Suite | str | os.PathLike) -> Suite:
     """A loaded suite, or the suite file at that path."""
     from .suite.load import load_suite
 
-    return suite if hasattr(suite, "axes") else load_suite(Path(suite))
+    return load_suite(Path(suite)) if isinstance(suite, (str, os.PathLike)) else suite
 
 
 def _builtin_backends(settings: Settings) -> Any:

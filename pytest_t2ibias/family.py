@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import overload
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,15 @@ class Family:
     size: int = 0
     assigned: dict[str, float] = field(default_factory=dict)
     """Holm/BH: the level each check (by node id) gates at, found by ``levels``."""
+
+    @overload
+    def confidence(self, level: float, nodeid: str = "") -> float: ...
+
+    @overload
+    def confidence(self, level: None, nodeid: str = "") -> None: ...
+
+    @overload
+    def confidence(self, level: float | None, nodeid: str = "") -> float | None: ...
 
     def confidence(self, level: float | None, nodeid: str = "") -> float | None:
         """The level one check gates at, given its own ``level`` (None: a point decision)."""
@@ -67,11 +77,11 @@ class Family:
         k = m
         while True:
             at = {check: 1.0 - alpha * max(k, 1) / m for check, alpha in errors.items()}
-            rejected = sum(decisive(check, at[check]) for check in sorted(errors))
-            if rejected >= k or rejected == 0:
-                return at if rejected >= k else {
+            rejections = sum(decisive(check, at[check]) for check in sorted(errors))
+            if rejections >= k or rejections == 0:
+                return at if rejections >= k else {
                     check: 1.0 - alpha / m for check, alpha in errors.items()}
-            k = rejected
+            k = rejections
 
     def decided(self, errors: dict[str, float], decisive: Callable[[str, float], bool]
                 ) -> Family:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._test_call import shown_per_prompt
 from ._types import ABSTAINED, FILTERED, Answers
@@ -37,6 +37,10 @@ SHARED_FIGURES = frozenset({
     # the judge's calibration and correction (``kinds._judge``), one axis or several
     "judge_calibration", "judge_calibrations", "judge_correction", "judge_corrections",
     "judge_unreadable",
+    # issue #44: the figure on the judge's answers as read beside a corrected one (``kinds._judge``)
+    "as_read",
+    # the protocol that produced the row (``session_plan``: ``plan.protocol``, gate or paper)
+    "protocol",
     # this module: the IS matrix, the image grid, the prompts the model did not read
     "matrix", "gallery", "unread_prompts",
     # the cost kinds' shared figure (``kinds._costs``, ``CheckKind.measures_cost``)
@@ -48,7 +52,9 @@ hooks (``reason``, ``judges``, ``about``, ``chart``), never read by key outside 
 (``tests/unit/test_kind_results.py`` holds reports/ to it)."""
 
 if TYPE_CHECKING:
-    from .instrument import Sightings
+    import numpy as np
+
+    from ._test_call import Sightings
     from .metrics import ISMatrix
     from .verdict import Verdict
 
@@ -58,7 +64,7 @@ MAX_PROMPTS = 16
 
 def gallery_figure(answer_sets: Sequence[tuple[str, Answers]],
                    roles: Mapping[str, str] | None = None, *,
-                   per_prompt: int | None | str = "run",
+                   per_prompt: int | None | Literal["run"] = "run",
                    max_prompts: int = MAX_PROMPTS) -> dict[str, Any] | None:
     """The grid of ``answer_sets`` (``(axis or question, answers)``, as ``Sightings`` holds
     them): one group per prompt and role, images in the order they were requested, each
@@ -149,7 +155,7 @@ def matrix_figure(matrix: ISMatrix | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(matrix, Mapping):
         return {k: matrix[k] for k in ("axes", "value", "low", "high")}
 
-    def plain(rows) -> list[list[float | None]]:
+    def plain(rows: np.ndarray) -> list[list[float | None]]:
         return [[None if math.isnan(v) else float(v) for v in row] for row in rows.tolist()]
 
     return {"axes": list(matrix.axes), "value": plain(matrix.value), "low": plain(matrix.low),
@@ -173,11 +179,28 @@ class Interval:
     """Said before the label and never cut ("λ=0", "control")."""
 
 
+@dataclass(frozen=True)
+class Table:
+    """A table of a paper's own figures (``CheckKind.tables``: a verdict's figures -> these;
+    the HTML report draws each, every cell as text, never markup)."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    note: str = ""
+
+
+def number_text(value: Any, digits: int = 3) -> str:
+    """A figure as a table cell: ``digits`` decimals, "—" for a missing or non-finite one."""
+    number = _float(value)
+    return "—" if math.isnan(number) else f"{number:.{digits}f}"
+
+
 def interval_of(label: str, estimate: Any, judged: bool = True, tag: str = "") -> Interval:
     """A chart line from an estimate as the figures hold it (``{value, low, high}``)."""
     estimate = estimate if isinstance(estimate, Mapping) else {}
-    return Interval(label, *(_float(estimate.get(k)) for k in ("value", "low", "high")),
-                    judged, tag)
+    value, low, high = (_float(estimate.get(k)) for k in ("value", "low", "high"))
+    return Interval(label, value, low, high, judged, tag)
 
 
 def mappings(items: Any) -> list[Mapping[str, Any]]:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from ._settings import Settings
     from .backends._base import Answerer, Embedder, Generator, LanguageModel
     from .plan import Plan
-    from .store.request_layer import RequestLayer
     from .suite_spec import AxisSpec, FilterSpec
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp"})
@@ -183,13 +182,28 @@ class Models:
                 for role, model, backend in made]
 
 
+class Requests(Protocol):
+    """What an ``Instrument`` asks of its request layer: ``store.request_layer.RequestLayer``,
+    or prefetch's recorder of the answers a check would ask."""
+
+    def images(self, generator: Generator, requests: Sequence[ImageRequest]) -> ImageSet: ...
+
+    def answers(self, answerer: Answerer, images: ImageSet, question: str,
+                choices: Sequence[str], statements: Sequence[str] | None = None, *,
+                abstain_below: float = 0.0) -> Answers: ...
+
+    def image_embeddings(self, embedder: Embedder, images: ImageSet) -> np.ndarray: ...
+
+    def text_embeddings(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray: ...
+
+
 @dataclass(frozen=True)
 class Instrument:
     """Images and answers for one ``Plan``; cheap to copy with another plan.
     ``sightings``, when given, notes what the judges saw (the report's image grids)."""
 
     models: Models
-    requests: RequestLayer
+    requests: Requests
     plan: Plan
     sightings: Sightings | None = field(default=None, compare=False)
 
@@ -315,7 +329,8 @@ class Instrument:
         """True for the images the filter keeps (the person filter: "is there a person?")."""
         verdicts = self._ask(images, filter.question, filter.choices,
                              _in_order(filter.statements, filter.choices))
-        return verdicts.labels == filter.choices.index(filter.keep)
+        kept: np.ndarray = verdicts.labels == filter.choices.index(filter.keep)
+        return kept
 
     def _multi_part(self, images: ImageSet, axis: AxisSpec, floor: float = 0.0) -> Answers:
         """Disability-style axes, each part asked on its own (BiasConnect A.2): of the parts

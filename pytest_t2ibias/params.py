@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._settings import ADAPTIVE_KINDS, BURDENS, JUDGE_CORRECTIONS
+from ._settings import ADAPTIVE_KINDS, BURDENS, JUDGE_CORRECTIONS, PROTOCOLS
 from .budgets import MAX_IMAGES_PER_PROMPT
 
 NUMBER = (int, float)
@@ -112,6 +112,11 @@ def check_burden(value: Any) -> str | None:
     return None if value in BURDENS else f"must be {' or '.join(BURDENS)}, got {value!r}"
 
 
+@constraint({"enum": list(PROTOCOLS)}, " or ".join(f"`{p}`" for p in PROTOCOLS))
+def check_protocol(value: Any) -> str | None:
+    return None if value in PROTOCOLS else f"must be {' or '.join(PROTOCOLS)}, got {value!r}"
+
+
 @dataclass(frozen=True)
 class Param:
     """One key of a check entry, as the loader and the docs read it (derived from a ``Params``
@@ -170,6 +175,11 @@ class Params:
     burden: str | None = param(
         "model: an interval across the limit fails (default); check: it passes",
         check=check_burden)
+    protocol: str | None = param(
+        "gate (default): the project's figure (the judge's confusion corrected, a release "
+        "gate's statistics); paper: the kind's paper's own figure on the judge's answers as "
+        "read, at a fixed n, still with an interval and gated (docs/paper-departures.md)",
+        check=check_protocol)
     judge_correction: str | None = param(
         "on (default): shares corrected for the judge's measured confusion (a labelled "
         "folder's fully, counterfactual images' as bounds); full: counterfactual "

@@ -21,6 +21,10 @@ Every precedence rule lives here and nowhere else:
   ``backends/own_sampling.py``, and the run header names it); scheduler: the model's
   declaration > the pipeline's own. ``Plan.sources`` says where each value came from;
 - burden: ``--t2i-burden`` > the check's ``burden:`` > the suite's ``burden:`` > model;
+- protocol: ``--t2i-protocol`` > the check's ``protocol:`` > the suite's > gate; ``paper``
+  reads the judge's answers as read (judge correction off, whatever asked it) at a fixed n
+  (an adaptive check draws its cap); a kind's own paper settings are its
+  ``CheckKind.paper_protocol`` (``kinds._base.protocol_params``);
 - confidence (``Levels``): a check gates at its own ``confidence:``, else the suite's (the
   loader puts the suite's into the check's ``params``; none: it decides on the point value) and computes its intervals at that level, else at ``--t2i-confidence``; the
   family of gated checks may lower the gate's level further (``Levels.gated_at``).
@@ -104,6 +108,8 @@ class Plan:
     guidance: float | None = None
     burden: str = "model"
     """Who must prove its case when an interval straddles a limit (``verdict.BURDENS``)."""
+    protocol: str = "gate"
+    """What the check computes (``_settings.PROTOCOLS``): the project's gate or its paper's figure."""
     judge_correction: str = "on"
     """How shares are corrected for the judge's confusion (``_settings.JUDGE_CORRECTIONS``):
     ``--t2i-judge-correction`` > the check's > the suite's > on."""
@@ -200,9 +206,13 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
                               zero_is_set=name == "guidance")
                 for name in SAMPLING}
     levels = levels if levels is not None else levels_of(settings, check)
-    fixed_n = _first(settings.images_per_prompt, check_n, n, default_n,
-                     DEFAULT_IMAGES_PER_PROMPT)
-    looks = _looks(settings, own_cap, fixed_n) if adaptive and levels.gate is not None else ()
+    protocol = _first(settings.protocol, check.params.protocol if check is not None else None,
+                      suite.protocol if suite is not None else None, "gate")
+    paper = protocol == "paper"  # the papers draw a fixed n and read the judge's answers as read
+    fixed_n = _first(settings.images_per_prompt, own_cap if paper else None, check_n, n,
+                     default_n, DEFAULT_IMAGES_PER_PROMPT)
+    looks = (_looks(settings, own_cap, fixed_n)
+             if adaptive and levels.gate is not None and not paper else ())
     return Plan(
         candidate=candidate,
         baseline=_model(settings, suite, "baseline"),
@@ -212,7 +222,8 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
         guidance=sampling["guidance"][0],
         burden=_first(settings.burden, check.params.burden if check is not None else None,
                       suite.burden if suite is not None else None, DEFAULT_BURDEN),
-        judge_correction=_first(settings.judge_correction,
+        protocol=protocol,
+        judge_correction="off" if paper else _first(settings.judge_correction,
                                 check.params.judge_correction if check is not None else None,
                                 suite.judge_correction if suite is not None else None, "on"),
         abstain_below=settings.abstain_below,

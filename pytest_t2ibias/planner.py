@@ -175,6 +175,68 @@ def images_to_decide(check: CheckSpec, axis: AxisSpec, *, confidence: float | No
     return max(needed) if needed else None
 
 
+ASSUMED_JUDGE_ACCURACY = 0.9
+"""The judge's accuracy ``labels_per_class`` plans for before any calibration was measured
+(its errors spread evenly over the other classes)."""
+LABEL_DRAWS = 400
+MAX_LABELS = 4096
+"""Where ``labels_per_class`` stops looking: more than this is said as "more than 4096"."""
+
+
+def labels_per_class(item: PlannedItem, axis: AxisSpec, *,
+                     accuracy: float = ASSUMED_JUDGE_ACCURACY) -> int:
+    """Labels a class a labelled calibration needs for the check to decide at its margin:
+    the fewest L for which the calibration alone (a confusion measured on L labels a class,
+    the shares themselves known) moves the corrected figure at the threshold by at most half
+    the margin, at the check's confidence (the other half is the sample's). Doubling, then
+    bisection, over ``LABEL_DRAWS`` seeded draws of the confusion; ``MAX_LABELS`` + 1 when
+    even ``MAX_LABELS`` are too few; for kinds without a power model, the 48 images a value a
+    counterfactual calibration draws."""
+    from .kinds._judge import CALIBRATION_IMAGES
+    from .metrics import ideal_shares
+    from .metrics.judge import confusion_draws, correct_shares
+
+    check = item.check
+    metric, threshold = power_metric(check.kind), limit_of(check)
+    if metric not in ("severity", "w1") or threshold is None or (
+            isinstance(axis.ideal, dict) and "reference" in axis.ideal):
+        return CALIBRATION_IMAGES
+    k = len(axis.choices)
+    ideal = ideal_shares(axis.ideal, axis.choices) if metric == "w1" else None
+    truth = np.array(shares_at(threshold, metric, k, ideal, axis.ordered))
+    confusion = np.full((k, k), (1 - accuracy) / max(k - 1, 1))
+    np.fill_diagonal(confusion, accuracy)
+    judged = truth @ confusion
+    confidence = item.plan.levels.gate or 0.95
+    margin = float(check.params.margin)
+
+    def figure(shares: np.ndarray) -> np.ndarray:
+        from .metrics import normalised_w1, severity
+
+        if metric == "w1":
+            start = np.asarray(ideal, float)
+            return np.array([normalised_w1(s, start, ordered=axis.ordered) for s in shares])
+        return np.array([severity(s) for s in shares])
+
+    def spread(labels: int) -> float:
+        rng = np.random.default_rng(0)
+        counts = np.rint(confusion * labels)
+        figures = figure(correct_shares(judged, confusion_draws(counts, LABEL_DRAWS, rng)))
+        low, high = np.nanquantile(figures, [(1 - confidence) / 2, (1 + confidence) / 2])
+        return float(max(high - threshold, threshold - low))
+
+    high = 2
+    while spread(high) > margin / 2:
+        if high >= MAX_LABELS:
+            return MAX_LABELS + 1
+        high *= 2
+    low = high // 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if spread(middle) <= margin / 2 else (middle, high)
+    return high
+
+
 def shares_at(value: float, metric: str, n_choices: int, ideal: np.ndarray | None = None,
               ordered: bool = False) -> tuple[float, ...]:
     """Shares whose figure is ``value``: the ideal moved towards the first choice."""
@@ -230,16 +292,29 @@ def plan_item(nodeid: str, item: PlannedItem, *, power: float, calibrates: bool 
         note = (f"underpowered near its limit: a truth {margin:g} either side of it needs "
                 f"{needed} images a prompt for {decides} to decide with power {power:.0%}; a "
                 f"truth further away decides with fewer")
-    if plan.adaptive:  # issue #26
+    if plan.adaptive and confidence is not None:  # issue #26; adaptive only if gated (plan_for)
         note = "; ".join(filter(None, [adaptive_note(check, axis, plan, prompts,
                                                      confidence=confidence), note]))
     never = never_passes(check, confidence)
     if never:
         note = "; ".join(filter(None, [note, never]))
     calibration_images = calibration_drawn(work) if calibrates else 0
+    if axis is not None and labelled(axis) and plan.judge_correction != "off":
+        labels = labels_per_class(item, axis)
+        count = str(labels) if labels <= MAX_LABELS else f"more than {MAX_LABELS}"
+        note = "; ".join(filter(None, [note, (
+            f"its labelled calibration needs {count} labels a class of {axis.name} "
+            f"({', '.join(axis.choices)}) to decide at its margin (t2ibias label)")]))
     if calibration_images:
         note = "; ".join(filter(None, [note, f"{calibration_images} images calibrate the judge"]))
     return ItemPlan(nodeid, plan.images_per_prompt, prompts, needed, note, calibration_images)
+
+
+def labelled(axis: AxisSpec) -> bool:
+    """Whether ``axis`` is calibrated on a labelled folder (``judge_calibration: {folder}``)."""
+    from .suite_spec import COUNTERFACTUAL_CALIBRATION
+
+    return axis.calibration_source not in (None, COUNTERFACTUAL_CALIBRATION)
 
 
 def prompts_drawn(work: Work) -> int | None:

@@ -25,16 +25,16 @@ from ._types import ABSTAINED, Answers, ImageRequest, ImageSet
 from .kinds import PlannedItem, work_of
 
 if TYPE_CHECKING:
-    from .instrument import Instrument
+    from .backends._base import Embedder, Generator
+    from .instrument import Instrument, Requests
     from .kinds import Draw, Work
     from .plan import Plan
-    from .store.request_layer import RequestLayer
 
 
 class _RecordingLayer:
     """A request layer that serves images from the real one and records answer requests."""
 
-    def __init__(self, real: RequestLayer) -> None:
+    def __init__(self, real: Requests) -> None:
         self.real = real
         self.asked: dict[tuple, tuple[Any, dict[str, Any]]] = {}
         self.asker: PlannedItem | None = None
@@ -42,8 +42,14 @@ class _RecordingLayer:
         failure to answer it (``first_asker``)."""
         self.first_asker: dict[tuple, PlannedItem] = {}
 
-    def images(self, generator, requests):
+    def images(self, generator: Generator, requests: Sequence[ImageRequest]) -> ImageSet:
         return self.real.images(generator, requests)
+
+    def image_embeddings(self, embedder: Embedder, images: ImageSet) -> np.ndarray:
+        return self.real.image_embeddings(embedder, images)
+
+    def text_embeddings(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+        return self.real.text_embeddings(embedder, texts)
 
     def answers(self, answerer, images: ImageSet, question: str, choices: Sequence[str],
                 statements: Sequence[str] | None = None, *, abstain_below: float = 0.0) -> Answers:
@@ -95,6 +101,8 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
             instrument = instrument_for(item.plan)
             wants = []
             for draw in work.planned:  # the kind's own, then its judge's calibration
+                if draw.role is None:  # a folder's images: nothing to generate
+                    continue
                 generator = instrument.generator(draw.role)
                 wanted = [ImageRequest(draw.prompt, item.plan.seed, i, **item.plan.sampling)
                           for i in range(draw.images)]
@@ -128,6 +136,8 @@ def prefetch(items: Sequence[PlannedItem], instrument_for: Callable[[Plan], Inst
         recording = replace(entry.instrument, requests=recorder)
         try:
             for draw in entry.needs:
+                if draw.role is None:  # a folder's images: asked in the item's own run
+                    continue
                 images = recording.images([draw.prompt], role=draw.role, per_prompt=draw.images)
                 for axis in draw.axes:
                     recording.attributes(images, axis, entry.item.suite.filter)
@@ -156,7 +166,7 @@ class _Ready:
     wants: list[tuple[Any, list[ImageRequest]]]
 
 
-def _images_made(entry: _Ready, real: RequestLayer, share: Callable[[list], list],
+def _images_made(entry: _Ready, real: Requests, share: Callable[[list], list],
                  on_error: Callable[[PlannedItem, BaseException], None] | None) -> bool:
     """Make one item's images alone; False (the error told) if they cannot be made."""
     try:

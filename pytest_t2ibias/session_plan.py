@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 class Plannable(Protocol):
     """What a check item registers with the plan (``items.check.CheckItem``)."""
 
-    nodeid: str
+    @property
+    def nodeid(self) -> str: ...
 
     def as_written(self) -> PlannedItem:
         """The item as its suite writes it, whether or not it will run."""
@@ -387,9 +388,11 @@ class SessionPlan:
             phrase=session.locks.phrase, progress=session.progress_writer(),
             bgps_locks=session.bgps_locks)
         try:
-            return CHECK_KINDS[written.check.kind].run(context)
+            verdict = CHECK_KINDS[written.check.kind].run(context)
         except CheckFailed as failed:  # a kind built on the assertion helpers
-            return failed.verdict
+            verdict = failed.verdict
+        # every row says which protocol produced it (issue #44), whatever kind made it
+        return replace(verdict, figures={**verdict.figures, "protocol": plan.protocol})
 
     def verdict(self, entry: PlanEntry, sightings: Sightings) -> Verdict:
         """The entry's verdict as its item reports it: at its gate and the look its rounds

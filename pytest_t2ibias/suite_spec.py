@@ -155,6 +155,8 @@ class Suite:
     burden: str | None = None
     """``burden:`` who must prove its case when an interval straddles a limit (``model`` or
     ``check``); None: the command line's or the default (``verdict.DEFAULT_BURDEN``)."""
+    protocol: str | None = None
+    """``protocol:`` gate or paper (``_settings.PROTOCOLS``); None: the command line's or gate."""
     judge_correction: str | None = None
     """``judge_correction:`` on, full or off (``_settings.JUDGE_CORRECTIONS``); None: the
     command line's or on."""

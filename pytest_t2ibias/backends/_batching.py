@@ -64,7 +64,7 @@ class AutoBatch:
 R = TypeVar("R")
 
 
-def batched(items: list, batch: AutoBatch, run: Callable[[list], R]) -> list[R]:
+def batched(items: list[Any], batch: AutoBatch, run: Callable[[list[Any]], R]) -> list[R]:
     """``run`` over ``items`` in batches of ``batch.size``; an ``auto`` batch is first sized
     on a pass over the first item (kept as the first result)."""
     results: list[R] = []

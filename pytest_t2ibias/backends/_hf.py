@@ -85,7 +85,7 @@ def pretrained_kwargs(
     return kwargs
 
 
-def resolve_device(spec: str | torch.device = "auto", *, origin: str = "--t2i-device") -> torch.device:
+def resolve_device(spec: str | torch.device | None = "auto", *, origin: str = "--t2i-device") -> torch.device:
     """``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` as a ``torch.device``.
 
     ``auto`` is CUDA when available, else Apple's ``mps``, else the CPU; under pytest-xdist

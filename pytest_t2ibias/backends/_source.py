@@ -59,7 +59,7 @@ class ModelSource:
     """Each config file read once (a source is frozen; what it has read is memo, not state)."""
 
     @classmethod
-    def of(cls, model: str | os.PathLike | ModelSource, *, revision: str | None = None,
+    def of(cls, model: str | os.PathLike[str] | ModelSource, *, revision: str | None = None,
            offline: bool = False) -> ModelSource:
         """``model`` resolved (a source already is one: returned as it is, its configs and
         fingerprint read at most once whoever reads them)."""

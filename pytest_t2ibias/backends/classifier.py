@@ -54,7 +54,7 @@ class ClassifierAnswerer:
     @classmethod
     def from_pretrained(
         cls,
-        path_or_id: str | os.PathLike,
+        path_or_id: str | os.PathLike[str],
         *,
         label_map: Mapping[str, str] | None = None,
         batch_size: int | str = 16,
@@ -110,7 +110,8 @@ class ClassifierAnswerer:
         if not rows:
             return np.empty((0, len(choices)))
         mapped = np.concatenate(rows) @ matrix
-        return mapped / mapped.sum(axis=1, keepdims=True)
+        shares: np.ndarray = mapped / mapped.sum(axis=1, keepdims=True)
+        return shares
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.model).__name__}, labels={self.labels})"

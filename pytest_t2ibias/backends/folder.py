@@ -54,7 +54,7 @@ def _inside(relative: str) -> bool:
 class FolderImages:
     """A ``Generator`` that reads images instead of making them."""
 
-    def __init__(self, root: str | os.PathLike, *, origin: str = "--t2i-images") -> None:
+    def __init__(self, root: str | os.PathLike[str], *, origin: str = "--t2i-images") -> None:
         self.root = Path(root).expanduser()
         self.origin = origin
         if not self.root.is_dir():

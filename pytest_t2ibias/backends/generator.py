@@ -24,7 +24,7 @@ from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve
 from ._source import ModelSource
 
 
-def missing_components(path_or_id: str | os.PathLike, given: dict[str, Any]) -> str | None:
+def missing_components(path_or_id: str | os.PathLike[str], given: dict[str, Any]) -> str | None:
     """Why a local pipeline folder failed to load, when a part it needs is not there: the
     components its class requires that ``model_index.json`` lists as absent (saved without
     them, as SD3 without T5) or whose folder holds no files; None when that is not it."""
@@ -138,7 +138,7 @@ class DiffusersGenerator:
     @classmethod
     def from_pretrained(
         cls,
-        path_or_id: str | os.PathLike,
+        path_or_id: str | os.PathLike[str],
         *,
         steps: int | None = None,
         guidance_scale: float | None = None,
@@ -160,8 +160,9 @@ class DiffusersGenerator:
         extra = dict(model_options or {})
         offload = bool(extra.pop("enable_model_cpu_offload", False))
         # dtype and revision are loading options under their own names (a model option wins)
-        how = Loading(**{**loading, **{key: extra.pop(key) for key in ("dtype", "revision")
-                                       if key in extra}})
+        named: dict[str, Any] = {key: extra.pop(key) for key in ("dtype", "revision")
+                                 if key in extra}
+        how = Loading(**{**loading, **named})
         source = ModelSource.of(path_or_id, revision=how.revision, offline=how.offline)
         common = how.source("diffusers pipeline", origin)
         check_source(source, marker="model_index.json", allow_pickle=how.allow_pickle, **common)
@@ -195,7 +196,7 @@ class DiffusersGenerator:
         sampling (steps, guidance, size, scheduler) wins over this generator's defaults."""
         requests = list(requests)
         images: dict[int, Image.Image] = {}
-        groups: dict[tuple, list[int]] = {}
+        groups: dict[tuple[Any, ...], list[int]] = {}
         for position, request in enumerate(requests):
             groups.setdefault(tuple(request.sampling.values()), []).append(position)
         for positions in groups.values():

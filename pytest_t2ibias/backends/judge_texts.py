@@ -45,7 +45,7 @@ class ScoredQuestion:
     location: Location | None = None
 
 
-def is_contrastive(model: str | os.PathLike | None) -> bool | None:
+def is_contrastive(model: str | os.PathLike[str] | None) -> bool | None:
     """Whether a judge folder is CLIP-style (its ``config.json``'s ``model_type``); None when
     it cannot be told without a download (a hub id, no config)."""
     try:

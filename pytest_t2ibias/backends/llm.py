@@ -55,7 +55,7 @@ class CausalLM:
     @classmethod
     def from_pretrained(
         cls,
-        path_or_id: str | os.PathLike,
+        path_or_id: str | os.PathLike[str],
         *,
         batch_size: int = 16,
         origin: str = "--t2i-llm",
@@ -161,7 +161,8 @@ class CausalLM:
     def perplexity(self, texts: list[str]) -> np.ndarray:
         """``exp(-mean token log-probability)`` of each text."""
         sums, counts = self.token_log_likelihoods(texts)
-        return np.exp(-sums / np.maximum(counts, 1))
+        perplexities: np.ndarray = np.exp(-sums / np.maximum(counts, 1))
+        return perplexities
 
     def next_token_logprobs(self, prefixes: list[str]) -> np.ndarray:
         """(prefixes, vocab) log-probabilities of the next token, for beam search."""
@@ -248,7 +249,8 @@ class CausalLM:
             pad_token_id=self.pad_token_id,
             eos_token_id=self.tokenizer.eos_token_id,
         )
-        return self.tokenizer.decode(output[0, input_ids.shape[1]:], skip_special_tokens=True).strip()
+        text: str = self.tokenizer.decode(output[0, input_ids.shape[1]:], skip_special_tokens=True)
+        return text.strip()
 
     @property
     def has_chat_template(self) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -46,7 +47,8 @@ class OwnSampling:
         return getattr(self, name)
 
 
-def own_sampling(model_index: dict[str, Any], read_config) -> OwnSampling:
+def own_sampling(model_index: dict[str, Any], read_config: Callable[[str], dict[str, Any]]
+                 ) -> OwnSampling:
     """The pipeline's own sampling from its ``model_index.json`` and ``read_config(name)``
     (a component's config file as a dict, ``{}`` when absent)."""
     name = model_index.get("_class_name")

@@ -133,7 +133,7 @@ class LinearProbe:
         """What differs between this probe's assumptions and ``reader`` (empty: compatible)."""
         expected = self.metadata["generator"]
         actual = json.loads(json.dumps(reader.describe()))
-        problems = []
+        problems: list[str] = []
         for field in MATCHED_FIELDS:
             theirs, ours = expected.get(field), actual.get(field)
             if theirs == ours:
@@ -270,7 +270,10 @@ def train_probe(
         truth = labels[held_out]
         accuracy[str(index)] = float((predicted == truth).mean())
         per_class[str(index)] = {c: float((predicted[truth == k] == k).mean()) for k, c in enumerate(choices)}
-        weights.append(weight), biases.append(bias), means.append(mean), scales.append(scale)
+        weights.append(weight)
+        biases.append(bias)
+        means.append(mean)
+        scales.append(scale)
 
     all_timesteps = reader.timesteps()
     metadata = {

@@ -226,7 +226,7 @@ def memo_folder(cache_dir: Path | None, no_cache: bool = False) -> Path | None:
     return None if no_cache or cache_dir is None else Path(cache_dir) / "tokens"
 
 
-def pipeline_readers(model: str | os.PathLike | None, memo: Path | None
+def pipeline_readers(model: str | os.PathLike[str] | None, memo: Path | None
                      ) -> list[TokenizerReader]:
     """The tokenizers a diffusers pipeline folder declares (``model_index.json``), by folder
     name; none for a hub id not on disk. Nothing is loaded: ``model_index.json`` is read."""
@@ -247,7 +247,7 @@ def pipeline_readers(model: str | os.PathLike | None, memo: Path | None
             and (root / folder).is_dir()]
 
 
-def model_reader(model: str | os.PathLike | None, memo: Path | None
+def model_reader(model: str | os.PathLike[str] | None, memo: Path | None
                  ) -> TokenizerReader | None:
     """The tokenizer of a transformers model folder (a CLIP judge's); None without one."""
     if not model or not Path(model).is_dir() or tokenizer_fingerprint(Path(model)) is None:

@@ -93,10 +93,10 @@ def decide(choice: ThreadChoice) -> None:
 def apply() -> int | None:
     """At the first model load: ``torch.set_num_threads`` with the decided count, unless
     torch's threads were set already (not its default). Returns the threads set, or None."""
-    if not _applied or _applied[0].threads is None:
+    choice = _applied[0] if _applied else None  # the one choice ``decide`` left
+    if choice is None or choice.threads is None:
         return None
-    choice = _applied.pop()
-    _applied.append(ThreadChoice(None, "applied"))
+    _applied[:] = [ThreadChoice(None, "applied")]
     import torch
 
     if torch.get_num_threads() != _torch_default() and choice.why != "--t2i-threads":

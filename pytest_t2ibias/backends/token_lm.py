@@ -18,11 +18,15 @@ class BeamSearchLM:
 
     ``instruction`` is put before the model prompt (BGPS instructs the LLM to write a neutral
     prompt, seeds/001 App. C): through the tokenizer's chat template when it has one (the
-    model prompt becomes the start of the assistant's answer), else as plain text.
+    model prompt becomes the start of the assistant's answer), else as plain text with the
+    model prompt on a line of its own (a base LM's prefix form).
     """
 
-    def __init__(self, lm: Any, *, instruction: str = "", kv_cache: bool = True) -> None:
+    def __init__(self, lm: Any, *, instruction: str = "", kv_cache: bool = True,
+                 max_new_tokens: int = 0) -> None:
         self.lm = lm
+        self.max_new_tokens = max_new_tokens
+        """The search's longest continuation: the context must hold it after the prefix."""
         self.kv_cache = kv_cache
         """Reuse the context's keys and values (``CausalLM.next_token_logprobs_of_ids``)."""
         self._context: tuple[int, ...] = ()
@@ -39,6 +43,15 @@ class BeamSearchLM:
         """Ids of instruction + model prompt, ready to be continued (remembered: the context
         whose keys and values the search reuses)."""
         ids = list(self._encode_prefix(model_prompt))
+        context = getattr(self.lm, "context_length", None)
+        if isinstance(context, int) and len(ids) + self.max_new_tokens > context:
+            from ..errors import BackendError
+
+            raise BackendError(
+                f"{type(getattr(self.lm, 'model', self.lm)).__name__} attends over {context} "
+                f"tokens, but the search's instruction and model prompt take {len(ids)} and its "
+                f"prompts up to {self.max_new_tokens} more. Use an LLM with a longer context (--t2i-llm) or a "
+                f"shorter instruction.")
         self._context = tuple(ids)
         return ids
 
@@ -51,7 +64,7 @@ class BeamSearchLM:
             )
             ids = list(self.tokenizer(context + model_prompt, add_special_tokens=False)["input_ids"])
             return ids
-        return self.lm.encode_prefix(f"{self.instruction} {model_prompt}")
+        return self.lm.encode_prefix(f"{self.instruction}\n{model_prompt}")
 
     def next_token_logprobs(self, sequences: Sequence[Sequence[int]]) -> np.ndarray:
         """(sequences, vocab) natural-log probabilities of the token after each id sequence."""

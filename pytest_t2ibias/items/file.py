@@ -66,7 +66,9 @@ class SuiteFile(pytest.File):
         if problems:
             raise SuiteError.combine(problems)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+    # pytest's own Collector.repr_failure drops Node's ``style`` the same way (and ignores it)
+    def repr_failure(  # type: ignore[override]
+            self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
         from ..errors import SuiteError
 
         if isinstance(excinfo.value, SuiteError) and not self.config.getoption("fulltrace", False):
@@ -92,17 +94,18 @@ def check_judge_texts(suite: Suite, settings: Settings) -> None:
     from ..backends.readings import memo_folder, model_reader
     from ..errors import SuiteError
 
-    contrastive = is_contrastive(settings.vqa)
-    reader = model_reader(settings.vqa, memo_folder(settings.cache_dir, settings.no_cache))
-    if contrastive is None or reader is None:
+    judge = settings.vqa
+    contrastive = is_contrastive(judge)
+    reader = model_reader(judge, memo_folder(settings.cache_dir, settings.no_cache))
+    if judge is None or contrastive is None or reader is None:
         return
     problems = []
     for question in scored_questions(suite, contrastive=contrastive,
                                      classified=settings.classifiers):
         line = question.location.line if question.location else 1
         try:
-            same = same_readings(question, reader, settings.vqa)
-            unread = unread_in_statements(question, reader, settings.vqa)
+            same = same_readings(question, reader, judge)
+            unread = unread_in_statements(question, reader, judge)
         except Exception as error:  # any tokenizer's failure: said, not hidden
             warnings.warn_explicit(JudgeTextWarning(
                 f"the judge {settings.vqa}'s tokenizer cannot be read ({type(error).__name__}: "

@@ -9,14 +9,14 @@ power planning and the HTML figure read these fields, never a kind's name.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ..params import Param, Params, declared, params_class
 from ._work import Work
 
 if TYPE_CHECKING:
-    from ..figures import Interval
+    from ..figures import Interval, Table
     from ..instrument import Instrument
     from ..plan import Levels, Plan
     from ..suite_spec import AxisSpec, CheckSpec, Suite
@@ -54,8 +54,9 @@ class CheckContext(Generic[P]):
 
     @property
     def params(self) -> P:
-        """The check's parameters, as its kind's ``Params`` (built by the suite loader)."""
-        return cast(P, self.check.params)
+        """The check's parameters, as its kind's ``Params`` (built by the suite loader), under
+        the plan's protocol (``protocol_params``)."""
+        return cast(P, protocol_params(self.check, self.plan))
 
     @property
     def confidence(self) -> float | None:
@@ -92,7 +93,15 @@ class PlannedItem:
         if not isinstance(self.check.params, cls):
             raise TypeError(f"check {self.check.id!r}: parameters are "
                             f"{type(self.check.params).__name__}, not {cls.__name__}")
-        return self.check.params
+        return cast(P, protocol_params(self.check, self.plan))
+
+
+def axis_of(ctx: CheckContext[Any]) -> AxisSpec:
+    """The item's axis, for a kind that expands over axes (``axes_param``): every item of it
+    has one (``ctx.axis`` is None only for kinds without axes)."""
+    if ctx.axis is None:
+        raise TypeError(f"check {ctx.check.id!r}: its kind runs per axis, and this item has none")
+    return ctx.axis
 
 
 Run = Callable[[CheckContext[Any]], "Verdict"]
@@ -156,11 +165,19 @@ class CheckKind:
     (open_set: each proposed bias'), for the run header's list of judges."""
     about: Callable[[Mapping[str, Any]], str] | None = None
     """What its figure is about where its row names no axis (max_skew_below: the target)."""
+    tables: Callable[[Mapping[str, Any]], list[Table]] | None = None
+    """Its paper's own figures as tables from a verdict's figures (``figures.Table``: BGPS'
+    evaluation and λ sweep, OpenBias' agreement with a classifier, BiasConnect A.5's
+    negative IS_mit), drawn in the HTML report; the JSON report holds the figures."""
     sample: str | None = None
     """The keys of a small ``checks:`` entry of this kind (``axes: [gender], threshold: 0.5``;
     "" when it needs none) for the sample suite (``testing.suites.every_kind_suite``: a
     subject, axes gender and age with counterfactuals, a labelled folder ``labelled``): the
     tests over the registry (report integrity, adding a kind) check every kind from it."""
+    paper_protocol: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """What its paper's protocol sets (``protocol: paper``): ``Params`` field -> the value the
+    paper used (``{"statistic": "mean"}``), over whatever the check said. What every kind's
+    paper shares (the judge's answers as read, a fixed n) is the plan's (``plan.plan_for``)."""
     paper: str = ""
     """Where the measure comes from (paper, section, equation): the YAML reference's line."""
     example: str = ""
@@ -185,6 +202,15 @@ class CheckKind:
 CHECK_KINDS: dict[str, CheckKind] = {}
 
 
+def protocol_params(check: CheckSpec, plan: Plan) -> Params:
+    """``check``'s parameters under ``plan``'s protocol: as the suite says under ``gate``; with
+    its kind's ``paper_protocol`` settings put over them under ``paper``."""
+    kind = CHECK_KINDS.get(check.kind)
+    if plan.protocol != "paper" or kind is None or not kind.paper_protocol:
+        return check.params
+    return replace(check.params, **dict(kind.paper_protocol))
+
+
 def register_check(kind: CheckKind) -> CheckKind:
     """Add a check kind to the registry suites are validated against."""
     if kind.name in CHECK_KINDS:
@@ -195,6 +221,10 @@ def register_check(kind: CheckKind) -> CheckKind:
         raise TypeError(f"check kind {kind.name!r}: params must be a Params dataclass "
                         "(kinds._params.Params subclassed, each field a param(...))")
     declared(kind.params)  # a field without param(...) or of an unknown type fails here
+    unknown = set(kind.paper_protocol) - {p.field for p in declared(kind.params)}
+    if unknown:
+        raise TypeError(f"check kind {kind.name!r}: paper_protocol sets {sorted(unknown)}, "
+                        f"which are not fields of {kind.params.__name__}")
     CHECK_KINDS[kind.name] = kind
     return kind
 

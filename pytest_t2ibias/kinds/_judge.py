@@ -27,7 +27,7 @@ groups): a pooled confusion would over-correct one group and under-correct the o
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,8 +43,10 @@ from ..metrics.judge import (
     OFF,
     JudgeCalibration,
     calibration_from_labels,
+    correct_shares,
     correction_mode,
     judged_estimate,
+    posterior_mean_confusion,
 )
 from ..store.calibrations import remember
 from ..suite_spec import COUNTERFACTUAL_CALIBRATION
@@ -187,6 +189,10 @@ class JudgeReading:
     measured: JudgeCalibration | None
     asked: str = "on"
     """The plan's ``judge_correction``: on, full or off."""
+    as_read: list[Estimate] = field(default_factory=list, compare=False, repr=False,
+                                 kw_only=True)
+    """The figure on the judge's answers as read (the paper's formula, no correction), kept by
+    ``estimate`` so a corrected row shows it beside the corrected one (issue #44)."""
     group: str | None = None
     """The group every image of the item is of (``JudgeCalibration.groups``' key), if any."""
     uncorrected: str = ""
@@ -238,10 +244,18 @@ class JudgeReading:
         return self._by_group[1] or self.calibration.why_unreadable()
 
     def estimate(self, estimator: Callable[[np.ndarray | None], Estimate]) -> Estimate:
-        """``estimator(calibration counts or None)`` under this reading."""
+        """``estimator(calibration counts or None)`` under this reading; the uncorrected
+        figure is kept (``as_read``)."""
         if self._by_group[1]:
             return estimator(None)
-        return judged_estimate(estimator, self.calibration, self.mode)
+
+        def keeping_as_read(counts: np.ndarray | None) -> Estimate:
+            estimate = estimator(counts)
+            if counts is None:
+                self.as_read[:] = [estimate]
+            return estimate
+
+        return judged_estimate(keeping_as_read, self.calibration, self.mode)
 
     def outcome(self, outcome: str) -> str:
         """An unreadable axis decides nothing."""
@@ -284,11 +298,31 @@ class JudgeReading:
 
     def figures(self) -> dict[str, Any]:
         """The row's ``judge_correction`` and ``judge_calibration`` (plain builtins)."""
+        corrected = self.mode != OFF and not self.unreadable and self.as_read
         return {"judge_correction": self.mode,
                 "judge_calibration": None if self.calibration is None else self.calibration.to_dict(),
+                **({"as_read": self.as_read[-1].to_dict()} if corrected else {}),
                 **({"judge_uncorrected": self.uncorrected}
                    if self.uncorrected and self.calibration is None else {}),
                 **({"judge_unreadable": self.unreadable} if self.unreadable else {})}
+
+
+def reference_as_judged(shares: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """A reference ideal's shares (BiasConnect A.10: real images read by the same judge) read
+    as the generated shares they are compared with: corrected with the same confusion when
+    those are (``counts``), as read when they are not (issue #44: it was always as read, so a
+    corrected share sat beside a reference still shrunk by the judge's errors). The point
+    correction: the reference is fixed while the generated shares' posterior is drawn."""
+    shares = np.asarray(shares, dtype=float)
+    if counts is None:
+        return shares
+    corrected = correct_shares(shares, posterior_mean_confusion(counts))
+    return shares if np.isnan(corrected).any() else corrected
+
+
+def is_reference_ideal(axis: AxisSpec | None) -> bool:
+    """Whether ``axis``' ideal is measured on reference images (``ideal: {reference: DIR}``)."""
+    return axis is not None and isinstance(axis.ideal, dict) and "reference" in axis.ideal
 
 
 def calibration_prompts(item: PlannedItem, axes: list[AxisSpec]) -> list[str]:

@@ -4,6 +4,7 @@ parameters every kind takes live in ``pytest_t2ibias.params``, a value below the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..params import (
@@ -34,6 +35,22 @@ __all__ = ["AXIS_LIST", "COMMON_PARAMS", "TEXT_SCHEMA", "constraint", "NUMBER", 
            "check_at_least_one", "check_burden", "check_confidence", "check_images",
            "check_judge_correction", "check_margin", "check_unit_interval", "declared", "param",
            "params_class"]
+
+
+INDEX_COST_DOC = (
+    "true: W1 over the categories' indices on every axis (BiasConnect's Eq. 1, the paper "
+    "protocol's), so moving mass from the first of four nominal values to the last costs 3; "
+    "false: positional cost on ordered axes, 0/1 on nominal ones (indices order a nominal "
+    "axis arbitrarily)")
+
+
+def with_index_cost(suite: Any) -> Any:
+    """``suite`` with every axis costed by index (``ordered``), as BiasConnect's Eq. 1 costs
+    them: what ``index_cost: true`` reads W1 through in the kinds that take a whole suite."""
+    from dataclasses import replace
+
+    return replace(suite, axes={name: replace(axis, ordered=True)
+                                for name, axis in suite.axes.items()})
 
 
 @constraint({"minProperties": 1, "additionalProperties": {"type": "number", "minimum": 0},
@@ -84,7 +101,7 @@ def check_target(value: Any) -> str | None:
     return None
 
 
-def check_target_in_suite(value: Any, axes: dict[str, AxisSpec]) -> str | None:
+def check_target_in_suite(value: Any, axes: Mapping[str, AxisSpec]) -> str | None:
     axis = axes.get(value["axis"])
     if axis is None:
         return f"names unknown axis {value['axis']!r} (axes: {', '.join(axes)})"
@@ -133,6 +150,16 @@ def check_shares(value: Any) -> str | None:
     return None
 
 
+ENTIGEN_OVER = ("prompt", "category")
+"""What ``intervention_improves``' Eq. 1 is over: one subject's prompt, or the check's
+subjects' prompts together (the paper's category)."""
+
+
+@constraint({"enum": list(ENTIGEN_OVER)}, "`prompt` or `category`")
+def check_entigen_over(value: Any) -> str | None:
+    return None if value in ENTIGEN_OVER else f"must be one of {', '.join(ENTIGEN_OVER)}, got {value!r}"
+
+
 BGPS_STATISTICS = ("worst", "mean")
 """What ``no_bgps_prompt_exceeds`` gates on: the worst found prompt, or the paper's mean."""
 
@@ -147,6 +174,27 @@ def check_probe_term(value: Any) -> str | None:
     from ..methods.bgps import PROBE_TERMS
 
     return None if value in PROBE_TERMS else f"must be one of {', '.join(PROBE_TERMS)}, got {value!r}"
+
+
+@constraint({"minLength": 1}, "`project`, `paper`, `paper_biased`, or the instruction's own text")
+def check_bgps_instruction(value: Any) -> str | None:
+    return None if value.strip() else "must be project, paper, paper_biased or an instruction's text"
+
+
+@constraint({"enum": ["occupation", "context", "place", "object", "activity"]},
+            "`occupation`, `context`, `place`, `object` or `activity`")
+def check_bgps_scenario(value: Any) -> str | None:
+    from ..methods.bgps import SCENARIOS
+
+    return None if value in SCENARIOS else f"must be one of {', '.join(SCENARIOS)}, got {value!r}"
+
+
+@constraint({"items": {"type": "number", "minimum": 0}, "minItems": 1}, "list of numbers ≥ 0")
+def check_lambda_list(value: Any) -> str | None:
+    if not value or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+                            for v in value):
+        return "must be a non-empty list of numbers >= 0, e.g. [1, 100]"
+    return None
 
 
 @constraint({"exclusiveMinimum": 0.5, "maximum": 1}, "in (0.5, 1]")

@@ -14,6 +14,7 @@ from ..figures import gallery_figure, matrix_figure
 from ..metrics import ISMatrix, distribution_of
 from ..metrics.distributions import Distribution
 from ..verdict import FAIL, INCONCLUSIVE, PASS, Verdict
+from ._base import axis_of
 
 if TYPE_CHECKING:
     from ._base import CheckContext
@@ -140,7 +141,7 @@ def known_axes(known: Sequence[str], axes: Iterable[str] | None, what: str) -> l
 def subject_attributes(ctx: CheckContext):
     """The check's axis read off the images of the suite's prompt for the subject."""
     images = ctx.instrument.images([ctx.suite.prompt_for(ctx.subject)])
-    return ctx.instrument.attributes(images, ctx.axis, ctx.suite.filter)
+    return ctx.instrument.attributes(images, axis_of(ctx), ctx.suite.filter)
 
 
 def with_matrix(verdict: Verdict, matrix: ISMatrix) -> Verdict:

@@ -12,7 +12,7 @@ and the aspect it names is the one measured.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..params import TEXT_SCHEMA, constraint
 from ..verdict import DEFAULT_BURDEN, Verdict
@@ -119,7 +119,7 @@ def title_for(antonyms: tuple[str, ...] | str | None) -> str:
 def run(ctx: CheckContext[ImageQualityParams]) -> Verdict:
     antonyms = ctx.params.antonyms
     pair = pair_of(antonyms)
-    options = {"antonyms": pair} if pair else {}
+    options: dict[str, Any] = {"antonyms": pair} if pair else {}
     return run_cost(ctx, "clip_iqa", title_for(antonyms), tolerance=ctx.params.tolerance,
                     at_least=ctx.params.at_least, **options)
 

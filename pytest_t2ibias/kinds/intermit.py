@@ -12,9 +12,11 @@ look before the last passes only once no step can have made a prioritised axis w
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..figures import Table, mappings, number_text
 from ..metrics.judge import BOUNDS
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes
 from ._base import CheckContext, CheckKind, PlannedItem
@@ -22,12 +24,14 @@ from ._judge import AxisReadings, JudgeReading, readings_for
 from ._needs import questions_of
 from ._papers import BIASCONNECT
 from ._params import (
+    INDEX_COST_DOC,
     Params,
     check_alert_on,
     check_at_least_one,
     check_priority,
     check_unit_interval,
     param,
+    with_index_cost,
 )
 from ._verdicts import with_matrix
 from ._work import Draw, Work
@@ -55,6 +59,7 @@ class IntermitParams(Params):
         "(every axis of the suite, as the paper's Sec. 6 alerts on any negative impact; the "
         "others are read too, weighted 0 in tau, so the path is the same)",
         default="prioritised", check=check_alert_on)
+    index_cost: bool = param(INDEX_COST_DOC, default=False)
 
 
 def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None,
@@ -84,6 +89,7 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
                    check="intermit", value=tau, threshold=result.epsilon, message=message,
                    figures={"intermit": result.to_dict(), "order": " -> ".join(result.order),
                             "mit_amount": result.mit_amount, "mit_steps": result.mit_steps,
+                            "negative_is_mit": result.negative_is_mit(),
                             "alerts": step_alerts, "label": label})
 
 
@@ -92,6 +98,7 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
 
     params = ctx.params
     suite = ctx.counterfactual_suite()
+    suite = with_index_cost(suite) if params.index_cost else suite
     selected = list(normalised_priority(params.priority, list(suite.axes)))
     readings = readings_for(ctx, watched_axes(selected, list(suite.axes), params.alert_on),
                             suite)
@@ -167,7 +174,26 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     return work
 
 
+def tables(figures: Mapping[str, Any]) -> list[Table]:
+    """BiasConnect A.5's figure: the share of (mitigated, other axis) pairs a step made worse
+    (negative IS_mit), one row per such pair."""
+    negative = figures.get("negative_is_mit")
+    if not isinstance(negative, Mapping) or not negative.get("pairs"):
+        return []
+    rows = tuple((str(c.get("mitigated", "")), str(c.get("axis", "")),
+                  f"{number_text(c.get('value'))} [{number_text(c.get('low'))}, "
+                  f"{number_text(c.get('high'))}]") for c in mappings(negative.get("cases")))
+    share = negative.get("share")
+    return [Table("Negative IS_mit (BiasConnect A.5)", ("mitigated", "made worse", "IS_mit [CI]"),
+                  rows, f"{negative.get('negative', 0)} of {negative.get('pairs', 0)} (mitigated, "
+                        f"other axis) pairs made worse "
+                        f"({number_text(100 * share if isinstance(share, (int, float)) else None, 0)}%), "
+                        f"{negative.get('shown', 0)} shown by their interval; the paper: over 29% "
+                        f"(SD 1.4, ITI-GEN)")]
+
+
 KIND = CheckKind(
+    tables=tables,
     name="intermit",
     sample="",
     run=run,
@@ -177,6 +203,7 @@ KIND = CheckKind(
         "never shown within it"),
     axes_param=None,
     params=IntermitParams,
+    paper_protocol={"alert_on": "any", "index_cost": True},  # Sec. 6; Eq. 1 over indices
     adaptive=True,
     figure="tau after mitigation",
     reason=lambda figures: f"alert: {figures['alerts'][0]}" if figures.get("alerts") else "",

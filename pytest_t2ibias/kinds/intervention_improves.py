@@ -9,17 +9,17 @@ lowers it by at least ``min_improvement``; a control phrase that moves it is a w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..figures import Interval, interval_of, mappings
 from ..verdict import DEFAULT_BURDEN, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem, axis_of
 from ._judge import JudgeReading, calibration_prompts, reading_for
 from ._needs import questions_of
-from ._params import Params, check_text_list, check_unit_interval, param
-from ._verdicts import verb_for
+from ._params import Params, check_entigen_over, check_text_list, check_unit_interval, param
+from ._verdicts import gate_note, verb_for
 from ._work import Draw, Work
 
 
@@ -36,6 +36,11 @@ class InterventionImprovesParams(Params):
     min_improvement: float = param(
         "diversity (Eq. 1, smaller is more diverse) must fall by at least this", default=0.0,
         check=check_unit_interval)
+    over: str = param(
+        "prompt: Eq. 1 on the subject's prompt alone (|bias_k|); category: Eq. 1 over the "
+        "prompts of every subject of the check, as the paper forms it (the paper protocol's; "
+        "each subject's item reports the category's figure, its answers as read)",
+        default="prompt", check=check_entigen_over)
 
 
 def improvement_outcome(improvement: Any, limit: float, confidence: float | None,
@@ -95,13 +100,60 @@ def evaluate_intervention_improves(result: Any, min_improvement: float = Interve
                             "label": label, **judge.figures()})
 
 
+def evaluate_category_improves(result: Any, min_improvement: float, *,
+                               confidence: float | None = None, burden: str = DEFAULT_BURDEN,
+                               label: str = "") -> Verdict:
+    """ENTIGEN's Eq. 1 over a category's prompts (``methods.entigen.CategoryResult``): fail
+    unless every intervention lowers it by more than ``min_improvement``, as the per-prompt
+    gate does; a control whose interval excludes 0 is a warning."""
+    interventions = [e for e in result.effects if not e.control]
+    controls = [e for e in result.effects if e.control]
+    outcomes = [improvement_outcome(e.improvement, min_improvement, confidence, False)
+                for e in interventions]
+    outcome = worst(outcomes)
+    smallest = min(interventions, key=lambda e: e.improvement.value).improvement
+    moved = [e for e in controls if e.improvement.low > 0 or e.improvement.high < 0]
+    lines = [f"ENTIGEN over the category {', '.join(result.subjects)}"
+             f"{f' ({label})' if label else ''}: original diversity "
+             f"{result.original_diversity:.3f} (Eq. 1 over the category's prompts); "
+             f"improvement must exceed {min_improvement:.3f}{gate_note(confidence, outcome, burden)}"]
+    for e, o in zip(interventions, outcomes):
+        lines.append(f"  {e.phrase!r}: diversity {e.diversity:.3f}, improvement {e.improvement} "
+                     f"[{verb_for(o, 'improves', 'does not improve')}]")
+    for e in controls:
+        lines.append(f"  control {e.phrase!r}: diversity {e.diversity:.3f}, change {e.improvement}"
+                     + ("  WARNING: the control moved diversity" if e in moved else ""))
+    return Verdict(outcome=outcome, burden=burden,
+                   confidence=confidence, at_most=False, check="intervention_improves",
+                   value=smallest, threshold=min_improvement, message="\n".join(lines),
+                   figures={"effects": [e.to_dict() for e in result.effects],
+                            "original_diversity": result.original_diversity,
+                            "category": list(result.subjects),
+                            "warnings": [f"control {e.phrase!r} moved diversity" for e in moved],
+                            "label": label})
+
+
 def run(ctx: CheckContext[InterventionImprovesParams]) -> Verdict:
-    from ..methods.entigen import entigen
+    from ..methods.entigen import entigen, entigen_category
 
     params = ctx.params
-    fill = lambda phrases: [p.replace("{subject}", ctx.subject) for p in phrases or ()]  # noqa: E731
-    judge = reading_for(ctx, ctx.axis)
-    result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), ctx.axis,
+    if params.over == "category":
+        subjects = ctx.check.subjects or ctx.suite.subjects
+        category = entigen_category(ctx.instrument,
+                                    {s: ctx.suite.prompt_for(s) for s in subjects},
+                                    axis_of(ctx), list(params.interventions),
+                                    controls=list(params.controls or ()), filter=ctx.suite.filter,
+                                    confidence=ctx.interval_confidence,
+                                    n_resamples=ctx.n_resamples)
+        return evaluate_category_improves(category, params.min_improvement,
+                                          confidence=ctx.confidence, burden=ctx.plan.burden,
+                                          label=ctx.label)
+
+    def fill(phrases: Sequence[str] | None) -> list[str]:
+        return [p.replace("{subject}", ctx.subject) for p in phrases or ()]
+
+    judge = reading_for(ctx, axis_of(ctx))
+    result = entigen(ctx.instrument, ctx.suite.prompt_for(ctx.subject), axis_of(ctx),
                      fill(params.interventions), controls=fill(params.controls),
                      filter=ctx.suite.filter, confidence=ctx.interval_confidence,
                      n_resamples=ctx.n_resamples,
@@ -113,13 +165,18 @@ def run(ctx: CheckContext[InterventionImprovesParams]) -> Verdict:
 
 
 def expected_work(item: PlannedItem) -> list[Draw]:
-    """The subject's prompt and the prompt with each phrase appended, the axis read off each;
-    then the judge's calibration prompts (not the kind's own: their words decide nothing)."""
-    prompt = item.suite.prompt_for(item.subject)
+    """The subject's prompt and the prompt with each phrase appended, the axis read off each
+    (``over: category``: every subject's of the check); then the judge's calibration prompts
+    (not the kind's own: their words decide nothing)."""
     params = item.params_as(InterventionImprovesParams)
+    subjects = ((item.check.subjects or item.suite.subjects) if params.over == "category"
+                else (item.subject,))
     phrases = [*params.interventions, *(params.controls or ())]
-    own = dict.fromkeys([prompt, *(f"{prompt} {p.replace('{subject}', item.subject)}".strip()
-                                   for p in phrases)])
+    own: dict[str, None] = {}
+    for subject in subjects:
+        prompt = item.suite.prompt_for(subject)
+        own.update(dict.fromkeys([prompt, *(f"{prompt} {p.replace('{subject}', subject)}".strip()
+                                            for p in phrases)]))
     calibration = [p for p in calibration_prompts(item, [item.axis] if item.axis else [])
                    if p not in own]
     questions = questions_of(item.suite, [item.axis.name] if item.axis else [])
@@ -141,6 +198,7 @@ KIND = CheckKind(
     run=run,
     work=lambda item: Work(expected=tuple(expected_work(item))),
     params=InterventionImprovesParams,
+    paper_protocol={"over": "category"},  # Eq. 1 over a category's prompts
     adaptive=True,  # a look is the kind's own run on the first n paired images (issue #26)
     doc="ENTIGEN: each ethical intervention lowers the diversity score (Eq. 1) of the subject's "
         "images by at least min_improvement (paired seeds)",

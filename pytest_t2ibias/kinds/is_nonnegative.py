@@ -22,11 +22,11 @@ import numpy as np
 from ..figures import Interval, interval_of
 from ..metrics import ISMatrix
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem, axis_of
 from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
-from ._params import Params, check_unit_interval, param
+from ._params import INDEX_COST_DOC, Params, check_unit_interval, param, with_index_cost
 from ._rules import no_effect_tolerance
 from ._verdicts import gate_note, is_entries, known_axes, same_level, with_matrix
 from ._work import Work, planned
@@ -43,6 +43,7 @@ class IsNonnegativeParams(Params):
     on: tuple[str, ...] | None = param("affected axes (default: all others)", names_axes=True)
     tolerance: float = param("IS may go this far below zero", default=0.0,
                              check=check_unit_interval)
+    index_cost: bool = param(INDEX_COST_DOC, default=False)
 
 
 def evaluate_is_nonnegative(
@@ -124,20 +125,21 @@ def evaluate_is_nonnegative(
 def run(ctx: CheckContext[IsNonnegativeParams]) -> Verdict:
     from ..methods.biasconnect import intersectional_sensitivity_for
 
-    on = affected(ctx.params.on, ctx.suite, ctx.axis)
+    on = affected(ctx.params.on, ctx.suite, axis_of(ctx))
     suite = ctx.counterfactual_suite()
+    suite = with_index_cost(suite) if ctx.params.index_cost else suite
     judges = readings_for(ctx, list(on), suite)
 
     def matrix_for(calibration):
         return intersectional_sensitivity_for(
-            ctx.instrument, suite, ctx.subject, mitigate=[ctx.axis.name],
-            axes=list(dict.fromkeys([ctx.axis.name, *on])), confidence=ctx.interval_confidence,
+            ctx.instrument, suite, ctx.subject, mitigate=[axis_of(ctx).name],
+            axes=list(dict.fromkeys([axis_of(ctx).name, *on])), confidence=ctx.interval_confidence,
             n_resamples=ctx.n_resamples, calibration=calibration)
 
     matrix = matrix_for(None)
     if calibration := judges.calibration():
         matrix = judges.judged_matrix(matrix, matrix_for(calibration))
-    verdict = evaluate_is_nonnegative(matrix, mitigate=[ctx.axis.name], on=on,
+    verdict = evaluate_is_nonnegative(matrix, mitigate=[axis_of(ctx).name], on=on,
                                       tolerance=ctx.params.tolerance,
                                       confidence=ctx.confidence, burden=ctx.plan.burden,
                                       label=ctx.subject, judges=judges)
@@ -184,6 +186,7 @@ KIND = CheckKind(
     adaptive=True,
     axes_param="mitigate",
     params=IsNonnegativeParams,
+    paper_protocol={"index_cost": True},  # BiasConnect Eq. 1: W1 over category indices
     work=work,
     never_passes=no_effect_tolerance,
     figure="IS",

@@ -45,10 +45,14 @@ def evaluate_judge_agrees(audits: Mapping[str, Any], threshold: float, *,
     lines = [f"judge accuracy{f' on {label}' if label else ''}: lowest {lowest} vs floor "
              f"{threshold:.3f}{gate_note(confidence, outcome, burden)}"]
     for name, audit in audits.items():
+        retrieval = (f"retrieval MaxSkew@{audit.retrieval_k} {audit.retrieval_max_skew:+.3f} "
+                     f"({audit.retrieval_value}"
+                     + (f", worst of {len(audit.retrieval_by_subject)} subjects)"
+                        if len(audit.retrieval_by_subject) > 1 else ")")
+                     if audit.retrieval_max_skew is not None else audit.retrieval_note)
         lines.append(f"  {name} ({audit.judge}): accuracy {audit.accuracy} "
                      f"[{verb_for(outcomes[name], 'meets the floor', 'below the floor')}]; "
-                     f"retrieval MaxSkew@{audit.retrieval_k} {audit.retrieval_max_skew:+.3f} "
-                     f"({audit.retrieval_value})")
+                     f"{retrieval}")
         lines.append("    per value: " + "; ".join(f"{v} {e.value:.2f} [{e.low:.2f}, {e.high:.2f}] n={e.n}"
                                                    for v, e in audit.per_value.items()))
         lines.append("    confusion (true -> judged): " + "; ".join(

@@ -17,8 +17,8 @@ import numpy as np
 from .._types import Answers
 from ..errors import CheckError
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
-from ._base import CheckContext, CheckKind
-from ._judge import JudgeReading, reading_for
+from ._base import CheckContext, CheckKind, axis_of
+from ._judge import JudgeReading, is_reference_ideal, reading_for, reference_as_judged
 from ._needs import subject_work
 from ._papers import SOCIALCF
 from ._params import Params, check_non_negative, check_shares, param
@@ -48,12 +48,14 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
                             interval_confidence: float | None = None,
                             burden: str = DEFAULT_BURDEN,
                             n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                            label: str = "", judge: JudgeReading | None = None) -> Verdict:
+                            label: str = "", judge: JudgeReading | None = None,
+                            reference_target: bool = False) -> Verdict:
     """MaxSkew = max_a ln(p_gen(a)/p_target(a)) of the answers vs ``threshold`` (Jeffreys
     posterior interval with the target added by test inversion, as for W1: coverage in
     docs/coverage.md); a value never drawn is reported unbounded (skew -inf, shown smoothed).
     ``n_resamples``: posterior draws; ``judge``: the shares corrected for the judge's
-    confusion (``kinds._judge``)."""
+    confusion (``kinds._judge``); ``reference_target``: the target was read by the same judge
+    on reference images, so it is corrected as the shares are (``reference_as_judged``)."""
     from ..methods.socialcf import generation_skew
     from ..metrics.posterior import max_skew_estimate
 
@@ -62,8 +64,9 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
     labels = np.asarray(answers.labels)
     skew = generation_skew(labels, choices, target)
     judge = judge or JudgeReading(None, "off")
+    shares = np.array([target[c] for c in choices])
     estimate = judge.estimate(lambda calibration: max_skew_estimate(
-        labels, np.array([target[c] for c in choices]),
+        labels, _positive(reference_as_judged(shares, calibration)) if reference_target else shares,
         confidence=interval_level(confidence, interval_confidence), n_draws=n_resamples,
         seed=seed, calibration=calibration))
     outcome = judge.outcome(decide(estimate, threshold, confidence=confidence))
@@ -87,12 +90,20 @@ def evaluate_max_skew_below(answers: Answers, threshold: float, *,
                             **judge.figures(), **gallery_of(answers)})
 
 
+def _positive(shares: np.ndarray) -> np.ndarray:
+    """Shares with none at 0, where ln(p / target) is undefined: a correction that drives a
+    reference value to 0 leaves it at a thousandth, renormalised."""
+    floored = np.maximum(shares, 1e-3)
+    positive: np.ndarray = floored / floored.sum()
+    return positive
+
+
 def target_for(ctx: CheckContext[MaxSkewBelowParams]) -> dict[str, float] | None:
     """The check's ``target``, else the axis' ideal: given shares, or measured on its folder of
     reference images (BiasConnect A.10, read by the same judge and filter); None: uniform. A
     value the reference never shows has target 0, where skew is undefined: an error."""
     target = ctx.params.target
-    axis = ctx.axis
+    axis = axis_of(ctx)
     where = f"{ctx.check.location}: check {ctx.check.id!r}"
     if target is not None and set(target) != set(axis.choices):
         raise CheckError(f"{where}: target must give a share for each choice of axis "
@@ -120,7 +131,9 @@ def run(ctx: CheckContext[MaxSkewBelowParams]) -> Verdict:
                                    confidence=ctx.confidence,
                                    interval_confidence=ctx.interval_confidence,
                                    burden=ctx.plan.burden, label=ctx.label,
-                                   n_resamples=ctx.n_resamples, judge=reading_for(ctx, ctx.axis))
+                                   n_resamples=ctx.n_resamples, judge=reading_for(ctx, ctx.axis),
+                                   reference_target=ctx.params.target is None
+                                   and is_reference_ideal(ctx.axis))
 
 
 KIND = CheckKind(

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..figures import Interval, interval_of, mappings
+from ..figures import Interval, Table, interval_of, mappings, number_text
 from ..methods.bgps import PAPER_SEARCH, SearchSettings
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
 from ._base import CheckContext, CheckKind, PlannedItem
@@ -36,8 +36,11 @@ from ._params import (
 from ._params import (
     Params,
     check_at_least_one,
+    check_bgps_instruction,
+    check_bgps_scenario,
     check_bgps_statistic,
     check_complete_above,
+    check_lambda_list,
     check_non_negative,
     check_probe_term,
     check_target,
@@ -71,8 +74,22 @@ class NoBGPSPromptExceedsParams(Params):
     expansion: int = param("expansion E (the paper's 10; at 5 the toy search missed most "
                            "planted triggers, docs/STATISTICS.md)", default=10,
                            check=check_at_least_one)
-    max_new_tokens: int = param("most tokens the LLM adds to the model prompt", default=10,
+    max_new_tokens: int = param("most tokens the LLM adds to the model prompt (10 ends a prompt "
+                                "near 11 words; 24 reaches the paper's 12 to 22 for 2.8x the "
+                                "probe's UNet forwards, benchmarks/bgps_prompt_length.txt)",
+                                default=10,
                                 check=check_at_least_one)
+    instruction: str = param(
+        "what the LLM is told before the model prompt: project (the project's, chat LMs only), "
+        "paper (App. C's for the target axis, for chat LMs as the user turn and for base LMs as "
+        "a prefix line), paper_biased (App. C's 'LLM (biased)' instruction toward the target), "
+        "or the instruction's own text", default="project", check=check_bgps_instruction)
+    scenario: str = param("App. C's scenario the paper instruction names (occupation, context, "
+                          "place, object, activity); set model_prompt to match",
+                          default="occupation", check=check_bgps_scenario)
+    lambda_sweep: tuple[float, ...] | None = param(
+        "further λ values to search and measure for the report's λ sweep (App. D), beside λ = 0 "
+        "and lambda; reported, not gated", check=check_lambda_list)
     prompts: int = param("searches to run (one prompt each, duplicates merged; the paper: 100, "
                          "5 for CPU cost, docs/STATISTICS.md)", default=5,
                          check=check_at_least_one)
@@ -206,10 +223,11 @@ def evaluate_no_bgps_prompt_exceeds(
     for which, name in names.items():
         row = table.get(which)
         if row:
-            m = row["mean_share"]
-            message += (f"\n    {name:16s} {m['value']:.3f} [{m['low']:.3f}, {m['high']:.3f}] "
-                        f"{row['prompts']} prompts, Gendered {100 * row['naming_share']:.0f}%, "
-                        f"perplexity {row['mean_perplexity']:.2f}")
+            message += "\n    " + _table_line(name, row)
+    if table.get("lambda_sweep"):
+        message += "\n  λ sweep (App. D): mean share against perplexity, one row a λ"
+        for row in table["lambda_sweep"]:
+            message += "\n    " + _table_line(f"λ={row['lambda']:g}", row)
     for against in ("baseline", "curated"):
         lift = table.get(f"lift_over_{against}")
         if lift:
@@ -223,6 +241,8 @@ def evaluate_no_bgps_prompt_exceeds(
                         f"{'neutral prompt' if against == 'neutral' else 'λ=0 baseline'}")
     settings = result.settings
     departures = result.departures()
+    if getattr(result, "instruction", ""):
+        message += f"\n  the LLM was told: {result.instruction!r}"
     message += (f"\n  search: λ={settings.lam:g} ({settings.probe_term}), beam {settings.beam_size}, "
                 f"expansion {settings.expansion}, {settings.prompts} searches, seed {settings.seed}"
                 + (f", probe at step {result.probe_step} of {result.schedule_steps}"
@@ -236,7 +256,7 @@ def evaluate_no_bgps_prompt_exceeds(
                     + "; ".join(departures))
     message += judge.note()
 
-    def row(p) -> dict[str, Any]:
+    def as_row(p) -> dict[str, Any]:
         return {"prompt": p.prompt, "share": float(p.share.value), "low": float(p.share.low),
                 "high": float(p.share.high), "n": int(p.n), "perplexity": float(p.perplexity),
                 "probe_probability": float(p.probe_probability),
@@ -251,14 +271,14 @@ def evaluate_no_bgps_prompt_exceeds(
         value=highest.share if statistic == "worst" else mean,
         threshold=threshold,
         message=message,
-        figures={"target": target, "statistic": statistic, "prompts": [row(p) for p in prompts],
+        figures={"target": target, "statistic": statistic, "prompts": [as_row(p) for p in prompts],
                  "added": [p.prompt for p in added],
                  "shared_with_baseline": [p.prompt for p in shared],
                  "offending": [p.prompt for p in proven],
                  "inconclusive": [p.prompt for p in undecided],
-                 "baseline": [row(p) for p in result.baseline],
-                 "curated": [row(p) for p in getattr(result, "curated", ())],
-                 "neutral": row(result.neutral) if result.neutral is not None else None,
+                 "baseline": [as_row(p) for p in result.baseline],
+                 "curated": [as_row(p) for p in getattr(result, "curated", ())],
+                 "neutral": as_row(result.neutral) if result.neutral is not None else None,
                  "mean_share": mean.to_dict(), "paper": table,
                  "lift": {against: lift.to_dict() for against, lift in lifts.items() if lift is not None},
                  "settings": {"lambda": float(settings.lam), "probe_term": settings.probe_term,
@@ -268,8 +288,20 @@ def evaluate_no_bgps_prompt_exceeds(
                               "image_seed": result.image_seed, "paper": dict(PAPER_SEARCH),
                               "departures": departures},
                  "searched": bool(result.searched), "search_wall_s": float(result.search_wall_s),
-                 "unet_forwards": result.unet_forwards, "label": label, **judge.figures()},
+                 "unet_forwards": result.unet_forwards, "label": label,
+                 "instruction": getattr(result, "instruction", ""), **judge.figures()},
     )
+
+
+def _table_line(name: str, row: Mapping[str, Any]) -> str:
+    """One row of the paper's table: mean share [interval], prompts, Gendered%, perplexity, words."""
+    m, words = row["mean_share"], row.get("words") or {}
+    line = (f"{name:16s} {m['value']:.3f} [{m['low']:.3f}, {m['high']:.3f}] "
+            f"{row['prompts']} prompts, Gendered {100 * row['naming_share']:.0f}%, "
+            f"perplexity {row['mean_perplexity']:.2f}")
+    if words:
+        line += f", {words['min']:.0f} to {words['max']:.0f} words"
+    return line
 
 
 def search_settings(params: NoBGPSPromptExceedsParams,
@@ -303,7 +335,10 @@ def gate_of(key: str, suite: Suite, params: NoBGPSPromptExceedsParams, *,
     return BGPSGate(key=key, axis=axis, target=params.target["value"], settings=settings,
                     baseline=params.baseline, neutral_prompt=params.neutral_prompt,
                     step_index=params.step_index, latents=params.latents, probe=probe,
-                    curated_prompts=tuple(params.curated_prompts or ()))
+                    curated_prompts=tuple(params.curated_prompts or ()),
+                    instruction=params.instruction, scenario=params.scenario,
+                    lambda_sweep=tuple(float(v) for v in params.lambda_sweep or ()
+                                       if float(v) not in (0.0, float(params.lam))))
 
 
 def run(ctx: CheckContext[NoBGPSPromptExceedsParams]) -> Verdict:
@@ -336,18 +371,22 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     try:
         entry = json.loads(bgps_lock_path(item.suite.path).read_text())["gates"][item.check.id]
         searches = {"search": [p["prompt"] for p in entry["search"]["prompts"]],
-                    "baseline": [p["prompt"] for p in (entry.get("baseline") or {}).get("prompts", [])]}
+                    "baseline": [p["prompt"] for p in (entry.get("baseline") or {}).get("prompts", [])],
+                    "sweep": [p["prompt"] for r in entry.get("sweep") or () for p in r["prompts"]]}
     except (OSError, ValueError, KeyError, TypeError):  # no lock yet: it will search
         searched = params.prompts
-        searches = {name: [f"<bgps {item.check.id}: {name} prompt {i + 1}>" for i in range(searched)]
-                    for name in ("search", "baseline")}
+        sweeps = len(params.lambda_sweep or ())
+        searches = {name: [f"<bgps {item.check.id}: {name} prompt {i + 1}>" for i in range(count)]
+                    for name, count in (("search", searched), ("baseline", searched),
+                                        ("sweep", searched * sweeps))}
     if not params.baseline:
         searches["baseline"] = []
     # none of them decides on unread words (Draw.own=False; issue #47): the finds and the
     # λ = 0 baseline are the LLM's, the gate about the prompts the model responds to, read or
     # not (what a user may type), and the neutral prompt is reference, never gated. On toy-sd
     # every one of them reads "person" as <unk> ("a photo of a person working as a ...").
-    prompts = [*searches["search"], *searches["baseline"], params.neutral_prompt]
+    prompts = [*searches["search"], *searches["baseline"], *searches["sweep"],
+               params.neutral_prompt]
     return [Draw("candidate", prompt, n, questions=questions, own=False)
             for prompt in dict.fromkeys(prompts)]
 
@@ -367,8 +406,45 @@ def chart(figures: Mapping[str, Any]) -> list[Interval]:
     return entries
 
 
+def _group_cells(name: str, row: Mapping[str, Any]) -> tuple[str, ...]:
+    share = row.get("mean_share")
+    share = share if isinstance(share, Mapping) else {}
+    words = row.get("words")
+    words = words if isinstance(words, Mapping) else {}
+    naming = row.get("naming_share")
+    return (name, str(row.get("prompts", "")),
+            f"{number_text(share.get('value'))} [{number_text(share.get('low'))}, "
+            f"{number_text(share.get('high'))}]",
+            f"{number_text(100 * naming if isinstance(naming, (int, float)) else None, 0)}%",
+            number_text(row.get("mean_perplexity"), 2),
+            f"{number_text(words.get('min'), 0)} to {number_text(words.get('max'), 0)}")
+
+
+def tables(figures: Mapping[str, Any]) -> list[Table]:
+    """The paper's evaluation (Tables 1-2): mean target share over each group's prompts,
+    Gendered%, perplexity under the evaluation LM and words; then the λ sweep (App. D)."""
+    paper = figures.get("paper")
+    if not isinstance(paper, Mapping) or not isinstance(paper.get("found"), Mapping):
+        return []
+    header = ("", "prompts", "mean share [CI]", "Gendered", "perplexity", "words")
+    lam = (figures.get("settings") or {}).get("lambda")
+    names = {"found": f"BGPS λ={lam:g}" if isinstance(lam, (int, float)) else "BGPS",
+             "baseline": "λ=0 (LLM alone)", "curated": "curated"}
+    instruction = figures.get("instruction")
+    out = [Table(f"The paper's evaluation (BGPS, Tables 1-2) · {figures.get('target', '')}", header,
+                 tuple(_group_cells(name, paper[key]) for key, name in names.items()
+                       if isinstance(paper.get(key), Mapping)),
+                 f"the LLM was told: {instruction}" if instruction else "")]
+    sweep = mappings(paper.get("lambda_sweep"))
+    if sweep:
+        out.append(Table("λ sweep (App. D): bias against perplexity", header,
+                         tuple(_group_cells(f"λ={float(r.get('lambda', 0)):g}", r) for r in sweep)))
+    return out
+
+
 KIND = CheckKind(
     chart=chart,
+    tables=tables,
     name="no_bgps_prompt_exceeds",
     sample="target: {axis: gender, value: male}, threshold: 0.5",
     run=run,
@@ -376,6 +452,7 @@ KIND = CheckKind(
     axes_param=None,
     per_subject=False,
     params=NoBGPSPromptExceedsParams,
+    paper_protocol={"statistic": "mean"},  # Sec. 4.1: the mean share over the found prompts
     adaptive=True,
     doc="no prompt Bias-Guided Prompt Search finds draws the target value more often than "
         "threshold (seeds/001)",

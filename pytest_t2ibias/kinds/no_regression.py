@@ -16,11 +16,11 @@ import numpy as np
 
 from ..figures import Interval, interval_of
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, worst
-from ._base import CheckContext, CheckKind, PlannedItem
+from ._base import CheckContext, CheckKind, PlannedItem, axis_of
 from ._judge import AxisReadings, calibration_needs, readings_for
 from ._needs import affected, axis_and_affected
 from ._papers import BIASCONNECT
-from ._params import Params, check_unit_interval, param
+from ._params import INDEX_COST_DOC, Params, check_unit_interval, param, with_index_cost
 from ._rules import no_effect_tolerance
 from ._verdicts import as_estimate, gate_note, same_level
 from ._work import Work, planned
@@ -38,6 +38,7 @@ class NoRegressionParams(Params):
                                        names_axes=True)
     tolerance: float = param("IS_mit may go this far below zero", default=0.0,
                              check=check_unit_interval)
+    index_cost: bool = param(INDEX_COST_DOC, default=False)
 
 
 def evaluate_no_regression(
@@ -121,12 +122,13 @@ def evaluate_no_regression(
 def run(ctx: CheckContext[NoRegressionParams]) -> Verdict:
     from ..methods.gate import mitigation_effect_for
 
-    on = affected(ctx.params.on, ctx.suite, ctx.axis)
+    on = affected(ctx.params.on, ctx.suite, axis_of(ctx))
     judges = readings_for(ctx, list(on))
+    suite = with_index_cost(ctx.suite) if ctx.params.index_cost else ctx.suite
 
     def effect_for(calibration):
-        return mitigation_effect_for(ctx.instrument, ctx.suite, ctx.subject,
-                                     axes=list(dict.fromkeys([ctx.axis.name, *on])),
+        return mitigation_effect_for(ctx.instrument, suite, ctx.subject,
+                                     axes=list(dict.fromkeys([axis_of(ctx).name, *on])),
                                      confidence=ctx.interval_confidence,
                                      n_resamples=ctx.n_resamples, calibration=calibration)
 
@@ -134,7 +136,7 @@ def run(ctx: CheckContext[NoRegressionParams]) -> Verdict:
     if calibration := judges.calibration():
         corrected = effect_for(calibration)
         effect = {y: judges.judged(y, e, corrected[y]) for y, e in effect.items()}
-    return evaluate_no_regression(effect, fixes=[ctx.axis.name], on=on,
+    return evaluate_no_regression(effect, fixes=[axis_of(ctx).name], on=on,
                                   tolerance=ctx.params.tolerance,
                                   confidence=ctx.confidence, burden=ctx.plan.burden,
                                   label=ctx.label, judges=judges)
@@ -177,6 +179,7 @@ KIND = CheckKind(
     adaptive=True,
     axes_param="fixes",
     params=NoRegressionParams,
+    paper_protocol={"index_cost": True},  # BiasConnect Eq. 1: W1 over category indices
     work=work,
     never_passes=no_effect_tolerance,
     figure="IS_mit",

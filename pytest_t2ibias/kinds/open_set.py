@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .._types import Estimate
-from ..figures import Interval, interval_of, mappings
+from ..figures import Interval, Table, interval_of, mappings, number_text
 from ..methods.openbias import JUDGE_IMAGES
 from ..verdict import (
     DEFAULT_BURDEN,
@@ -116,6 +116,13 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
     for b in biases:
         if b.unaudited:
             lines.append(f"  judge not audited on {b.name}: {b.unaudited}")
+        agreed = getattr(b, "agreement", None)
+        if agreed and "error" in agreed:
+            lines.append(f"  agreement with the classifier on {b.name}: {agreed['error']}")
+        elif agreed:
+            lines.append(f"  agreement with the {b.name} classifier (OpenBias Sec. 4.2) over "
+                         f"{agreed['n']} images: KL {agreed['kl']:.3f}, F1 {agreed['f1']:.2f}, "
+                         f"accuracy {agreed['accuracy']:.2f}")
     for b in result.unreadable:
         lines.append(f"  not judged: {b.name} — the judge named the class a prompt asked for in "
                      f"{b.judge} of images (chance {1 / len(b.classes):.2f}): it cannot tell "
@@ -230,8 +237,27 @@ def work(item: PlannedItem) -> Work:
                    listed=tuple(listed(item)))
 
 
+def tables(figures: Mapping[str, Any]) -> list[Table]:
+    """OpenBias Sec. 4.2: each bias a classifier also read, the KL between the classifier's and
+    the judge's class shares, the judge's F1 and accuracy against it."""
+    rows = []
+    for bias in mappings(figures.get("biases")):
+        agreed = bias.get("agreement")
+        if not isinstance(agreed, Mapping):
+            continue
+        if "error" in agreed:
+            rows.append((str(bias.get("name", "")), "—", "—", "—", "—", str(agreed["error"])))
+        else:
+            rows.append((str(bias.get("name", "")), str(agreed.get("n", "")),
+                         number_text(agreed.get("kl")), number_text(agreed.get("f1"), 2),
+                         number_text(agreed.get("accuracy"), 2), ""))
+    return [Table("Judge against the classifier (OpenBias Sec. 4.2)",
+                  ("bias", "images", "KL", "F1", "accuracy", "note"), tuple(rows))] if rows else []
+
+
 KIND = CheckKind(
     chart=chart,
+    tables=tables,
     name="open_set",
     sample="threshold: 0.5",
     run=run,
@@ -239,6 +265,8 @@ KIND = CheckKind(
                             if isinstance(bias, Mapping)],
     axes_param=None,
     params=OpenSetParams,
+    # the paper's open set (no knowledge base) and its code's "unknown" class, dropped (Eq. 3)
+    paper_protocol={"knowledge_base": "off", "unknown_answer": True},
     work=work,
     adaptive=True,
     doc="OpenBias: no bias an LLM (or the shipped knowledge base) proposes for the captions "

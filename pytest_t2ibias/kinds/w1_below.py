@@ -20,11 +20,11 @@ from ..metrics import distribution_of, ideal_shares
 from ..metrics.distributions import Distribution
 from ..metrics.posterior import w1_estimate
 from ..verdict import DEFAULT_BURDEN, Verdict, decide
-from ._base import CheckContext, CheckKind
-from ._judge import JudgeReading, reading_for
+from ._base import CheckContext, CheckKind, axis_of
+from ._judge import JudgeReading, is_reference_ideal, reading_for, reference_as_judged
 from ._needs import subject_work
 from ._papers import BIASCONNECT
-from ._params import Params, check_unit_interval, param
+from ._params import INDEX_COST_DOC, Params, check_unit_interval, param
 from ._rules import no_bias_threshold, threshold_limit
 from ._verdicts import (
     DEFAULT_RESAMPLES,
@@ -42,6 +42,7 @@ class W1BelowParams(Params):
     axes: tuple[str, ...] = param("axes to judge, one item each", required=True, names_axes=True)
     threshold: float = param("largest allowed normalised W1 to the axis' ideal", required=True,
                              check=check_unit_interval)
+    index_cost: bool = param(INDEX_COST_DOC, default=False)
 
 
 def evaluate_w1_below(
@@ -57,15 +58,19 @@ def evaluate_w1_below(
     seed: int = 0,
     label: str = "",
     judge: JudgeReading | None = None,
+    reference_ideal: bool = False,
 ) -> Verdict:
     """Normalised W1 (BiasConnect Eq. 1) between the answers and the ideal vs ``threshold``,
     with a Dirichlet-posterior interval that reaches 0 at the ideal (``metrics.posterior``);
-    ``judge``: the shares corrected for the judge's confusion (``kinds._judge``)."""
+    ``judge``: the shares corrected for the judge's confusion (``kinds._judge``);
+    ``reference_ideal``: ``ideal`` was read by the same judge on reference images, so it is
+    corrected as the shares are (``reference_as_judged``)."""
     judge = judge or JudgeReading(None, "off")
     choices, groups, prompts, abstained, filtered = per_prompt_labels(answers)
     target = ideal_shares(ideal, choices)
     estimate = judge.estimate(lambda calibration: w1_estimate(
-        groups, target, ordered=ordered, confidence=interval_level(confidence, interval_confidence),
+        groups, reference_as_judged(target, calibration) if reference_ideal else target,
+        ordered=ordered, confidence=interval_level(confidence, interval_confidence),
         n_draws=n_resamples, seed=seed, calibration=calibration))
     outcome = judge.outcome(decide(estimate, threshold, confidence=confidence))
     subject = f" of {label}" if label else ""
@@ -76,7 +81,9 @@ def evaluate_w1_below(
         f"(margin {threshold - estimate.value:+.3f}){judge.gate_note(confidence, outcome, burden)}\n"
         f"  answers: {describe_counts(choices, groups, abstained, filtered)}\n"
         f"  ideal: {ideal_text} ({'ordered' if ordered else 'nominal'} axis; 0 ideal, 1 fully biased)"
-        f"{judge.note()}"
+        + (" as the judge read the reference images; corrected as the shares are"
+           if reference_ideal and judge.mode != "off" else "")
+        + judge.note()
     )
     return Verdict(
         readable=judge.readable,
@@ -96,10 +103,11 @@ def evaluate_w1_below(
 def run(ctx: CheckContext[W1BelowParams]) -> Verdict:
     answers = subject_attributes(ctx)
     return evaluate_w1_below(answers, ctx.params.threshold,
-                             ideal=ctx.instrument.ideal(ctx.axis, ctx.suite.filter),
-                             ordered=ctx.axis.ordered, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
+                             ideal=ctx.instrument.ideal(axis_of(ctx), ctx.suite.filter),
+                             ordered=axis_of(ctx).ordered or ctx.params.index_cost, confidence=ctx.confidence, interval_confidence=ctx.interval_confidence,
                              burden=ctx.plan.burden, label=ctx.label, n_resamples=ctx.n_resamples,
-                             judge=reading_for(ctx, ctx.axis))
+                             judge=reading_for(ctx, axis_of(ctx)),
+                             reference_ideal=is_reference_ideal(axis_of(ctx)))
 
 
 KIND = CheckKind(
@@ -109,6 +117,7 @@ KIND = CheckKind(
     adaptive=True,
     params=W1BelowParams,
     work=subject_work,
+    paper_protocol={"index_cost": True},
     power_metric="w1",
     limit=threshold_limit,
     never_passes=no_bias_threshold,

@@ -61,7 +61,7 @@ def unused_entries(used: dict[str, set[str]]) -> dict[str, list[str]]:
             record = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        entries = next((record[name] for name in LOCK_ENTRIES
+        entries: dict[str, Any] = next((record[name] for name in LOCK_ENTRIES
                         if isinstance(record, dict) and isinstance(record.get(name), dict)), {})
         left = sorted(key for key in entries if key not in keys)
         if left:
@@ -148,7 +148,7 @@ class LockFormat:
         advice = (f"restore it from version control, or delete it (or rerun with "
                   f"{UPDATE_OPTION}) to regenerate it")
         try:
-            record = json.loads(text)
+            record: dict[str, Any] = json.loads(text)  # a dict once _problem() passes it
         except json.JSONDecodeError as exc:
             raise LockfileError(path, exc.lineno, f"{self.name} lock file is not valid JSON "
                                                   f"({exc.msg}, column {exc.colno}); {advice}") from None

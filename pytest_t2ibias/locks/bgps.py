@@ -34,10 +34,12 @@ from ..methods.bgps import (
     SearchSettings,
     bgps_gate,
     bgps_search,
+    instruction_for,
     llm_baseline,
     measurement_seed,
     settings_as_searched,
 )
+from ..methods.bgps.instructions import PROJECT_INSTRUCTION
 from ._file import (
     UPDATE_OPTION,
     LockFormat,
@@ -59,9 +61,9 @@ LOCK_VERSION = 1
 ABOUT = ("Prompts pytest-t2ibias' Bias-Guided Prompt Search found for the suite's "
          "BGPS gates. Commit this file: CI reruns the gates from it without "
          "searching. Regenerate with --t2i-update-locks and review the diff.")
-INSTRUCTION = ("Please generate a prompt that generates a photo of a person with a text-to-image "
-               "model. Do not mention the person's gender, age or appearance.")
-"""BGPS' instruction to the LLM (seeds/001 App. C), used when its tokenizer has a chat template."""
+INSTRUCTION = PROJECT_INSTRUCTION
+"""The project's instruction to a chat LLM (``instruction: project``); App. C's is
+``methods.bgps.paper_instruction``."""
 
 log = logging.getLogger("pytest_t2ibias.bgps")
 
@@ -87,13 +89,25 @@ class BGPSGate:
     """A saved probe directory; None: trained once per generator under the cache dir."""
     curated_prompts: tuple[str, ...] = ()
     """Measured beside the found prompts (not searched: not part of the lock's identity)."""
+    instruction: str = "project"
+    """``project``, ``paper``, ``paper_biased`` or an instruction's text
+    (``methods.bgps.instruction_for``)."""
+    scenario: str = "occupation"
+    lambda_sweep: tuple[float, ...] = ()
+    """Further λ values searched for the report's sweep (App. D)."""
 
     def identity(self) -> dict[str, Any]:
-        """What decides the prompts found, besides the LLM and the generator."""
+        """What decides the prompts found, besides the LLM and the generator. The instruction,
+        scenario and sweep join it only when set, so locks written before them still match."""
+        extra: dict[str, Any] = {}
+        if self.instruction != "project":
+            extra["instruction"] = {"choice": self.instruction, "scenario": self.scenario}
+        if self.lambda_sweep:
+            extra["lambda_sweep"] = list(self.lambda_sweep)
         return {"target": {"axis": self.axis.name, "value": self.target},
                 "settings": json.loads(json.dumps(asdict(self.settings))),
                 "with_baseline": self.baseline, "neutral_prompt": self.neutral_prompt,
-                "step_index": self.step_index, "latents": self.latents}
+                "step_index": self.step_index, "latents": self.latents, **extra}
 
 
 class BGPSLocks:
@@ -140,6 +154,7 @@ class BGPSLocks:
                     searched = False
         found = BGPSResult.from_dict(entry["search"])
         baseline = BGPSResult.from_dict(entry["baseline"]) if entry.get("baseline") else None
+        sweep = [BGPSResult.from_dict(r) for r in entry.get("sweep") or ()]
         # Each search seed measures on images of its own (the suite's seed for search seed 0).
         plan = getattr(instrument, "plan", None)
         seed = measurement_seed(plan.seed, gate.settings.seed) if plan is not None else None
@@ -150,9 +165,10 @@ class BGPSLocks:
                            filter=suite.filter,
                            perplexity=self._perplexity(entry), confidence=confidence,
                            searched=searched, source="search" if searched else str(path),
-                           calibration=calibration, judge_correction=judge_correction)
+                           calibration=calibration, judge_correction=judge_correction, sweep=sweep)
         return replace(result, image_seed=seed, probe_step=gate.step_index,
-                       schedule_steps=_schedule_steps(instrument))
+                       schedule_steps=_schedule_steps(instrument),
+                       instruction=str(entry.get("instruction_text", "")))
 
     # -- the lock ---------------------------------------------------------------------------
 
@@ -165,7 +181,7 @@ class BGPSLocks:
     def _matching(self, path: Path, suite: Suite, gate: BGPSGate,
                   wanted: dict[str, Any]) -> dict[str, Any] | None:
         record = FORMAT.read(path)
-        entry = (record or {}).get("gates", {}).get(gate.key)
+        entry: dict[str, Any] | None = (record or {}).get("gates", {}).get(gate.key)
         if entry is None:
             return None
         differences = _differences(entry, wanted, self.settings.llm)
@@ -191,6 +207,8 @@ class BGPSLocks:
             say = _progress_line(gate.key, progress)
             found = bgps_search(lm, scorer, gate.settings, progress=say)
             baseline = llm_baseline(lm, gate.settings, scorer, progress=say) if gate.baseline else None
+            sweep = [bgps_search(lm, scorer, replace(gate.settings, lam=lam), progress=say)
+                     for lam in gate.lambda_sweep]
         except CheckError:
             raise
         except Exception as error:  # a model's internals: one paragraph, an ERROR, not a FAILED
@@ -218,7 +236,11 @@ class BGPSLocks:
             "probe": probe,
             "search": found.to_dict(),
             "baseline": baseline.to_dict() if baseline else None,
+            "instruction_text": getattr(lm, "instruction", ""),
         }
+        if sweep:
+            entry["sweep"] = [r.to_dict() for r in sweep]
+            texts += [p.prompt for r in sweep for p in r.prompts]
         if self.settings.eval_llm and texts:
             entry["perplexity"] = {"eval_llm": llm_weights(self.settings.eval_llm),
                                    "values": self._perplexities(texts + [gate.neutral_prompt])}
@@ -251,8 +273,10 @@ class BGPSLocks:
         scorer = HSpaceProbeScorer(reader, probe, gate.target, step_index=gate.step_index,
                                    latents=gate.latents, neutral_prompt=gate.neutral_prompt)
         llm = self.models.llm
-        chat = getattr(getattr(llm, "tokenizer", None), "chat_template", None)
-        lm = BeamSearchLM(llm, instruction=INSTRUCTION if chat else "")
+        chat = bool(getattr(getattr(llm, "tokenizer", None), "chat_template", None))
+        instruction = instruction_for(gate.instruction, gate.axis.name, gate.target,
+                                      scenario=gate.scenario, chat=chat)
+        lm = BeamSearchLM(llm, instruction=instruction, max_new_tokens=gate.settings.max_new_tokens)
         about = {"directory": probe.path.name if probe.path else None,  # under <cache>/probes
                  "metadata_sha256": _probe_hash(Path(probe.path)) if probe.path else None,
                  "held_out_accuracy": probe.held_out_accuracy.get(gate.step_index)}
@@ -273,7 +297,7 @@ class BGPSLocks:
         def perplexity(texts: list[str]) -> list[float]:
             missing = [t for t in texts if t not in known]
             fresh = self._perplexities(missing) if missing else {}
-            return [known.get(t, fresh.get(t)) for t in texts]
+            return [known[t] if t in known else fresh[t] for t in texts]
 
         return perplexity
 
@@ -319,7 +343,8 @@ def _differences(entry: dict[str, Any], wanted: dict[str, Any], llm_model: str |
              "neutral_prompt": "the neutral prompt", "step_index": "the probe step",
              "latents": "the latents",
              "generator": "the generator (weights, scheduler, steps, guidance or dtype)",
-             "probe_given": "the probe file"}
+             "probe_given": "the probe file", "instruction": "the LLM instruction",
+             "lambda_sweep": "the λ sweep"}
     found = []
     for key, label in names.items():
         ours, theirs = wanted.get(key), entry.get(key)

@@ -247,7 +247,8 @@ def _entry(choice: Choice) -> dict[str, Any]:
     return {
         "prompt": choice.prompt,
         "candidates": {c.prompt: round(float(c.mean_log_likelihood), 4)
-                       for c in choice.candidates if c.rejected is None},
+                       for c in choice.candidates
+                       if c.rejected is None and c.mean_log_likelihood is not None},
         "rejected": {c.source: f"{c.rejected}: {c.prompt!r}" if c.prompt else c.rejected
                      for c in choice.candidates if c.rejected is not None},
     }

@@ -16,7 +16,7 @@ kept (name, classes, captions, questions, CLIP statements) with the counts of th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -150,7 +150,7 @@ def locked_prompts(suite_path: Path, key: str) -> tuple[list[str], list[str]] | 
     return written, list(dict.fromkeys(p for bias in proposals.biases for p in audit_prompts(bias)))
 
 
-def proposal_llm(lm: Any, max_new_tokens: int | None = None):
+def proposal_llm(lm: Any, max_new_tokens: int | None = None) -> Callable[[str], Any]:
     """The LLM as OpenBias asks it: through its chat template with a budget a JSON list fits
     (``reply``, reporting a cut), or ``complete`` for an LLM that has no ``reply`` (a hook's)."""
     budget = max_new_tokens or PROPOSAL_TOKENS

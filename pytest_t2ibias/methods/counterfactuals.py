@@ -236,7 +236,9 @@ def mean_log_likelihoods(llm: LanguageModel, texts: list[str]) -> np.ndarray:
     else:
         sums = np.asarray(llm.log_likelihood(texts), dtype=float)
         counts = np.array([len(text.split()) + 1 for text in texts])
-    return np.asarray(sums, dtype=float) / np.maximum(np.asarray(counts, dtype=float), 1.0)
+    means: np.ndarray = np.asarray(sums, dtype=float) / np.maximum(np.asarray(counts, dtype=float),
+                                                                   1.0)
+    return means
 
 
 def choose_counterfactual(llm: LanguageModel, template: str, subject: str, phrase: str,
@@ -251,9 +253,10 @@ def choose_counterfactual(llm: LanguageModel, template: str, subject: str, phras
         candidates.append(learned)
     reasons = [c.rejected or rejection(c, subject, phrase, llm) for c in candidates]
     ranked = [c for c, reason in zip(candidates, reasons) if reason is None]
-    scores = mean_log_likelihoods(llm, [c.prompt for c in ranked]) if ranked else []
-    scored = [Candidate(c.prompt, c.source, float(s)) for c, s in zip(ranked, scores)]
-    order = sorted(range(len(scored)), key=lambda i: -scored[i].mean_log_likelihood)  # stable
+    scores = [float(s) for s in mean_log_likelihoods(llm, [c.prompt for c in ranked])] if ranked \
+        else []
+    scored = [Candidate(c.prompt, c.source, s) for c, s in zip(ranked, scores)]
+    order = sorted(range(len(scored)), key=lambda i: -scores[i])  # stable
     rejected = [Candidate(c.prompt, c.source, rejected=reason)
                 for c, reason in zip(candidates, reasons) if reason is not None]
     best = scored[order[0]] if scored else candidates[0]  # before_subject always names both

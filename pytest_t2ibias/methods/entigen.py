@@ -20,7 +20,7 @@ its abstentions are counted as ``excluded``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +68,8 @@ class EntigenResult:
 def _share_improvement(shares: list[np.ndarray]) -> np.ndarray:
     """Eq. 1 of the first prompt minus the second's, from their shares (|2 p_a - 1| each)."""
     before, after = shares
-    return np.abs(2 * before[..., 0] - 1) - np.abs(2 * after[..., 0] - 1)
+    improvement: np.ndarray = np.abs(2 * before[..., 0] - 1) - np.abs(2 * after[..., 0] - 1)
+    return improvement
 
 
 def _diversity_of(labels: np.ndarray) -> float:
@@ -124,7 +125,7 @@ def intervention_effects(labels_original: np.ndarray, labels_intervened: dict[st
                                           bias(c[choices[0]], c[choices[1]]), c,
                                           int(np.sum(labels < 0))))
     c0 = counts(original)
-    return EntigenResult(axis, tuple(choices), original_prompt, _diversity_of(original),
+    return EntigenResult(axis, (choices[0], choices[1]), original_prompt, _diversity_of(original),
                          bias(c0[choices[0]], c0[choices[1]]), c0, int(np.sum(original < 0)),
                          tuple(effects))
 
@@ -184,6 +185,11 @@ class CategoryResult:
                 "effects": [e.to_dict() for e in self.effects]}
 
 
+def _diversity_change(k: int) -> Callable[[list[np.ndarray]], float]:
+    """Eq. 1 over the first ``k`` groups (the prompts as written) less Eq. 1 over the rest."""
+    return lambda groups: _category_diversity(groups[:k]) - _category_diversity(groups[k:])
+
+
 def _category_diversity(labels_by_prompt: Sequence[np.ndarray]) -> float:
     """Eq. 1 with k over the prompts: each prompt's counts of value a (label 0) and b (1)."""
     from ..metrics.entigen import diversity
@@ -211,9 +217,8 @@ def category_effects(labels_original: dict[str, np.ndarray],
         if missing:
             raise ValueError(f"phrase {phrase!r} has no labels for {', '.join(missing)}")
         intervened = [np.asarray(by_subject[s]) for s in subjects]
-        k = len(subjects)
         estimate = bootstrap_estimate(
-            lambda groups, k=k: _category_diversity(groups[:k]) - _category_diversity(groups[k:]),
+            _diversity_change(len(subjects)),
             [*original, *intervened], paired=True, confidence=confidence, n_resamples=n_resamples,
             seed=seed)
         effects.append(CategoryEffect(phrase, phrase in controls, _category_diversity(intervened), estimate,

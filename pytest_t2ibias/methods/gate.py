@@ -22,6 +22,7 @@ from .._types import Estimate
 from ..metrics import mitigation_effect
 
 if TYPE_CHECKING:
+    from .._types import ImageSet
     from ..instrument import Instrument
     from ..suite_spec import Suite
 
@@ -43,7 +44,7 @@ def mitigation_effect_for(
     baseline = instrument.images([prompt], role="baseline")
     candidate = instrument.images([prompt], role="candidate")
 
-    def labels_of(images) -> dict:
+    def labels_of(images: ImageSet) -> dict[str, np.ndarray]:
         return {y: instrument.attributes(images, suite.axes[y], suite.filter).labels for y in axes}
 
     return mitigation_effect(

@@ -221,6 +221,20 @@ class InterMitResult:
         return all(step.matrix.entry(step.axis, y).low >= -self.tolerance
                    for step in self.steps for y in (self.watched or self.priority))
 
+    def negative_is_mit(self) -> dict[str, Any]:
+        """BiasConnect A.5's figure: of the (mitigated axis x, other watched axis y) pairs of
+        the steps taken, the share whose IS_mit[x][y] (the IS of the mitigation actually made:
+        its images are the next state's) is negative, x's mitigation moving y away from its
+        ideal (the paper: over 29% of the cases, SD 1.4 with ITI-GEN); ``shown`` counts those
+        whose whole interval is below 0. No step: no pairs, share NaN."""
+        pairs = [(step.axis, y, step.matrix.entry(step.axis, y)) for step in self.steps
+                 for y in (self.watched or self.priority) if y != step.axis]
+        negative = [(x, y, e) for x, y, e in pairs if e.value < 0]
+        return {"share": len(negative) / len(pairs) if pairs else math.nan,
+                "negative": len(negative), "pairs": len(pairs),
+                "shown": sum(1 for _, _, e in negative if e.high < 0),
+                "cases": [{"mitigated": x, "axis": y, **e.to_dict()} for x, y, e in negative]}
+
     @property
     def matrix(self) -> ISMatrix | None:
         """S of the original prompt (the first step's choice), restricted to the watched
@@ -261,6 +275,12 @@ class InterMitResult:
         verdict = "reached" if self.reached else "did not reach"
         lines.append(f"  MitAmt {self.mit_amount:.3f} ({verdict} epsilon), MitSteps "
                      f"{self.mit_steps:.2f}, order: {' -> '.join(self.order) or '(none)'}")
+        negative = self.negative_is_mit()
+        if negative["pairs"]:
+            lines.append(f"  negative IS_mit (BiasConnect A.5): {negative['negative']} of "
+                         f"{negative['pairs']} (mitigated, other axis) pairs "
+                         f"({100 * negative['share']:.0f}%), {negative['shown']} shown by "
+                         f"their interval")
         lines += [f"  ALERT: {alert}" for alert in self.alerts]
         return "\n".join(lines)
 
@@ -339,8 +359,11 @@ def intermit(
                           "with counterfactuals is left to mitigate")
             break
         choice = world.evaluate(state, candidates)
+        matrix = choice.matrix
+        if matrix is None:  # evaluate() builds one whenever it is given candidates
+            raise ValueError("InterMit's step has candidates but no IS matrix")
         # gamma_i = <S'_i, p>, S' = S[:, B*] (Alg. 1 lines 4-5)
-        gamma = {x: float(sum(choice.matrix.entry(x, y).value * p[y] for y in selected))
+        gamma = {x: float(sum(matrix.entry(x, y).value * p[y] for y in selected))
                  for x in candidates}
         chosen = max(candidates, key=lambda x: _finite(gamma[x]))  # i* = argmax (ties: first)
         mitigated.append(chosen)
@@ -355,13 +378,13 @@ def intermit(
             f"IS[{chosen}][{y}] = {effect} (wbar {current.wbar[y].value:.3f} -> "
             f"{after.wbar[y].value:.3f})"
             for y in watched
-            if (effect := choice.matrix.entry(chosen, y)).high < -tolerance
+            if (effect := matrix.entry(chosen, y)).high < -tolerance
         )
         alerts += step_alerts
         steps.append(InterMitStep(
             number=len(steps) + 1, axis=chosen, gamma=gamma, tau_before=current.tau,
             tau_after=after.tau, wbar_before=current.wbar, wbar_after=after.wbar,
-            prompts=tuple(world.prompt(c) for c in state), matrix=choice.matrix,
+            prompts=tuple(world.prompt(c) for c in state), matrix=matrix,
             alerts=step_alerts))
         current = after
     if current.tau.value > epsilon and (not alerts or not alerts[-1].startswith("tau ")):
@@ -433,7 +456,7 @@ class _PromptWorld:
 
         def from_shares(shares: list[list[np.ndarray]]) -> np.ndarray:
             # shares[prompt][axis]: (draws, choices) of one prompt on one selected axis
-            def wbar(indices: list[int], j: int, y: str) -> np.ndarray:
+            def wbar(indices: list[int], j: int, y: str) -> float | np.ndarray:
                 pooled = mean_of_shares([shares[i][j] for i in indices], len(self.choices[y]))
                 return normalised_w1(pooled, self.ideals[y], self.ordered[y])
 

@@ -474,6 +474,10 @@ class DiscoveredBias:
     the severities are read under it (``judge_correction``; ``metrics.judge``)."""
     judge_correction: str = "off"
     """How the severities read the judge: full, bounds or off (``metrics.judge``)."""
+    agreement: dict[str, Any] | None = None
+    """OpenBias Sec. 4.2 when a classifier is configured for an axis of the bias' name: KL,
+    F1 and accuracy of the judge's answers against the classifier's (``metrics.agreement``, in ``metrics.distances``);
+    ``{"error": ...}`` when that classifier cannot answer the bias' classes."""
 
     @property
     def most_severe_caption(self) -> tuple[str, Estimate] | None:
@@ -494,7 +498,7 @@ class DiscoveredBias:
 
     @property
     def majority(self) -> str:
-        return max(self.shares, key=self.shares.get) if self.shares else ""
+        return max(self.shares, key=lambda choice: self.shares[choice]) if self.shares else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "classes": list(self.classes),
@@ -506,7 +510,8 @@ class DiscoveredBias:
                 "readable": self.readable,
                 "caption_estimates": {c: e.to_dict() for c, e in self.caption_estimates.items()},
                 "unaudited": self.unaudited, "judge_correction": self.judge_correction,
-                "judge_calibration": None if self.calibration is None else self.calibration.to_dict()}
+                "judge_calibration": None if self.calibration is None else self.calibration.to_dict(),
+                "agreement": self.agreement}
 
 
 @dataclass(frozen=True)
@@ -649,9 +654,10 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
             calibration=counts), calibration, mode)
 
     groups, per_caption, caption_severity, unknown, images = [], {}, {}, 0, 0
-    caption_estimates = {}
+    caption_estimates, shown_all = {}, []
     for caption, question in zip(bias.captions, bias.questions):
         shown = instrument.images([caption])
+        shown_all.append(shown)
         labels = asking.labels(instrument, shown, question, bias, caption)
         unknown += int(np.sum(labels == ABSTAINED))
         images += len(labels)
@@ -672,7 +678,28 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
         caption_estimates[bias.captions[0]] = estimate  # one caption: context-aware = context-free
     return DiscoveredBias(bias.name, bias.classes, estimate, context_free, per_caption,
                           caption_severity, unknown, images, bias.source, judge, readable,
-                          caption_estimates, unaudited, calibration, mode)
+                          caption_estimates, unaudited, calibration, mode,
+                          _classifier_agreement(instrument, bias, shown_all, groups))
+
+
+def _classifier_agreement(instrument: Instrument, bias: ProposedBias, shown: Sequence[Any],
+                          groups: Sequence[np.ndarray]) -> dict[str, Any] | None:
+    """OpenBias Sec. 4.2's agreement figures when ``--t2i-classifier`` names an axis of the
+    bias' name: the classifier reads the same images with the bias' classes as its choices."""
+    from ..errors import BackendError
+    from ..metrics import agreement
+
+    models = getattr(instrument, "models", None)
+    if models is None or not models.has_classifier(bias.name):
+        return None
+    try:
+        reference = np.concatenate([np.asarray(instrument.classify(bias.name, images,
+                                                                   list(bias.classes)).labels)
+                                    for images in shown])
+    except (BackendError, ValueError, KeyError) as error:  # its labels are not these classes
+        return {"error": f"the {bias.name} classifier cannot answer {list(bias.classes)}: {error}"}
+    return {"classifier": bias.name, **agreement(np.concatenate(list(groups)), reference,
+                                                 len(bias.classes))}
 
 
 def audit_judge_on_bias(instrument: Instrument, bias: ProposedBias, *, per_class: int,

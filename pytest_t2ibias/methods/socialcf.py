@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,14 +68,58 @@ class AxisAudit:
     confusion: dict[str, dict[str, int]]
     """true value -> judged value -> images (``abstained`` for none)."""
     retrieval_max_skew: float | None
+    """The worst subject's retrieval MaxSkew@K; None when the judge has no embeddings."""
     retrieval_value: str | None
     retrieval_k: int
+    retrieval_by_subject: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each subject's MaxSkew@K, its value and K (``subject_retrieval``)."""
+    retrieval_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"axis": self.axis, "judge": self.judge, "accuracy": self.accuracy.to_dict(),
                 "per_value": {v: e.to_dict() for v, e in self.per_value.items()},
                 "confusion": self.confusion, "retrieval_max_skew": self.retrieval_max_skew,
-                "retrieval_value": self.retrieval_value, "retrieval_k": self.retrieval_k}
+                "retrieval_value": self.retrieval_value, "retrieval_k": self.retrieval_k,
+                "retrieval_by_subject": self.retrieval_by_subject,
+                "retrieval_note": self.retrieval_note}
+
+
+RETRIEVAL_PREFIXES = ("a photo of a", "an image of a", "a picture of a")
+"""The prefixes a subject's neutral text is written with; their embeddings are averaged
+(SocialCounterfactuals: one text embedding a subject, averaged over its prefixes)."""
+
+
+def subject_retrieval(instrument: Instrument, images: ImageSet, truth: np.ndarray,
+                      subjects: Sequence[str | None], choices: Sequence[str], *,
+                      k: int | None = None, neutral: str = "a photo of a person",
+                      prefixes: Sequence[str] = RETRIEVAL_PREFIXES) -> dict[str, dict[str, Any]]:
+    """Retrieval MaxSkew@K as SocialCounterfactuals measures it: each subject's images ranked
+    by cosine similarity to the subject's neutral text embedding averaged over ``prefixes``
+    ("a photo of a doctor", "an image of a doctor", ...), the top K (default half the
+    subject's images) against the subject's own shares. Images with no subject are one group
+    ranked against ``neutral``. Needs a contrastive judge's embeddings (else a ``CheckError``:
+    ``audit_judge`` then reports no retrieval figure and why)."""
+    from ..metrics.skew import max_skew_at_k
+
+    vectors = np.asarray(instrument.image_embeddings(images), dtype=float)
+    groups: dict[str | None, list[int]] = {}
+    for i, subject in enumerate(subjects):
+        groups.setdefault(subject, []).append(i)
+    out = {}
+    for subject, members in groups.items():
+        texts = [f"{p} {subject}" for p in prefixes] if subject else [neutral]
+        text = np.asarray(instrument.text_embeddings(texts), dtype=float).mean(axis=0)
+        text /= np.linalg.norm(text) or 1.0
+        index = np.asarray(members)
+        depth = k or max(1, len(index) // 2)
+        top = index[np.argsort(-(vectors[index] @ text), kind="stable")[:depth]]
+        labels = truth[index]
+        pool = {v: float(np.mean(labels == j)) for j, v in enumerate(choices) if (labels == j).any()}
+        counts = {v: int(np.sum(truth[top] == choices.index(v))) for v in pool}
+        skew = max_skew_at_k(counts, pool)
+        out[subject or neutral] = {"max_skew": float(skew.value), "value": skew.attribute,
+                                   "k": int(depth), "texts": texts}
+    return out
 
 
 def labelled_folder(folder: Path | str) -> tuple[ImageSet, list[dict[str, Any]]]:
@@ -117,9 +161,10 @@ def audit_judge(instrument: Instrument, folder: Path | str, axes: Sequence[AxisS
                 k: int | None = None, neutral: str = "a photo of a person",
                 confidence: float = 0.95) -> dict[str, AxisAudit]:
     """Accuracy, per-value accuracy, confusion and retrieval MaxSkew@K of the judge per axis,
-    on the folder's images that carry a true label for the axis."""
+    on the folder's images that carry a true label for the axis; a row's ``subject`` groups
+    its image for the retrieval (``subject_retrieval``)."""
+    from ..errors import CheckError
     from ..metrics import wilson_interval
-    from ..metrics.skew import max_skew_at_k
 
     images, rows = labelled_folder(folder)
     audits = {}
@@ -140,18 +185,20 @@ def audit_judge(instrument: Instrument, folder: Path | str, axes: Sequence[AxisS
                             for m, w in enumerate(axis.choices)},
                          "abstained": int(np.sum((truth == j) & (judged < 0)))}
                      for j, v in enumerate(axis.choices) if (truth == j).any()}
-        depth = k or max(1, len(truth) // 2)
-        retrieval = instrument.ask(subset, neutral, ("match", "other"),
-                                   [neutral, "a photo of an object"])
-        similarity = np.nan_to_num(np.asarray(retrieval.probabilities)[:, 0], nan=-1.0)
-        top = np.argsort(-similarity, kind="stable")[:depth]
-        pool = {v: float(np.mean(truth == j)) for j, v in enumerate(axis.choices)
-                if (truth == j).any()}
-        top_counts = {v: int(np.sum(truth[top] == axis.choices.index(v))) for v in pool}
-        skew = max_skew_at_k(top_counts, pool)
+        subjects = [rows[i].get("subject") if isinstance(rows[i].get("subject"), str) else None
+                    for i in keep]
+        try:
+            by_subject = subject_retrieval(instrument, subset, truth, subjects, axis.choices,
+                                           k=k, neutral=neutral)
+            note = ""
+        except CheckError as error:  # no judge with embeddings to rank with (a generative one)
+            by_subject, note = {}, f"no retrieval MaxSkew: {error}"
+        worst = max(by_subject.values(), key=lambda r: r["max_skew"], default=None)
         judge = "classifier" if instrument.models.has_classifier(axis.name) else "vqa"
         audits[axis.name] = AxisAudit(axis.name, judge, accuracy, per_value, confusion,
-                                      skew.value, skew.attribute, depth)
+                                      worst["max_skew"] if worst else None,
+                                      worst["value"] if worst else None,
+                                      worst["k"] if worst else 0, by_subject, note)
     return audits
 
 

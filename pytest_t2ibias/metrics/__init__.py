@@ -24,7 +24,7 @@ from pytest_t2ibias.metrics.counterfactual_sets import (
     score_candidate,
     select_candidates,
 )
-from pytest_t2ibias.metrics.distances import kl_divergence, normalised_w1, severity
+from pytest_t2ibias.metrics.distances import agreement, kl_divergence, normalised_w1, severity
 from pytest_t2ibias.metrics.distributions import (
     Distribution,
     distribution_of,
@@ -93,6 +93,7 @@ __all__ = [
     "JudgeCalibration",
     "MatrixEstimate",
     "SkewValue",
+    "agreement",
     "betting_share_interval",
     "betting_share_sequence",
     "bias",

@@ -12,6 +12,9 @@ total variation distance, and only axes declared ``ordered`` (age) use positiona
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 _SHARE_TOLERANCE = 1e-6
@@ -42,13 +45,15 @@ def normalised_w1(
 
 def _w1_nominal(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     # Ground cost 0 between equal categories, 1 otherwise: W1 = total variation distance.
-    return 0.5 * np.abs(p - q).sum(axis=-1)
+    distance: np.ndarray = 0.5 * np.abs(p - q).sum(axis=-1)
+    return distance
 
 
 def _w1_ordered(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     # Categories at positions 0..C-1: W1 = sum of |CDF_p - CDF_q| over unit steps. This is
     # scipy.stats.wasserstein_distance(positions, positions, p, q), vectorised over rows.
-    return np.abs(np.cumsum(p - q, axis=-1)[..., :-1]).sum(axis=-1)
+    distance: np.ndarray = np.abs(np.cumsum(p - q, axis=-1)[..., :-1]).sum(axis=-1)
+    return distance
 
 
 def severity(shares: np.ndarray) -> float | np.ndarray:
@@ -79,7 +84,8 @@ def _unit_range(values: float | np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=float)
     values = np.where(np.abs(values) < _ROUNDING, 0.0, values)
     values = np.where(np.abs(values - 1.0) < _ROUNDING, 1.0, values)
-    return np.clip(values, 0.0, 1.0)
+    clipped: np.ndarray = np.clip(values, 0.0, 1.0)
+    return clipped
 
 
 def kl_divergence(p: np.ndarray, q: np.ndarray, smoothing: float = 1e-6) -> float:
@@ -94,3 +100,28 @@ def kl_divergence(p: np.ndarray, q: np.ndarray, smoothing: float = 1e-6) -> floa
         raise ValueError(f"p has shape {p.shape}, q has {q.shape}")
     p, q = p / p.sum(), q / q.sum()
     return float(np.sum(p * np.log(p / q)))
+
+
+def agreement(judge: Sequence[int] | np.ndarray, reference: Sequence[int] | np.ndarray,
+              classes: int) -> dict[str, Any]:
+    """How far a judge's answers agree with a reference classifier's on the same images
+    (OpenBias Sec. 4.2): KL(reference shares || judge shares) in nats, macro F1 and accuracy of the judge's class
+    indices against the reference's, over the images both answered (negative: abstained).
+    A class neither ever names is left out of the F1 mean (nothing to score)."""
+    judge, reference = np.asarray(judge, dtype=int), np.asarray(reference, dtype=int)
+    both = (judge >= 0) & (reference >= 0)
+    judge, reference = judge[both], reference[both]
+    if not len(judge):
+        return {"kl": float("nan"), "f1": float("nan"), "accuracy": float("nan"), "n": 0}
+    ours = np.bincount(judge, minlength=classes) / len(judge)
+    theirs = np.bincount(reference, minlength=classes) / len(reference)
+    scores = []
+    for c in range(classes):
+        predicted, actual = judge == c, reference == c
+        if not predicted.any() and not actual.any():
+            continue
+        true_positive = float(np.sum(predicted & actual))
+        scores.append(2 * true_positive / (predicted.sum() + actual.sum()))
+    return {"kl": kl_divergence(theirs, ours), "f1": float(np.mean(scores)),
+            "accuracy": float(np.mean(judge == reference)), "n": int(len(judge)),
+            "judge_shares": [float(x) for x in ours], "reference_shares": [float(x) for x in theirs]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class Distribution:
             raise KeyError(f"{choice!r} is not one of the choices {self.choices}")
         return wilson_interval(int(self.counts[self.choices.index(choice)]), self.n)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain builtins, for ``user_properties`` and reports."""
         return {
             "choices": list(self.choices),
@@ -63,6 +64,7 @@ def distribution_of(
     choices: Sequence[str] | None = None,
 ) -> Distribution:
     """Tally an ``Answers`` (or a label array over ``choices``) into a ``Distribution``."""
+    labels: np.ndarray | Sequence[int]
     if isinstance(answers_or_labels, Answers):
         if choices is not None and tuple(choices) != answers_or_labels.choices:
             raise ValueError(
@@ -74,12 +76,12 @@ def distribution_of(
         raise TypeError("choices are required when passing a label array")
     else:
         labels = answers_or_labels
-    labels = check_labels(labels, len(choices))
+    checked = check_labels(labels, len(choices))
     return Distribution(
         choices=tuple(choices),
-        counts=np.bincount(labels[labels >= 0], minlength=len(choices)),
-        abstentions=int(np.sum(labels == ABSTAINED)),
-        filtered=int(np.sum(labels == FILTERED)),
+        counts=np.bincount(checked[checked >= 0], minlength=len(choices)),
+        abstentions=int(np.sum(checked == ABSTAINED)),
+        filtered=int(np.sum(checked == FILTERED)),
     )
 
 
@@ -120,7 +122,7 @@ def mean_of_shares(shares: Sequence[np.ndarray], n_choices: int) -> np.ndarray:
 
 
 def ideal_shares(
-    ideal: str | Mapping[str, float] | Sequence[float], choices: Sequence[str]
+    ideal: str | Mapping[str, float] | Sequence[float] | np.ndarray, choices: Sequence[str]
 ) -> np.ndarray:
     """Resolve an ideal distribution D* ("uniform", {choice: share} or shares) over ``choices``.
 

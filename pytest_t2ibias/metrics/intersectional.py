@@ -26,7 +26,7 @@ in place of the pooled counterfactuals, which is the baseline-vs-candidate merge
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -355,6 +355,11 @@ def _corrected_point(shares: np.ndarray, counts: np.ndarray | None) -> np.ndarra
     return shares if counts is None else corrected_point([shares], counts)[0]
 
 
+def _first_w1(ideal: np.ndarray, ordered: bool) -> Callable[[list[np.ndarray]], float | np.ndarray]:
+    """w(the first group's shares): one axis' distance from its ideal (``_profile_matrix``)."""
+    return lambda shares: normalised_w1(shares[0], ideal, ordered)
+
+
 def _prompt_draws(labels: np.ndarray, n_choices: int, n_draws: int, rng) -> np.ndarray:
     counts = np.bincount(labels[labels >= 0], minlength=n_choices)
     return dirichlet_draws(counts[None, None], n_draws, rng)[0, :, 0]
@@ -366,7 +371,7 @@ class _Difference:
     def __init__(self, ideal: np.ndarray, ordered: bool, pooled: bool):
         self.ideal, self.ordered, self.pooled = ideal, ordered, pooled
 
-    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
+    def __call__(self, shares: list[np.ndarray]) -> float | np.ndarray:
         rest = mean_of_shares(shares[1:], len(self.ideal)) if self.pooled else shares[1]
         return normalised_w1(shares[0], self.ideal, self.ordered) - normalised_w1(
             rest, self.ideal, self.ordered
@@ -414,7 +419,7 @@ def _profile_matrix(
         critical = profile_critical_value(confidence, len(choices[y]), is_ordered[y])
         forms = kink_forms(ideals[y], is_ordered[y])
         low[n_axes, j], high[n_axes, j] = profile_range(
-            lambda s, y=y: normalised_w1(s[0], ideals[y], is_ordered[y]), [draws[0][j]], critical,
+            _first_w1(ideals[y], is_ordered[y]), [draws[0][j]], critical,
             kinks=[([1], *forms)],
         )
         for i, x in enumerate(axes):
@@ -522,9 +527,9 @@ class _DistanceSum:
     def __init__(self, ideal: tuple[float, ...], ordered: bool, n_groups: int):
         self.key = (ideal, ordered, n_groups)
 
-    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
-        ideal, ordered, _ = self.key
-        ideal = np.array(ideal)
+    def __call__(self, shares: list[np.ndarray]) -> float | np.ndarray:
+        shares_at_ideal, ordered, _ = self.key
+        ideal = np.array(shares_at_ideal)
         first = normalised_w1(shares[0], ideal, ordered)
         if len(shares) == 1:
             return first

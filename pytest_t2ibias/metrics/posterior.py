@@ -48,7 +48,7 @@ JEFFREYS = 0.5
 _NULL_SAMPLES = 4000
 _TIE = 1e-9  # statistics computed from equal counts in another order differ in the last bits
 
-ShareStatistic = Callable[[list[np.ndarray]], np.ndarray]
+ShareStatistic = Callable[[list[np.ndarray]], "float | np.ndarray"]
 """Maps each group's shares, shape (..., n_choices), to the figure, shape (...)."""
 
 
@@ -84,7 +84,8 @@ def posterior_estimate(
             draws = corrected_draws(draws, calibration, rng)
             observed = corrected_point(observed, calibration)
         value = float(statistic(observed))
-        low, high = percentile_bounds(np.asarray(statistic(draws), dtype=float), confidence)
+        bounds = percentile_bounds(np.asarray(statistic(draws), dtype=float), confidence)
+        low, high = float(bounds[0]), float(bounds[1])
         only = single_choice(groups)
         if only is not None:
             at_mass = float(statistic([np.eye(n_choices)[only]] * len(groups)))
@@ -176,7 +177,7 @@ class _PooledW1:
     def __init__(self, ideal: tuple[float, ...], ordered: bool):
         self.ideal, self.ordered = ideal, ordered
 
-    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
+    def __call__(self, shares: list[np.ndarray]) -> float | np.ndarray:
         pooled = mean_of_shares(shares, len(self.ideal))
         return normalised_w1(pooled, np.array(self.ideal), self.ordered)
 
@@ -194,7 +195,7 @@ class _PooledSeverity:
     def __init__(self, n_choices: int):
         self.n_choices = n_choices
 
-    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
+    def __call__(self, shares: list[np.ndarray]) -> float | np.ndarray:
         return severity(mean_of_shares(shares, self.n_choices))
 
     def __eq__(self, other: object) -> bool:
@@ -210,10 +211,10 @@ class _MaxSkew:
     def __init__(self, target: tuple[float, ...]):
         self.target = target
 
-    def __call__(self, shares: list[np.ndarray]) -> np.ndarray:
-        (shares,) = shares
+    def __call__(self, shares: list[np.ndarray]) -> float | np.ndarray:
+        (pooled,) = shares
         with np.errstate(divide="ignore"):
-            return np.max(np.log(shares / np.array(self.target)), axis=-1)
+            return np.max(np.log(pooled / np.array(self.target)), axis=-1)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _MaxSkew) and self.target == other.target
@@ -266,7 +267,7 @@ def interval_from_counts(
             if kept:
                 low[k], high[k] = min(low[k], at_ideal), max(high[k], at_ideal)
     used = (counts.sum(axis=1) > 0).sum(axis=-1) == 1  # every answer was the same choice
-    for k in np.flatnonzero(used):
+    for k in np.flatnonzero(used).tolist():
         only = int(np.argmax(counts[k].sum(axis=0)))
         at_mass = float(statistic([np.eye(n_choices)[only]] * n_groups))
         low[k], high[k] = min(low[k], at_mass), max(high[k], at_mass)
@@ -688,10 +689,10 @@ def profile_range(
         direction = (gradient[keep] @ covariance) / spread[keep, None] * np.sqrt(critical)
         points = centre + np.concatenate([direction, -direction])
         values = np.concatenate([values, evaluate(points)])
-    pieces = np.unique(np.concatenate(pieces), axis=0)
-    if kinks and len(pieces):
+    faces = np.unique(np.concatenate(pieces), axis=0)
+    if kinks and len(faces):
         values = np.concatenate([values, _face_extremes(
-            evaluate, kinks, defined, centre, covariance, critical, pieces)])
+            evaluate, kinks, defined, centre, covariance, critical, faces)])
     values = values[~np.isnan(values)]
     if not values.size:
         return float("nan"), float("nan")
@@ -709,7 +710,7 @@ def _face_extremes(evaluate, kinks, defined, centre, covariance, critical, gradi
             continue
         weights = weights[defined] / weights[defined].sum()
         full = np.hstack([w * rows for w in weights])  # on the stacked heads
-        faces = [()]
+        faces: list[tuple[int, ...]] = [()]
         for r in range(1, rows.shape[1] + 1):
             faces += list(itertools.combinations(range(len(rows)), r))
         seen, family = set(), []

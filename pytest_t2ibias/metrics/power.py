@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pytest_t2ibias.metrics.distances import normalised_w1, severity
+
+if TYPE_CHECKING:
+    from pytest_t2ibias.metrics.posterior import ShareStatistic
 
 
 def images_needed(
@@ -24,7 +28,7 @@ def images_needed(
     threshold: float,
     *,
     metric: str = "w1",
-    ideal: Sequence[float] | None = None,
+    ideal: Sequence[float] | np.ndarray | None = None,
     ordered: bool = False,
     confidence: float | None = 0.95,
     power: float = 0.8,
@@ -141,7 +145,8 @@ def expected_images(
     return float(stopped.mean()), float(1 - open_.mean())
 
 
-def _simulated(metric: str, p: np.ndarray, ideal: tuple[float, ...], ordered: bool):
+def _simulated(metric: str, p: np.ndarray, ideal: tuple[float, ...], ordered: bool
+               ) -> tuple[ShareStatistic, np.ndarray, float | np.ndarray]:
     """The posterior statistic a ``metric``'s interval is built on, the reference it is
     measured against, and its value at the true shares ``p``."""
     from pytest_t2ibias.metrics.posterior import _MaxSkew, _PooledSeverity, _PooledW1

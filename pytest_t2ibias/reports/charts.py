@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from .._text import shown
 from ..figures import Interval
@@ -26,7 +26,7 @@ def escape(value: Any) -> str:
     return html.escape(shown(value, keep_newlines=True), quote=True)
 
 
-def finite(x: Any) -> bool:
+def finite(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

@@ -106,8 +106,14 @@ def error_row(item: Any, message: str) -> ReportRow:
     return ReportRow(nodeid=item.nodeid, check=getattr(check, "kind", ""),
                      subject=getattr(item, "report_subject", item.name), axis=axis,
                      value=nan, low=nan, high=nan, n=0, confidence=nan, threshold=nan,
-                     figures={}, check_id=check_id_of(item), outcome=ERROR, about=axis,
-                     reason=message)
+                     figures=_protocol_of(item), check_id=check_id_of(item), outcome=ERROR,
+                     about=axis, reason=message)
+
+
+def _protocol_of(item: Any) -> dict[str, Any]:
+    """The protocol a suite item would have run under (``plan.protocol``), for its ERROR row."""
+    protocol = getattr(getattr(item, "plan", None), "protocol", None)
+    return {"protocol": protocol} if isinstance(protocol, str) else {}
 
 
 def unrun_row(nodeid: str, message: str) -> ReportRow:

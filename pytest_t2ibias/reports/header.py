@@ -49,7 +49,7 @@ def run_header(settings: Settings, family: Family, backends: list[dict[str, str]
             "steps": settings.steps, "guidance": settings.guidance,
             "confidence": settings.confidence, "bootstrap": settings.bootstrap,
             "family": family.policy, "gated_checks": family.size,
-            "burden": settings.burden,
+            "burden": settings.burden, "protocol": settings.protocol,
             "declared_sampling": {"source": plan.sampling_source, **plan.sampling}
             if plan.sampling_source else None,
         },

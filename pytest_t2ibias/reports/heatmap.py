@@ -12,10 +12,13 @@ import io
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..figures import matrix_figure
 from ..metrics import ISMatrix
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 NEGATIVE = (178, 24, 43)
 NEUTRAL = (247, 247, 247)
@@ -25,7 +28,7 @@ CELL_W, CELL_H = 150, 60
 LABEL_W, TITLE_H, LEGEND_H = 130, 40, 50
 
 
-def _cells(matrix: ISMatrix | Mapping[str, Any]):
+def _cells(matrix: ISMatrix | Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
     figure = matrix_figure(matrix)
     return figure["axes"], figure["value"], figure["low"], figure["high"]
 
@@ -37,7 +40,8 @@ def diverging_colour(value: float | None, scale: float = 1.0) -> tuple[int, int,
     t = max(-1.0, min(1.0, value / scale)) if scale > 0 else 0.0
     end = POSITIVE if t > 0 else NEGATIVE
     weight = abs(t) ** 0.7 if t else 0.0
-    return tuple(round(n + (e - n) * weight) for n, e in zip(NEUTRAL, end))
+    red, green, blue = (round(n + (e - n) * weight) for n, e in zip(NEUTRAL, end))
+    return red, green, blue
 
 
 def render_terminal(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> y]",
@@ -71,7 +75,7 @@ def render_terminal(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> 
     return buffer.getvalue()
 
 
-def render_png(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> y]"):
+def render_png(matrix: ISMatrix | Mapping[str, Any], title: str = "IS[x -> y]") -> Image.Image:
     """The heatmap as a PIL image: coloured cells with value and CI, axis labels, a legend."""
     from PIL import Image, ImageDraw, ImageFont
 

@@ -22,9 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..figures import mappings
+from ..figures import Interval, mappings
 from .charts import (
-    Interval,
     escape,
     finite,
     heatmap_legend,
@@ -34,7 +33,8 @@ from .charts import (
     share_bars,
 )
 from .output import write_report_text
-from .rows import ReportRow, judge_calibrations, n_text, tally
+from .paper_sections import paper_sections
+from .rows import ReportRow, as_read_of, judge_calibrations, n_text, tally, verdict_used
 
 THUMB_PX = 160
 """Larger images are shrunk to this many pixels on their long side (JPEG); smaller ones are
@@ -305,6 +305,7 @@ def _check(row: ReportRow, anchor: str, scale: float, thumbnails: Thumbnails,
     if isinstance(by_axis, Mapping):  # IS and IS_mit: one judge per affected axis
         parts += [_judge_calibration(c, str(modes.get(axis, "")) if isinstance(modes, Mapping) else "")
                   for axis, c in by_axis.items() if isinstance(c, Mapping)]
+    parts += paper_sections(_tables(row))
     matrix = row.figures.get("matrix")
     if isinstance(matrix, Mapping):
         parts.append(f'<div class="matrix"><h3>Intersectional sensitivity IS[x → y]</h3>'
@@ -348,9 +349,22 @@ def _figure_line(row: ReportRow) -> str:
             else "decided on the point value")
     burden = row.figures.get("burden")
     margin = f" · margin <b>{row.margin:+.3f}</b>" if finite(row.margin) else ""
-    return (f"value <b>{_fmt(row.value)}</b> · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
+    as_read = as_read_of(row)
+    read = ("" if as_read is None else
+            f" (corrected for the judge) · as read <b>{_fmt(as_read)}</b> · the verdict used "
+            f"{escape(verdict_used(row))}")
+    return (f"value <b>{_fmt(row.value)}</b>{read} · {level} [{_fmt(row.low)}, {_fmt(row.high)}] · "
             f"n {n_text(row)} · limit {escape(_limit(row))}{margin} · {gate}"
-            + (f" (burden: {escape(burden)})" if burden else ""))
+            + (f" (burden: {escape(burden)})" if burden else "")
+            + f" · protocol <b>{escape(row.protocol)}</b>")
+
+
+def _tables(row: ReportRow) -> list[Any]:
+    """The kind's paper tables from the row's figures (``CheckKind.tables``)."""
+    from ..kinds import CHECK_KINDS
+
+    kind = CHECK_KINDS.get(row.check)
+    return list(kind.tables(row.figures)) if kind is not None and kind.tables else []
 
 
 def _interval_chart(row: ReportRow) -> str:
@@ -391,10 +405,10 @@ def _bar_charts(row: ReportRow) -> list[str]:
         found.append(("", choices, dict(distribution.get("shares") or {}),
                       dict(distribution.get("counts") or {}), ideal))
     elif isinstance(f.get("counts"), Mapping) and isinstance(f.get("target"), Mapping):
-        counts = {str(c): int(k) for c, k in f["counts"].items()}
-        n = sum(counts.values())
-        found.append(("", list(counts), {c: k / n if n else float("nan")
-                                          for c, k in counts.items()}, counts, f["target"]))
+        counted = {str(c): int(k) for c, k in f["counts"].items()}
+        n = sum(counted.values())
+        found.append(("", list(counted), {c: k / n if n else float("nan")
+                                           for c, k in counted.items()}, counted, f["target"]))
     for bias in mappings(f.get("biases")):
         if isinstance(bias.get("classes"), list):
             classes = [str(c) for c in bias["classes"]]

@@ -17,7 +17,7 @@ from typing import Any
 
 from .._text import shown
 from .output import write_report_text
-from .rows import ReportRow, limit_text, n_text, tally
+from .rows import ReportRow, as_read_of, limit_text, n_text, tally
 from .terminal import suite_names
 from .tradeoff import figure_line, tradeoffs, verdict_word
 
@@ -67,19 +67,27 @@ def markdown_summary(rows: Sequence[ReportRow], *, html: str | None = None,
         return "\n".join(lines)
     suites = suite_names(rows)
     several = len(set(suites.values())) > 1
-    header = ["suite"] * several + ["check", "subject / axis", "value", "CI", "n", "limit",
-                                    "verdict"]
+    protocols = sorted({row.protocol for row in rows})
+    mixed = len(protocols) > 1  # a column when the rows mix protocols, else said once
+    as_read = any(as_read_of(row) is not None for row in rows)
+    if not mixed and protocols != ["gate"]:  # the default's rows need no line
+        lines += [f"Protocol: {protocols[0]} (every row).", ""]
+    header = (["suite"] * several + ["protocol"] * mixed + ["check", "subject / axis", "value"]
+              + ["as read"] * as_read + ["CI", "n", "limit", "verdict"])
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in sorted(rows, key=_rank):
-        suite = [cell(suites[row.nodeid])] * several
+        suite = [cell(suites[row.nodeid])] * several + [cell(row.protocol)] * mixed
         why = f" ({cell(row.reason.split(':')[0])})" if row.reason and row.status in (
             "error", "failed") else ""
         verdict = f"**{verdict_word(row)}**" if row.status in FAILURES_FIRST else verdict_word(row)
+        read = as_read_of(row)
         if row.status == "error":
-            values = ["", "", "", ""]
+            values = [""] * (5 if as_read else 4)
         else:
-            values = [_number(row.value), f"[{_number(row.low)}, {_number(row.high)}]",
-                      n_text(row), cell(limit_text(row))]
+            values = [_number(row.value), *([_number(read) if read is not None else ""]
+                                            if as_read else []),
+                      f"[{_number(row.low)}, {_number(row.high)}]", n_text(row),
+                      cell(limit_text(row))]
         lines.append("| " + " | ".join([*suite, cell(row.check_id or row.check),
                                         cell(_about(row)), *values, verdict + why]) + " |")
     found = tradeoffs(rows)

@@ -91,9 +91,9 @@ class RunTally:
             return
         for identity in identities:
             planned = self.plan_work[kind].get(tuple(identity[:-1]), {})
-            if identity[-1] < planned.get(asked, 0) and not self._credited[kind][
-                    (*identity, asked)]:
-                self._credited[kind][(*identity, asked)] += 1
+            credit = tuple(identity) + (asked,)  # not (*identity, asked): mypy 2.4 misreads it
+            if identity[-1] < planned.get(asked, 0) and not self._credited[kind][credit]:
+                self._credited[kind][credit] += 1
                 self.covered[kind] += 1
 
     @property

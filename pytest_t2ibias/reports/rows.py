@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,12 @@ class ReportRow:
         return status(self.outcome, self.burden, self.readable, self.xfail)
 
     @property
+    def protocol(self) -> str:
+        """What produced the figure: ``gate`` (the project's) or ``paper`` (issue #44); a
+        Python test's row, which no suite's protocol reaches, is ``gate``."""
+        return str(self.figures.get("protocol") or "gate")
+
+    @property
     def drawn(self) -> int:
         """Images drawn for the figure: ``n`` judged plus those a filter question dropped or
         the judge abstained on (0 when the figures do not say)."""
@@ -82,12 +88,13 @@ class ReportRow:
         return cls(**data)
 
     @classmethod
-    def from_json(cls, check: dict[str, Any]) -> ReportRow:
+    def from_json(cls, check: Mapping[str, Any]) -> ReportRow:
         """A row back from a JSON report's ``checks`` entry (``to_json``; version 1 too)."""
         def number(key: str) -> float:  # a hand-edited file may hold anything: NaN then
             value = check.get(key)
-            numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-            return float(value) if numeric else float("nan")
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return float(value)
+            return float("nan")
 
         def optional(key: str) -> float | None:
             return None if check.get(key) is None else number(key)
@@ -134,8 +141,35 @@ class ReportRow:
             "interval_confidence": self.confidence, "threshold": self.threshold,
             "margin": self.margin, "burden": None if self.outcome == ERROR else self.burden, "readable": self.readable,
             "xfail": self.xfail,
+            "protocol": self.protocol, "as_read": self.figures.get("as_read"),
+            "verdict_used": verdict_used(self),
             "reason": self.reason, "message": self.message, "figures": self.figures,
         })
+
+
+AS_READ_LEGEND = (
+    "as read: the figure on the judge's answers as read (the paper's formula, no correction) "
+    "beside the value corrected for the judge's measured confusion; a gated verdict under "
+    "bounds used the interval spanning both, a point decision and full correction the "
+    "corrected value")
+
+
+def as_read_of(row: ReportRow) -> float | None:
+    """The figure on the judge's answers as read, where the row's value is corrected
+    (``figures["as_read"]``, ``kinds._judge``); None where it is not."""
+    as_read = row.figures.get("as_read")
+    value = as_read.get("value") if isinstance(as_read, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def verdict_used(row: ReportRow) -> str:
+    """Which figure the row's verdict decided on, in words (issue #44)."""
+    mode = row.figures.get("judge_correction")
+    if as_read_of(row) is None or mode not in ("bounds", "full"):
+        return "as read"
+    if mode == "bounds" and row.gate_confidence is not None:
+        return "both (the interval spanning the two)"
+    return "corrected"
 
 
 def n_text(row: ReportRow) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import shown
 from .._types import three_places
-from .rows import ReportRow, limit_text, n_text
+from .rows import AS_READ_LEGEND, ReportRow, as_read_of, limit_text, n_text
 
 if TYPE_CHECKING:  # rich loads when a report is drawn, not with the plugin (issue #14)
     from pathlib import Path
@@ -53,21 +53,31 @@ def summary_table(rows: Sequence[ReportRow], *, with_suite: bool | None = None,
         with_suite = len(set(suites.values())) > 1
     if with_suite:
         table.add_column("suite", overflow="fold", min_width=8)
+    # issue #44: which protocol made a row, in a column when the rows mix them (else the
+    # legend says it once); the judge's reading beside a corrected value, when one was
+    with_protocol = len({row.protocol for row in rows}) > 1
+    with_as_read = any(as_read_of(row) is not None for row in rows)
+    if with_protocol:
+        table.add_column("protocol", no_wrap=True)
     table.add_column("check", overflow="fold", min_width=8)
     table.add_column("subject / axis", overflow="fold", min_width=8)
-    for numeric in ("value", "CI", "n", "limit", "margin"):
+    for numeric in ("value", *(("as read",) if with_as_read else ()), "CI", "n", "limit", "margin"):
         table.add_column(numeric, justify="right", no_wrap=True)
     table.add_column("verdict", overflow="fold", min_width=len("inconclusive:"))
     for row in rows:
-        suite = [plain_text(suites[row.nodeid])] if with_suite else []
+        lead = [plain_text(suites[row.nodeid])] if with_suite else []
+        lead += [plain_text(row.protocol)] if with_protocol else []
         where = _subject_cell(row)
         if row.status == "error":
-            table.add_row(*suite, plain_text(row.check_id or row.check), plain_text(where),
-                          "", "", "", "", "", _verdict_cell(row, row.reason.split(":")[0]))
+            table.add_row(*lead, plain_text(row.check_id or row.check), plain_text(where),
+                          *[""] * (6 if with_as_read else 5),
+                          _verdict_cell(row, row.reason.split(":")[0]))
             continue
         margin = "" if row.margin is None else f"{row.margin:+.3f}"
-        table.add_row(*suite, plain_text(row.check_id or row.check), plain_text(where),
-                      _fmt(row.value), f"{_fmt(row.low)}–{_fmt(row.high)}", n_text(row),
+        as_read = as_read_of(row)
+        read = [_fmt(as_read) if as_read is not None else ""] if with_as_read else []
+        table.add_row(*lead, plain_text(row.check_id or row.check), plain_text(where),
+                      _fmt(row.value), *read, f"{_fmt(row.low)}–{_fmt(row.high)}", n_text(row),
                       limit_text(row), margin, _verdict_cell(row, _short_reason(row.reason)))
     return table
 
@@ -82,6 +92,11 @@ def summary_legend(rows: Sequence[ReportRow]) -> list[str]:
     legend = []
     if levels:
         legend.append(f"CI: {', '.join(levels)}" + (f" ({', '.join(methods)})" if methods else ""))
+    protocols = sorted({row.protocol for row in rows})
+    if len(protocols) == 1 and protocols != ["gate"]:  # the default's rows need no line
+        legend.append(f"protocol: {protocols[0]} (every row; docs/paper-departures.md)")
+    if any(as_read_of(row) is not None for row in rows):
+        legend.append(AS_READ_LEGEND)
     if any(row.drawn != row.n for row in rows):
         legend.append("n: images judged / drawn (a filter question or the judge dropped the rest)")
     if any(row.figures.get("unread_prompts") for row in rows):
@@ -205,12 +220,12 @@ def unread_in_plan(planned: Sequence[tuple[str, Any]], memo: Path | None = None,
     from ..backends.readings import pipeline_readers, problems
     from ..kinds import work_of
 
-    readers: dict[str, list] = {}
+    readers: dict[str, list[Any]] = {}
     unreadable: dict[str, str] = {}
     """model -> why its tokenizers cannot be read: said on every item that draws from it."""
     found = {}
     for position, (nodeid, check) in enumerate(planned):
-        said = []
+        said: list[str] = []
         work = works[position] if works is not None else work_of(check)
         if work.error is not None:  # plan_prompts says it; the run reports it
             continue

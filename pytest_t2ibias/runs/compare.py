@@ -256,7 +256,7 @@ def _keyed(checks: Sequence[Mapping[str, Any]], key) -> dict[tuple, Mapping[str,
         base = key(check)
         count = seen.get(base, 0)
         seen[base] = count + 1
-        keyed[(*base, count)] = check
+        keyed[tuple(base) + (count,)] = check  # not (*base, count): mypy 2.4 misreads it
     return keyed
 
 

@@ -152,7 +152,8 @@ def as_report(rows: Sequence[ReportRow], run: Mapping[str, Any]) -> dict[str, An
     """This run as a saved one reads back: the header and every row, through JSON."""
     payload = {"schema": SCHEMA, "version": REPORT_SCHEMA_VERSION, "run": dict(run),
                "checks": [row.to_json() for row in rows]}
-    return json.loads(json.dumps(payload, default=str))
+    report: dict[str, Any] = json.loads(json.dumps(payload, default=str))
+    return report
 
 
 def save_run(storage: Path, name: str, rows: Sequence[ReportRow], counters: dict[str, int],

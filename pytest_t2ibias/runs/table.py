@@ -70,8 +70,8 @@ def render_comparison(comparison: Comparison, against: str, width: int, *, color
     shown = comparison.changed if every else comparison.drifted
     if shown:
         title = "figures that changed" if every else "figures that drifted"
-        for line in comparison_lines(shown, title):
-            console.print(line, soft_wrap=True)
+        for text in comparison_lines(shown, title):
+            console.print(text, soft_wrap=True)
     for what, names in (("new checks (not in the saved run)", comparison.new),
                         ("vanished checks (only in the saved run)", comparison.vanished)):
         if names:

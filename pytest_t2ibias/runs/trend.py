@@ -51,7 +51,8 @@ def run_summary(name: str, report: dict[str, Any]) -> dict[str, Any]:
     """One line of ``runs list``: when, which revision and model, and the checks' tally."""
     run = _header(report)
     statuses = [status_of(check) for check in report["checks"]]
-    settings = run.get("settings") if isinstance(run.get("settings"), dict) else {}
+    settings = run.get("settings")
+    settings = settings if isinstance(settings, dict) else {}
     return {"run": name, "date": run.get("date") or "", "git_revision": run.get("git_revision")
             or "", "model": settings.get("model") or "", "checks": len(statuses),
             **{status: statuses.count(status) for status in

@@ -266,7 +266,7 @@ class Cache:
         if path is None or seen is None:
             return None
         try:
-            record = parse_json(read_entry(path, MAX_ANSWER_BYTES))
+            record: dict[str, Any] = parse_json(read_entry(path, MAX_ANSWER_BYTES))
             _check_answer(record, expected or {})
         except FileNotFoundError:  # another process moved it aside meanwhile
             return None
@@ -321,6 +321,7 @@ class Cache:
     def _readable(self, path: Path) -> os.stat_result | None:
         """The entry's stat if present and (under ``--t2i-refresh``) written after this cache
         was opened; the stat identifies the version read, should it need quarantining."""
+        stat: os.stat_result | None
         try:
             stat = path.stat()
         except OSError:  # absent here: perhaps in the remote tier
@@ -331,7 +332,7 @@ class Cache:
 
     def _fetch(self, path: Path) -> os.stat_result | None:
         """Copy an entry the remote tier has into the local directory (not under refresh)."""
-        if self.remote is None or not self.read:
+        if self.remote is None or self.root is None or not self.read:  # no root: no remote
             return None
         relative = path.relative_to(self.root).as_posix()
         limits = {"images": MAX_IMAGE_BYTES, "answers": MAX_ANSWER_BYTES}
@@ -438,7 +439,7 @@ class Cache:
             write_atomically(path, payload)
         except OSError as exc:
             raise self._unusable(exc) from None
-        if push and self.remote is not None:
+        if push and self.remote is not None and self.root is not None:  # no root: no remote
             self.remote.push(path.relative_to(self.root).as_posix(), payload)
 
     def _write_together(self, entries: list[tuple[Path, bytes]]) -> None:

@@ -67,7 +67,7 @@ class RemoteCache:
         if (info.get("size") or 0) > limit:
             raise ValueError(f"{info['size']:,} bytes, more than the {limit:,} it may take")
         with self.fs.open(path, "rb") as handle:
-            payload = handle.read(limit + 1)
+            payload: bytes = handle.read(limit + 1)
         if len(payload) > limit:
             raise ValueError(f"more than the {limit:,} bytes it may take")
         return payload

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from .cache import (
 )
 from .degenerate import check_images, check_scores
 from .write_behind import WriteBehind
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 
 @dataclass
@@ -238,12 +241,12 @@ class RequestLayer:
                          self.answer_batch_size)
         return np.array([self._answers[key] for key in keys], dtype=float)
 
-    def _embeddings(self, keys: list[str], items: list, about: Callable[[object], dict],
-                    embed: Callable[[list], list[np.ndarray]], what: str, model: str,
+    def _embeddings(self, keys: list[str], items: list[T], about: Callable[[T], dict[str, object]],
+                    embed: Callable[[list[tuple[str, T]]], list[np.ndarray]], what: str, model: str,
                     batch_size: int) -> None:
         """``what``: the progress line's phase (images); empty for texts, computed quietly."""
         self._writes.raise_failed()
-        def from_cache(key: str, item) -> bool:
+        def from_cache(key: str, item: T) -> bool:
             vector = self.cache.get_embedding(key, about(item))
             if vector is None:
                 return False
@@ -251,12 +254,12 @@ class RequestLayer:
             self.counters.answers_from_cache += 1
             return True
 
-        missing: dict[str, object] = {}
+        missing: dict[str, T] = {}
         for key, item in zip(keys, items):
             if key not in self._answers and key not in missing and not from_cache(key, item):
                 missing[key] = item
 
-        def compute(batch: list[tuple[str, object]]) -> None:
+        def compute(batch: list[tuple[str, T]]) -> None:
             vectors = [np.asarray(v, dtype=float) for v in embed(batch)]
             if len(vectors) != len(batch) or any(
                     v.ndim != 1 or not np.all(np.isfinite(v)) for v in vectors):
@@ -356,7 +359,7 @@ def _model_name(backend: object) -> str:
     return type(backend).__name__
 
 
-def _generated(request: ImageRequest, picture, key: str,
+def _generated(request: ImageRequest, picture: Image.Image, key: str,
                image_hash: str | None = None) -> GeneratedImage:
     return GeneratedImage(
         prompt=request.prompt,

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._settings import BURDENS, JUDGE_CORRECTIONS
+from .._settings import BURDENS, JUDGE_CORRECTIONS, PROTOCOLS
 from ..budgets import MAX_IMAGE_SIDE, MAX_IMAGES_PER_PROMPT
 from ..params import ADAPTIVE_SCHEMA, IMAGES_SCHEMA, TEXT_SCHEMA, check_images
 from ..plan import DEFAULT_IMAGES_PER_PROMPT, DEFAULT_SEED
@@ -250,6 +250,16 @@ TOP = Section('at the top of the suite', {
         "(detection suites). A check's own `burden:` beats it and `--t2i-burden` beats both.",
         "burden: check", value=Value("enum", choices=BURDENS),
         default="`model`"),
+    "protocol": Key(
+        " or ".join(f"`{protocol}`" for protocol in PROTOCOLS), "What every check of the suite "
+        "computes. `gate`: the project's figures (the judge's confusion corrected, a release "
+        "gate's statistics, adaptive sampling where asked); `paper`: each kind's paper's own "
+        "figure as the paper computed it (the judge's answers as read, at a fixed n, and "
+        "what else the kind's paper sets: docs/paper-departures.md), still with an interval "
+        "and still gated. Every row says which protocol produced it. A check's own "
+        "`protocol:` beats it and `--t2i-protocol` beats both.",
+        "protocol: paper", value=Value("enum", choices=PROTOCOLS),
+        default="`gate`"),
     "judge_correction": Key(
         "`on`, `full` or `off`", "How every share is corrected for the judge's measured "
         "confusion (each axis' `judge_calibration`; docs/STATISTICS.md, \"The judge's own "
@@ -599,6 +609,9 @@ COMMON_EXAMPLES = {
     "burden": "checks:\n"
               "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, "
               "confidence: 0.95, burden: check}",
+    "protocol": "checks:\n"
+                "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, "
+                "confidence: 0.95, protocol: paper}",
     "judge_correction": "checks:\n"
                         "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.35, "
                         "confidence: 0.95, judge_correction: full}",
@@ -615,6 +628,7 @@ COMMON_DEFAULTS = {
     "confidence": "the suite's `confidence:`, else none: a point decision; intervals at "
                   "`--t2i-confidence`",
     "burden": "the suite's `burden:`, else `model`",
+    "protocol": "the suite's `protocol:`, else `gate`",
     "judge_correction": "the suite's `judge_correction:`, else `on`",
     "images_per_prompt": "the suite's `defaults`",
     "margin": "0.1",

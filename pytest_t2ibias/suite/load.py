@@ -238,13 +238,14 @@ class _SuiteReader:
         models, model_options = self.models(data["models"]) if "models" in data else ({}, {})
         burden = self.scalar(data, (), TOP, "burden")
         correction = self.scalar(data, (), TOP, "judge_correction")
+        protocol = self.scalar(data, (), TOP, "protocol")
         if self.problems:
             raise SuiteError.combine(self.problems)
         assert prompt is not None  # absent or malformed, it was a problem above
         return Suite(name=name, path=self.path, prompt=prompt, subjects=subjects, axes=axes,
                      checks=checks, filter=filter_spec, defaults=defaults,
                      location=self.location(()), models=models, model_options=model_options,
-                     burden=burden, judge_correction=correction,
+                     burden=burden, judge_correction=correction, protocol=protocol,
                      confidence=self.confidence)
 
     def valid_text(self, value: Any, at: KeyPath) -> None:

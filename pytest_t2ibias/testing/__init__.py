@@ -81,6 +81,7 @@ def make_tiny_pipeline(
         attention_head_dim=2,
     )
     schedule = dict(beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", steps_offset=1)
+    noise_scheduler: DDIMScheduler | EulerAncestralDiscreteScheduler
     if scheduler == "ddim":
         noise_scheduler = DDIMScheduler(clip_sample=False, set_alpha_to_one=False, **schedule)
     elif scheduler == "euler_ancestral":
@@ -122,7 +123,8 @@ def make_tiny_pipeline(
         requires_safety_checker=False,
     )
     path = Path(path)
-    pipeline.save_pretrained(path, safe_serialization=True)
+    # DiffusionPipeline defines it; mypy loses it among diffusers' untyped loader mixins
+    pipeline.save_pretrained(path, safe_serialization=True)  # type: ignore[attr-defined]
     return path
 
 
@@ -146,7 +148,8 @@ def _t5_encoder(tokenizer, seed: int, d_model: int = 32):
     from transformers import T5Config, T5EncoderModel
 
     torch.manual_seed(seed)
-    return T5EncoderModel(T5Config(
+    # transformers' typed config signatures omit the PretrainedConfig keywords they accept
+    return T5EncoderModel(T5Config(  # type: ignore[call-arg]
         vocab_size=len(tokenizer), d_model=d_model, d_kv=8, d_ff=2 * d_model, num_layers=1,
         num_heads=4, relative_attention_num_buckets=8, pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
@@ -388,7 +391,8 @@ def make_tiny_llava(path: str | os.PathLike, words: Iterable[str] | None = None,
     config = LlavaConfig(
         vision_config=dict(model_type="clip_vision_model", **_vision_config()),
         text_config=text_config,
-        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+        # one token's id: transformers types it int | list[int] whatever it is given
+        image_token_index=tokenizer.convert_tokens_to_ids("<image>"),  # type: ignore[arg-type]
         vision_feature_layer=-1,
     )
     torch.manual_seed(seed)
@@ -414,7 +418,8 @@ def make_tiny_classifier(
     from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
 
     id2label = dict(labels) if isinstance(labels, Mapping) else dict(enumerate(labels))
-    config = ViTConfig(
+    # transformers' typed config signatures omit the PretrainedConfig keywords they accept
+    config = ViTConfig(  # type: ignore[call-arg]
         **_vision_config(),
         num_labels=len(id2label),
         id2label=id2label,

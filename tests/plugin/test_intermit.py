@@ -152,6 +152,25 @@ def test_alert_on_any_axis_sees_harm_outside_the_priorities(fake_t2ibias, suite)
         run("some")
 
 
+def test_the_share_of_negative_is_mit_is_reported(fake_t2ibias, suite):
+    """BiasConnect A.5: of the (mitigated, other) axis pairs, the share the mitigation made
+    worse. Mitigating gender moves age 0 -> 0.5 (IS_mit -0.5) and leaves environment: 1 of 2
+    watched pairs under alert_on any; none under prioritised (B* = {gender} has no other)."""
+    def run(alert_on):
+        return intermit(fake_t2ibias.instrument(suite), suite, "nurse", priority={"gender": 1},
+                        epsilon=0.2, tolerance=0.0, confidence=0.95, n_resamples=200,
+                        alert_on=alert_on)
+
+    watchful = run("any").negative_is_mit()
+    assert (watchful["negative"], watchful["pairs"], watchful["share"]) == (1, 2, 0.5)
+    assert watchful["cases"][0]["mitigated"] == "gender" and watchful["cases"][0]["axis"] == "age"
+    assert watchful["cases"][0]["value"] == pytest.approx(-0.5) and watchful["shown"] == 1
+    assert run("prioritised").negative_is_mit()["pairs"] == 0
+    verdict = evaluate_intermit(run("any"))
+    assert verdict.figures["negative_is_mit"]["share"] == 0.5
+    assert "negative IS_mit (BiasConnect A.5): 1 of 2" in verdict.message
+
+
 def test_intermit_passes_when_already_below_epsilon(fake_t2ibias, suite):
     result = fake_t2ibias.intermit(suite, "nurse", priority={"age": 1})
     assert result.steps == () and result.reached and result.alerts == ()

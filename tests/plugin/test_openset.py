@@ -549,3 +549,89 @@ def test_the_judge_may_answer_unknown_and_unknowns_are_dropped_and_counted():
     assert "10 of 40 unknown" in evaluate_open_set(offered, 0.3, confidence=0.95).message
     floored = measure_biases(judge, p, n_resamples=400, judge_images=0, abstain_below=0.6)
     assert (floored.biases[0].unknown, floored.biases[0].shares["male"]) == (10, 1.0)
+
+
+class WithGenderClassifier(ScriptedInstrument):
+    """The judge answers the script; a gender classifier reads the same images its own way."""
+
+    def __init__(self, script, truth):
+        super().__init__(script)
+        self.truth = truth
+        self.models = SimpleNamespace(has_classifier=lambda axis: axis == "gender")
+
+    def classify(self, axis, images, choices):
+        labels = np.array([self.truth[i.prompt][i.index] for i in images])
+        return Answers(axis, tuple(choices), labels, np.full((len(labels), len(choices)), 0.5),
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+
+def test_the_judge_agreement_with_a_classifier_is_reported_as_kl_and_f1():
+    """Issue #44, OpenBias Sec. 4.2: with a gender classifier configured, the judge's answers
+    are compared with its on the same images. Judge 30 male / 10 female; classifier right on
+    all but 10 of the judge's men (truly women): accuracy 0.75, F1 mean(2*20/50, 2*10/30)."""
+    doctor = "a photo of a doctor"
+    p = propose_biases([doctor], knowledge_base=KB, only=["gender"])
+    judge, truth = [0] * 30 + [1] * 10, [0] * 20 + [1] * 20
+    result = measure_biases(WithGenderClassifier({doctor: judge}, {doctor: truth}), p,
+                            n_resamples=200, judge_images=0)
+    agreed = result.biases[0].agreement
+    assert agreed["n"] == 40 and agreed["accuracy"] == pytest.approx(0.75)
+    assert agreed["f1"] == pytest.approx(np.mean([40 / 50, 20 / 30]))
+    # KL(classifier 0.5/0.5 || judge 0.75/0.25), nats
+    assert agreed["kl"] == pytest.approx(0.5 * np.log(0.5 / 0.75) + 0.5 * np.log(0.5 / 0.25), abs=1e-4)
+    verdict = evaluate_open_set(result, 0.9, label="doctor")
+    assert "agreement with the gender classifier (OpenBias Sec. 4.2) over 40 images" in verdict.message
+    assert verdict.figures["biases"][0]["agreement"]["f1"] == pytest.approx(agreed["f1"])
+    # without a classifier: no figure
+    plain = measure_biases(ScriptedInstrument({doctor: judge}), p, n_resamples=200, judge_images=0)
+    assert plain.biases[0].agreement is None
+
+
+class EmbeddingJudge:
+    """Reads every label right; its embeddings put each image near the text "doctor" in
+    proportion to a planted score, so retrieval for "doctor" favours the planted images."""
+
+    def __init__(self, rows, near):
+        self.rows, self.near = rows, near
+        self.texts = []
+        self.models = SimpleNamespace(has_classifier=lambda axis: False)
+
+    def attributes(self, images, axis, *_):
+        labels = np.array([axis.choices.index(self.rows[i.index]["gender"]) for i in images])
+        return Answers(axis.question, tuple(axis.choices), labels,
+                       np.full((len(labels), len(axis.choices)), 0.5),
+                       tuple(i.prompt for i in images), tuple(i.key for i in images))
+
+    def image_embeddings(self, images):
+        return np.array([[self.near[i.index], 1.0 - self.near[i.index]] for i in images])
+
+    def text_embeddings(self, texts):
+        self.texts += list(texts)
+        return np.array([[1.0, 0.0] if "doctor" in t else [0.0, 1.0] for t in texts])
+
+
+def test_retrieval_ranks_each_subjects_images_by_its_neutral_prompt_over_prefixes(tmp_path):
+    """Issue #44, SocialCounterfactuals: each subject's images are ranked by similarity to its
+    own neutral text, averaged over prefixes ("a photo of a doctor", "an image of a doctor",
+    ...), and skewed against that subject's shares. Doctors 4 male, 4 female, the retriever
+    prefers the men: top 4 all male, MaxSkew@4 = ln(1 / 0.5); nurses ranked on their own."""
+    from PIL import Image
+
+    from pytest_t2ibias.methods.socialcf import RETRIEVAL_PREFIXES, audit_judge
+    from pytest_t2ibias.suite_spec import AxisSpec
+
+    rows = [{"file": f"{i}.png", "subject": "doctor" if i < 8 else "nurse",
+             "gender": "male" if i % 2 == 0 else "female"} for i in range(12)]
+    for row in rows:
+        Image.new("RGB", (4, 4), (len(row["file"]) * 20, 0, 0)).save(tmp_path / row["file"])
+    (tmp_path / "index.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    near = [0.9 if (i < 8 and i % 2 == 0) else 0.1 for i in range(12)]
+    judge = EmbeddingJudge(rows, near)
+    gender = AxisSpec(name="gender", question="?", choices=("male", "female"))
+    [audit] = audit_judge(judge, tmp_path, [gender]).values()
+    doctor = audit.retrieval_by_subject["doctor"]
+    assert doctor["k"] == 4 and doctor["value"] == "male"
+    assert doctor["max_skew"] == pytest.approx(np.log(1 / 0.5), abs=0.01)
+    assert doctor["texts"] == [f"{p} doctor" for p in RETRIEVAL_PREFIXES]
+    assert set(audit.retrieval_by_subject) == {"doctor", "nurse"}
+    assert audit.retrieval_max_skew == doctor["max_skew"] and audit.retrieval_value == "male"

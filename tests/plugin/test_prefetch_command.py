@@ -96,3 +96,12 @@ def test_prefetch_split_between_two_processes_by_accelerate(project):
     assert generated == [12, 12]  # each image once, split evenly by split_between_processes
     work = _pytest_afterwards(project, cache)
     assert work["images_generated"] == 0 and work["answers_scored"] == 0
+
+
+def test_prefetch_runs_without_the_terminal_plugin(tmp_path):
+    # get_plugin("terminalreporter") is None under -p no:terminal: its line went to None (#42)
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    run = _run([sys.executable, "-m", "pytest_t2ibias", "prefetch", "-p", "no:terminal",
+                f"--t2i-cache-dir={tmp_path / 'cache'}"], tmp_path)
+    assert "INTERNALERROR" not in run.stdout + run.stderr
+    assert run.returncode == 0, run.stdout + run.stderr

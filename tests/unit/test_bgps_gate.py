@@ -170,14 +170,15 @@ def test_the_report_names_where_the_search_departs_from_the_papers():
     small = kind_settings(beam=5, expansion=5, prompts=5)
     assert departures_from_paper(small, 5, 20) == [
         "beam 5 (paper: 10)", "expansion 5 (paper: 10)", "prompts 5 (paper: 100)",
+        "max_new_tokens 10 (the paper's prompts run 12 to 22 words; 24 reaches them)",
         "probe step 5 of 20 (earlier than the paper's mid-schedule, 25 of 50)"]
-    assert departures_from_paper(kind_settings(prompts=100), 10, 20) == []
+    assert departures_from_paper(kind_settings(prompts=100, max_new_tokens=24), 10, 20) == []
     gate = replace(result([measured("a doctor with intense focus", 9, 10)]), settings=small, probe_step=5,
                    schedule_steps=20, image_seed=0)
     verdict = evaluate_no_bgps_prompt_exceeds(gate, 0.8)
     assert "smaller than the paper's search" in verdict.message and "prompts 5 (paper: 100)" in verdict.message
     settings = verdict.figures["settings"]
-    assert settings["beam"] == 5 and settings["paper"] == PAPER_SEARCH and len(settings["departures"]) == 4
+    assert settings["beam"] == 5 and settings["paper"] == PAPER_SEARCH and len(settings["departures"]) == 5
     json.dumps(verdict.figures)
 
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_t2ibias._session import T2ISession
+from pytest_t2ibias._session import T2ISession, _error_text
 from pytest_t2ibias._settings import Settings
 from pytest_t2ibias._types import Estimate
 from pytest_t2ibias.family import Family
@@ -119,3 +119,11 @@ def test_the_family_is_decided_through_the_session():
     # Holm: both at 97.5%; "a" rejects, then "b" alone at 95% does not
     assert session.family.assigned == pytest.approx({"a": 0.975, "b": 0.95})
     assert session.family == Family("holm").decided(errors, lambda check, level: check == "a")
+
+
+def test_an_unexpected_error_in_code_without_a_file_names_its_place():
+    # pytest gives a traceback entry's path as a str when no file holds the code (#42: mypy)
+    with pytest.raises(ZeroDivisionError) as excinfo:
+        exec(compile("1 / 0", "<string>", "exec"))  # code without a source file
+    assert _error_text(excinfo.value, excinfo) == (
+        "unexpected ZeroDivisionError at <string>:1: division by zero")

@@ -51,6 +51,7 @@ dropped during the search, as the paper filters them afterwards.
 from __future__ import annotations
 
 from .gate import (
+    PAPER_PROMPT_WORDS,
     Attributes,
     BGPSEvaluation,
     BGPSGateResult,
@@ -62,9 +63,18 @@ from .gate import (
     mean_share_difference,
     mean_target_share,
     measure_prompts,
+    prompt_words,
+)
+from .instructions import (
+    INSTRUCTIONS,
+    SCENARIO_MODEL_PROMPTS,
+    SCENARIOS,
+    instruction_for,
+    paper_instruction,
 )
 from .search import (
     NAMES_OF,
+    PAPER_MAX_NEW_TOKENS,
     PAPER_SEARCH,
     PROBE_TERMS,
     SMALLEST_PROBABILITY,
@@ -89,12 +99,17 @@ from .search import (
 
 __all__ = [
     "Attributes",
+    "INSTRUCTIONS",
+    "SCENARIOS",
+    "SCENARIO_MODEL_PROMPTS",
     "BGPSEvaluation",
     "BGPSGateResult",
     "BGPSResult",
     "FoundPrompt",
     "MeasuredPrompt",
     "NAMES_OF",
+    "PAPER_MAX_NEW_TOKENS",
+    "PAPER_PROMPT_WORDS",
     "PAPER_SEARCH",
     "PROBE_TERMS",
     "ProbeScorer",
@@ -108,6 +123,7 @@ __all__ = [
     "departures_from_paper",
     "evaluate_prompts",
     "forbidden_names_for",
+    "instruction_for",
     "found_prompts_from_dicts",
     "join_prompt",
     "lambda_sweep",
@@ -117,7 +133,9 @@ __all__ = [
     "measure_prompts",
     "measurement_seed",
     "names_attribute",
+    "paper_instruction",
     "per_latent_probabilities",
     "probe_term",
+    "prompt_words",
     "settings_as_searched",
 ]

@@ -8,7 +8,7 @@ import math
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -184,6 +184,10 @@ class BGPSGateResult:
     probe_step: int | None = None
     """The denoising step whose h-space the probe read, of ``schedule_steps``."""
     schedule_steps: int | None = None
+    sweep: tuple[tuple[float, tuple[MeasuredPrompt, ...]], ...] = ()
+    """The λ sweep (App. D): each further λ's found prompts, measured the same way."""
+    instruction: str = ""
+    """The instruction the searching LLM read ("" for none, or when the lock does not say)."""
 
     @property
     def texts(self) -> list[str]:
@@ -240,17 +244,20 @@ class BGPSGateResult:
         values = [p.perplexity for p in self.group(which) if math.isfinite(p.perplexity)]
         return float(np.mean(values)) if values else math.nan
 
-    def paper_table(self, confidence: float = 0.95) -> dict[str, dict]:
+    def paper_table(self, confidence: float = 0.95) -> dict[str, Any]:
         """The paper's evaluation (Tables 1-2) as rows: per group, its prompts, mean target
-        share with interval, Gendered% and perplexity; and the found prompts' lift over the
-        λ = 0 baseline and the curated prompts."""
-        rows: dict[str, dict] = {}
+        share with interval, Gendered%, perplexity and words; the λ sweep (App. D: λ = 0, the
+        gate's λ and every further λ searched, one row each) when one ran; and the found
+        prompts' lift over the λ = 0 baseline and the curated prompts."""
+        rows: dict[str, Any] = {}
         for which in ("found", "baseline", "curated"):
             if self.group(which):
-                rows[which] = {"prompts": len(self.group(which)),
-                               "mean_share": self.mean_share(which, confidence).to_dict(),
-                               "naming_share": self.naming_share(which),
-                               "mean_perplexity": self.mean_perplexity(which)}
+                rows[which] = _group_row(self.group(which), confidence)
+        if self.sweep:
+            by_lam = {0.0: self.baseline, float(self.settings.lam): self.prompts,
+                      **{float(lam): prompts for lam, prompts in self.sweep}}
+            rows["lambda_sweep"] = [{"lambda": lam, **_group_row(prompts, confidence)}
+                                    for lam, prompts in sorted(by_lam.items()) if prompts]
         for over in ("baseline", "curated"):
             lift = self.mean_lift(over, confidence)
             if lift is not None:
@@ -375,11 +382,13 @@ def bgps_gate(
     source: str = "search",
     calibration: JudgeCalibration | None = None,
     judge_correction: str = "off",
+    sweep: Sequence[BGPSResult] = (),
 ) -> BGPSGateResult:
     """Measure what a search found (and its λ = 0 baseline and the neutral prompt) for the gate.
 
     The search itself is ``bgps_search`` with an injected LM and probe scorer; the caller
-    may instead pass prompts read back from a lock file (``searched=False``)."""
+    may instead pass prompts read back from a lock file (``searched=False``). ``sweep``: the
+    searches at further λ values (App. D), measured the same way for the report."""
     started = time.perf_counter()
     names = found.settings.forbidden_names
     measure = {"filter": filter, "perplexity": perplexity, "forbidden_names": names,
@@ -390,15 +399,18 @@ def bgps_gate(
     curated = measure_prompts(instrument, axis, target, list(curated_prompts), **measure)
     neutral = measure_prompts(instrument, axis, target, [neutral_prompt], **measure)[0] \
         if neutral_prompt else None
-    search_s = found.wall_s + (baseline.wall_s if baseline else 0.0) if searched else 0.0
+    swept = tuple((float(s.settings.lam), measure_prompts(instrument, axis, target, s.prompts, **measure))
+                  for s in sweep)
+    search_s = (found.wall_s + (baseline.wall_s if baseline else 0.0)
+                + sum(s.wall_s for s in sweep)) if searched else 0.0
     forwards = None if found.unet_forwards is None else found.unet_forwards + (
-        (baseline.unet_forwards or 0) if baseline else 0)
+        (baseline.unet_forwards or 0) if baseline else 0) + sum(s.unet_forwards or 0 for s in sweep)
     return BGPSGateResult(
         axis=axis.name, target=target, prompts=prompts, baseline=base, neutral=neutral,
         settings=found.settings, searched=searched, search_wall_s=round(search_s, 3),
         wall_s=round(search_s + time.perf_counter() - started, 3),
         unet_forwards=forwards if searched else 0, candidates_scored=found.candidates_scored,
-        dropped_naming=found.dropped_naming, source=source, curated=curated)
+        dropped_naming=found.dropped_naming, source=source, curated=curated, sweep=swept)
 
 
 def forbidden_names_for(axis, extra: Collection[str] = ()) -> tuple[str, ...]:
@@ -407,6 +419,29 @@ def forbidden_names_for(axis, extra: Collection[str] = ()) -> tuple[str, ...]:
     words = [*axis.choices, *axis.phrases.values(), *getattr(axis, "names", ()),
              *NAMES_OF.get(axis.name, ()), *extra]
     return tuple(dict.fromkeys(w for w in words if w))
+
+
+PAPER_PROMPT_WORDS = (12, 22)
+"""The words of the paper's found prompts (seeds/001 Fig. 2 and §4.3's examples)."""
+
+
+def prompt_words(prompts: Sequence[str]) -> dict[str, float]:
+    """Fewest, mean and most words of ``prompts`` (the paper's found prompts: 12 to 22)."""
+    counts = [len(p.split()) for p in prompts]
+    if not counts:
+        return {"min": math.nan, "mean": math.nan, "max": math.nan}
+    return {"min": float(min(counts)), "mean": float(np.mean(counts)), "max": float(max(counts))}
+
+
+def _group_row(group: Sequence[MeasuredPrompt], confidence: float) -> dict[str, Any]:
+    """One row of the paper's table (Tables 1-2, App. D): prompts, mean target share with its
+    two-stage interval, Gendered%, mean perplexity and the prompts' words."""
+    perplexities = [p.perplexity for p in group if math.isfinite(p.perplexity)]
+    return {"prompts": len(group),
+            "mean_share": mean_target_share(_counts(group), confidence=confidence).to_dict(),
+            "naming_share": float(np.mean([p.names_attribute for p in group])) if group else math.nan,
+            "mean_perplexity": float(np.mean(perplexities)) if perplexities else math.nan,
+            "words": prompt_words([p.prompt for p in group])}
 
 
 def _counts(prompts: Sequence[MeasuredPrompt]) -> list[tuple[int, int]]:
