@@ -1,6 +1,7 @@
-"""Images per decision (issue #26): the example suites at their fixed images_per_prompt
-against ``--t2i-adaptive`` (rounds of 16, 32, 64 ... images per prompt, stopping once the
-interval, spent over the looks, is decided).
+"""Images per decision (issues #26, #46): the example suites at their fixed images_per_prompt
+(``--t2i-fixed-n``) against the default adaptive rounds (16, 32, 64 ... images per prompt,
+stopping once the interval, spent over the looks, is decided, or once the check will not
+decide by its cap).
 
 Both runs read one copy of a cache (``--cache``, copied so the source is never written), so
 the figure is the images each mode *needs*, not what the cache happened to miss: a run's
@@ -40,6 +41,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+FIXED_N = "--t2i-fixed-n"
 
 
 def adaptive_kinds() -> tuple[str, ...]:
@@ -63,6 +65,17 @@ def run_suites(cache: Path, report: Path, *extra: str,
     return json.loads(report.read_text()), time.time() - start
 
 
+def distance_to_limit(row: dict) -> float | None:
+    """How far fixed n's estimate sits from its limit, in its interval's half-widths on the
+    limit's side (above 1: fixed n decided; 0: on the limit): why a check stops where it
+    does."""
+    value, low, high, limit = (row.get(k) for k in ("value", "low", "high", "threshold"))
+    if None in (value, low, high, limit):
+        return None
+    half = (high - value) if limit >= value else (value - low)
+    return round(abs(limit - value) / half, 3) if half > 0 else None
+
+
 def images_read(report: dict) -> int:
     work = report.get("work") or {}
     return int(work.get("images_generated", 0)) + int(work.get("images_from_cache", 0))
@@ -83,7 +96,10 @@ def compare(fixed: dict, adaptive: dict) -> dict:
         checks.append({"nodeid": nodeid, "kind": row["kind"], "fixed": row["outcome"],
                        "adaptive": other["outcome"], "n_fixed": row["n"], "n_adaptive": other["n"],
                        "stopped_at": stopped["images_per_prompt"] if stopped else None,
-                       "cap": stopped["cap"] if stopped else None})
+                       "cap": stopped["cap"] if stopped else None,
+                       "will_not_decide": bool(stopped and stopped.get("will_not_decide")),
+                       "chances_to_decide": stopped.get("chances_to_decide") if stopped else None,
+                       "distance_to_limit": distance_to_limit(row)})
         if row["status"] != other["status"]:  # pytest's word, after burden and xfail marks
             statuses.append({"nodeid": nodeid, "fixed": row["status"],
                              "adaptive": other["status"]})
@@ -125,10 +141,107 @@ def by_kind(checks: list[dict]) -> dict[str, dict]:
     return dict(sorted(kinds.items()))
 
 
+def summary(args: argparse.Namespace, fixed: dict, adaptive: dict) -> dict:
+    """What both modes read and decided, check by check: the part of the JSON every
+    measurement has."""
+    images_fixed, images_adaptive = images_read(fixed), images_read(adaptive)
+    compared = compare(fixed, adaptive)
+    adaptive_checks = [c for c in compared["checks"] if c["stopped_at"] is not None]
+    decided = {"pass", "fail"}
+    return {
+        "command": " ".join(["python", "benchmarks/adaptive.py", *sys.argv[1:]]),
+        "fixtures": args.fixtures,
+        "adaptive_max": args.adaptive_max,
+        "spending": args.spending or "obrien_fleming",
+        "images_fixed": images_fixed,
+        "images_adaptive": images_adaptive,
+        "images_ratio": round(images_adaptive / images_fixed, 4) if images_fixed else None,
+        "verdicts_changed": compared["verdicts_changed"],
+        "verdicts_changed_where_fixed_n_decides": [
+            c for c in compared["verdicts_changed"] if c["fixed"] in decided],
+        "statuses_changed": compared["statuses_changed"],
+        "checks_compared": len(compared["checks"]),
+        "adaptive_checks": len(adaptive_checks),
+        "adaptive_checks_images": {  # the images those checks read on their own (their n)
+            "fixed": sum(c["n_fixed"] for c in adaptive_checks),
+            "adaptive": sum(c["n_adaptive"] for c in adaptive_checks)},
+        "will_not_decide": [c["nodeid"] for c in compared["checks"] if c["will_not_decide"]],
+        "not_saving": not_saving(compared["checks"]),
+        "by_kind": by_kind(compared["checks"]),
+        "work_fixed": fixed.get("work"),
+        "work_adaptive": adaptive.get("work"),
+        "checks": compared["checks"],
+    }
+
+
+def one_run(args: argparse.Namespace, adaptive: dict) -> dict:
+    """One run at the defaults, alone: what it read, where each adaptive check stopped
+    (before its cap decided, before its cap as will-not-decide, or at its cap), per kind, and
+    pytest's statuses."""
+    images = images_read(adaptive)
+    checks, kinds = [], {}
+    for row in adaptive["checks"]:
+        rounds = (row.get("figures") or {}).get("adaptive")
+        where = ("fixed n" if not rounds else "will not decide" if rounds.get("will_not_decide")
+                 else "at its cap" if rounds["images_per_prompt"] >= rounds["cap"]
+                 else "decided before its cap")
+        checks.append({"nodeid": row["nodeid"], "kind": row["kind"], "outcome": row["outcome"],
+                       "status": row["status"], "n": row["n"], "stopped": where,
+                       "stopped_at": rounds["images_per_prompt"] if rounds else None,
+                       "cap": rounds["cap"] if rounds else None,
+                       "chances_to_decide": rounds.get("chances_to_decide") if rounds else None})
+        tally = kinds.setdefault(row["kind"], {})
+        tally[where] = tally.get(where, 0) + 1
+    statuses: dict[str, int] = {}
+    for check in checks:
+        statuses[check["status"]] = statuses.get(check["status"], 0) + 1
+    return {"command": " ".join(["python", "benchmarks/adaptive.py", *sys.argv[1:]]),
+            "fixtures": args.fixtures, "images_adaptive": images,
+            "images_fixed": args.fixed_images,
+            "images_ratio": round(images / args.fixed_images, 4) if args.fixed_images else None,
+            "statuses": statuses, "by_kind": dict(sorted(kinds.items())),
+            "work_adaptive": adaptive.get("work"), "checks": checks}
+
+
+def not_saving(checks: list[dict]) -> list[dict]:
+    """Each check whose adaptive n is not below its fixed n, with why: its fixed-n estimate's
+    distance to its limit in half-widths (near 1: the cap's interval needed the images; below
+    1: fixed n did not decide either), or that its kind or its lack of a gate keeps fixed n."""
+    out = []
+    for c in checks:
+        if c["n_adaptive"] is None or c["n_fixed"] is None or c["n_adaptive"] < c["n_fixed"]:
+            continue
+        if c["stopped_at"] is None:
+            why = "fixed n: its kind cannot stop early, or it gates on no interval"
+        elif c["distance_to_limit"] is None:
+            why = "no interval to read a distance from"
+        elif c["distance_to_limit"] < 1:
+            why = (f"fixed n {c['fixed']}: its estimate {c['distance_to_limit']} half-widths "
+                   "from the limit, undecided at the looks before the cap")
+        else:
+            why = (f"decided at fixed n {c['distance_to_limit']} half-widths from the limit: "
+                   "the early looks' spent intervals, wider, did not decide")
+        out.append({"nodeid": c["nodeid"], "n_fixed": c["n_fixed"],
+                    "n_adaptive": c["n_adaptive"], "why": why})
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, required=True,
+    parser.add_argument("--cache", type=Path,
                         help="a warm cache of the example suites (copied, never written)")
+    parser.add_argument("--report", type=Path, metavar="ADAPTIVE",
+                        help="summarise one JSON report of the example suites at the defaults "
+                             "(no fixed-n run to compare with): its images, each adaptive "
+                             "check's stop against its cap, and the pytest statuses")
+    parser.add_argument("--fixed-images", type=int, default=None,
+                        help="with --report: the images a fixed-n run of the same suites "
+                             "read, measured elsewhere (said in --fixtures)")
+    parser.add_argument("--reports", type=Path, nargs=2, metavar=("FIXED", "ADAPTIVE"),
+                        help="compare two JSON reports of the example suites already run "
+                             "(--t2i-fixed-n, and the defaults; cold or warm: a run's images "
+                             "are generated + from cache) instead of running them; no "
+                             "subset or beyond-n runs")
     parser.add_argument("--adaptive-max", default=None,
                         help="--t2i-adaptive-max for the adaptive run: N or Nx (default: "
                              "each check's own images_per_prompt)")
@@ -142,53 +255,49 @@ def main() -> None:
                         help="cap for re-running the suites' checks fixed n left inconclusive "
                              "(draws new images; empty: skip)")
     args = parser.parse_args()
+    if args.report:
+        result = one_run(args, json.loads(args.report.read_text()))
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
+        return
+    if args.reports:
+        fixed, adaptive = (json.loads(path.read_text()) for path in args.reports)
+        result = summary(args, fixed, adaptive)
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
+        return
+    if args.cache is None:
+        parser.error("--cache or --reports is required")
     with tempfile.TemporaryDirectory() as scratch:
         cache = Path(scratch) / "cache"
         shutil.copytree(args.cache, cache)
-        fixed, fixed_seconds = run_suites(cache, Path(scratch) / "fixed.json")
-        extra = (["--t2i-adaptive"]
-                 + ([f"--t2i-adaptive-max={args.adaptive_max}"] if args.adaptive_max else [])
+        fixed, fixed_seconds = run_suites(cache, Path(scratch) / "fixed.json", FIXED_N)
+        extra = (([f"--t2i-adaptive-max={args.adaptive_max}"] if args.adaptive_max else [])
                  + ([f"--t2i-adaptive-spending={args.spending}"] if args.spending else []))
         adaptive, adaptive_seconds = run_suites(cache, Path(scratch) / "adaptive.json", *extra)
         # the checks that can sample adaptively, alone: their images are not hidden by a
         # fixed-n check that reads the same prompt (an intermit search, an intervention)
         only = ["-k", " or ".join(adaptive_kinds())]
-        subset_fixed, _ = run_suites(cache, Path(scratch) / "subset_fixed.json", *only)
+        subset_fixed, _ = run_suites(cache, Path(scratch) / "subset_fixed.json", *only, FIXED_N)
         subset_adaptive, _ = run_suites(cache, Path(scratch) / "subset_adaptive.json",
                                         *only, *extra)
         others, _ = run_suites(cache, Path(scratch) / "others.json",
-                               "-k", f"not ({only[1]})")
+                               "-k", f"not ({only[1]})", FIXED_N)
         # what fixed n left inconclusive, given a cap beyond it (draws new images)
         open_ = sorted({row["nodeid"] for row in fixed["checks"]
                         if row["outcome"] == "inconclusive" and ".t2i.yaml::" in row["nodeid"]})
         beyond = {}
         if open_ and args.beyond_max:
             beyond_fixed, _ = run_suites(cache, Path(scratch) / "beyond_fixed.json",
-                                         targets=tuple(open_))
-            beyond_adaptive, _ = run_suites(cache, Path(scratch) / "beyond.json", "--t2i-adaptive",
+                                         FIXED_N, targets=tuple(open_))
+            beyond_adaptive, _ = run_suites(cache, Path(scratch) / "beyond.json",
                                             f"--t2i-adaptive-max={args.beyond_max}",
                                             *[e for e in extra if "spending" in e],
                                             targets=tuple(open_))
             beyond = beyond_n(beyond_fixed, beyond_adaptive, args.beyond_max)
-    images_fixed, images_adaptive = images_read(fixed), images_read(adaptive)
-    compared = compare(fixed, adaptive)
-    adaptive_checks = [c for c in compared["checks"] if c["stopped_at"] is not None]
-    result = {
-        "command": " ".join(["python", "benchmarks/adaptive.py", *sys.argv[1:]]),
-        "fixtures": args.fixtures,
-        "adaptive_max": args.adaptive_max,
-        "spending": args.spending or "obrien_fleming",
-        "images_fixed": images_fixed,
-        "images_adaptive": images_adaptive,
-        "images_ratio": round(images_adaptive / images_fixed, 4) if images_fixed else None,
-        "verdicts_changed": compared["verdicts_changed"],
-        "statuses_changed": compared["statuses_changed"],
-        "checks_compared": len(compared["checks"]),
-        "adaptive_checks": len(adaptive_checks),
-        "adaptive_checks_images": {  # the images those checks read on their own (their n)
-            "fixed": sum(c["n_fixed"] for c in adaptive_checks),
-            "adaptive": sum(c["n_adaptive"] for c in adaptive_checks)},
-        "by_kind": by_kind(compared["checks"]),
+    result = summary(args, fixed, adaptive)
+    checks, images_fixed = result.pop("checks"), result["images_fixed"]
+    result.update({
         "adaptive_kinds_only": {  # a run of only the checks of kinds that can stop early
             "selection": only[1],
             "images_fixed": images_read(subset_fixed),
@@ -201,11 +310,9 @@ def main() -> None:
             "share_of_images_fixed": round(images_read(others) / images_fixed, 4)
             if images_fixed else None},
         "inconclusive_at_fixed_n": beyond,
-        "work_fixed": fixed.get("work"),
-        "work_adaptive": adaptive.get("work"),
         "seconds": {"fixed": round(fixed_seconds, 1), "adaptive": round(adaptive_seconds, 1)},
-        "checks": compared["checks"],
-    }
+        "checks": checks,
+    })
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
 

@@ -32,6 +32,7 @@ PHASES: dict[str, tuple[tuple[str, str], ...]] = {
                 ("backends/classifier.py", "score")),
     "BGPS search": (("methods/bgps/search.py", "bgps_search"),),
     "probe training": (("backends/probe.py", "train_probe"),),
+    "adaptive looks (each look's statistics)": (("session_plan.py", "decided"),),
     "reports": (("_session.py", "_write_report"), ("reports/terminal.py", "summary_table")),
     "imports (some inside model loads)": (("<frozen importlib._bootstrap>", "_find_and_load"),),
 }
@@ -51,11 +52,17 @@ def phase_seconds(stats: pstats.Stats) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--top", type=int, default=15, help="the plugin's functions to list by cumulative time")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="an empty folder to use as the cold cache and keep (default: a "
+                             "temporary one, removed)")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="what pytest runs")
     args = parser.parse_args()
     import pytest
 
-    with tempfile.TemporaryDirectory(prefix="t2ibias-phases-") as cache:
+    if args.cache_dir is not None and args.cache_dir.exists() and any(args.cache_dir.iterdir()):
+        parser.error(f"--cache-dir {args.cache_dir} is not empty: the run must be cold")
+    with tempfile.TemporaryDirectory(prefix="t2ibias-phases-") as scratch:
+        cache = str(args.cache_dir or scratch)
         command = [*args.pytest_args, "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                    f"--t2i-cache-dir={cache}"]
         profiler = cProfile.Profile()

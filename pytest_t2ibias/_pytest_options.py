@@ -53,8 +53,8 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                         "t2i_judge_correction", "t2i_abstain_below", "t2i_update_locks",
                         "t2i_frozen_locks"),
     "gate and statistics": ("t2i_confidence", "t2i_bootstrap", "t2i_burden", "t2i_protocol",
-                            "t2i_family",
-                            "t2i_adaptive", "t2i_adaptive_max", "t2i_adaptive_spending"),
+                            "t2i_family", "t2i_adaptive", "t2i_fixed_n", "t2i_adaptive_max",
+                            "t2i_adaptive_spending"),
     "planning and selection": ("t2i_plan", "t2i_power", "t2i_skip", "t2i_only"),
     "reports": ("t2i_json", "t2i_html", "t2i_markdown", "t2i_html_images", "t2i_table_width"),
     "cache": ("t2i_cache_dir", "t2i_cache_remote", "t2i_no_cache", "t2i_refresh"),
@@ -86,6 +86,17 @@ def add_options(parser: pytest.Parser) -> None:
         parser.addini(option.name, help_text, type=_ini_type(option), default=None)
     for name, help_text, default in INI_ONLY:
         parser.addini(name, f"{help_text} (default: {default})", type="string", default=default)
+
+
+def _adaptive(config: pytest.Config) -> bool:
+    """Adaptive rounds, the default (issue #46), unless ``--t2i-fixed-n`` (or the ini key
+    ``t2i_adaptive`` set false); ``--t2i-adaptive`` with ``--t2i-fixed-n`` is a usage error."""
+    fixed_n = bool(get_option(config, "t2i_fixed_n"))
+    asked = get_option(config, "t2i_adaptive")
+    if fixed_n and asked:
+        raise pytest.UsageError("--t2i-fixed-n and --t2i-adaptive ask for opposite designs; "
+                                "give one (adaptive is the default)")
+    return not fixed_n and asked is not False
 
 
 def _ini_type(option: Option) -> Literal["bool", "linelist", "int", "float", "string"]:
@@ -522,7 +533,7 @@ def _read_settings(config: pytest.Config) -> Settings:
         threads=_checked(config, "t2i_threads", minimum=1),
         html_images=get_option(config, "t2i_html_images"),
         strict_prompts=bool(get_option(config, "t2i_strict_prompts")),
-        adaptive=bool(get_option(config, "t2i_adaptive")),
+        adaptive=_adaptive(config),
         adaptive_max=get_option(config, "t2i_adaptive_max"),
         adaptive_spending=spending,
         models_from_command_line=frozenset(

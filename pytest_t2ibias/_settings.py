@@ -291,15 +291,18 @@ OPTIONS: tuple[Option, ...] = (
            "needs (power planning), then stop: no model is loaded", flag=True),
     Option("t2i_power", "power --t2i-plan and images_per_prompt: auto plan for", float,
            default=0.9),
-    Option("t2i_adaptive", "draw the images of every gated check whose kind can sample "
-           "adaptively (the YAML reference's images_per_prompt lists them) in rounds "
-           "(16 per prompt, "
-           "then doubling) and stop once its interval, valid under stopping, is decided "
+    Option("t2i_adaptive", "the default (issue #46): every gated check whose kind can sample "
+           "adaptively (the YAML reference's images_per_prompt lists them) draws its images "
+           "in rounds (16 per prompt, then doubling) and stops once its interval, valid "
+           "under stopping, is decided, or once it will not decide by its cap "
            "(docs/STATISTICS.md); the cap is --t2i-adaptive-max, else the check's "
-           "{max: N}, else 1.25 times its images_per_prompt", flag=True),
-    Option("t2i_adaptive_max", "the most images per prompt an adaptive check draws (with "
-           "--t2i-adaptive): N, or Nx, N times the check's images_per_prompt (default: 1.25x, "
-           "where the cap's interval is about as wide as fixed n's)",
+           "{max: N}, else 1.25 times its images_per_prompt; the ini key set false is "
+           "--t2i-fixed-n", flag=True),
+    Option("t2i_fixed_n", "draw every check's images_per_prompt in one go and judge once "
+           "(the fixed-n design), instead of the default adaptive rounds", flag=True),
+    Option("t2i_adaptive_max", "the most images per prompt an adaptive check draws: N, or "
+           "Nx, N times the check's images_per_prompt (default: 1.25x, where the cap's "
+           "interval is about as wide as fixed n's)",
            adaptive_cap, metavar="N|Nx"),
     Option("t2i_adaptive_spending", "obrien_fleming|pocock|bonferroni: how an adaptive check "
            "spends its alpha over its looks (Lan-DeMets; docs/STATISTICS.md)",
@@ -395,8 +398,9 @@ class Settings:
     """``--t2i-table-width``: None draws tables at the terminal's width, or the rows' own."""
     html_images: int | None = 8
     """``--t2i-html-images``: images a prompt in each gallery; None: all of them."""
-    adaptive: bool = False
-    """``--t2i-adaptive``: checks that support it sample in rounds and stop once decided."""
+    adaptive: bool = True
+    """Checks that support it sample in rounds and stop once decided (the default, issue
+    #46); False: ``--t2i-fixed-n``."""
     adaptive_max: int | float | None = None
     """``--t2i-adaptive-max``: the cap of an adaptive check, images per prompt (int) or a
     multiple of its images_per_prompt (float, from ``2x``); None: its images_per_prompt."""
@@ -443,6 +447,7 @@ class Settings:
             for option in OPTIONS
         }
         values["classifiers"] = values.pop("classifier")
+        values.pop("fixed_n")  # adaptive=False
         values["model_options"] = parse_model_options(values.pop("model_option"))
         values["baseline_model_options"] = parse_model_options(
             values.pop("baseline_model_option"), origin="--t2i-baseline-model-option")
@@ -450,7 +455,7 @@ class Settings:
             values[f"{role}_options"] = parse_loading_options(
                 values.pop(f"{role}_option"), origin=f"--t2i-{role}-option")
         values.update(no_cache=False, refresh=False, offline=False, allow_pickle=False,
-                      strict_prompts=False, adaptive=False, skip=False, only=False,
+                      strict_prompts=False, adaptive=True, skip=False, only=False,
                       frozen_locks=False,
                       update_locks=False, cache_dir=Path(".t2ibias_cache"), classifiers={},
                       autosave=False, compare_fail=(), storage=Path(".t2ibias/runs"))

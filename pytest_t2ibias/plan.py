@@ -12,7 +12,8 @@ Every precedence rule lives here and nowhere else:
   for a gated check of a kind that supports it): the check's ``images_per_prompt: {max: N}``
   unless ``--t2i-images-per-prompt`` fixes n, else the suite's ``defaults:
   {images_per_prompt: {max: N}}`` unless the check or the caller sets its own n, else
-  ``--t2i-adaptive`` with the cap ``--t2i-adaptive-max`` > 1.25 times the fixed n above
+  adaptive rounds (the default; ``--t2i-fixed-n`` turns them off) with the cap
+  ``--t2i-adaptive-max`` > 1.25 times the fixed n above
   (``metrics.sequential.DEFAULT_CAP_MULTIPLE``; ``Plan.looks``); a check that cannot stop early draws a default ``{max: N}``'s N;
 - seed, steps, guidance, height, width: command line > the caller's value > the suite's
   ``defaults`` > the sampling the candidate model declares (``declared_sampling``) > the seed
@@ -242,18 +243,20 @@ def plan_for(settings: Settings, suite: Suite | None = None, check: CheckSpec | 
 
 def _looks(settings: Settings, own_cap: int | None, fixed_n: int) -> tuple[int, ...]:
     """The looks of an adaptive check: its own ``{max: N}`` unless the command line fixes n,
-    else ``--t2i-adaptive`` up to ``--t2i-adaptive-max`` or 1.25 times the check's fixed n
+    else (unless ``--t2i-fixed-n``) up to ``--t2i-adaptive-max`` or 1.25 times the check's fixed n
     (``DEFAULT_CAP_MULTIPLE``: the cap's spent interval about as wide as fixed n's; 1 time
     for a folder of images, ``--t2i-images``, which holds what it holds)."""
     from .metrics.sequential import DEFAULT_CAP_MULTIPLE, doubling_looks
 
+    if own_cap is not None and settings.images_per_prompt:
+        return ()  # the command line's n wins over a check's own {max: N}
     if settings.adaptive:
         cap = (settings.adaptive_max or own_cap
                or (1.0 if settings.images else DEFAULT_CAP_MULTIPLE))
         if isinstance(cap, float):  # 2x, or the default 1.25: a multiple of the check's own n
             cap = math.ceil(cap * (own_cap or fixed_n))
         return doubling_looks(cap)
-    if own_cap is not None and not settings.images_per_prompt:
+    if own_cap is not None:
         return doubling_looks(own_cap)
     return ()
 

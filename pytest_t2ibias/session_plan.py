@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -92,6 +92,9 @@ class PlanEntry:
     """Its ``Work``, computed once (``SessionPlan.work``)."""
     stopped_at: int | None = None
     """An adaptive item: the images per prompt its rounds stopped at (None: not sampled)."""
+    chances: list[float | None] = field(default_factory=list)
+    """An adaptive item: at each undecided look before its cap, its chance to decide at the
+    cap (``SessionPlan.chance_to_decide``); the last below ``FUTILE_BELOW`` stopped it."""
 
     @property
     def plan(self) -> Plan:
@@ -287,6 +290,7 @@ class SessionPlan:
         entries' in the first round), judging each at every look until decided
         (``prefetch.adaptive_rounds``); each then runs at the images it stopped at."""
         from ._test_call import verdict_sink
+        from .metrics.sequential import FUTILE_BELOW
         from .prefetch import adaptive_rounds
         from .verdict import FAIL, PASS
 
@@ -296,10 +300,15 @@ class SessionPlan:
                 raise entry.error
             token = verdict_sink.set(None)  # a look's verdict is nobody's report
             try:
-                verdict = self.judge(entry, self.gate(entry), plan=plan)
+                gate = self.gate(entry)
+                verdict = self.judge(entry, gate, plan=plan)
+                if verdict.outcome in (PASS, FAIL) or not plan.before_cap:
+                    return True
+                chance = self.chance_to_decide(entry, gate, plan)
             finally:
                 verdict_sink.reset(token)
-            return verdict.outcome in (PASS, FAIL)
+            entry.chances.append(chance)
+            return chance is not None and chance < FUTILE_BELOW
 
         items = [entry.item or entry.written for entry in entries]
         stopped = adaptive_rounds(items, self.session.instrument, decided,
@@ -309,6 +318,21 @@ class SessionPlan:
                                   fixed_works=[entry.work for entry in fixed])
         for index, entry in enumerate(entries):
             entry.stopped_at = stopped.get(index, entry.written.plan.images_per_prompt)
+
+    def chance_to_decide(self, entry: PlanEntry, gate: float | None, plan: Plan) -> float | None:
+        """The chance that the entry, undecided at ``plan``'s look, decides at its cap if its
+        figure's truth is the look's estimate (``metrics.sequential.chance_to_decide``): the
+        look's images judged at the level the cap's look computes at."""
+        from .metrics.sequential import chance_to_decide, look_confidence
+
+        if gate is None:
+            return None
+        cap = plan.looks[-1]
+        at_cap_level = look_confidence(gate, plan.looks, cap, plan.spending)
+        verdict = self.judge(entry, at_cap_level, plan=replace(plan, looks=()))
+        estimate = verdict.value
+        return chance_to_decide(estimate.value, estimate.low, estimate.high, verdict.threshold,
+                                confidence=at_cap_level, n=plan.images_per_prompt, cap=cap)
 
     def _decide_family(self) -> None:
         """Under ``--t2i-family=holm|bh``, find the level every gated check gates at
@@ -383,7 +407,7 @@ class SessionPlan:
         gate = self.gate(entry)
         verdict = self.judge(entry, gate, sightings)
         if entry.written.plan.adaptive:
-            verdict = with_rounds(verdict, entry.plan, entry.plan.levels_at(gate))
+            verdict = with_rounds(verdict, entry.plan, entry.plan.levels_at(gate), entry.chances)
         work = entry.work
         if work is not None and work.error is not None:
             raise work.error
@@ -397,20 +421,36 @@ class SessionPlan:
                               strict=self.session.settings.strict_prompts)
 
 
-def with_rounds(verdict: Verdict, plan: Plan, levels: Levels) -> Verdict:
+def with_rounds(verdict: Verdict, plan: Plan, levels: Levels,
+                chances: Sequence[float | None] = ()) -> Verdict:
     """An adaptive check's verdict saying where its rounds stopped and at which level its
-    last look's interval was computed (``levels``: those its verdict was computed at)."""
+    last look's interval was computed (``levels``: those its verdict was computed at), and,
+    stopped undecided before its cap, its chance to decide there (``chances``: at each
+    undecided look, ``SessionPlan.chance_to_decide``)."""
+    from .metrics.sequential import FUTILE_BELOW
+    from .verdict import INCONCLUSIVE
+
     looks = [n for n in plan.looks if n <= plan.images_per_prompt]
     level = levels.interval
-    note = (f"\n  adaptive: stopped at {plan.images_per_prompt} of up to {plan.looks[-1]} images "
+    cap = plan.looks[-1]
+    note = (f"\n  adaptive: stopped at {plan.images_per_prompt} of up to {cap} images "
             f"per prompt (looks {', '.join(map(str, looks))}); this look's interval at "
             f"{_percent(level)}, alpha spent {plan.spending.replace('_', '-')} over all "
             f"{len(plan.looks)} looks so that together they hold "
             f"{100 * plan.levels.interval:g}% whichever look it stops at (docs/STATISTICS.md)")
+    last = chances[-1] if chances else None
+    futile = (verdict.outcome == INCONCLUSIVE and plan.images_per_prompt < cap
+              and last is not None and last < FUTILE_BELOW)
+    if futile and last is not None:
+        note += (f"\n  will not decide: at this estimate its interval would exclude the limit "
+                 f"at the cap of {cap} with chance {100 * last:.1f}% (below "
+                 f"{100 * FUTILE_BELOW:g}%), so it stopped inconclusive rather than draw "
+                 f"{cap - plan.images_per_prompt} more images a prompt")
     figures = {**verdict.figures, "adaptive": {
-        "images_per_prompt": plan.images_per_prompt, "cap": plan.looks[-1],
+        "images_per_prompt": plan.images_per_prompt, "cap": cap,
         "looks": looks, "planned_looks": list(plan.looks), "spending": plan.spending,
-        "look_confidence": level}}
+        "look_confidence": level, "will_not_decide": futile,
+        "chances_to_decide": [None if c is None else round(c, 4) for c in chances]}}
     return replace(verdict, message=verdict.message + note, figures=figures)
 
 

@@ -67,7 +67,9 @@ from pytest_t2ibias.metrics.posterior import (
 )
 from pytest_t2ibias.metrics.sequential import (
     DEFAULT_SPENDING,
+    FUTILE_BELOW,
     betting_share_sequence,
+    chances_to_decide,
     doubling_looks,
     look_confidences,
 )
@@ -88,6 +90,11 @@ class Decision:
     mean_images: float  # images per prompt drawn, mean over sequences
     fixed_decided: float  # the fixed design at n = cap, its 95% interval: share decided
     fixed_wrong: float
+    will_not_decide: float = float("nan")
+    """Share stopped before the cap as unable to decide by it (``FUTILE_BELOW``); NaN: the
+    rule was not applied (the even spending's columns)."""
+    mean_images_to_cap: float = float("nan")
+    """Mean images per prompt without that rule: undecided sequences run to the cap."""
 
 
 @dataclass
@@ -140,17 +147,30 @@ def _thresholds(true_value: float, lower_bound: float, upper_bound: float
 
 def _decisions(true_value: float, looks: list[int], lows: np.ndarray, highs: np.ndarray,
                fixed_low: np.ndarray, fixed_high: np.ndarray, lower_bound: float,
-               upper_bound: float) -> list[Decision]:
+               upper_bound: float, at_cap: tuple[np.ndarray, ...] | None = None,
+               cap_level: float | None = None) -> list[Decision]:
     """The stopping rule on intervals (looks, reps): stop at the first look wholly within
-    (PASS) or beyond (FAIL) the threshold; at the cap, inconclusive if neither."""
+    (PASS) or beyond (FAIL) the threshold; at the cap, inconclusive if neither. ``at_cap``:
+    (values, lows, highs) per look at the cap's level ``cap_level``: an undecided look
+    before the cap also stops, inconclusive, once its chance to decide by the cap is below
+    ``FUTILE_BELOW`` (the plugin's default rule, ``SessionPlan.chance_to_decide``)."""
     out = []
     for threshold, model in _thresholds(true_value, lower_bound, upper_bound):
         passed = highs <= threshold + 1e-12
         failed = lows > threshold + 1e-12
         decided = passed | failed
-        first = np.where(decided.any(axis=0), decided.argmax(axis=0), len(looks) - 1)
+        to_cap = np.where(decided.any(axis=0), decided.argmax(axis=0), len(looks) - 1)
+        futile = np.zeros_like(decided)
+        if at_cap is not None and cap_level is not None:
+            for j, n in enumerate(looks[:-1]):
+                chance = chances_to_decide(at_cap[0][j], at_cap[1][j], at_cap[2][j],
+                                           threshold, confidence=cap_level, n=n,
+                                           cap=looks[-1])
+                futile[j] = ~decided[j] & (np.nan_to_num(chance, nan=1.0) < FUTILE_BELOW)
+        stops = decided | futile
+        first = np.where(stops.any(axis=0), stops.argmax(axis=0), len(looks) - 1)
         reps = np.arange(lows.shape[1])
-        decided_any = decided.any(axis=0)
+        decided_any = decided[first, reps]
         passed_at_stop = passed[first, reps] & decided_any
         failed_at_stop = failed[first, reps] & decided_any
         wrong = failed_at_stop if model == "fine" else passed_at_stop
@@ -160,7 +180,10 @@ def _decisions(true_value: float, looks: list[int], lows: np.ndarray, highs: np.
         out.append(Decision(float(threshold), model, float(wrong.mean()),
                             float(decided_any.mean()),
                             float(np.mean(np.asarray(looks)[first])),
-                            float((fixed_pass | fixed_fail).mean()), float(fixed_wrong.mean())))
+                            float((fixed_pass | fixed_fail).mean()), float(fixed_wrong.mean()),
+                            float(futile[first, reps].mean()) if at_cap is not None
+                            else float("nan"),
+                            float(np.mean(np.asarray(looks)[to_cap]))))
     return out
 
 
@@ -172,7 +195,8 @@ def _levels(looks: list[int], spending: str | tuple[float, ...]) -> dict[str, tu
     if len(spent) != len(looks):
         raise ValueError(f"{len(spent)} levels for {len(looks)} looks")
     return {"spent": spent, "naive": (CONFIDENCE,) * len(looks),
-            "even": look_confidences(CONFIDENCE, tuple(looks), "bonferroni")}
+            "even": look_confidences(CONFIDENCE, tuple(looks), "bonferroni"),
+            "at_cap": (spent[-1],) * len(looks)}  # for the will-not-decide rule
 
 
 def distance_row(metric: str, shares: list[float], truth: str, reps: int, n_draws: int,
@@ -190,15 +214,17 @@ def distance_row(metric: str, shares: list[float], truth: str, reps: int, n_draw
     labels = rng.choice(len(p), size=(reps, cap), p=p)
     bounds = {}
     for name, per_look in levels.items():
-        lows, highs = [], []
+        values, lows, highs = [], [], []
         for n, confidence in zip(looks, per_look):
             counts = np.stack([np.bincount(row[:n], minlength=len(p)) for row in labels])[:, None]
-            _, low, high = interval_from_counts(statistic, counts, ideal=ideal,
-                                                confidence=confidence, n_draws=n_draws,
-                                                rng=rng, seed=seed)
+            value, low, high = interval_from_counts(statistic, counts, ideal=ideal,
+                                                    confidence=confidence, n_draws=n_draws,
+                                                    rng=rng, seed=seed)
+            values.append(np.broadcast_to(value, np.shape(low)))
             lows.append(low)
             highs.append(high)
-        bounds[name] = (np.array(lows), np.array(highs))
+        bounds[name] = ((np.array(values),) if name == "at_cap" else ()) + (
+            np.array(lows), np.array(highs))
     upper = float(statistic([np.eye(len(p))[0]]))  # the largest value the figure takes
     return _row(f"{metric} ({len(p)} classes)", truth, true_value, looks, levels["spent"],
                 bounds, reps, "posterior, alpha spent over the looks", upper)
@@ -217,13 +243,15 @@ def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int =
     x = (rng.random((reps, cap)) < p).astype(int)
     bounds = {}
     for name, per_look in levels.items():
-        lows, highs = [], []
+        values, lows, highs = [], [], []
         for n, confidence in zip(looks, per_look):
             tail = (1 - confidence) / 2
             k = x[:, :n].sum(axis=1)
+            values.append(k / n)
             lows.append(np.where(k > 0, beta.ppf(tail, k + 0.5, n - k + 0.5), 0.0))
             highs.append(np.where(k < n, beta.ppf(1 - tail, k + 0.5, n - k + 0.5), 1.0))
-        bounds[name] = (np.array(lows), np.array(highs))
+        bounds[name] = ((np.array(values),) if name == "at_cap" else ()) + (
+            np.array(lows), np.array(highs))
     jeffreys = _row(f"share ({len(shares)} classes)", truth, p, looks, levels["spent"], bounds,
                     reps, "jeffreys, alpha spent over the looks", 1.0)
     betting_reps = min(reps, 500)
@@ -284,7 +312,7 @@ def _row(metric, truth, true_value, looks, levels, bounds, reps, method, upper,
     lows, highs = bounds["spent"]
     naive_lows, naive_highs = bounds["naive"]
     decisions = _decisions(true_value, looks, lows, highs, naive_lows[-1], naive_highs[-1],
-                           lower_bound, upper)
+                           lower_bound, upper, bounds.get("at_cap"), levels[-1])
     even, even_decisions = float("nan"), []
     if "even" in bounds:
         even = ever_excluded(*bounds["even"])
@@ -349,22 +377,48 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
                      f"| {100 * r.ever_excluded:.1f}%{flag} | {_percent(r.even_ever_excluded)} "
                      f"| {_percent(r.naive_ever_excluded)} "
                      f"| {r.reps} | {r.method} |")
+    outside = [r for r in rows if not 0.93 <= 1 - r.ever_excluded <= 0.975]
+    at_bound = [r for r in outside if r.ever_excluded == 0]
+    near = [r for r in outside if r.ever_excluded > 0]
     lines += [
         "",
         f"\\* above 5%: {len(flagged)} of {len(rows)} cells.",
         "",
+        (f"Coverage (1 - ever excluded) against issue #46's band [93%, 97.5%]: "
+         f"{len(rows) - len(outside)} of {len(rows)} cells within it. "
+         f"{len(at_bound)} hold 100%: the truth on the figure's own bound (one class only, or "
+         "IS with every share balanced), where an interval that never leaves the figure's "
+         "range cannot exclude it. "
+         + (f"{len(near)} above 97.5% with some misses, each with how far above in binomial "
+            "sd of a 2.5% rate at its sequences ("
+            + "; ".join(f"{r.metric} {r.truth} {r.method.split(',')[0]} "
+                        f"{100 * (1 - r.ever_excluded):.1f}%, "
+                        f"{(0.025 - r.ever_excluded) / np.sqrt(0.025 * 0.975 / r.reps):.1f} sd"
+                        for r in near)
+            + "): conservative, never anti-conservative (the union bound over the looks and "
+            "`LOOK_CALIBRATION`'s margin; a share's interval is discrete at small n)."
+            if near else "")),
+        "",
         "### The stopping rule's verdicts",
         "",
-        ("Stop at the first look whose interval is wholly within the threshold (pass) or "
-         "wholly beyond it (fail); at the cap, inconclusive. *wrong*: a fine model (truth <= "
+        ("The plugin's default rule (issue #46): stop at the first look whose interval is "
+         "wholly within the threshold (pass) or wholly beyond it (fail), or, before the cap, "
+         "once the chance to decide by the cap at the current estimate is below "
+         f"{100 * FUTILE_BELOW:g}% (*will not decide*: inconclusive there; "
+         "`metrics.sequential.chance_to_decide`, read off the look's interval at the cap's "
+         "level); at the cap, inconclusive. That rule only stops earlier, so it cannot raise "
+         "*ever excluded* above. *wrong*: a fine model (truth <= "
          "threshold) failed, or a biased one (truth > threshold) passed; the threshold at "
          "the truth is the worst case for a fine model. *images*: mean images per prompt "
-         "drawn. *fixed*: the fixed design at n = cap with its 95% interval. *even*: decided "
-         "and images with alpha spent evenly (alpha/(2K) a look)."),
+         "drawn (*to cap*: without the will-not-decide rule). *fixed*: the fixed design at "
+         "n = cap with its 95% interval. *even*: decided and images with alpha spent evenly "
+         "(alpha/(2K) a look, no will-not-decide rule). The IS rows do not apply it (their "
+         "profile interval is the slowest; the cap's level would double it)."),
         "",
-        ("| metric | truth | true value | threshold | model | wrong | decided | images (cap) "
-         "| even: decided, images | fixed decided | fixed wrong | method |"),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ("| metric | truth | true value | threshold | model | wrong | decided | will not "
+         "decide | images (cap) | to cap | even: decided, images | fixed decided "
+         "| fixed wrong | method |"),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     worst = 0.0
     for r in rows:
@@ -374,7 +428,9 @@ def markdown(rows: list[SequentialRow], seconds: float) -> str:
             even = "-" if e is None else f"{100 * e.decided:.1f}%, {e.mean_images:.0f}"
             lines.append(f"| {r.metric} | {r.truth} | {r.true_value:.3f} | {d.threshold:.3f} "
                          f"| {d.model} | {100 * d.wrong:.1f}% | {100 * d.decided:.1f}% "
-                         f"| {d.mean_images:.0f} ({r.looks[-1]}) | {even} "
+                         f"| {_percent(d.will_not_decide)} "
+                         f"| {d.mean_images:.0f} ({r.looks[-1]}) | {d.mean_images_to_cap:.0f} "
+                         f"| {even} "
                          f"| {100 * d.fixed_decided:.1f}% "
                          f"| {100 * d.fixed_wrong:.1f}% | {r.method} |")
     lines += ["", f"Largest wrong-verdict rate of the stopping rule: {100 * worst:.1f}%.", ""]

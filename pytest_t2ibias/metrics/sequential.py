@@ -85,6 +85,58 @@ def doubling_looks(cap: int, first: int = FIRST_LOOK) -> tuple[int, ...]:
     return tuple(looks)
 
 
+FUTILE_BELOW = 0.01
+"""An adaptive check stops at a look before its cap, inconclusive, once its chance to decide at
+the cap (``chance_to_decide``) is below this: a truth near the limit would otherwise spend the
+whole cap to end inconclusive. Stopping never costs coverage (every look's interval holds
+whatever rule stops the rounds); it can cost a verdict the cap would have reached. Measured
+on shares (1000 sequences, caps 128/250/600, doubling looks, O'Brien-Fleming): at 1% a truth
+on its limit draws 14%/18%/10% fewer images and the share decided 0.1 from the limit drops by
+at most 1.7 points; at 5% the early looks' noisy estimates cost up to 13 points (a truth 0.15
+inside its limit at a cap of 600 decided 87% of the time instead of 100%). docs/STATISTICS.md,
+"Adaptive sampling"; validation/sequential_coverage.py's verdict table applies it."""
+
+
+def chance_to_decide(value: float, low: float, high: float, threshold: float, *,
+                     confidence: float, n: int, cap: int) -> float | None:
+    """The chance that a check's interval at the cap excludes ``threshold`` if its figure's
+    truth is the current estimate ``value`` (conditional power under the current trend,
+    "stochastic curtailment": Lan, Simon & Halperin 1982, *Sequential Analysis* 1(3)).
+
+    ``low``/``high``: the interval from the first ``n`` images per prompt at ``confidence``,
+    the level the cap's look computes at. Its half-widths shrink as sqrt(n / cap) by the cap;
+    the estimate at the cap, given the first n, moves with standard deviation
+    sigma_n sqrt(n (cap - n)) / cap (sigma_n, the look's standard error, read off the
+    interval's width). None where it cannot be read (no images left to draw, an interval of
+    no width or not around its estimate)."""
+    chance = chances_to_decide(np.array([value]), np.array([low]), np.array([high]), threshold,
+                               confidence=confidence, n=n, cap=cap)
+    return None if chance is None or np.isnan(chance[0]) else float(chance[0])
+
+
+def chances_to_decide(values: np.ndarray, lows: np.ndarray, highs: np.ndarray,
+                      threshold: float, *, confidence: float, n: int,
+                      cap: int) -> np.ndarray | None:
+    """``chance_to_decide`` for many intervals at once (NaN where it cannot be read; None
+    when no images are left to draw)."""
+    from scipy.special import ndtr, ndtri
+
+    if not 0 < n < cap or not 0 < confidence < 1:
+        return None
+    value, low, high = (np.asarray(a, dtype=float) for a in (values, lows, highs))
+    z = float(ndtri(1 - (1 - confidence) / 2))
+    shrink = math.sqrt(n / cap)
+    with np.errstate(all="ignore"):
+        moves = (high - low) / (2 * z) * math.sqrt(n * (cap - n)) / cap
+        # at the cap: decided below once its high end clears the threshold, above once its
+        # low end does
+        below = ndtr((threshold - (high - value) * shrink - value) / moves)
+        above = ndtr((value - (value - low) * shrink - threshold) / moves)
+        chance = np.minimum(1.0, below + above)
+    readable = np.isfinite(chance) & (low <= value) & (value <= high) & (high > low)
+    return np.where(readable, chance, np.nan)
+
+
 SPENDING_FUNCTIONS = ("obrien_fleming", "pocock", "bonferroni")
 """The ways alpha is spent over the looks (``spent_alpha``); the first is the default.
 ``_settings.ADAPTIVE_SPENDING`` repeats them so the options need not import numpy."""

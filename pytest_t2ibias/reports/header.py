@@ -109,7 +109,25 @@ def header_lines(settings: Settings) -> list[str]:
         lines.append("t2ibias: judges " + "; ".join(judges))
     if settings.llm and settings.llm_options:
         lines.append(f"t2ibias: llm {settings.llm}{_options_text(settings.llm_options)}")
-    return [shown(line) for line in lines]  # a path is the user's text: an ESC is shown (#35)
+    lines.append(design_line(settings))
+    return [shown(line) for line in lines]
+
+
+def design_line(settings: Settings) -> str:
+    """Which sampling design runs (issue #46): adaptive rounds, the default, or fixed n."""
+    if not settings.adaptive:
+        return ("t2ibias: sampling design: fixed n (--t2i-fixed-n): every check draws its "
+                "images_per_prompt and is judged once")
+    from ..metrics.sequential import DEFAULT_CAP_MULTIPLE, FIRST_LOOK
+
+    cap = settings.adaptive_max
+    cap_text = (f"{cap} images a prompt" if isinstance(cap, int) else
+                f"{cap:g}x its images_per_prompt" if cap is not None else
+                f"its own {{max: N}}, else {DEFAULT_CAP_MULTIPLE:g}x its images_per_prompt")
+    return (f"t2ibias: sampling design: adaptive (the default; --t2i-fixed-n for fixed n): a "
+            f"gated check whose kind can stop early draws rounds of {FIRST_LOOK}, "
+            f"{2 * FIRST_LOOK} ... images a prompt up to {cap_text}, alpha spent {settings.adaptive_spending.replace('_', '-')}, "
+            f"and stops once decided or once it will not decide by its cap")  # a path is the user's text: an ESC is shown (#35)
 
 
 def environment_line() -> str:

@@ -123,10 +123,12 @@ def _suite(tmp_path, text=SUITE):
 def test_a_check_asks_for_rounds_with_max_and_the_command_line_can_fix_n(tmp_path):
     suite = _suite(tmp_path)
     balance, severity, ungated = suite.checks
-    settings = Settings.standalone()
+    settings = Settings.standalone(adaptive=False)  # --t2i-fixed-n
     plan = plan_for(settings, suite, balance, adaptive=True)
     assert plan.looks == (16, 32, 64, 128, 256) and plan.images_per_prompt == 256
     assert not plan_for(settings, suite, severity, adaptive=True).adaptive
+    # adaptive is the default (issue #46): the severity check samples in rounds unasked
+    assert plan_for(Settings.standalone(), suite, severity, adaptive=True).looks == (16, 32, 60)
     fixed = plan_for(Settings.standalone(images_per_prompt=100), suite, balance, adaptive=True)
     assert (fixed.looks, fixed.images_per_prompt) == ((), 100)
     everywhere = Settings.standalone(adaptive=True)
@@ -148,7 +150,7 @@ def test_max_in_the_suite_defaults_makes_every_gated_check_that_can_stop_adaptiv
         "threshold: 0.35}", "threshold: 0.35, images_per_prompt: 40}"))
     assert (suite.defaults.images_per_prompt, suite.defaults.seed) == ({"max": 300}, 0)
     balance, severity, own_n = suite.checks
-    settings = Settings.standalone()
+    settings = Settings.standalone(adaptive=False)  # --t2i-fixed-n: {max: N} alone asks
     assert plan_for(settings, suite, balance, adaptive=True).looks[-1] == 256  # its own max
     plan = plan_for(settings, suite, severity, adaptive=True)
     assert plan.looks == (16, 32, 64, 128, 300) and plan.images_per_prompt == 300
@@ -272,7 +274,7 @@ def _verdicts(pytester):
 def test_adaptive_rounds_stop_once_decided_and_a_warm_rerun_agrees(pytester):
     pytester.makeconftest(FAKE_WORLD)
     pytester.makefile(".t2i.yaml", shares=RUN_SUITE)
-    fixed = _run(pytester)
+    fixed = _run(pytester, "--t2i-fixed-n")  # adaptive is the default (#46)
     fixed.assert_outcomes(passed=1, failed=2)
     fixed_verdicts = _verdicts(pytester)
     fixed_drawn = len(json.loads((pytester.path / "drawn.json").read_text()))
@@ -288,7 +290,7 @@ def test_adaptive_rounds_stop_once_decided_and_a_warm_rerun_agrees(pytester):
         by_prompt[prompt] = max(by_prompt.get(prompt, 0), index + 1)
     # the doctor (95% male) is beyond 0.45 at the first look; the nurse (50/50) is shown
     # within it after a few; the teacher (W1 0.24 vs 0.3) stays undecided up to the cap,
-    # 1.25 x 200
+    # 1.25 x 200 (its chance to decide there stays above FUTILE_BELOW at every look)
     assert by_prompt["a photo of a doctor"] == 16
     assert 16 < by_prompt["a photo of a nurse"] < 200
     assert by_prompt["a photo of a teacher"] == 250
@@ -382,7 +384,7 @@ def test_an_intervention_is_judged_in_rounds_and_stops_once_decided(pytester):
         "    if 'irrespective' in prompt:\n"
         "        subject = 'nurse'  # 50/50\n"))
     pytester.makefile(".t2i.yaml", interventions=ENTIGEN_SUITE)
-    _run(pytester).assert_outcomes(passed=1, failed=1)
+    _run(pytester, "--t2i-fixed-n").assert_outcomes(passed=1, failed=1)
     fixed = _verdicts(pytester)
     (pytester.path / "cache").rename(pytester.path / "fixed-cache")
     _run(pytester, "--t2i-adaptive").assert_outcomes(passed=1, failed=1)
@@ -438,7 +440,7 @@ def test_a_bgps_gate_measures_its_found_prompts_in_rounds(pytester, found, outco
     pytester.makeconftest(FAKE_WORLD)
     pytester.makefile(".t2i.yaml", searched=BGPS_SUITE)
     _bgps_lock(pytester, found)
-    fixed = _run(pytester)
+    fixed = _run(pytester, "--t2i-fixed-n")  # adaptive is the default (#46)
     fixed_verdict = _verdicts(pytester)["hidden_male"]
     fixed_drawn = len(json.loads((pytester.path / "drawn.json").read_text()))
     (pytester.path / "cache").rename(pytester.path / "fixed-cache")
@@ -472,3 +474,46 @@ def test_an_intervention_improves_only_wholly_above_its_limit_and_never_on_one_p
     assert improvement_outcome(effect(0.0, 0.0), 0.3, 0.95, early=False) == "fail"  # the cap decides
     assert improvement_outcome(effect(0.4, 0.4), 0.3, 0.95, early=True) == "inconclusive"
     assert improvement_outcome(effect(0.0, 0.2), 0.0, None, early=False) == "pass"  # point decision
+
+
+def test_the_chance_to_decide_at_the_cap_is_read_off_a_looks_interval():
+    """Issue #46: an undecided look before the cap projects its interval (computed at the
+    cap's level) to the cap; a truth far inside its limit is sure to decide there, one on the
+    limit is not, and the chance grows with the distance."""
+    from pytest_t2ibias.metrics.sequential import FUTILE_BELOW, chance_to_decide
+
+    def chance(value, half=0.1, n=64, cap=250):
+        return chance_to_decide(value, value - half, value + half, 0.3, confidence=0.97,
+                                n=n, cap=cap)
+
+    on_limit, near, far = chance(0.3), chance(0.25), chance(0.1)
+    assert far > 0.99 and on_limit < 0.05 and on_limit < near < far
+    assert chance(0.3, n=32) > on_limit  # a wider look's estimate can still move further
+    assert chance(0.3, half=0.3, n=128) < FUTILE_BELOW  # a wide look, half the cap to go
+    assert chance(0.3, n=250) is None  # no images left to draw
+    assert chance_to_decide(0.5, 0.1, 0.3, 0.3, confidence=0.97, n=64, cap=250) is None
+
+
+def test_a_check_on_its_limit_stops_before_its_cap_when_it_will_not_decide(pytester):
+    """Issue #46: the teacher's W1 is 0.24 and so is its limit: fixed n (200) is
+    inconclusive, and the rounds stop at a look before the cap of 250 once the chance to
+    decide there is below FUTILE_BELOW, inconclusive too, saying so."""
+    from pytest_t2ibias.metrics.sequential import FUTILE_BELOW
+
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", shares=RUN_SUITE.replace(
+        "subjects: [doctor, nurse, teacher]", "subjects: [teacher]").replace(
+        "threshold: 0.3,", "threshold: 0.24,").replace(
+        "  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.45, confidence: 0.95,\n"
+        "     subjects: [doctor, nurse]}\n", ""))
+    _run(pytester, "--t2i-fixed-n")
+    assert _verdicts(pytester) == {"close[teacher-gender]": ("inconclusive", 200)}
+    adaptive = _run(pytester)  # the default
+    adaptive.stdout.fnmatch_lines(["*sampling design: adaptive (the default*"])
+    row = json.loads((pytester.path / "report.json").read_text())["checks"][0]
+    rounds = row["figures"]["adaptive"]
+    assert row["outcome"] == "inconclusive" and rounds["will_not_decide"]
+    assert rounds["images_per_prompt"] < rounds["cap"] == 250
+    assert rounds["chances_to_decide"][-1] < FUTILE_BELOW
+    adaptive.stdout.fnmatch_lines(["*will not decide: at this estimate its interval would "
+                                   "exclude the limit at the cap of 250 with chance *"])

@@ -117,8 +117,9 @@ checks:
 def _run(pytester, *args):
     pytester.makeconftest(FAKE_WORLD)
     pytester.makefile(".t2i.yaml", policy=SUITE + CHECKS)
+    # fixed n: these tests read the family's levels, which adaptive looks would spend further
     return pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male", "--t2i-vqa=fake",
-                              "--t2i-no-cache", "--t2i-bootstrap=200", *args)
+                              "--t2i-no-cache", "--t2i-bootstrap=200", "--t2i-fixed-n", *args)
 
 
 def test_the_family_widens_every_gated_interval(pytester):

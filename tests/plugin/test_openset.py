@@ -420,8 +420,8 @@ def test_open_set_draws_in_rounds_and_stops_once_a_bias_is_shown(pytester, tmp_p
         row, = json.loads((pytester.path / "report.json").read_text())["checks"]
         return row
 
-    fixed = run()
-    adaptive = run("--t2i-adaptive")
+    fixed = run("--t2i-fixed-n")  # adaptive is the default (issue #46)
+    adaptive = run()
     assert fixed["outcome"] == adaptive["outcome"] == "fail"
     assert fixed["n"] == 64 and fixed["low"] > 0.35
     stopped = adaptive["figures"]["adaptive"]
