@@ -452,7 +452,9 @@ KIND = CheckKind(
     axes_param=None,
     per_subject=False,
     params=NoBGPSPromptExceedsParams,
-    paper_protocol={"statistic": "mean"},  # Sec. 4.1: the mean share over the found prompts
+    # Sec. 4.1: the mean share over the found prompts; App. C's instruction for the target axis;
+    # prompts long enough for the paper's found ones (12 to 22 words)
+    paper_protocol={"statistic": "mean", "instruction": "paper", "max_new_tokens": 24},
     adaptive=True,
     doc="no prompt Bias-Guided Prompt Search finds draws the target value more often than "
         "threshold (seeds/001)",

@@ -60,7 +60,8 @@ PAPER_SETTINGS = {
     "is_nonnegative": {"index_cost": True},
     "no_regression": {"index_cost": True},
     "open_set": {"knowledge_base": "off", "unknown_answer": True},  # OpenBias: LLM only, Eq. 3
-    "no_bgps_prompt_exceeds": {"statistic": "mean"},  # BGPS Sec. 4.1
+    "no_bgps_prompt_exceeds": {"statistic": "mean", "instruction": "paper",  # BGPS Sec. 4.1,
+                               "max_new_tokens": 24},  # App. C, found prompts of 12-22 words
     "intervention_improves": {"over": "category"},  # ENTIGEN Eq. 1 over a category
 }
 
