@@ -70,6 +70,8 @@ from pytest_t2ibias.metrics.power import decision_rate, expected_images, images_
 from pytest_t2ibias.metrics.sequential import (
     betting_share_interval,
     betting_share_sequence,
+    chance_to_decide,
+    chances_to_decide,
     doubling_looks,
     look_confidence,
     look_confidences,
@@ -101,6 +103,8 @@ __all__ = [
     "bootstrap_matrix",
     "calibration_from_labels",
     "caption_similarities",
+    "chance_to_decide",
+    "chances_to_decide",
     "clip_scores",
     "correct_shares",
     "correction_mode",

@@ -109,8 +109,9 @@ def header_lines(settings: Settings) -> list[str]:
         lines.append("t2ibias: judges " + "; ".join(judges))
     if settings.llm and settings.llm_options:
         lines.append(f"t2ibias: llm {settings.llm}{_options_text(settings.llm_options)}")
-    lines.append(design_line(settings))
-    return [shown(line) for line in lines]
+    if settings.model or settings.images:  # a run with nothing to draw has no design
+        lines.append(design_line(settings))
+    return [shown(line) for line in lines]  # a path is the user's text: an ESC is shown (#35)
 
 
 def design_line(settings: Settings) -> str:
@@ -127,7 +128,7 @@ def design_line(settings: Settings) -> str:
     return (f"t2ibias: sampling design: adaptive (the default; --t2i-fixed-n for fixed n): a "
             f"gated check whose kind can stop early draws rounds of {FIRST_LOOK}, "
             f"{2 * FIRST_LOOK} ... images a prompt up to {cap_text}, alpha spent {settings.adaptive_spending.replace('_', '-')}, "
-            f"and stops once decided or once it will not decide by its cap")  # a path is the user's text: an ESC is shown (#35)
+            f"and stops once decided or once it will not decide by its cap")
 
 
 def environment_line() -> str:

@@ -14,7 +14,8 @@ from pytest_t2ibias import assert_entropy_below, assert_w1_below
 from pytest_t2ibias._types import Estimate
 from pytest_t2ibias.errors import SuiteError
 from pytest_t2ibias.metrics import normalised_w1, severity
-from pytest_t2ibias.suite.load import MAX_CHOICES, MAX_ITEMS, load_suite
+from pytest_t2ibias.suite.language import MAX_CHOICES
+from pytest_t2ibias.suite.load import MAX_ITEMS, load_suite
 
 LOAD_PEAK_MB = 64
 """Traced peak of refusing the 6,000,000-item suite in a fresh process: about 6 MB now (its

@@ -52,8 +52,16 @@ def test_the_run_header_names_each_backend_once_models_apart_from_judges(tmp_pat
 
 
 def test_the_header_lines_name_the_folder_audited_and_the_judges():
-    assert header_lines(Settings.standalone(images="/imgs", vqa="clip")) == [
-        "t2ibias: auditing images in /imgs", "t2ibias: judges vqa clip"]
+    *named, design = header_lines(Settings.standalone(images="/imgs", vqa="clip"))
+    assert named == ["t2ibias: auditing images in /imgs", "t2ibias: judges vqa clip"]
+    assert design.startswith("t2ibias: sampling design: adaptive (the default")
+
+
+def test_a_run_with_nothing_to_draw_prints_no_sampling_design():
+    # the design line reads metrics.sequential (numpy): an unrelated run must not pay for it
+    assert header_lines(Settings.standalone()) == []
+    assert header_lines(Settings.standalone(images="/imgs", adaptive=False))[-1].startswith(
+        "t2ibias: sampling design: fixed n")
 
 
 def test_the_summary_is_one_line_under_q():
