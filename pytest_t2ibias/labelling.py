@@ -33,15 +33,15 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import random
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .store.cache import write_atomically
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -113,7 +113,7 @@ class LabelBook:
             if not (self.folder / task.file).is_file():
                 buffer = io.BytesIO()
                 task.image.save(buffer, format="PNG")
-                _replace(self.folder / task.file, buffer.getvalue())
+                write_atomically(self.folder / task.file, buffer.getvalue())
             rows = self.rows()
             row = next((r for r in reversed(rows) if r.get("file") == task.file), None)
             if row is None:
@@ -153,21 +153,7 @@ class LabelBook:
 
     def _write(self, rows: Sequence[dict[str, Any]]) -> None:
         text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        _replace(self.index, text.encode("utf-8"))
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a reader sees the old file or the new one."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        write_atomically(self.index, text.encode("utf-8"))
 
 
 class LabelSession:
