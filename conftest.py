@@ -6,7 +6,8 @@ takes its hooks from.
 3. A generator whose images a judge misreads, for ``example_suites/toy_weak_judge.t2i.yaml``:
    ``models: {candidate: "degraded:<model>"}`` blurs and noises that model's images
    (``example_suites/weak_judge.py``), so the judges misread them as real judges misread
-   real images.
+   real images; ``misreads-old:<model>`` degrades only images of prompts naming "old": a
+   judge that misreads one group more (``toy_judge_group_bias.t2i.yaml``, issue #45).
 4. A planted bad debiasing fine-tune, for ``example_suites/toy_bad_finetune.t2i.yaml``:
    ``swapped:<model>`` draws a nurse for a doctor (and back) in half the images
    (``example_suites/bad_finetune.py``): balanced shares, off-prompt images (issue #38).
@@ -78,13 +79,16 @@ def pytest_t2ibias_make_vqa(config, model):
 
 def pytest_t2ibias_make_generator(config, model: str, role: str, options: dict):
     """``degraded:<model>``: the built-in generator of ``<model>`` (relative to the rootdir),
-    its images degraded (``example_suites/weak_judge.DegradedGenerator``); ``swapped:<model>``:
+    its images degraded (``example_suites/weak_judge.DegradedGenerator``); ``misreads-old:<model>``:
+    those of prompts naming "old" degraded, the planted intersectional judge bias
+    (``example_suites/weak_judge.OldDegradedGenerator``); ``swapped:<model>``:
     another subject in half its images (``example_suites/bad_finetune.SwappedGenerator``);
     any other model: not ours."""
     from example_suites.bad_finetune import SwappedGenerator
-    from example_suites.weak_judge import DegradedGenerator
+    from example_suites.weak_judge import OLD_PREFIX, DegradedGenerator, OldDegradedGenerator
 
-    wrappers = {"degraded:": DegradedGenerator, "swapped:": SwappedGenerator}
+    wrappers = {"degraded:": DegradedGenerator, "swapped:": SwappedGenerator,
+                OLD_PREFIX: OldDegradedGenerator}
     prefix = next((p for p in wrappers if model.startswith(p)), None)
     if prefix is None:
         return None

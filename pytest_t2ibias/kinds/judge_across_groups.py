@@ -133,6 +133,7 @@ def evaluate_judge_across_groups(audit: Any, tolerance: float, *, confidence: fl
              f"{gap if gap is not None else 'not measured'} vs tolerance {tolerance:g}"
              f"{gate_note(confidence, outcome, burden)}",
              f"  {dependence.describe()}",
+             *gap_lines(dependence.gaps, tolerance),
              f"  sets: {audit.method}; {audit.kept} of {audit.sets} kept by the CLIP filter"
              f" ({audit.filter_note})",
              f"  retrieval MaxSkew@{audit.retrieval_k} {audit.retrieval_max_skew:+.3f} "
@@ -170,6 +171,20 @@ def evaluate_judge_across_groups(audit: Any, tolerance: float, *, confidence: fl
                                      "kept": audit.kept, "filter": audit.filter_note,
                                      "directional": audit.directional},
                             **({"gallery": grid} if grid else {})})
+
+
+def gap_lines(gaps: Any, tolerance: float, most: int = 12) -> list[str]:
+    """One line a pair of groups and value: its gap and whether it is shown above, within or
+    neither (the groups the judge reads alike are named as passing, not only the worst)."""
+    def shown(gap: Any) -> str:
+        return "above" if gap.gap.low > tolerance else "within" if gap.gap.high <= tolerance \
+            else "not shown either way"
+
+    lines = [f"    {g.value}: {g.worse!r} vs {g.better!r} {g.gap.value:+.3f} "
+             f"[{g.gap.low:.3f}, {g.gap.high:.3f}], {shown(g)}" for g in list(gaps)[:most]]
+    more = len(gaps) - most
+    return (["  every gap (value: groups, error-rate gap, Bonferroni interval):"] + lines
+            + ([f"    ... {more} more in the figures"] if more > 0 else [])) if lines else []
 
 
 def expected_work(item: PlannedItem) -> list[Draw]:

@@ -227,11 +227,9 @@ class GroupAudit:
     """The judge's answers on every set's images (the report's grid: a row a group)."""
 
 
-def _set_generator(instrument: Instrument, prompts: list[str],
-                   fraction: float) -> tuple[Any, str]:
-    """Prompt-to-Prompt's set generator around the candidate's diffusers UNet pipeline, or
-    None and why the sets share their initial noise only."""
-    generator: Any = instrument.generator("candidate")  # its class decides, read by name
+def _set_generator(generator: Any, prompts: list[str], fraction: float) -> tuple[Any, str]:
+    """Prompt-to-Prompt's set generator around ``generator``'s diffusers UNet pipeline, or
+    None and why the sets share their initial noise only (its class decides, read by name)."""
     name = type(generator).__name__
     if name == "LazyDiffusersGenerator":
         index = generator.source.config("model_index.json") or {}
@@ -248,27 +246,87 @@ def _set_generator(instrument: Instrument, prompts: list[str],
                                       self_replace=fraction / 2), "Prompt-to-Prompt"
 
 
+def judge_side_view(generator: Any) -> Any:
+    """The candidate generator when it stands for the judge's eyes, else None: a wrapper with
+    ``judge_side = True`` whose images are its ``inner`` generator's, changed only as the judge
+    under audit sees them (``example_suites/weak_judge.py`` plants a misreading judge so), and
+    ``around(generator)``, the same change around another generator. The sets are then made
+    and filtered on ``inner``'s images, what the paper's CLIP filter reads (the generated
+    image), and the judge reads them through the view: a filter on the judge's degraded
+    pixels keeps the sets the judge reads well, which biases the audit."""
+    return generator if getattr(generator, "judge_side", False) and hasattr(generator, "around") else None
+
+
+class _Remembered:
+    """``inner``'s images kept by request, so a judge-side view of them reads the pictures
+    already made instead of making the sets twice (a ``Generator``, same fingerprint)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.fingerprint = inner.fingerprint
+        self._kept: dict[Any, Any] = {}
+
+    def generate(self, requests: list[Any]) -> list[Any]:
+        missing = [r for r in dict.fromkeys(requests) if r not in self._kept]
+        if missing:
+            self._kept.update(zip(missing, self.inner.generate(missing)))
+        return [self._kept[r] for r in requests]
+
+    def prompt_problems(self, prompts: Sequence[str]) -> dict[str, Any]:
+        return self.inner.prompt_problems(prompts) if hasattr(self.inner, "prompt_problems") else {}
+
+
+@dataclass(frozen=True)
+class CandidateSets:
+    """One candidate's images of every prompt: as made (what the filter and the selection
+    read) and as the judge sees them (the same images unless the generator is a judge-side
+    view, ``judge_side_view``)."""
+
+    label: str
+    made: ImageSet
+    judged: ImageSet
+
+
 def _candidate_sets(instrument: Instrument, prompts: list[str], sets: int,
-                    fractions: Sequence[float]) -> tuple[list[tuple[str, ImageSet]], str]:
+                    fractions: Sequence[float]) -> tuple[list[CandidateSets], str]:
     """Each candidate's ``sets`` images of every prompt, image i of each from set i (cached
     like any image): one candidate a replace fraction under attention control, else one."""
     from .._types import ImageRequest
 
-    candidates = []
-    for fraction in dict.fromkeys(fractions):
-        generator, method = _set_generator(instrument, prompts, fraction)
-        if generator is None:
-            return [("shared noise", instrument.images(prompts, per_prompt=sets))], method
-        plan = instrument.plan
-        requests = [ImageRequest(p, plan.seed, i, **plan.sampling) for p in prompts for i in range(sets)]
-        images = instrument.requests.images(generator, requests)
+    candidate: Any = instrument.generator("candidate")
+    view = judge_side_view(candidate)
+    plan = instrument.plan
+    requests = [ImageRequest(p, plan.seed, i, **plan.sampling) for p in prompts for i in range(sets)]
+
+    def made_and_judged(generator: Any) -> tuple[ImageSet, ImageSet]:
+        if view is None:
+            images = instrument.requests.images(generator, requests)
+            return images, images
+        kept = _Remembered(generator)
+        return (instrument.requests.images(kept, requests),
+                instrument.requests.images(view.around(kept), requests))
+
+    def seen(images: ImageSet, generator: Any) -> None:
         if instrument.sightings is not None:
             instrument.sightings.roles.update((item.key, "candidate") for item in images)
-            instrument.sightings.unread.update(generator.prompt_problems(prompts))
-        candidates.append((f"p={fraction:g}", images))
+            if hasattr(generator, "prompt_problems"):
+                instrument.sightings.unread.update(generator.prompt_problems(prompts))
+
+    made_by = view.inner if view is not None else candidate
+    seen_as = " (the judge reads them through the candidate's judge-side view)" if view else ""
+    candidates = []
+    for fraction in dict.fromkeys(fractions):
+        generator, method = _set_generator(made_by, prompts, fraction)
+        if generator is None:
+            made, judged = made_and_judged(made_by)
+            seen(judged, candidate)
+            return [CandidateSets("shared noise", made, judged)], method + seen_as
+        made, judged = made_and_judged(generator)
+        seen(judged, generator)
+        candidates.append(CandidateSets(f"p={fraction:g}", made, judged))
     return candidates, (f"Prompt-to-Prompt (cross-attention replaced for a fraction p of the "
                         f"steps, self-attention p/2; candidates p = "
-                        f"{', '.join(f'{f:g}' for f in dict.fromkeys(fractions))})")
+                        f"{', '.join(f'{f:g}' for f in dict.fromkeys(fractions))}){seen_as}")
 
 
 def judge_across_groups(instrument: Instrument, axis: AxisSpec,
@@ -291,7 +349,7 @@ def judge_across_groups(instrument: Instrument, axis: AxisSpec,
     try:
         captions = instrument.text_embeddings(prompts)
         neutrals = instrument.text_embeddings(list(neutral))
-        embedded = [np.asarray(instrument.image_embeddings(images)) for _, images in candidates]
+        embedded = [np.asarray(instrument.image_embeddings(c.made)) for c in candidates]
     except (ContractError, BackendError) as exc:  # a generative judge: said in the row
         embedded, why = None, str(exc).split(":")[0]
     if embedded is not None:
@@ -309,15 +367,20 @@ def judge_across_groups(instrument: Instrument, axis: AxisSpec,
                     chosen[i], directional[i] = c, score
         kept_sets = chosen >= 0
         pick = np.where(kept_sets, chosen, 0)[set_of]
-        images = ImageSet(tuple(candidates[pick[j]][1][j] for j in range(len(set_of))))
-        pictures = np.stack([embedded[pick[j]][j] for j in range(len(set_of))])
-        picked = ", ".join(f"{label} {int(np.sum(chosen == c))}" for c, (label, _) in enumerate(candidates))
-        note = (f"every image at CLIP similarity >= {clip_filter:g} to its prompt; chosen by "
+        images = ImageSet(tuple(candidates[pick[j]].judged[j] for j in range(len(set_of))))
+        # the retrieval ranks what the judge sees; the filter read the images as made
+        pictures = np.asarray(instrument.image_embeddings(images)) \
+            if any(c.judged is not c.made for c in candidates) else \
+            np.stack([embedded[pick[j]][j] for j in range(len(set_of))])
+        picked = ", ".join(f"{c.label} {int(np.sum(chosen == i))}" for i, c in enumerate(candidates))
+        read = " (the images as made, before the judge-side view)" \
+            if any(c.judged is not c.made for c in candidates) else ""
+        note = (f"every image at CLIP similarity >= {clip_filter:g} to its prompt{read}; chosen by "
                 f"directional similarity ({picked}), mean "
                 f"{float(np.nanmean(directional)) if kept_sets.any() else float('nan'):.3f}")
         similarity = (pictures @ np.asarray(neutrals).T).mean(axis=1)
     else:
-        images = candidates[0][1]
+        images = candidates[0].judged
         kept_sets = np.ones(sets, dtype=bool)
         directional = np.full(sets, np.nan)
         note = f"not applied: the judge offers no image and text embeddings ({why})"

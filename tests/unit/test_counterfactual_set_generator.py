@@ -104,8 +104,8 @@ def test_each_seed_keeps_the_candidate_fraction_with_the_best_directional_simila
     keys = audit.answers.image_keys
     for seed in range(3):
         scores = [directional_similarity(world.image_embeddings([images[seed], images[3 + seed]]), captions)
-                  for _, images in candidates]
-        best = candidates[int(np.argmax(scores))][1]
+                  for images in (c.made for c in candidates)]
+        best = candidates[int(np.argmax(scores))].judged
         assert (keys[seed], keys[3 + seed]) == (best[seed].key, best[3 + seed].key)
     assert "(p=0.8 2, p=0 1)" in audit.filter_note  # each fraction wins a seed here
     assert world.requests.counters.images_generated == 2 * 2 * 3  # two fractions, made once
