@@ -51,8 +51,8 @@ PREFIX = "degraded:"
 """``models: {candidate: "degraded:<model>"}`` in a suite: that model's images, degraded."""
 
 
-OLD_BLUR_RADIUS = 3.0
-OLD_NOISE_SD = 70.0
+OLD_BLUR_RADIUS = BLUR_RADIUS
+OLD_NOISE_SD = NOISE_SD
 OLD = "old"
 """The group the planted judge bias misreads: images of prompts naming it (module doc)."""
 OLD_PREFIX = "misreads-old:"

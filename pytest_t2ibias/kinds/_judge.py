@@ -21,11 +21,14 @@ other axes; the judge audit by group on counterfactual sets) carries the confusi
 it shows the judge errs differently by group (``metrics.judge_groups``, a gap above
 ``GROUP_TOLERANCE``), the correction uses the item's group's own confusion when the item's
 images are of one group, and otherwise says it cannot correct (inconclusive, naming the
-groups): a pooled confusion would over-correct one group and under-correct the other.
+groups): a pooled confusion would over-correct one group and under-correct the other. An
+item's images are of one group when its prompt names that group's every value as a word
+("a photo of an old doctor": group ``old``; ``item_group``), as a check on a group does.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -423,12 +426,31 @@ def readings_for(ctx: CheckContext[Any], axes: list[str], suite: Any = None) -> 
     return AxisReadings({y: reading_for(ctx, suite.axes[y]) for y in axes})
 
 
+def item_group(prompt: str | None, calibration: JudgeCalibration | None) -> str | None:
+    """The group of ``calibration.groups`` that every image of an item on ``prompt`` is of:
+    the one group whose every value the prompt names as a whole word ("a photo of an old
+    doctor": ``old``; "young" is not named by "a photo of a youngster", nor "aged" by
+    "middle-aged"); None when the prompt names no group, or more than one."""
+    if not prompt or calibration is None or not calibration.groups:
+        return None
+
+    def names(value: str) -> bool:
+        return re.search(rf"(?<![\w-]){re.escape(value.strip())}(?![\w-])", prompt,
+                         flags=re.IGNORECASE) is not None
+
+    named = [group for group in calibration.groups if all(map(names, group.split(",")))]
+    return named[0] if len(named) == 1 else None
+
+
 def reading_for(ctx: CheckContext[Any], axis: AxisSpec | None) -> JudgeReading:
-    """The reading of ``ctx``'s item on ``axis`` (no axis: nothing to calibrate)."""
+    """The reading of ``ctx``'s item on ``axis`` (no axis: nothing to calibrate); its group
+    is the one the subject's prompt names (``item_group``), if any."""
     calibration = None if axis is None else judge_calibration(ctx, axis)
     why = folder_uncorrected(ctx, axis) if axis is not None and calibration is None \
         and ctx.plan.judge_correction != OFF else ""
-    return JudgeReading(calibration, ctx.plan.judge_correction, uncorrected=why)
+    prompt = ctx.suite.prompt_for(ctx.subject) if ctx.subject else None
+    return JudgeReading(calibration, ctx.plan.judge_correction, group=item_group(prompt, calibration),
+                        uncorrected=why)
 
 
 def folder_audit_lines(folder: str | None, suites: list[Any]) -> list[str]:

@@ -317,6 +317,9 @@ def _candidate_sets(instrument: Instrument, prompts: list[str], sets: int,
     candidates = []
     for fraction in dict.fromkeys(fractions):
         generator, method = _set_generator(made_by, prompts, fraction)
+        if generator is None and view is None:
+            images = instrument.images(prompts, per_prompt=sets)
+            return [CandidateSets("shared noise", images, images)], method
         if generator is None:
             made, judged = made_and_judged(made_by)
             seen(judged, candidate)

@@ -109,3 +109,57 @@ def test_each_seed_keeps_the_candidate_fraction_with_the_best_directional_simila
         assert (keys[seed], keys[3 + seed]) == (best[seed].key, best[3 + seed].key)
     assert "(p=0.8 2, p=0 1)" in audit.filter_note  # each fraction wins a seed here
     assert world.requests.counters.images_generated == 2 * 2 * 3  # two fractions, made once
+
+
+class _BlackedOutView:
+    """A judge-side view (``methods.socialcf.judge_side_view``): the judge sees every image of
+    a prompt naming "female" black (its blue channel: the image's index, so two seeds differ);
+    the generator made them as toy-sd draws them."""
+
+    judge_side = True
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.fingerprint = f"blacked-out:{inner.fingerprint}"
+
+    def generate(self, requests):
+        from PIL import Image
+
+        return [Image.new("RGB", image.size, (0, 0, request.index)) if "female" in request.prompt else image
+                for image, request in zip(self.inner.generate(requests), requests)]
+
+    def around(self, inner):
+        return _BlackedOutView(inner)
+
+
+def test_a_judge_side_view_is_made_and_filtered_as_generated_and_judged_as_seen(tmp_path):
+    """Issue #45: a planted misreading judge (example_suites/weak_judge.py) must not decide
+    which sets the CLIP filter keeps: the sets are Prompt-to-Prompt sets of the generator
+    inside the view, the filter and selection read them as made, and only the judge reads
+    them through the view (the old code filtered the degraded images, keeping 11 of 48
+    weak-judge sets, and made no attention-controlled sets at all behind a wrapper)."""
+    from pytest_t2ibias.kinds.judge_across_groups import group_prompts
+    from pytest_t2ibias.methods.socialcf import judge_across_groups
+    from pytest_t2ibias.suite_spec import AxisSpec
+
+    world = _ToySdInstrument(tmp_path)
+    world.inner = _BlackedOutView(world.inner)
+    embedded, judged = [], []
+    embed, read = world.image_embeddings, world.attributes
+    world.image_embeddings = lambda images: (embedded.append(list(images)), embed(images))[1]
+    world.attributes = lambda images, axis, filter=None: (judged.append(list(images)), read(images, axis))[1]
+    gender = AxisSpec("gender", "What is the gender?", ("male", "female"))
+    groups = group_prompts("a photo of a {} {subject}", "doctor", gender, [])
+    audit = judge_across_groups(world, gender, groups, 2, neutral=["a photo of a doctor"], k=None,
+                                tolerance=0.1, clip_filter=-1, fractions=(0.8,))
+    assert audit.method.startswith("Prompt-to-Prompt") and "judge-side view" in audit.method
+
+    def black(item):
+        return np.asarray(item.image)[..., :2].max() == 0
+
+    filtered = embedded[0]  # the filter's and the selection's images
+    assert len(filtered) == 4 and not any(black(item) for item in filtered)
+    assert [black(item) for item in judged[0]] == [False, False, True, True]
+    assert {i.key for i in judged[0]}.isdisjoint(i.key for i in filtered)
+    assert "before the judge-side view" in audit.filter_note
+    assert world.requests.counters.images_generated == 2 * 4  # made once, viewed once

@@ -146,3 +146,49 @@ def test_the_judge_audit_on_counterfactual_sets_fails_naming_the_group_it_misrea
     assert verdict.figures["about"] == "old vs young"
     grid = verdict.figures["gallery"]["groups"]
     assert len(grid) == 4 and all(len(g["images"]) == 40 for g in grid)  # a row a group, a column a set
+
+
+def test_an_item_whose_prompt_names_a_group_is_of_that_group():
+    """Through the plugin an item's group is the one its prompt names as words (issue #45):
+    "a photo of an old doctor" is corrected with group old's confusion, a prompt naming no
+    group, or two, with none (then the correction cannot apply, as before)."""
+    from pytest_t2ibias.kinds._judge import item_group
+
+    ages = JudgeCalibration("toy judge", "gender", CHOICES, FAIR * 3, LABELLED,
+                            groups={"young": FAIR, "middle-aged": FAIR, "old": MISREADS_WOMEN})
+    assert item_group("a photo of an old doctor", ages) == "old"
+    assert item_group("a photo of a Middle-aged doctor", ages) == "middle-aged"
+    assert item_group("a photo of a doctor", ages) is None
+    assert item_group("a photo of a young or old doctor", ages) is None
+    assert item_group("an aged doctor, not so young-looking", ages) is None  # words, not parts
+    two = JudgeCalibration("toy judge", "gender", CHOICES, FAIR * 2, LABELLED,
+                           groups={"young, dark": FAIR, "old, dark": MISREADS_WOMEN})
+    assert item_group("a photo of an old doctor with dark skin", two) == "old, dark"
+    assert item_group("a photo of an old doctor", two) is None
+    assert item_group("a photo of an old doctor", JudgeCalibration(
+        "toy judge", "gender", CHOICES, FAIR, LABELLED)) is None
+
+
+def test_a_check_on_a_prompt_naming_the_misread_group_is_corrected_with_its_confusion(tmp_path):
+    """``reading_for`` names the item's group from the subject's prompt, so an entropy_below
+    check on "an old doctor" with a labelled folder whose old people the judge misreads is
+    corrected with group old's confusion, not left inconclusive (the old code: no group)."""
+    from types import SimpleNamespace
+
+    from pytest_t2ibias.kinds import _judge
+
+    calibration = JudgeCalibration("toy judge", "gender", CHOICES, FAIR + MISREADS_WOMEN, LABELLED,
+                                   groups={"young": FAIR, "old": MISREADS_WOMEN})
+    ctx = SimpleNamespace(subject="doctor", suite=SimpleNamespace(prompt_for="a photo of an old {}".format),
+                          plan=SimpleNamespace(judge_correction="on", audits_folder=False))
+    original = _judge.judge_calibration
+    _judge.judge_calibration = lambda ctx, axis: calibration
+    try:
+        reading = _judge.reading_for(ctx, SimpleNamespace(name="gender"))
+    finally:
+        _judge.judge_calibration = original
+    assert reading.group == "old"
+    verdict = evaluate_entropy_below({"male": 700, "female": 300}, 0.5, confidence=0.95,
+                                     judge=reading)
+    assert "corrected with group 'old''s own confusion" in verdict.message
+    assert "judge_unreadable" not in verdict.figures
