@@ -1,9 +1,13 @@
 """``batch_size=auto``: as many items a forward pass as the device's free memory holds.
 
-On a CUDA device the first forward pass runs on one item and its peak memory above what was
+On a CUDA device a first forward pass runs on one item and its peak memory above what was
 allocated before is the cost of an item (an over-estimate: it includes the pass's fixed
 cost), so ``HEADROOM`` of the free memory (the driver's free plus what torch holds
-unallocated) divided by it is the batch, capped at ``CAP``. Elsewhere memory is rarely the
+unallocated) divided by it is the batch, capped at ``CAP``. A judge's pass is short, and its
+result is kept. A generator's is a whole sampling loop, and on a GPU a call costs about the
+same for one image as for sixteen, so it sizes on a *probe* instead: the same call cut to a
+step or two (each step's activations, the VAE decode and the text encoders are what peak),
+whose image is thrown away, and every image is then made in full batches. Elsewhere memory is rarely the
 limit and a CPU's throughput stops growing after a few items, so ``auto`` is the role's
 fixed ``CPU_DEFAULT``.
 """
@@ -64,11 +68,15 @@ class AutoBatch:
 R = TypeVar("R")
 
 
-def batched(items: list[Any], batch: AutoBatch, run: Callable[[list[Any]], R]) -> list[R]:
+def batched(items: list[Any], batch: AutoBatch, run: Callable[[list[Any]], R],
+            probe: Callable[[Any], object] | None = None) -> list[R]:
     """``run`` over ``items`` in batches of ``batch.size``; an ``auto`` batch is first sized
-    on a pass over the first item (kept as the first result)."""
+    on ``probe(first item)`` (its result dropped), or without a probe on a pass over the first
+    item (kept as the first result)."""
     results: list[R] = []
     start = 0
+    if batch.size is None and items and probe is not None:
+        batch.first_pass(lambda: probe(items[0]))
     if batch.size is None and items:
         first = batch.first_pass(lambda: run(items[:1]))
         if first is not None:
