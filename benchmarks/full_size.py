@@ -504,7 +504,8 @@ def measure_judge(arch: str, dtype_name: str, args, device: torch.device,
     outputs: dict[str, np.ndarray] = {}
     for path in paths:
         if path.startswith("plugin"):
-            option = args.plugin_batch if path == "plugin" else str(batch)
+            # the diagnostics get the batch the plugin found, as the judges' role's size
+            option = args.plugin_batch if path == "plugin" else f"vqa={batch}"
             with tempfile.TemporaryDirectory(prefix="t2ibias-full-size-") as cache:
                 layer = plugin_layer(None if path == "plugin-nocache" else cache, args.plugin_batch)
                 answerer = plugin_class(model, processor, model_fingerprint=f"random-{arch}", device=device,
@@ -706,6 +707,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the plugin path (by own time)")
     parser.add_argument("--tiny", action="store_true", help="shrunk configs: a plumbing check, no figures")
     parser.add_argument("--json", type=Path, default=JSON_PATH)
+    parser.add_argument("--label", default="", help="appended to the device's name in the JSON "
+                        "(a second run on one device, e.g. more items, kept beside the first)")
     parser.add_argument("--only", choices=["raw", "plugin"], help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--row-to", type=Path, help=argparse.SUPPRESS)
@@ -720,7 +723,7 @@ def main() -> None:
         args.row_to.write_text(json.dumps(row))
         return
     cases = (args.cases or (CUDA_CASES if device.type == "cuda" else CPU_CASES)).split(",")
-    run = {**environment(device), "tiny": args.tiny, "steps": args.steps, "side": args.side or None,
+    run = {**environment(device), "label": args.label, "tiny": args.tiny, "steps": args.steps, "side": args.side or None,
            "plugin_batch_size_option": args.plugin_batch, "command": " ".join(sys.argv), "rows": []}
     skipped = [] if device.type == "cuda" else [
         {"arch": "llava-7b", "why": "a 7B judge at fp32 is 28 GB of weights and minutes an answer on "
@@ -767,7 +770,8 @@ def _save(path: Path, run: dict) -> None:
     except (OSError, ValueError):
         saved = {}
     runs = saved.setdefault("runs", {})
-    runs[("tiny: " if run["tiny"] else "") + run["device"]] = run
+    label = f" ({run['label']})" if run.get("label") else ""
+    runs[("tiny: " if run["tiny"] else "") + run["device"] + label] = run
     path.write_text(json.dumps(saved, indent=1) + "\n")
 
 
