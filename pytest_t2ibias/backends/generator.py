@@ -258,7 +258,7 @@ class DiffusersGenerator:
             )
         finally:
             self.pipeline.scheduler = original
-        return [image.convert("RGB") for image in output.images]
+        return [image if image.mode == "RGB" else image.convert("RGB") for image in output.images]
 
     def __repr__(self) -> str:
         return (
