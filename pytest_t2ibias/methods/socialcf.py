@@ -264,6 +264,7 @@ class _Remembered:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.fingerprint = inner.fingerprint
+        self.model = getattr(inner, "model", None) or type(inner).__name__  # the progress line's
         self._kept: dict[Any, Any] = {}
 
     def generate(self, requests: list[Any]) -> list[Any]:
