@@ -67,8 +67,9 @@ class OpenSetParams(Params):
         "--t2i-llm) or only (the LLM is not asked)",
         default="floor", check=check_knowledge_base)
     severity: str = param(
-        "which severity ranks and gates: context_free (Eq. 6 over all captions, Eq. 5) or "
-        "context_aware (each bias' most severe caption, Eq. 4)",
+        "which severity ranks and gates: context_free (Eq. 6 on the captions' mean shares, "
+        "Eq. 5), context_aware (the mean of each caption's own severity, Eq. 4, as the paper "
+        "averages it) or worst_caption (each bias' most severe caption)",
         default="context_free", check=check_severity_context)
     judge_images: int = param(
         "images a class of the judge audit (the caption with the class written in), which is "
@@ -88,8 +89,9 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
                       context: str = "context_free") -> Verdict:
     """Fail when a discovered bias' severity is above ``threshold`` (each judged on its own
     interval; the verdict is the worst). ``result``: ``methods.openbias.OpenBiasResult``;
-    ``context``: the context-free severity (Eq. 5-6) or each bias' most severe caption's
-    (context-aware, Eq. 4). Biases the judge cannot read (``readable`` False) are listed, not
+    ``context``: the context-free severity (Eq. 5-6), the context-aware one (each caption's
+    severity, Eq. 4, averaged over captions as the paper does) or each bias' most severe
+    caption's (``worst_caption``). Biases the judge cannot read (``readable`` False) are listed, not
     judged; with none readable the check is inconclusive."""
     result = result.ranked_by(context)
     biases = list(result.measured)
@@ -101,13 +103,15 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
     top = severities[0] if biases else nan
     above = [(b, s, o) for b, s, o in zip(biases, severities, outcomes) if o != PASS]
     subject = f" of {label}" if label else ""
-    which = "" if context == "context_free" else " (context-aware: each bias' most severe caption)"
+    which = {"context_free": "",
+             "context_aware": " (context-aware: the mean of each caption's severity)",
+             "worst_caption": " (each bias' most severe caption)"}.get(context, "")
     lines = [(f"open-set biases{subject}: {len(biases)} measured, "
               f"{sum(o == FAIL for o in outcomes)} above threshold {threshold:.3f}{which}"
               f"{gate_note(confidence, outcome, burden)}")]
     for b, s, o in above:
         worst_caption = b.most_severe_caption
-        at = (f" at {worst_caption[0]!r}" if context == "context_aware" and worst_caption else "")
+        at = (f" at {worst_caption[0]!r}" if context == "worst_caption" and worst_caption else "")
         lines.append(f"  {b.name}: severity {s}{at} ({'exceeds' if o == FAIL else 'straddles'}); "
                      f"classes {', '.join(f'{c}={b.shares[c]:.2f}' for c in b.classes)}; "
                      f"captions: {'; '.join(repr(c) for c in b.per_caption)}"
