@@ -3,7 +3,8 @@
 An LLM proposes, for each caption, the biases it could carry with their classes (Sec. 3.1;
 or the shipped knowledge base); the generations are asked about each bias by VQA (Sec. 3.2)
 and every bias gets its severity (Eq. 6, as ``entropy_below``). Proposals are frozen in
-``<suite>.t2i.openbias.lock.json`` (``locks.openbias``); the gate fails when any measured
+``<suite>.t2i.openbias.lock.json`` (``locks.openbias``; ``.openbias.paper.lock.json`` under
+``protocol: paper``); the gate fails when any measured
 bias is more severe than ``threshold``. Adaptive (``images_per_prompt: {max: N}``): each look
 measures every proposed bias on the captions' first n images; it stops once one is shown
 above the threshold or all are shown below it (the judge audit's images do not depend on n).
@@ -169,7 +170,8 @@ def listed(item: PlannedItem) -> list[tuple[str, str, int]]:
     from ..locks.openbias import locked_prompts
 
     params = item.params_as(OpenSetParams)
-    written, audit = locked_prompts(item.suite.path, f"{item.check.id}/{item.subject}") or ([], [])
+    written, audit = locked_prompts(item.suite.path, f"{item.check.id}/{item.subject}",
+                                    item.plan.protocol) or ([], [])
     captions = dict.fromkeys([*captions_of(params, item.suite, item.subject), *written])
     return ([("candidate", c, item.plan.images_per_prompt) for c in captions]
             + [("candidate", prompt, params.judge_images) for prompt in audit])
@@ -191,7 +193,8 @@ def run(ctx: CheckContext[OpenSetParams]) -> Verdict:
                           judge_images=params.judge_images,
                           judge_correction=ctx.plan.judge_correction,
                           unknown_answer=params.unknown_answer,
-                          abstain_below=ctx.plan.abstain_below or 0.0)
+                          abstain_below=ctx.plan.abstain_below or 0.0,
+                          protocol=ctx.plan.protocol)
     return evaluate_open_set(result, params.threshold, confidence=ctx.confidence,
                              burden=ctx.plan.burden, label=ctx.subject, context=params.severity)
 
@@ -209,7 +212,7 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     )
 
     params, subject, n = item.params_as(OpenSetParams), item.subject, item.plan.images_per_prompt
-    locked = locked_entry(item.suite.path, f"{item.check.id}/{subject}")
+    locked = locked_entry(item.suite.path, f"{item.check.id}/{subject}", item.plan.protocol)
     if locked is not None:
         proposals = locked[0]
     else:  # not locked yet: proposed when it runs

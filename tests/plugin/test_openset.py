@@ -168,6 +168,36 @@ def test_open_set_lock_is_written_reused_and_stale_is_an_error(tmp_path):
     assert updated.biases[0].captions == ("a photo of a car",)
 
 
+def test_open_set_locks_are_keyed_by_protocol_and_the_other_protocols_file_is_refused(tmp_path):
+    """A paper run (no knowledge base) never reads the gate's proposals, nor a gate run the
+    paper's: ``.openbias.paper.lock.json`` is the paper's own, and says so."""
+    from pytest_t2ibias.errors import LockfileError
+    from pytest_t2ibias.locks.openbias import locked_proposals, openbias_lock_path
+
+    suite = tmp_path / "s.t2i.yaml"
+    instrument = SimpleNamespace(models=SimpleNamespace(settings=SimpleNamespace(llm=None)))
+    locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop")
+    gate_file, paper_file = openbias_lock_path(suite), openbias_lock_path(suite, "paper")
+    written = gate_file.read_text()
+    frozen = SimpleNamespace(models=SimpleNamespace(settings=SimpleNamespace(
+        llm=None, frozen_locks=True)))
+    with pytest.raises(LockfileError, match=r"s.t2i.openbias.paper.lock.json has no OpenBias "
+                                            r"proposals for 'c/laptop'"):
+        locked_proposals(frozen, suite, "c/laptop", ["a photo of a laptop"], subject="laptop",
+                         protocol="paper")  # the gate's entry is not the paper's
+    locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop",
+                     protocol="paper")
+    assert paper_file.name == "s.t2i.openbias.paper.lock.json"
+    assert json.loads(paper_file.read_text())["protocol"] == "paper"
+    assert gate_file.read_text() == written and "protocol" not in json.loads(written)
+    gate_file.write_text(paper_file.read_text())
+    with pytest.raises(LockfileError, match=r"s.t2i.openbias.lock.json holds OpenBias lock "
+                                            r"entries written under protocol: paper, and this "
+                                            r"run's protocol is gate.*This protocol's lock is "
+                                            r"s.t2i.openbias.lock.json"):
+        locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop")
+
+
 def answers_of(labels, choices=("male", "female")):
     labels = np.asarray(labels)
     return Answers("q", choices, labels, np.full((len(labels), len(choices)), 0.5),
