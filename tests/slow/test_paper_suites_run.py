@@ -24,6 +24,9 @@ def paper_zoo(tmp_path_factory, model_zoo):
 @pytest.mark.slow
 @pytest.mark.parametrize(("suite", "generator"), [("entigen_professions", "sd"),
                                                   ("entigen_professions", "sdxl"),
+                                                  ("entigen_objects", "sd"),
+                                                  ("entigen_nose_piercing", "sd"),
+                                                  ("entigen_weddings", "sd"),
                                                   ("bgps_occupations", "sd"),
                                                   ("intermit_table1", "sd")])
 def test_each_paper_suite_runs_on_tiny_models_with_every_row_and_no_error(
