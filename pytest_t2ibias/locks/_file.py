@@ -162,8 +162,9 @@ class LockFormat:
                 f"{path.name} holds {self.name} lock entries written under protocol: "
                 f"{protocol_of(record)}, and this run's protocol is {protocol}: a lock is never "
                 f"reused across protocols (each protocol's settings make its own proposals). "
-                f"This protocol's lock is {lock_path_for(path, protocol_of(record), protocol)}; "
-                f"restore {path.name} from version control, or delete it"))
+                f"protocol: {protocol_of(record)}'s entries belong in "
+                f"{lock_path_for(path, protocol, protocol_of(record))}; restore {path.name} "
+                f"from version control, or delete it"))
         return record
 
     def _read(self, path: Path) -> dict[str, Any] | None:

@@ -193,8 +193,8 @@ def test_open_set_locks_are_keyed_by_protocol_and_the_other_protocols_file_is_re
     gate_file.write_text(paper_file.read_text())
     with pytest.raises(LockfileError, match=r"s.t2i.openbias.lock.json holds OpenBias lock "
                                             r"entries written under protocol: paper, and this "
-                                            r"run's protocol is gate.*This protocol's lock is "
-                                            r"s.t2i.openbias.lock.json"):
+                                            r"run's protocol is gate.*protocol: paper's entries "
+                                            r"belong in s.t2i.openbias.paper.lock.json"):
         locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop")
 
 
