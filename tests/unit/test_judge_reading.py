@@ -3,6 +3,7 @@ counterfactual calibrations, an unreadable axis that decides nothing, and the ro
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -258,7 +259,10 @@ def test_the_plan_names_an_axis_a_remembered_calibration_says_its_judge_cannot_r
     assert len(recalled(tmp_path / "cache")) == 2  # a memo: an unreadable record is skipped
 
 
-def test_the_judges_calibration_is_prefetched_at_48_images_a_value_and_the_checks_draw_nothing_more(tmp_path):
+def test_one_calibration_of_48_images_a_value_serves_every_subject_and_the_checks_draw_nothing_more(tmp_path):
+    """Issue #46: the judge's calibration on an axis is drawn once, 48 images a value split over
+    the suite's subjects, and every check of the axis reads that one (it was 48 a value for
+    each subject: two subjects drew it twice)."""
     from support.prefetch_world import SUITE as BATCHING_SUITE
     from support.prefetch_world import Provider
 
@@ -284,14 +288,22 @@ def test_the_judges_calibration_is_prefetched_at_48_images_a_value_and_the_check
              for subject in suite.subjects for axis in ("gender", "age")]
     prefetch(items, lambda plan: Instrument(models, requests, plan))
     generated = requests.counters.images_generated
-    # 2 subjects x (their prompt at 3 + "male/female {subject}" at 48 each for gender's judge)
-    assert generated == 2 * (3 + 2 * CALIBRATION_IMAGES)
+    # 2 subjects x their prompt at 3, and gender's judge on "male/female {subject}": 48 a
+    # value in all, 24 of each subject's (before #46: 48 of each, 2 * (3 + 2 * 48) = 198)
+    assert generated == 2 * 3 + 2 * CALIBRATION_IMAGES
+    calibrations = set()
     for item in items:
         context = CheckContext(check=item.check, suite=suite, subject=item.subject, axis=item.axis,
                                plan=item.plan, instrument=Instrument(models, requests, item.plan),
                                levels=Levels(None, 0.9), n_resamples=50, phrase=lambda s, subject: s)
         verdict = CHECK_KINDS["entropy_below"].run(context)
         assert verdict.figures["judge_correction"] == ("full" if item.axis.name == "gender" else "off")
+        if item.axis.name == "gender":
+            calibration = verdict.figures["judge_calibration"]
+            assert sum(sum(row.values()) for row in calibration["confusion"].values()) == 96
+            assert "24 of each of 'doctor', 'nurse'" in calibration["where"]
+            calibrations.add(json.dumps(calibration, sort_keys=True))
+    assert len(calibrations) == 1  # the doctor's check and the nurse's read one calibration
     assert requests.counters.images_generated == generated  # nothing drawn outside the plan
 
 
