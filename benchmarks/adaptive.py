@@ -26,6 +26,10 @@ in the whole run a prompt's images are the most any check reads of it, and the k
 keep their fixed n, intermit's search above all, read the same prompts), and the images of
 a run of only the other checks (``fixed_kinds_only``: what the run reads even if every
 adaptive check cost nothing, so the floor of ``images_ratio`` on these suites).
+
+With ``--reports`` of runs that loaded ``-p images_by_check`` (PYTHONPATH=benchmarks), the
+JSON also says where each run's images go (``images_by_check``): the calibration's share, and
+per check what it reads and what it alone costs (images no other check reads).
 """
 
 from __future__ import annotations
@@ -174,6 +178,31 @@ def summary(args: argparse.Namespace, fixed: dict, adaptive: dict) -> dict:
     }
 
 
+def where_images_go(fixed_report: Path, adaptive_report: Path) -> dict | None:
+    """Each run's images by check (``benchmarks/images_by_check.py``'s ``<report>.images.json``,
+    written when the run loaded it with ``-p images_by_check``): the distinct images, the
+    calibration's, those only one check reads, and per check, in both runs, what it reads and
+    what it alone costs. None without both."""
+    sidecars = [Path(f"{report}.images.json") for report in (fixed_report, adaptive_report)]
+    if not all(path.is_file() for path in sidecars):
+        return None
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from images_by_check import summarise
+
+    fixed, adaptive = (summarise(path) for path in sidecars)
+    by_check = {row["nodeid"]: {"fixed": row} for row in fixed["checks"]}
+    for row in adaptive["checks"]:
+        by_check.setdefault(row["nodeid"], {})["adaptive"] = row
+    checks = [{"nodeid": nodeid,
+               **{f"{mode}_{part}": both.get(mode, {}).get(part)
+                  for mode in ("fixed", "adaptive") for part in ("own", "calibration", "alone")}}
+              for nodeid, both in by_check.items()]
+    checks.sort(key=lambda c: -((c["adaptive_alone"] or 0) + (c["fixed_alone"] or 0)))
+    return {"fixed": {k: v for k, v in fixed.items() if k != "checks"},
+            "adaptive": {k: v for k, v in adaptive.items() if k != "checks"},
+            "checks": checks}
+
+
 def one_run(args: argparse.Namespace, adaptive: dict) -> dict:
     """One run at the defaults, alone: what it read, where each adaptive check stopped
     (before its cap decided, before its cap as will-not-decide, or at its cap), per kind, and
@@ -263,8 +292,12 @@ def main() -> None:
     if args.reports:
         fixed, adaptive = (json.loads(path.read_text()) for path in args.reports)
         result = summary(args, fixed, adaptive)
+        breakdown = where_images_go(*args.reports)
+        if breakdown is not None:
+            result["images_by_check"] = breakdown
         args.out.write_text(json.dumps(result, indent=1) + "\n")
-        print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
+        print(json.dumps({k: v for k, v in result.items()
+                          if k not in ("checks", "images_by_check")}, indent=1))
         return
     if args.cache is None:
         parser.error("--cache or --reports is required")

@@ -19,6 +19,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 _reading: list[str] = []  # the check being judged (innermost last)
 _calibrating: list[bool] = []
 _reads: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"own": set(), "calibration": set()})
@@ -66,9 +68,6 @@ def pytest_configure(config: Any) -> None:
 
     request_layer.RequestLayer.images = recording  # type: ignore[method-assign]
     config._images_by_check_json = config.getoption("t2i_json", None)
-
-
-import pytest  # noqa: E402
 
 
 @pytest.hookimpl(hookwrapper=True)
