@@ -68,10 +68,10 @@ at all (module doc)."""
 CALIBRATION_IMAGES = 48
 """Images a value that calibrate a judge on counterfactual images: 48 a value put the accuracy
 of a 90%-accurate judge within about ±0.09 (95%), and the same number at every n keeps every
-look of an adaptive check on one calibration. They are split over the suite's subjects
-(``calibration_draws``): one calibration of an axis serves every check that reads it (issue
-#46), and an IS check on a subject has drawn its share already (image i of a prompt is the
-same whatever n)."""
+look of an adaptive check on one calibration. They are split over the subjects of the suite's
+checks of the axis (``calibration_draws``): one calibration of an axis serves every check that
+reads it (issue #46), and an IS check on a subject has drawn its share already (image i of a
+prompt is the same whatever n)."""
 
 
 def judge_calibration(ctx: CheckContext[Any], axis: AxisSpec) -> JudgeCalibration | None:
@@ -115,12 +115,18 @@ def _value_prompts(suite: Any, subject: str, axis: AxisSpec) -> dict[str, str]:
 
 def calibration_subjects(suite: Any, subject: str, axis: AxisSpec) -> tuple[str, ...]:
     """Whose counterfactual images calibrate the judge on ``axis`` for a check on ``subject``:
-    every subject of the suite, so that one calibration of the axis serves every check that
-    reads it, whichever are selected (issue #46); the subject alone where the suite does not
-    list it, or where an LLM phrases the axis (its lock phrases one subject at a time)."""
-    if axis.counterfactuals_from_llm or subject not in suite.subjects:
+    the subjects of every check of the suite that names the axis (its ``axes``), as the suite
+    writes them whichever are selected, so one calibration serves every check of the axis
+    (issue #46) and measures the judge on the subjects those checks are about. The subject
+    alone where no such check is on it (an IS check reading an axis no check names), or where
+    an LLM phrases the axis (its lock phrases one subject at a time)."""
+    pooled: dict[str, None] = {}
+    for check in suite.checks:
+        if axis.name in check.axes:
+            pooled.update(dict.fromkeys(check.subjects or suite.subjects))
+    if axis.counterfactuals_from_llm or subject not in pooled:
         return (subject,)
-    return tuple(suite.subjects)
+    return tuple(pooled)
 
 
 def calibration_draws(suite: Any, subject: str, axis: AxisSpec) -> list[tuple[str, str, int]]:
@@ -388,7 +394,7 @@ def _calibration_images(item: PlannedItem, axes: list[AxisSpec]) -> list[tuple[s
 
 def calibration_needs(item: PlannedItem, axes: list[AxisSpec]) -> list[Draw]:
     """The images that calibrate the judge on ``axes`` for ``item`` (``calibration_draws``:
-    ``CALIBRATION_IMAGES`` a value over the suite's subjects whatever the item's n, so every
+    ``CALIBRATION_IMAGES`` a value over ``calibration_subjects`` whatever the item's n, so every
     look of an adaptive check, and every check of the axis, reads one calibration); ``axes``
     read off each, as the check's own."""
     from ._work import Draw

@@ -323,3 +323,45 @@ def test_the_run_header_lists_every_judge_calibration_once(tmp_path):
     (header,) = json.loads((tmp_path / "r.json").read_text())["run"]["judge_calibrations"]
     assert header["judge"] == "classifier gender" and header["accuracy"]["male"]["n"] == 200
     assert "<h3>Judge calibrations</h3>" in render_html([row], run={})
+
+
+def test_the_calibration_of_an_axis_pools_the_subjects_of_the_checks_that_name_it(tmp_path):
+    """Issue #46: one calibration an axis, over the subjects of the suite's checks of that axis
+    (selected or not), 48 images a value split over them; a subject no check of the axis is on
+    (an IS check reading it) calibrates alone, as before."""
+    from pytest_t2ibias.kinds._judge import CALIBRATION_IMAGES, calibration_draws
+    from pytest_t2ibias.suite import load_suite
+
+    path = tmp_path / "pool.t2i.yaml"
+    path.write_text("""\
+suite: pool
+prompt: "a photo of a {subject}"
+subjects: [doctor, nurse, farmer]
+axes:
+  gender:
+    question: "What is the gender of the person?"
+    choices: [male, female]
+    counterfactuals: {male: "a photo of a male {subject}", female: "a photo of a female {subject}"}
+  age:
+    question: "What is the age of the person?"
+    choices: [young, old]
+    counterfactuals: {young: "a photo of a young {subject}", old: "a photo of an old {subject}"}
+checks:
+  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.3, subjects: [doctor]}
+  - {id: severity, kind: entropy_below, axes: [gender], threshold: 0.3, subjects: [nurse]}
+  - {id: ages, kind: w1_below, axes: [age], threshold: 0.3, subjects: [farmer]}
+""")
+    suite = load_suite(path)
+    gender, age = suite.axes["gender"], suite.axes["age"]
+    doctor = calibration_draws(suite, "doctor", gender)
+    assert doctor == calibration_draws(suite, "nurse", gender)  # one calibration for both
+    assert [(value, prompt) for value, prompt, _ in doctor] == [
+        ("male", "a photo of a male doctor"), ("male", "a photo of a male nurse"),
+        ("female", "a photo of a female doctor"), ("female", "a photo of a female nurse")]
+    assert {n for *_, n in doctor} == {CALIBRATION_IMAGES // 2}
+    # the farmer is no gender check's subject: alone, 48 a value, as before #46
+    assert calibration_draws(suite, "farmer", gender) == [
+        ("male", "a photo of a male farmer", CALIBRATION_IMAGES),
+        ("female", "a photo of a female farmer", CALIBRATION_IMAGES)]
+    assert [p for _, p, _ in calibration_draws(suite, "farmer", age)] == [
+        "a photo of a young farmer", "a photo of an old farmer"]
