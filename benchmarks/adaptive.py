@@ -27,9 +27,10 @@ keep their fixed n, intermit's search above all, read the same prompts), and the
 a run of only the other checks (``fixed_kinds_only``: what the run reads even if every
 adaptive check cost nothing, so the floor of ``images_ratio`` on these suites).
 
-With ``--reports`` of runs that loaded ``-p images_by_check`` (PYTHONPATH=benchmarks), the
-JSON also says where each run's images go (``images_by_check``): the calibration's share, and
-per check what it reads and what it alone costs (images no other check reads).
+Its runs load ``-p images_by_check`` (``benchmarks/images_by_check.py``), and so may the runs
+given to ``--reports`` (PYTHONPATH=benchmarks): the JSON then says where each run's images go
+(``images_by_check``): the calibration's share, and per check what it reads and what it alone
+costs (images no other check reads).
 """
 
 from __future__ import annotations
@@ -60,12 +61,15 @@ def run_suites(cache: Path, report: Path, *extra: str,
                targets: tuple[str, ...] = ("example_suites",)) -> tuple[dict, float]:
     """The example suites (or the ``targets`` node ids) through pytest on ``cache``; the
     JSON report and the seconds."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get(
-        "OMP_NUM_THREADS", "1")}
+    path = os.pathsep.join(filter(None, [str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": path,
+           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     start = time.time()
+    # -p images_by_check: each check's images beside the report (``where_images_go``)
     subprocess.run([sys.executable, "-m", "pytest", *targets, "-q", "-p",
-                    "no:cacheprovider", f"--t2i-cache-dir={cache}", f"--t2i-json={report}",
-                    *extra], cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
+                    "no:cacheprovider", "-p", "images_by_check", f"--t2i-cache-dir={cache}",
+                    f"--t2i-json={report}", *extra], cwd=ROOT, env=env, check=False,
+                   stdout=subprocess.DEVNULL)
     return json.loads(report.read_text()), time.time() - start
 
 
@@ -308,6 +312,7 @@ def main() -> None:
         extra = (([f"--t2i-adaptive-max={args.adaptive_max}"] if args.adaptive_max else [])
                  + ([f"--t2i-adaptive-spending={args.spending}"] if args.spending else []))
         adaptive, adaptive_seconds = run_suites(cache, Path(scratch) / "adaptive.json", *extra)
+        breakdown = where_images_go(Path(scratch) / "fixed.json", Path(scratch) / "adaptive.json")
         # the checks that can sample adaptively, alone: their images are not hidden by a
         # fixed-n check that reads the same prompt (an intermit search, an intervention)
         only = ["-k", " or ".join(adaptive_kinds())]
@@ -345,9 +350,11 @@ def main() -> None:
         "inconclusive_at_fixed_n": beyond,
         "seconds": {"fixed": round(fixed_seconds, 1), "adaptive": round(adaptive_seconds, 1)},
         "checks": checks,
+        **({"images_by_check": breakdown} if breakdown is not None else {}),
     })
     args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
+    print(json.dumps({k: v for k, v in result.items()
+                      if k not in ("checks", "images_by_check")}, indent=1))
 
 
 if __name__ == "__main__":
