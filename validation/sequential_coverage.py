@@ -260,9 +260,11 @@ def distance_row(metric: str, shares: list[float], truth: str, reps: int, n_draw
 
 
 def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int = CAP,
-               spending: str = DEFAULT_SPENDING) -> list[SequentialRow]:
-    """The first choice's share: Jeffreys at the spent level at every look, and the betting
-    confidence sequence at every n (its running intersection holds all of them)."""
+               spending: str = DEFAULT_SPENDING, with_betting: bool = True
+               ) -> list[SequentialRow]:
+    """The first choice's share: Jeffreys at the spent level at every look, and (unless not
+    ``with_betting``) the betting confidence sequence at every n (its running intersection
+    holds all of them)."""
     from scipy.stats import beta
 
     p = shares[0]
@@ -284,6 +286,8 @@ def share_rows(shares: list[float], truth: str, reps: int, seed: int, cap: int =
     jeffreys = _row(f"share ({len(shares)} classes)", truth, p, looks, levels["spent"], bounds,
                     reps, "jeffreys, alpha spent over the looks", 1.0)
     jeffreys.union_look_confidences = list(levels.get("union", ()))
+    if not with_betting:
+        return [jeffreys]
     betting_reps = min(reps, 500)
     sequences = [betting_share_sequence(x[r], CONFIDENCE, at=tuple(looks))
                  for r in range(betting_reps)]  # the intersection up to n, at every look
