@@ -5,11 +5,12 @@ For a few cells (a share's Jeffreys interval, W1, severity, MaxSkew, the truths 
 docs/coverage.md's grid) at the default caps 60, 250 and 750, draw ``reps`` sequences and
 count the share whose interval excluded the truth at some look when each look reads:
 
-- *union 1.5*: each look at 1 minus its share of alpha/1.5 (the union bound over the looks,
-  the construction before issue #46);
-- *exact 1.5*: the exact recursive boundaries for the same spending (what adaptive checks
-  use now, ``look_confidences``);
-- *union 1*, *exact 1*: the same without ``LOOK_CALIBRATION``'s margin (all of alpha spent);
+- *union, factor*: each look at 1 minus its share of alpha/1.5 (``LOOK_CALIBRATION``; the
+  union bound over the looks, the construction before issue #46; ``--spending pocock``:
+  alpha/2, its factor);
+- *exact, factor*: the exact recursive boundaries for the same spending (what adaptive
+  checks use now, ``look_confidences``);
+- *union, no factor*, *exact, no factor*: the same spending all of alpha;
 - *fixed at cap*: the fixed-n 95% interval on the cap's images alone, no looks (what the
   interval itself misses at that n: its discreteness, or the truth on the figure's bound).
 
@@ -17,6 +18,8 @@ The stopping rule (decided, or will not decide) plays no part: a cell's coverage
 look to the cap, whatever stops the rounds.
 
     python validation/sequential_overcoverage.py --reps 2000 > validation/sequential_overcoverage.txt
+    python validation/sequential_overcoverage.py --reps 1000 --spending pocock \
+        > validation/sequential_overcoverage_pocock.txt
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ from scipy.stats import beta
 from pytest_t2ibias.metrics.posterior import interval_from_counts
 from pytest_t2ibias.metrics.sequential import doubling_looks, look_confidences
 
-VARIANTS = {"union 1.5": (None, False), "exact 1.5": (None, True), "union 1": (1.0, False),
-            "exact 1": (1.0, True)}
+VARIANTS = {"union, factor": (None, False), "exact, factor": (None, True),
+            "union, no factor": (1.0, False), "exact, no factor": (1.0, True)}
 CELLS = [("share", [0.5, 0.5]), ("share", [1 / 3] * 3), ("w1 nominal", [1 / 3] * 3),
          ("w1 nominal", [0.6, 0.4]), ("severity", [0.45, 0.3, 0.25]),
          ("w1 nominal", [0.45, 0.3, 0.25]), ("max skew", [0.6, 0.3, 0.1])]
@@ -85,9 +88,12 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--caps", type=lambda t: tuple(int(c) for c in t.split(",")),
                         default=sequential.CAPS)
+    parser.add_argument("--spending", default="obrien_fleming", choices=("obrien_fleming",
+                                                                         "pocock"))
     args = parser.parse_args()
     sd = 100 * np.sqrt(0.04 * 0.96 / args.reps)
-    print(f"ever excluded (1 - coverage), {args.reps} sequences a cell, the same sequences in "
+    print(f"{args.spending}: ever excluded (1 - coverage), {args.reps} sequences a cell, the "
+          "same sequences in "
           f"every column (binomial sd of a 4% rate: {sd:.1f} points); in brackets the cap's "
           "level")
     print("| cap | metric | shares | truth | " + " | ".join(VARIANTS) + " | fixed at cap |")
@@ -99,7 +105,7 @@ def main() -> None:
             truth, missed = _misses(metric, shares, cap, args.reps, 0, args.draws)
             cells = []
             for calibration, exact in VARIANTS.values():
-                levels = look_confidences(0.95, looks, calibration=calibration, exact=exact)
+                levels = look_confidences(0.95, looks, args.spending, calibration, exact)
                 ever = np.zeros(args.reps, dtype=bool)
                 for n, level in zip(looks, levels):
                     ever |= missed(n, level)
