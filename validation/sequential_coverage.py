@@ -543,9 +543,11 @@ def _band_summary(rows: list[SequentialRow]) -> list[str]:
                              f"{100 * r.coverage:.1f}% ({sd(r):.1f} sd; fixed at cap "
                              f"{100 * (1 - r.fixed_excluded):.1f}%)" for r in other)
                  + ". Where the fixed-n interval itself holds the truth more often than "
-                 f"{100 * high:g}% at that n, the figure's few values at small n (a "
-                 "handful of counts a look) set it, and no level of the sequential "
-                 "construction lowers it below the fixed design's.")
+                 f"{100 * high:g}% at that n, the figure's few values at small n set it, and "
+                 "no level of the sequential construction lowers it below the fixed "
+                 "design's; the section \"Coverage under optional stopping, suspect by "
+                 "suspect\" measures each suspect on shared sequences "
+                 "(`validation/sequential_overcoverage.py`).")
     return [text]
 
 
