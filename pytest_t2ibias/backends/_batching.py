@@ -1,15 +1,24 @@
 """``batch_size=auto``: as many items a forward pass as the device's free memory holds.
 
-On a CUDA device the first forward pass runs on one item and its peak memory above what was
-allocated before is the cost of an item (an over-estimate: it includes the pass's fixed
-cost), so ``HEADROOM`` of the free memory (the driver's free plus what torch holds
-unallocated) divided by it is the batch, capped at ``CAP``. Elsewhere memory is rarely the
-limit and a CPU's throughput stops growing after a few items, so ``auto`` is the role's
-fixed ``CPU_DEFAULT``.
+On a CUDA device a first forward pass is measured: its peak memory above what was allocated
+before, divided by its items, is the cost of an item (an over-estimate: it includes the
+pass's fixed cost), so ``HEADROOM`` of the free memory (the driver's free plus what torch
+holds unallocated) divided by it is the batch, capped at ``CAP``.
+
+On a GPU a forward pass costs about the same for one item as for dozens, so the first pass
+is never a lone item beside the rest (that was a second call, 0.3 to 1.6 s on an H100). A
+judge's first pass is the first batch itself, up to ``CAP`` items, halved after running out
+of memory, and its result is kept. A generator's is a whole sampling loop that may run out
+of memory only at its VAE decode, so it sizes on a *probe*: one image through the same call
+cut to ``generator.PROBE_STEPS`` steps (each step's activations, the decode and the text encoders are
+what peak), whose image is dropped; every image is then made in full batches. Elsewhere
+memory is rarely the limit and a CPU's throughput stops growing after a few items, so
+``auto`` is the role's fixed ``CPU_DEFAULT``.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -38,9 +47,10 @@ class AutoBatch:
         self.size: int | None = None if size == AUTO else max(1, int(size))
         self.found_by: str = "given" if self.size is not None else ""
 
-    def first_pass(self, run_one: Callable[[], T]) -> T | None:
-        """Size the batch if it is ``auto``: on CUDA by running ``run_one`` (a forward pass on
-        one item, whose result the caller keeps); None when nothing was run."""
+    def first_pass(self, run_some: Callable[[int], T], count: int = 1) -> tuple[T, int] | None:
+        """Size the batch if it is ``auto``: on CUDA by running ``run_some(k)``, a forward
+        pass on the first ``k`` items (``count``, halved each time the device runs out of
+        memory); (its result, ``k``) for the caller to keep, or None when nothing was run."""
         if self.size is not None:
             return None
         if getattr(self.device, "type", str(self.device)) != "cuda":
@@ -48,32 +58,49 @@ class AutoBatch:
             return None
         import torch
 
-        torch.cuda.synchronize(self.device)
-        torch.cuda.reset_peak_memory_stats(self.device)
-        before = torch.cuda.memory_allocated(self.device)
-        result = run_one()
-        torch.cuda.synchronize(self.device)
-        item = torch.cuda.max_memory_allocated(self.device) - before
-        free, _ = torch.cuda.mem_get_info(self.device)
-        unallocated = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
-        self.size = fit_to_memory(item, free + unallocated)
-        self.found_by = f"{item / 2**20:.0f} MiB an item, {(free + unallocated) / 2**30:.1f} GiB free"
-        return result
+        while True:
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            before = torch.cuda.memory_allocated(self.device)
+            try:
+                result = run_some(count)
+            except torch.cuda.OutOfMemoryError:
+                if count == 1:
+                    raise
+                torch.cuda.empty_cache()
+                count //= 2
+                continue
+            torch.cuda.synchronize(self.device)
+            item = (torch.cuda.max_memory_allocated(self.device) - before) // count
+            free, _ = torch.cuda.mem_get_info(self.device)
+            unallocated = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
+            self.size = fit_to_memory(item, free + unallocated)
+            self.found_by = (f"{item / 2**20:.0f} MiB an item (a pass of {count}), "
+                             f"{(free + unallocated) / 2**30:.1f} GiB free")
+            return result, count
 
 
 R = TypeVar("R")
 
 
-def batched(items: list[Any], batch: AutoBatch, run: Callable[[list[Any]], R]) -> list[R]:
-    """``run`` over ``items`` in batches of ``batch.size``; an ``auto`` batch is first sized
-    on a pass over the first item (kept as the first result)."""
+def batched(items: list[Any], batch: AutoBatch, run: Callable[[list[Any]], R],
+            probe: Callable[[Any], object] | None = None) -> list[R]:
+    """``run`` over ``items`` in batches of ``batch.size``. An ``auto`` batch is first sized
+    on ``probe(first item)`` (its result dropped) when there is a probe, else on the first
+    batch itself (kept as the first result)."""
     results: list[R] = []
     start = 0
+    if batch.size is None and items and probe is not None:
+        # A probe is cut short, and a pipeline may refuse so few steps (a scheduler's
+        # warm-up): then the batch is sized on a first image made in full, as without one.
+        with contextlib.suppress(Exception):
+            batch.first_pass(lambda count: probe(items[0]))
     if batch.size is None and items:
-        first = batch.first_pass(lambda: run(items[:1]))
+        first = batch.first_pass(lambda count: run(items[:count]),
+                                 count=1 if probe is not None else min(len(items), CAP))
         if first is not None:
-            results.append(first)
-            start = 1
+            results.append(first[0])
+            start = first[1]
     size = batch.size or 1
     for begin in range(start, len(items), size):
         results.append(run(items[begin:begin + size]))

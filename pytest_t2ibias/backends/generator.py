@@ -23,6 +23,10 @@ from ._fingerprint import settings_fingerprint
 from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve_dtype
 from ._source import ModelSource
 
+PROBE_STEPS = 2
+"""Denoising steps of the ``auto`` batch size's probe: its peak memory per image is a whole
+call's (the steps repeat; the decode and text encoders are in it), in a tenth of the time."""
+
 
 def missing_components(path_or_id: str | os.PathLike[str], given: dict[str, Any]) -> str | None:
     """Why a local pipeline folder failed to load, when a part it needs is not there: the
@@ -200,8 +204,10 @@ class DiffusersGenerator:
         for position, request in enumerate(requests):
             groups.setdefault(tuple(request.sampling.values()), []).append(position)
         for positions in groups.values():
-            for batch, sampled in batched(positions, self.batch, lambda chunk: (
-                    chunk, self._sample([requests[i] for i in chunk]))):
+            for batch, sampled in batched(
+                    positions, self.batch,
+                    lambda chunk: (chunk, self._sample([requests[i] for i in chunk])),
+                    probe=lambda i: self._sample([requests[i]], steps=PROBE_STEPS)):
                 images.update(zip(batch, sampled))
         return [images[i] for i in range(len(requests))]
 
@@ -217,8 +223,9 @@ class DiffusersGenerator:
         """Images a pipeline call takes (None: ``auto``, not sized yet)."""
         return self.batch.size
 
-    def _sample(self, batch: Sequence[ImageRequest]) -> list[Image.Image]:
-        """One pipeline call for requests sharing their sampling."""
+    def _sample(self, batch: Sequence[ImageRequest], *, steps: int | None = None) -> list[Image.Image]:
+        """One pipeline call for requests sharing their sampling (``steps``: cut short, for
+        the batch-size probe only)."""
         first = batch[0]
         # CPU generators: the same noise on every device, and per image, not per batch.
         generators = [torch.Generator("cpu").manual_seed(r.noise_seed) for r in batch]
@@ -236,7 +243,8 @@ class DiffusersGenerator:
                                    f"diffusers scheduler class; name one, e.g. "
                                    f"DPMSolverMultistepScheduler")
             self.pipeline.scheduler = scheduler_class.from_config(original.config)
-        steps = first.steps or self.steps
+        chosen = first.steps or self.steps
+        steps = min(steps, chosen) if steps and chosen else steps or chosen
         guidance = self.guidance_scale if first.guidance is None else first.guidance
         sampling = {k: v for k, v in (("num_inference_steps", steps), ("guidance_scale", guidance))
                     if v is not None}  # None: the pipeline's own
@@ -250,7 +258,7 @@ class DiffusersGenerator:
             )
         finally:
             self.pipeline.scheduler = original
-        return [image.convert("RGB") for image in output.images]
+        return [image if image.mode == "RGB" else image.convert("RGB") for image in output.images]
 
     def __repr__(self) -> str:
         return (

@@ -24,6 +24,7 @@ from .cache import (
     Cache,
     Claim,
     answer_key,
+    as_rgb,
     check_probabilities,
     content_hash,
     embedding_key,
@@ -111,7 +112,7 @@ class RequestLayer:
                 raise RuntimeError(
                     f"generator returned {len(pictures)} images for {len(batch)} requests"
                 )
-            pictures = [picture.convert("RGB") for picture in pictures]
+            pictures = [as_rgb(picture) for picture in pictures]
             check_images(_model_name(generator), [request for _, request in batch], pictures)
             for (key, request), picture in zip(batch, pictures):
                 generated = _generated(request, picture, key)

@@ -56,25 +56,139 @@ def test_auto_on_cpu_is_the_role_default_and_runs_nothing_extra():
     assert [x for chunk in results for x in chunk] == list(range(40))
 
 
-def test_auto_on_cuda_sizes_from_the_first_pass_and_keeps_its_result(monkeypatch):
-    """The first pass (one item) peaks 1 GiB above what was allocated; 10 GiB free, 2 GiB
-    held by torch unallocated: 80% of 12 GiB at 1 GiB an item is 9 items a pass."""
+class FakeCuda:
+    """torch.cuda as the batch sizing reads it: each pass peaks ``item`` bytes an item above
+    what was allocated; a pass of more than ``fits`` items runs out of memory."""
+
+    def __init__(self, item: int, free: int, fits: int = 10**6) -> None:
+        import torch
+
+        self.item, self.free, self.fits, self.last = item, free, fits, 0
+        self.allocated = 3 * 2**30
+        self.OutOfMemoryError = torch.cuda.OutOfMemoryError
+
+    def synchronize(self, device): pass
+    def reset_peak_memory_stats(self, device): pass
+    def empty_cache(self): pass
+    def memory_allocated(self, device): return self.allocated
+    def memory_reserved(self, device): return self.allocated + 2 * 2**30
+    def max_memory_allocated(self, device): return self.allocated + self.last * self.item
+    def mem_get_info(self, device): return self.free, 80 * 2**30
+
+    def run(self, chunk, calls):
+        if len(chunk) > self.fits:
+            calls.append(("out of memory", len(chunk)))
+            raise self.OutOfMemoryError("CUDA out of memory")
+        self.last = len(chunk)
+        calls.append(list(chunk))
+        return chunk
+
+
+def test_auto_on_cuda_sizes_on_the_first_batch_itself_and_keeps_its_result(monkeypatch):
+    """A judge's first pass is the first batch (20 items, not one item then the rest): it
+    peaks 20 GiB at 1 GiB an item; 10 GiB free plus 2 GiB held unallocated: 80% of 12 GiB at
+    1 GiB an item is 9 items a pass after it."""
     import torch
 
-    gib, state = 2**30, {"allocated": 3 * 2**30}
-    fake = SimpleNamespace(
-        synchronize=lambda device: None, reset_peak_memory_stats=lambda device: None,
-        memory_allocated=lambda device: state["allocated"],
-        max_memory_allocated=lambda device: state["allocated"] + gib,
-        mem_get_info=lambda device: (10 * gib, 80 * gib),
-        memory_reserved=lambda device: state["allocated"] + 2 * gib)
+    fake = FakeCuda(item=2**30, free=10 * 2**30)
     monkeypatch.setattr(torch, "cuda", fake)
     calls = []
-    batch = AutoBatch("auto", role="generator", device=SimpleNamespace(type="cuda"))
-    results = batched(list(range(20)), batch, lambda chunk: calls.append(list(chunk)) or chunk)
-    assert batch.size == 9 and "1024 MiB an item" in batch.found_by
-    assert calls == [[0], list(range(1, 10)), list(range(10, 19)), [19]]
+    batch = AutoBatch("auto", role="vqa", device=SimpleNamespace(type="cuda"))
+    results = batched(list(range(20)), batch, lambda chunk: fake.run(chunk, calls))
+    assert batch.size == 9 and "1024 MiB an item (a pass of 20)" in batch.found_by
+    assert calls == [list(range(20))]
     assert [x for chunk in results for x in chunk] == list(range(20))
+    more = batched(list(range(20)), batch, lambda chunk: fake.run(chunk, calls))
+    assert [len(chunk) for chunk in more] == [9, 9, 2]
+
+
+def test_a_first_pass_that_runs_out_of_memory_is_halved_until_it_fits(monkeypatch):
+    import torch
+
+    fake = FakeCuda(item=2**30, free=10 * 2**30, fits=12)
+    monkeypatch.setattr(torch, "cuda", fake)
+    calls = []
+    batch = AutoBatch("auto", role="vqa", device=SimpleNamespace(type="cuda"))
+    results = batched(list(range(50)), batch, lambda chunk: fake.run(chunk, calls))
+    assert calls[:3] == [("out of memory", 50), ("out of memory", 25), list(range(12))]
+    assert batch.size == 9 and [x for chunk in results for x in chunk] == list(range(50))
+
+
+def test_one_item_that_runs_out_of_memory_is_the_error(monkeypatch):
+    import torch
+
+    fake = FakeCuda(item=2**30, free=10 * 2**30, fits=0)
+    monkeypatch.setattr(torch, "cuda", fake)
+    batch = AutoBatch("auto", role="vqa", device=SimpleNamespace(type="cuda"))
+    with pytest.raises(torch.cuda.OutOfMemoryError):
+        batched(list(range(4)), batch, lambda chunk: fake.run(chunk, []))
+
+
+def test_a_probe_sizes_the_batch_then_every_item_runs_in_full_batches(monkeypatch):
+    """A generator's first pass is a probe (a short call whose result is dropped), so the
+    items are not split into a lone first one and the rest: 16 items, one call of 16."""
+    import torch
+
+    fake = FakeCuda(item=2**30, free=23 * 2**30)  # 80% of 25 GiB at 1 GiB: 20 a pass
+    monkeypatch.setattr(torch, "cuda", fake)
+    probed, calls = [], []
+
+    def probe(item):
+        probed.append(item)
+        fake.last = 1
+
+    batch = AutoBatch("auto", role="generator", device=SimpleNamespace(type="cuda"))
+    results = batched(list(range(16)), batch, lambda chunk: fake.run(chunk, calls), probe=probe)
+    assert batch.size == 20 and probed == [0]
+    assert calls == [list(range(16))]
+    assert [x for chunk in results for x in chunk] == list(range(16))
+
+
+def test_a_probe_the_pipeline_refuses_falls_back_to_a_first_item_made_in_full(monkeypatch):
+    import torch
+
+    fake = FakeCuda(item=2**30, free=10 * 2**30)
+    monkeypatch.setattr(torch, "cuda", fake)
+
+    def probe(item):
+        raise ValueError("operands could not be broadcast")  # PNDM at one step, say
+
+    calls = []
+    batch = AutoBatch("auto", role="generator", device=SimpleNamespace(type="cuda"))
+    results = batched(list(range(5)), batch, lambda chunk: fake.run(chunk, calls), probe=probe)
+    assert calls == [[0], [1, 2, 3, 4]] and batch.size == 9
+    assert [x for chunk in results for x in chunk] == list(range(5))
+
+
+def test_the_generator_probes_with_a_short_call_then_makes_every_image_in_one_call(monkeypatch):
+    import torch
+    from PIL import Image
+
+    from pytest_t2ibias._types import ImageRequest
+    from pytest_t2ibias.backends import generator as generator_module
+
+    monkeypatch.setattr(torch, "cuda", FakeCuda(item=2**30, free=23 * 2**30))
+    monkeypatch.setattr(generator_module, "resolve_device", lambda device: SimpleNamespace(type="cuda"))
+    calls = []
+
+    class Pipeline:
+        scheduler = SimpleNamespace(config={})
+
+        def to(self, *args):
+            return self
+
+        def set_progress_bar_config(self, **kwargs):
+            pass
+
+        def __call__(self, prompt, generator, output_type, num_inference_steps=30, guidance_scale=7.5):
+            calls.append((len(prompt), num_inference_steps))
+            return SimpleNamespace(images=[Image.new("RGB", (8, 8)) for _ in prompt])
+
+    made = generator_module.DiffusersGenerator(Pipeline(), model_fingerprint="fake", batch_size="auto",
+                                               device="cuda")
+    images = made.generate([ImageRequest(prompt=f"a photo {i}", seed=0, index=i) for i in range(16)])
+    assert len(images) == 16
+    assert calls == [(1, generator_module.PROBE_STEPS), (16, 30)]  # the probe, then one call
 
 
 def test_a_given_size_is_used_as_given():
