@@ -511,8 +511,9 @@ def _band_summary(rows: list[SequentialRow]) -> list[str]:
     at_bound = [r for r in outside if r.ever_excluded == 0 and r.fixed_excluded == 0]
     betting = [r for r in outside if r not in at_bound and r.method.startswith("betting")]
     other = [r for r in outside if r not in at_bound + betting]
-    union_outside = [r for r in rows if not np.isnan(r.union_ever_excluded)
-                     and not low <= 1 - r.union_ever_excluded <= high]
+    compared = [r for r in rows if not np.isnan(r.union_ever_excluded) and r not in at_bound]
+    union_outside = [r for r in compared if not low <= 1 - r.union_ever_excluded <= high]
+    exact_outside = [r for r in compared if r in outside]
 
     def sd(r: SequentialRow) -> float:
         edge = 1 - high if r.coverage > high else 1 - low
@@ -520,9 +521,12 @@ def _band_summary(rows: list[SequentialRow]) -> list[str]:
 
     text = (f"Coverage against issue #46's band [{100 * low:g}%, {100 * high:g}%]: "
             f"{len(rows) - len(outside)} of {len(rows)} cells within it, {len(below)} below "
-            f"it (at the union bound's levels, {len(union_outside)} of the "
-            f"{sum(not np.isnan(r.union_ever_excluded) for r in rows)} cells that have them "
-            "were outside). ")
+            f"it. Of the {len(compared)} cells with a union-bound column and the truth off "
+            f"the figure's bound, {len(exact_outside)} are outside at the exact boundaries, "
+            f"{len(union_outside)} were at the union bound's levels ("
+            + ", ".join(f"cap {cap}: {sum(r.looks[-1] == cap for r in exact_outside)} against "
+                        f"{sum(r.looks[-1] == cap for r in union_outside)}"
+                        for cap in sorted({r.looks[-1] for r in compared})) + "). ")
     if at_bound:
         text += (f"{len(at_bound)} hold 100% by construction: the truth on the figure's own "
                  "bound (" + ", ".join(sorted({f"{r.truth}" for r in at_bound}))
@@ -535,18 +539,31 @@ def _band_summary(rows: list[SequentialRow]) -> list[str]:
                  + "): the confidence sequence holds at every n, read here at "
                  "only the looks, and Ville's inequality is not tight for discrete bets; no "
                  "check gates on it. ")
+    itself = [r for r in other if r.fixed_excluded < 1 - high]
+    chance = [r for r in other if r not in itself and sd(r) <= 2]
+    unexplained = [r for r in other if r not in itself + chance]
+
+    def listed(cells: list[SequentialRow]) -> str:
+        return "; ".join(f"cap {r.looks[-1]}, {r.metric} {r.truth}: {100 * r.coverage:.1f}% "
+                         f"({sd(r):.1f} sd at {r.reps} sequences; the fixed-n 95% interval on "
+                         f"the cap's images {100 * (1 - r.fixed_excluded):.1f}%)"
+                         for r in cells)
+
+    if itself:
+        text += (f"{len(itself)} above it because the interval itself is at that n: the "
+                 f"fixed-n 95% interval on the cap's images alone holds the truth more often "
+                 f"than {100 * high:g}% too, the figure's few values at small n (or the truth "
+                 "next to its bound) setting it, and no level of the sequential construction "
+                 "lowers it below the fixed design's (" + listed(itself) + "). ")
+    if chance:
+        text += (f"{len(chance)} above it by at most two binomial sd, as some of "
+                 f"{len(rows)} cells will be by chance (" + listed(chance) + "). ")
+    if unexplained:
+        text += (f"{len(unexplained)} above it by more, unexplained here ("
+                 + listed(unexplained) + "). ")
     if other:
-        text += (f"{len(other)} other cells outside, each with its distance from the band "
-                 "in binomial sd at its sequences and the fixed-n 95% interval's own coverage "
-                 "on the cap's images: "
-                 + "; ".join(f"cap {r.looks[-1]}, {r.metric} {r.truth}: "
-                             f"{100 * r.coverage:.1f}% ({sd(r):.1f} sd; fixed at cap "
-                             f"{100 * (1 - r.fixed_excluded):.1f}%)" for r in other)
-                 + ". Where the fixed-n interval itself holds the truth more often than "
-                 f"{100 * high:g}% at that n, the figure's few values at small n set it, and "
-                 "no level of the sequential construction lowers it below the fixed "
-                 "design's; the section \"Coverage under optional stopping, suspect by "
-                 "suspect\" measures each suspect on shared sequences "
+        text += ("The section \"Coverage under optional stopping, suspect by suspect\" "
+                 "measures each suspect on shared sequences "
                  "(`validation/sequential_overcoverage.py`).")
     return [text]
 

@@ -153,7 +153,7 @@ def main() -> None:
                          f"| {truth:.3f} | " + " | ".join(cells)
                          + f" | {100 * alone:.1f}% | {100 * fixed:.1f}% "
                          f"| {_attribution(ever_by, alone, fixed)} |")
-            print(lines[-1], flush=True)
+            print(lines[-1], file=sys.stderr, flush=True)  # progress
     lines += ["", f"{time.time() - start:.0f} s.", ""]
     if args.markdown:
         sequential.write_section(args.markdown, "\n".join(lines), SECTION)
