@@ -41,7 +41,11 @@ import sequential_coverage as sequential
 from scipy.stats import beta
 
 from pytest_t2ibias.metrics.posterior import interval_from_counts
-from pytest_t2ibias.metrics.sequential import doubling_looks, look_confidences
+from pytest_t2ibias.metrics.sequential import (
+    LOOK_CALIBRATION,
+    doubling_looks,
+    look_confidences,
+)
 
 VARIANTS = {"union, factor": (None, False), "exact, factor": (None, True),
             "union, no factor": (1.0, False), "exact, no factor": (1.0, True)}
@@ -118,14 +122,16 @@ def main() -> None:
     sd = 100 * np.sqrt(0.04 * 0.96 / args.reps)
     lines = [
         SECTION, "",
-        (f"Written by `python validation/sequential_overcoverage.py --reps {args.reps} "
-         "--markdown docs/coverage.md` (do not edit; the script's doc says what each column "
-         "is). Why a cell of the section above can hold the truth more often than 97.5%: "
+        (f"Written by `python validation/sequential_overcoverage.py --reps {args.reps}"
+         + ("" if args.spending == "obrien_fleming" else f" --spending {args.spending}")
+         + (" --markdown docs/coverage.md` (do not edit; " if args.markdown else "` (")
+         + "the script's doc says what each column is). Why a cell of the section above can hold the truth more often than 97.5%: "
          f"each suspect on the same sequences ({args.reps} a cell, {args.spending} spending; "
          f"binomial sd of a 4% rate {sd:.1f} points), ever excluded (1 - coverage) and in "
          "brackets the cap's level. *union*: each look at 1 minus its increment (before "
-         "issue #46); *exact*: the recursive boundaries (now); *factor*: alpha/1.5 spent "
-         "(`LOOK_CALIBRATION`), *no factor*: all of alpha; *cap alone*: the cap's look by "
+         "issue #46); *exact*: the recursive boundaries (now); *factor*: "
+         f"alpha/{LOOK_CALIBRATION[args.spending]:g} spent (`LOOK_CALIBRATION`), *no factor*: "
+         "all of alpha; *cap alone*: the cap's look by "
          "itself at its level now; *fixed at cap*: the fixed-n 95% interval on the cap's "
          "images; *reading*: which suspect holds a cell above 97.5%, read off its columns. The "
          "futility stop plays no part: coverage is over every look to the cap."),
