@@ -11,8 +11,9 @@ takes it as the check's n.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -183,15 +184,40 @@ MAX_LABELS = 4096
 """Where ``labels_per_class`` stops looking: more than this is said as "more than 4096"."""
 
 
+def measured_confusion(records: Sequence[Mapping[str, Any]], judge: str,
+                       axis: AxisSpec) -> tuple[np.ndarray, str] | None:
+    """``judge``'s confusion on ``axis`` as an earlier run measured it (``records``: the
+    cache's remembered calibrations, ``store.calibrations``), rows normalised to shares, and
+    where and when it was measured; the latest record with the axis' choices. None when none
+    was remembered, or a class has no labelled image in it."""
+    matching = [r for r in records if r.get("judge") == judge and r.get("axis") == axis.name
+                and list(r.get("choices", ())) == list(axis.choices)]
+    if not matching:
+        return None
+    record = max(matching, key=lambda r: str(r.get("recorded", "")))
+    try:
+        counts = np.array([[float(record["confusion"][truth][judged]) for judged in axis.choices]
+                           for truth in axis.choices])
+    except (KeyError, TypeError, ValueError):
+        return None
+    totals = counts.sum(axis=1, keepdims=True)
+    if (totals <= 0).any():
+        return None
+    where = record.get("where") or record.get("source") or "an earlier run"
+    return counts / totals, f"{where}, recorded {record.get('recorded', '?')}"
+
+
 def labels_per_class(item: PlannedItem, axis: AxisSpec, *,
-                     accuracy: float = ASSUMED_JUDGE_ACCURACY) -> int:
+                     accuracy: float = ASSUMED_JUDGE_ACCURACY,
+                     confusion: np.ndarray | None = None) -> int:
     """Labels a class a labelled calibration needs for the check to decide at its margin:
     the fewest L for which the calibration alone (a confusion measured on L labels a class,
     the shares themselves known) moves the corrected figure at the threshold by at most half
     the margin, at the check's confidence (the other half is the sample's). Doubling, then
     bisection, over ``LABEL_DRAWS`` seeded draws of the confusion; ``MAX_LABELS`` + 1 when
     even ``MAX_LABELS`` are too few; for kinds without a power model, the 48 images a value a
-    counterfactual calibration draws."""
+    counterfactual calibration draws. ``confusion``: the judge's, as measured (rows of
+    shares, ``measured_confusion``), in place of one ``accuracy`` right on every class."""
     from .kinds._judge import CALIBRATION_IMAGES
     from .metrics import ideal_shares
     from .metrics.judge import confusion_draws, correct_shares
@@ -204,8 +230,9 @@ def labels_per_class(item: PlannedItem, axis: AxisSpec, *,
     k = len(axis.choices)
     ideal = ideal_shares(axis.ideal, axis.choices) if metric == "w1" else None
     truth = np.array(shares_at(threshold, metric, k, ideal, axis.ordered))
-    confusion = np.full((k, k), (1 - accuracy) / max(k - 1, 1))
-    np.fill_diagonal(confusion, accuracy)
+    if confusion is None or np.shape(confusion) != (k, k):
+        confusion = np.full((k, k), (1 - accuracy) / max(k - 1, 1))
+        np.fill_diagonal(confusion, accuracy)
     judged = truth @ confusion
     confidence = item.plan.levels.gate or 0.95
     margin = float(check.params.margin)
@@ -272,12 +299,15 @@ def limit_of(check: CheckSpec) -> float | None:
 
 
 def plan_item(nodeid: str, item: PlannedItem, *, power: float, calibrates: bool = True,
-              work: Work | None = None) -> ItemPlan:
+              work: Work | None = None,
+              confusion_of: Callable[[AxisSpec], tuple[np.ndarray, str] | None] | None = None,
+              ) -> ItemPlan:
     """The item's cost and the images its threshold needs at its plan's gate (None: its
     point estimate decides). ``item``: phrased (``counterfactuals: llm`` axes from their
     lock), so its ``work`` names the prompts it draws; ``calibrates`` False: an item that will
     not run, whose judge's calibration draws nothing (``kinds._judge``); ``work``: the item's,
-    when the session plan worked it out already."""
+    when the session plan worked it out already; ``confusion_of``: an axis' judge as an
+    earlier run measured it (``measured_confusion``), for the labels a class it needs."""
     from .kinds import work_of
 
     check, axis, plan = item.check, item.axis, item.plan
@@ -300,11 +330,15 @@ def plan_item(nodeid: str, item: PlannedItem, *, power: float, calibrates: bool 
         note = "; ".join(filter(None, [note, never]))
     calibration_images = calibration_drawn(work) if calibrates else 0
     if axis is not None and labelled(axis) and plan.judge_correction != "off":
-        labels = labels_per_class(item, axis)
+        measured = confusion_of(axis) if confusion_of is not None else None
+        labels = labels_per_class(item, axis, confusion=measured[0] if measured else None)
         count = str(labels) if labels <= MAX_LABELS else f"more than {MAX_LABELS}"
+        judge = (f"for the judge as measured on {measured[1]}" if measured else
+                 f"assuming a judge {ASSUMED_JUDGE_ACCURACY:.0%} right on every class (no "
+                 f"measured calibration of it in the cache yet)")
         note = "; ".join(filter(None, [note, (
             f"its labelled calibration needs {count} labels a class of {axis.name} "
-            f"({', '.join(axis.choices)}) to decide at its margin (t2ibias label)")]))
+            f"({', '.join(axis.choices)}) to decide at its margin, {judge} (t2ibias label)")]))
     if calibration_images:
         note = "; ".join(filter(None, [note, f"{calibration_images} images calibrate the judge"]))
     return ItemPlan(nodeid, plan.images_per_prompt, prompts, needed, note, calibration_images)

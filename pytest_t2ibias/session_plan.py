@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ._settings import Settings
     from ._test_call import Sightings
     from .family import Family
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from .plan import Levels, Plan
     from .planner import ItemPlan
     from .reports.progress import RunTally
+    from .suite_spec import AxisSpec
     from .verdict import Verdict
 
 
@@ -197,11 +200,18 @@ class SessionPlan:
 
     def item_plans(self) -> list[ItemPlan]:
         """``--t2i-plan``'s rows: each entry's cost and the images its threshold needs."""
-        from .planner import plan_item
+        from .instrument import judge_name
+        from .planner import measured_confusion, plan_item
+        from .store.calibrations import recalled
 
-        power = self.session.settings.power
-        return [plan_item(entry.nodeid, entry.item or entry.written, power=power,
-                          calibrates=entry.runs, work=entry.work)
+        settings = self.session.settings
+        remembered = recalled(None if settings.no_cache else settings.cache_dir)
+
+        def confusion_of(axis: AxisSpec) -> tuple[np.ndarray, str] | None:
+            return measured_confusion(remembered, judge_name(settings, axis), axis)
+
+        return [plan_item(entry.nodeid, entry.item or entry.written, power=settings.power,
+                          calibrates=entry.runs, work=entry.work, confusion_of=confusion_of)
                 for entry in self.entries]
 
     def planned(self) -> list[tuple[str, PlannedItem, Work]]:

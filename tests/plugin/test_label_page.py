@@ -179,14 +179,36 @@ def test_labels_typed_on_the_page_calibrate_the_suite_fully(project, tmp_path):
         shutil.copy(tmp_path / "label-page.png", REPO / "docs" / "screens" / "label-page.png")
 
 
-def test_the_plan_says_how_many_labels_a_class_the_check_needs(project):
+def _plan_lines(project: Path, cache: Path) -> list[str]:
     run = _run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tiny.t2i.yaml",
-                "--t2i-plan"], project)
+                "--t2i-plan", f"--t2i-cache-dir={cache}"], project)
     assert run.returncode == 0, run.stdout + run.stderr
-    lines = [line for line in run.stdout.splitlines() if "labelled calibration needs" in line]
+    lines = [" ".join(line.split()) for line in run.stdout.splitlines()
+             if "labelled calibration needs" in line]
     assert len(lines) == 2, run.stdout  # doctor and nurse
+    return lines
+
+
+def test_the_plan_says_how_many_labels_a_class_the_check_needs(project, tmp_path):
     # severity 0.9 on two classes is steep: the 95% spread of a 90% judge's calibration stays
     # above half the 0.1 margin even at 4096 labels a class (planner.labels_per_class)
+    lines = _plan_lines(project, tmp_path / "empty-cache")
     assert all("its labelled calibration needs more than 4096 labels a class of gender "
-               "(male, female) to decide at its margin (t2ibias label)" in " ".join(line.split())
+               "(male, female) to decide at its margin, assuming a judge 90% right on every "
+               "class (no measured calibration of it in the cache yet) (t2ibias label)" in line
                for line in lines), lines
+
+
+def test_the_label_plan_reads_the_judge_the_cache_remembers(project, tmp_path):
+    import numpy as np
+
+    from pytest_t2ibias.metrics.judge import JudgeCalibration
+    from pytest_t2ibias.store.calibrations import remember
+
+    cache = tmp_path / "cache"
+    remember(cache, JudgeCalibration(
+        judge=f"VQA {REPO / 'fixtures' / 'toy-clip'}", axis="gender", choices=("male", "female"),
+        counts=np.array([[18, 2], [5, 15]]), source="labelled folder", where="labels-by-alice/"))
+    lines = _plan_lines(project, cache)
+    assert all("to decide at its margin, for the judge as measured on labels-by-alice/, "
+               "recorded 20" in line for line in lines), lines

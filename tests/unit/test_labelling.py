@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from pytest_t2ibias.labelling import LabelBook, LabelSession, LabelTask, serve
-from pytest_t2ibias.planner import labels_per_class
+from pytest_t2ibias.planner import labels_per_class, measured_confusion
 from pytest_t2ibias.suite_spec import AxisSpec
 
 
@@ -152,3 +152,38 @@ def test_labels_a_class_grow_as_the_margin_narrows_and_the_judge_errs_more():
     assert 2 <= wide < narrow and wide < worse_judge
     # the calibration's part of the width, ~1/sqrt(L): half the margin, about 4x the labels
     assert 2.5 < narrow / wide < 6
+
+
+def _record(axis: str, confusion: dict, recorded: str, where: str = "labels/") -> dict:
+    return {"judge": "VQA toy-clip", "axis": axis, "choices": ["male", "female"],
+            "confusion": confusion, "where": where, "recorded": recorded, "readable": True}
+
+
+def test_the_label_plan_reads_the_judge_as_an_earlier_run_measured_it():
+    """A remembered calibration (70% right on women, 95% on men) replaces the assumed 90%
+    judge: the newest record of this judge and axis, rows as shares; a worse judge needs
+    more labels a class."""
+    older = _record("gender", {"male": {"male": 9, "female": 1}, "female": {"male": 1, "female": 9}},
+                    "2026-11-01T00:00:00+00:00")
+    newer = _record("gender", {"male": {"male": 19, "female": 1}, "female": {"male": 6, "female": 14}},
+                    "2026-11-20T00:00:00+00:00", where="labels-v2/")
+    other_judge = {**newer, "judge": "VQA another", "recorded": "2026-11-30T00:00:00+00:00"}
+    measured = measured_confusion([older, newer, other_judge], "VQA toy-clip", _axis())
+    assert measured is not None
+    confusion, where = measured
+    assert confusion.tolist() == [[0.95, 0.05], [0.3, 0.7]]
+    assert "labels-v2/" in where and "2026-11-20" in where
+    item = _Item(0.3, 0.2, 0.95)
+    assert labels_per_class(item, _axis(), confusion=confusion) > labels_per_class(item, _axis())
+
+
+@pytest.mark.parametrize("records", [
+    [],  # nothing remembered
+    [_record("age", {"male": {"male": 1, "female": 0}, "female": {"male": 0, "female": 1}},
+             "2026-11-20")],  # another axis
+    [_record("gender", {"male": {"male": 5, "female": 0}, "female": {"male": 0, "female": 0}},
+             "2026-11-20")],  # a class with no labelled image
+    [_record("gender", {"male": {"male": "x"}}, "2026-11-20")],  # not a table of counts
+])
+def test_no_usable_measurement_leaves_the_assumed_judge(records):
+    assert measured_confusion(records, "VQA toy-clip", _axis()) is None
