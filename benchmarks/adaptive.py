@@ -26,6 +26,11 @@ in the whole run a prompt's images are the most any check reads of it, and the k
 keep their fixed n, intermit's search above all, read the same prompts), and the images of
 a run of only the other checks (``fixed_kinds_only``: what the run reads even if every
 adaptive check cost nothing, so the floor of ``images_ratio`` on these suites).
+
+Its runs load ``-p images_by_check`` (``benchmarks/images_by_check.py``), and so may the runs
+given to ``--reports`` (PYTHONPATH=benchmarks): the JSON then says where each run's images go
+(``images_by_check``): the calibration's share, and per check what it reads and what it alone
+costs (images no other check reads).
 """
 
 from __future__ import annotations
@@ -56,12 +61,15 @@ def run_suites(cache: Path, report: Path, *extra: str,
                targets: tuple[str, ...] = ("example_suites",)) -> tuple[dict, float]:
     """The example suites (or the ``targets`` node ids) through pytest on ``cache``; the
     JSON report and the seconds."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": os.environ.get(
-        "OMP_NUM_THREADS", "1")}
+    path = os.pathsep.join(filter(None, [str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": path,
+           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     start = time.time()
+    # -p images_by_check: each check's images beside the report (``where_images_go``)
     subprocess.run([sys.executable, "-m", "pytest", *targets, "-q", "-p",
-                    "no:cacheprovider", f"--t2i-cache-dir={cache}", f"--t2i-json={report}",
-                    *extra], cwd=ROOT, env=env, check=False, stdout=subprocess.DEVNULL)
+                    "no:cacheprovider", "-p", "images_by_check", f"--t2i-cache-dir={cache}",
+                    f"--t2i-json={report}", *extra], cwd=ROOT, env=env, check=False,
+                   stdout=subprocess.DEVNULL)
     return json.loads(report.read_text()), time.time() - start
 
 
@@ -174,6 +182,31 @@ def summary(args: argparse.Namespace, fixed: dict, adaptive: dict) -> dict:
     }
 
 
+def where_images_go(fixed_report: Path, adaptive_report: Path) -> dict | None:
+    """Each run's images by check (``benchmarks/images_by_check.py``'s ``<report>.images.json``,
+    written when the run loaded it with ``-p images_by_check``): the distinct images, the
+    calibration's, those only one check reads, and per check, in both runs, what it reads and
+    what it alone costs. None without both."""
+    sidecars = [Path(f"{report}.images.json") for report in (fixed_report, adaptive_report)]
+    if not all(path.is_file() for path in sidecars):
+        return None
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from images_by_check import summarise
+
+    fixed, adaptive = (summarise(path) for path in sidecars)
+    by_check = {row["nodeid"]: {"fixed": row} for row in fixed["checks"]}
+    for row in adaptive["checks"]:
+        by_check.setdefault(row["nodeid"], {})["adaptive"] = row
+    checks = [{"nodeid": nodeid,
+               **{f"{mode}_{part}": both.get(mode, {}).get(part)
+                  for mode in ("fixed", "adaptive") for part in ("own", "calibration", "alone")}}
+              for nodeid, both in by_check.items()]
+    checks.sort(key=lambda c: -((c["adaptive_alone"] or 0) + (c["fixed_alone"] or 0)))
+    return {"fixed": {k: v for k, v in fixed.items() if k != "checks"},
+            "adaptive": {k: v for k, v in adaptive.items() if k != "checks"},
+            "checks": checks}
+
+
 def one_run(args: argparse.Namespace, adaptive: dict) -> dict:
     """One run at the defaults, alone: what it read, where each adaptive check stopped
     (before its cap decided, before its cap as will-not-decide, or at its cap), per kind, and
@@ -263,8 +296,12 @@ def main() -> None:
     if args.reports:
         fixed, adaptive = (json.loads(path.read_text()) for path in args.reports)
         result = summary(args, fixed, adaptive)
+        breakdown = where_images_go(*args.reports)
+        if breakdown is not None:
+            result["images_by_check"] = breakdown
         args.out.write_text(json.dumps(result, indent=1) + "\n")
-        print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
+        print(json.dumps({k: v for k, v in result.items()
+                          if k not in ("checks", "images_by_check")}, indent=1))
         return
     if args.cache is None:
         parser.error("--cache or --reports is required")
@@ -275,6 +312,7 @@ def main() -> None:
         extra = (([f"--t2i-adaptive-max={args.adaptive_max}"] if args.adaptive_max else [])
                  + ([f"--t2i-adaptive-spending={args.spending}"] if args.spending else []))
         adaptive, adaptive_seconds = run_suites(cache, Path(scratch) / "adaptive.json", *extra)
+        breakdown = where_images_go(Path(scratch) / "fixed.json", Path(scratch) / "adaptive.json")
         # the checks that can sample adaptively, alone: their images are not hidden by a
         # fixed-n check that reads the same prompt (an intermit search, an intervention)
         only = ["-k", " or ".join(adaptive_kinds())]
@@ -312,9 +350,11 @@ def main() -> None:
         "inconclusive_at_fixed_n": beyond,
         "seconds": {"fixed": round(fixed_seconds, 1), "adaptive": round(adaptive_seconds, 1)},
         "checks": checks,
+        **({"images_by_check": breakdown} if breakdown is not None else {}),
     })
     args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in result.items() if k != "checks"}, indent=1))
+    print(json.dumps({k: v for k, v in result.items()
+                      if k not in ("checks", "images_by_check")}, indent=1))
 
 
 if __name__ == "__main__":

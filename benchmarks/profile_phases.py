@@ -1,57 +1,108 @@
 """Issue #46: where a cold example run's time goes, by phase: model loads, generation,
-judging, BGPS search and probe training, reports, and the rest.
+judging, BGPS search and probe training, the checks' statistics, reports, and the rest.
 
-    python benchmarks/profile_phases.py example_suites/toy_occupations.t2i.yaml -k gender_balance_control
-    python benchmarks/profile_phases.py example_suites/toy_bgps.t2i.yaml
+    python benchmarks/profile_phases.py example_suites/
+    python benchmarks/profile_phases.py example_suites/toy_bgps.t2i.yaml --profile
 
-Runs pytest in this process under cProfile, with a fresh cache (every image generated, every
-answer scored), and reads each phase as the cumulative time of its entry points (the
-functions below; a phase's entry points never call one another). Phases can nest: a BGPS
-search generates images and reads the UNet, so its seconds include some generation's.
-The rest is collection, planning, statistics and pytest. Only the main thread is profiled:
-the cache writes run on the writer thread and are not counted. A suite whose BGPS prompts are
-locked (``*.bgps.lock.json``) reads them and searches nothing.
+Runs pytest in this process with a fresh cache (every image generated, every answer scored).
+Each phase's entry points (``PHASES``) are wrapped by a clock that gives every second of the
+main thread's wall time to the innermost phase running, so the phases never overlap and sum to
+the wall time: a check's statistics that generate the images they need count the generating
+as generation, and a BGPS search's image reads count as generation too. The rest is
+collection, planning, imports and pytest. No profiler runs unless ``--profile`` asks for the
+plugin's busiest functions (cProfile, which slows Python-heavy code more than torch's). The
+cache writes run on writer threads, beside the phases, and are not counted. A suite whose
+BGPS prompts are locked (``*.bgps.lock.json``) reads them and searches nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
+import os
 import pstats
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
 PHASES: dict[str, tuple[tuple[str, str], ...]] = {
-    "model loads": (("backends/_hf.py", "load_pretrained"),),
-    "generation": (("backends/generator.py", "_sample"),),
-    "judging": (("backends/vqa.py", "score"), ("backends/vqa.py", "embed_images"),
-                ("backends/classifier.py", "score")),
-    "BGPS search": (("methods/bgps/search.py", "bgps_search"),),
-    "probe training": (("backends/probe.py", "train_probe"),),
-    "adaptive looks (each look's statistics)": (("session_plan.py", "decided"),),
-    "reports": (("_session.py", "_write_report"), ("reports/terminal.py", "summary_table")),
-    "imports (some inside model loads)": (("<frozen importlib._bootstrap>", "_find_and_load"),),
+    "model loads": (("pytest_t2ibias.backends._hf", "load_pretrained"),),
+    "generation": (("pytest_t2ibias.backends.generator", "DiffusersGenerator._sample"),),
+    "judging": (("pytest_t2ibias.backends.vqa", "ClipAnswerer.score"),
+                ("pytest_t2ibias.backends.vqa", "ClipAnswerer.embed_images"),
+                ("pytest_t2ibias.backends.vqa", "GenerativeAnswerer.score"),
+                ("pytest_t2ibias.backends.classifier", "ClassifierAnswerer.score")),
+    "BGPS search (its LLM and UNet reads)": (("pytest_t2ibias.methods.bgps.search", "bgps_search"),),
+    "probe training": (("pytest_t2ibias.backends.probe", "train_probe"),),
+    "checks' statistics (each look and verdict)": (
+        ("pytest_t2ibias.session_plan", "SessionPlan.judge"),
+        ("pytest_t2ibias.session_plan", "SessionPlan.chance_to_decide")),
+    "reports": (("pytest_t2ibias._session", "T2ISession._write_report"),
+                ("pytest_t2ibias.reports.terminal", "summary_table")),
 }
-"""Phase -> (file suffix, function name) entry points."""
+"""Phase -> (module, qualified name) entry points."""
+REST = "the rest (collection, planning, imports, pytest)"
 
 
-def phase_seconds(stats: pstats.Stats) -> dict[str, float]:
-    seconds = dict.fromkeys(PHASES, 0.0)
-    for (filename, _, name), (_, _, _, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
-        path = filename.replace("\\", "/")
+class PhaseClock:
+    """The main thread's wall time, given to the innermost phase running."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.seconds: dict[str, float] = dict.fromkeys([*PHASES, REST], 0.0)
+        self.mark = time.perf_counter()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.seconds[self.stack[-1] if self.stack else REST] += now - self.mark
+        self.mark = now
+
+    def timed(self, phase: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                return function(*args, **kwargs)
+            self._tick()
+            self.stack.append(phase)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._tick()
+                self.stack.pop()
+        return wrapper
+
+    def install(self) -> None:
+        """Wrap every entry point where it is defined and wherever its name was imported."""
+        import importlib
+
         for phase, entries in PHASES.items():
-            if any(path.endswith(suffix) and name == function for suffix, function in entries):
-                seconds[phase] += cumulative
-    return seconds
+            for module_name, qualified in entries:
+                module = importlib.import_module(module_name)
+                owner_name, _, name = qualified.rpartition(".")
+                owner = getattr(module, owner_name) if owner_name else module
+                original = getattr(owner, name)
+                wrapped = self.timed(phase, original)
+                setattr(owner, name, wrapped)
+                if owner_name:
+                    continue
+                for other in list(sys.modules.values()):  # ``from .x import f`` copies
+                    if getattr(other, "__name__", "").startswith("pytest_t2ibias") \
+                            and getattr(other, name, None) is original:
+                        setattr(other, name, wrapped)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--top", type=int, default=15, help="the plugin's functions to list by cumulative time")
+    parser.add_argument("--profile", action="store_true",
+                        help="also cProfile the run and list the plugin's busiest functions")
+    parser.add_argument("--top", type=int, default=15, help="with --profile: how many functions")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="an empty folder to use as the cold cache and keep (default: a "
                              "temporary one, removed)")
@@ -61,32 +112,38 @@ def main() -> None:
 
     if args.cache_dir is not None and args.cache_dir.exists() and any(args.cache_dir.iterdir()):
         parser.error(f"--cache-dir {args.cache_dir} is not empty: the run must be cold")
+    clock = PhaseClock()
+    clock.install()
     with tempfile.TemporaryDirectory(prefix="t2ibias-phases-") as scratch:
         cache = str(args.cache_dir or scratch)
         command = [*args.pytest_args, "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                    f"--t2i-cache-dir={cache}"]
-        profiler = cProfile.Profile()
-        start = time.perf_counter()
-        profiler.enable()
+        profiler = cProfile.Profile() if args.profile else None
+        start, cpu = time.perf_counter(), os.times()
+        clock.mark = start
+        if profiler:
+            profiler.enable()
         code = pytest.main(command)
-        profiler.disable()
-        wall = time.perf_counter() - start
-    seconds = phase_seconds(pstats.Stats(profiler))
-    print(f"\npytest {' '.join(args.pytest_args)}: exit {int(code)}, {wall:.1f} s wall (cold cache)")
-    counted = 0.0
-    for phase, value in seconds.items():
-        print(f"  {phase:42} {value:8.1f} s  {value / wall:6.1%}")
-        if "inside" not in phase:
-            counted += value
-    print(f"  {'the rest (collection, planning, statistics)':42} {wall - counted:8.1f} s  "
-          f"{(wall - counted) / wall:6.1%}")
-    print(f"\nthe plugin's {args.top} functions with the most cumulative time:")
+        if profiler:
+            profiler.disable()
+        clock._tick()
+        wall, used = time.perf_counter() - start, os.times()
+    cpu_seconds = (used.user - cpu.user) + (used.system - cpu.system)
+    load = os.getloadavg()
+    print(f"\npytest {' '.join(args.pytest_args)}: exit {int(code)}, {wall:.1f} s wall (cold cache), "
+          f"{cpu_seconds:.1f} s CPU (this process, every thread), {len(os.sched_getaffinity(0))} "
+          f"usable CPUs, load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
+          f"(1 / 5 / 15 min)")
+    for phase, value in clock.seconds.items():
+        print(f"  {phase:46} {value:8.1f} s  {value / wall:6.1%}")
+    if profiler is None:
+        return
+    print(f"\nthe plugin's {args.top} functions with the most cumulative time (cProfile):")
     plugin = {key: value for key, value in pstats.Stats(profiler).stats.items()  # type: ignore[attr-defined]
               if "pytest_t2ibias" in key[0]}
     for (filename, line, name), value in sorted(plugin.items(), key=lambda item: -item[1][3])[:args.top]:
         where = filename.split("pytest_t2ibias/")[-1]
         print(f"  {value[3]:8.1f} s  {where}:{line}({name})")
-    print("cProfile slows Python-heavy phases more than torch-heavy ones; the split is a guide.")
 
 
 if __name__ == "__main__":

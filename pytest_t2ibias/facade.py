@@ -119,8 +119,9 @@ class T2IBias:
 
     def counterfactual_suite(self, suite: Suite, subject: str) -> Suite:
         """``suite`` with its ``counterfactuals: llm`` axes phrased for ``subject``: from the
-        lock file beside the suite, written with --t2i-llm when missing (``_prompt_lock``)."""
-        return self.locks.phrase(suite, subject)
+        lock file beside the suite (the run's protocol's), written with --t2i-llm when
+        missing (``_prompt_lock``)."""
+        return self.locks.phrase(suite, subject, plan_for(self.settings, suite).protocol)
 
     # -- methods ------------------------------------------------------------------------------
 
@@ -187,8 +188,9 @@ class T2IBias:
         # the check kind's parameters and defaults; its threshold gates nothing here
         params = build(NoBGPSPromptExceedsParams, {"threshold": 1.0, **search, "target": target})
         gate = gate_of(key, suite, params)
-        return self.bgps_locks.run(self.instrument(suite, n=n), suite, gate,
-                                   confidence=self.settings.confidence, progress=self.progress)
+        instrument = self.instrument(suite, n=n)
+        return self.bgps_locks.run(instrument, suite, gate, confidence=self.settings.confidence,
+                                   progress=self.progress, protocol=instrument.plan.protocol)
 
     def openbias(self, captions: str | Sequence[str], *, suite: Suite | str | os.PathLike | None = None,
                   name: str = "openbias", subject: str | None = None, biases: Sequence[str] | None = None,
@@ -207,10 +209,11 @@ class T2IBias:
         loaded = _suite(suite) if suite is not None else None
         suite_path = Path(lock) if lock is not None else loaded.path if loaded is not None else \
             Path("openbias.t2i.yaml")
-        return run_openbias(self.instrument(loaded, n=n), suite_path, name, captions, subject=subject,
+        instrument = self.instrument(loaded, n=n)
+        return run_openbias(instrument, suite_path, name, captions, subject=subject,
                             only=biases, max_biases=max_biases, knowledge_base=knowledge_base,
                             llm_captions=llm_captions, update=self.settings.update_locks,
-                            **self._intervals(confidence))
+                            protocol=instrument.plan.protocol, **self._intervals(confidence))
 
 
     def audit_judge(self, folder: str | os.PathLike[str],

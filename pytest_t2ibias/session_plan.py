@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -160,8 +161,8 @@ class SessionPlan:
         written = entry.written
         if entry.runs and entry.error is None and _phrased_by_llm(written):
             try:
-                written = replace(written, suite=self.session.locks.phrase(written.suite,
-                                                                           written.subject))
+                written = replace(written, suite=self.session.locks.phrase(
+                    written.suite, written.subject, written.plan.protocol))
             except Exception as error:  # a lock that cannot be read or written
                 entry.error = error
         entry.item = written
@@ -395,7 +396,8 @@ class SessionPlan:
             check=written.check, suite=written.suite, subject=written.subject,
             axis=written.axis, plan=plan, instrument=session.instrument(plan, sightings),
             levels=plan.levels_at(gate), n_resamples=session.settings.bootstrap,
-            phrase=session.locks.phrase, progress=session.progress_writer(),
+            phrase=partial(session.locks.phrase, protocol=plan.protocol),
+            progress=session.progress_writer(),
             bgps_locks=session.bgps_locks)
         try:
             verdict = CHECK_KINDS[written.check.kind].run(context)

@@ -66,10 +66,12 @@ a judge shown to err 10 points more on one group than another is corrected per g
 at all (module doc)."""
 
 CALIBRATION_IMAGES = 48
-"""Images a counterfactual prompt that calibrate a judge: 48 a value put the accuracy of a
-90%-accurate judge within about ±0.09 (95%), and the same number at every n keeps every look
-of an adaptive check on one calibration; an IS check on the subject at n >= 48 has drawn them
-already (image i of a prompt is the same whatever n)."""
+"""Images a value that calibrate a judge on counterfactual images: 48 a value put the accuracy
+of a 90%-accurate judge within about ±0.09 (95%), and the same number at every n keeps every
+look of an adaptive check on one calibration. They are split over the subjects of the suite's
+checks of the axis (``calibration_draws``): one calibration of an axis serves every check that
+reads it (issue #46), and an IS check on a subject has drawn its share already (image i of a
+prompt is the same whatever n)."""
 
 
 def judge_calibration(ctx: CheckContext[Any], axis: AxisSpec) -> JudgeCalibration | None:
@@ -100,11 +102,44 @@ def labelled_calibration(ctx: CheckContext[Any], axis: AxisSpec) -> JudgeCalibra
 
 def _counterfactual_prompts(ctx: CheckContext[Any], axis: AxisSpec) -> dict[str, str]:
     """Value -> the subject's counterfactual prompt of it (only the axis' values)."""
+    suite = ctx.counterfactual_suite() if axis.counterfactuals_from_llm else ctx.suite
+    return _value_prompts(suite, ctx.subject, axis)
+
+
+def _value_prompts(suite: Any, subject: str, axis: AxisSpec) -> dict[str, str]:
     from ..methods.biasconnect import counterfactual_prompts
 
-    suite = ctx.counterfactual_suite() if axis.counterfactuals_from_llm else ctx.suite
-    prompts = counterfactual_prompts(suite, ctx.subject, [axis.name]).get(axis.name, {})
+    prompts = counterfactual_prompts(suite, subject, [axis.name]).get(axis.name, {})
     return {value: prompt for value, prompt in prompts.items() if value in axis.choices}
+
+
+def calibration_subjects(suite: Any, subject: str, axis: AxisSpec) -> tuple[str, ...]:
+    """Whose counterfactual images calibrate the judge on ``axis`` for a check on ``subject``:
+    the subjects of every check of the suite that names the axis (its ``axes``), as the suite
+    writes them whichever are selected, so one calibration serves every check of the axis
+    (issue #46) and measures the judge on the subjects those checks are about. The subject
+    alone where no such check is on it (an IS check reading an axis no check names), or where
+    an LLM phrases the axis (its lock phrases one subject at a time)."""
+    pooled: dict[str, None] = {}
+    for check in suite.checks:
+        if axis.name in check.axes:
+            pooled.update(dict.fromkeys(check.subjects or suite.subjects))
+    if axis.counterfactuals_from_llm or subject not in pooled:
+        return (subject,)
+    return tuple(pooled)
+
+
+def calibration_draws(suite: Any, subject: str, axis: AxisSpec) -> list[tuple[str, str, int]]:
+    """(value, prompt, images) of the counterfactual images that calibrate the judge on
+    ``axis`` for a check on ``subject``: ``CALIBRATION_IMAGES`` a value, split evenly over
+    ``calibration_subjects`` (rounded up); empty when some subject lacks a value's prompt
+    (no row of the confusion could be measured for it)."""
+    subjects = calibration_subjects(suite, subject, axis)
+    per_prompt = -(-CALIBRATION_IMAGES // len(subjects))
+    by_subject = [_value_prompts(suite, s, axis) for s in subjects]
+    if any(len(prompts) < len(axis.choices) for prompts in by_subject):
+        return []
+    return [(value, prompts[value], per_prompt) for value in axis.choices for prompts in by_subject]
 
 
 def folder_holds(ctx: CheckContext[Any], axis: AxisSpec) -> dict[str, int]:
@@ -139,24 +174,36 @@ def counterfactual_calibration(ctx: CheckContext[Any], axis: AxisSpec,
     same subject at n >= 48 has drawn already (paired seeds): none are drawn twice.
     ``from_folder`` (a folder audit): the folder's images of those prompts, as many as it
     holds up to ``CALIBRATION_IMAGES``; none when it lacks a value's."""
-    prompts = _counterfactual_prompts(ctx, axis)
-    if len(prompts) < len(axis.choices):
-        return None  # a value without its prompt: no row of the confusion can be measured
-    held = folder_holds(ctx, axis) if from_folder else {}
-    if from_folder and not all(held.values()):
-        return None  # said in every row (``folder_uncorrected``)
+    if from_folder:
+        prompts = _counterfactual_prompts(ctx, axis)
+        if len(prompts) < len(axis.choices):
+            return None  # a value without its prompt: no row of the confusion can be measured
+        held = folder_holds(ctx, axis)
+        if not all(held.values()):
+            return None  # said in every row (``folder_uncorrected``)
+        draws = [(value, prompt, held[prompt]) for value, prompt in prompts.items()]
+        where = (f"the folder's {'/'.join(map(str, held.values()))} counterfactual images a "
+                 f"value of {ctx.subject!r}")
+    else:
+        suite = ctx.counterfactual_suite() if axis.counterfactuals_from_llm else ctx.suite
+        draws = calibration_draws(suite, ctx.subject, axis)
+        if not draws:
+            return None  # a value without its prompt: no row of the confusion can be measured
+        subjects = calibration_subjects(suite, ctx.subject, axis)
+        per_value = draws[0][2] * len(subjects)
+        where = (f"{per_value} counterfactual images a value of {subjects[0]!r}"
+                 if len(subjects) == 1 else
+                 f"{per_value} counterfactual images a value, {draws[0][2]} of each of "
+                 f"{', '.join(map(repr, subjects))}")
     truth, judged = [], []
-    for value, prompt in prompts.items():
-        images = ctx.instrument.images([prompt], per_prompt=held.get(prompt, CALIBRATION_IMAGES))
+    for value, prompt, images_per_prompt in draws:
+        images = ctx.instrument.images([prompt], per_prompt=images_per_prompt)
         answers = ctx.instrument.attributes(images, axis, ctx.suite.filter)
         truth.append(np.full(len(answers.labels), axis.choices.index(value)))
         judged.append(answers.labels)
     return calibration_from_labels(
         ctx.instrument.judge_name(axis), axis.name, axis.choices, np.concatenate(truth),
-        np.concatenate(judged), source=COUNTERFACTUAL,
-        where=(f"the folder's {'/'.join(map(str, held.values()))} counterfactual images a value "
-               f"of {ctx.subject!r}" if from_folder else
-               f"{CALIBRATION_IMAGES} counterfactual images a value of {ctx.subject!r}"),
+        np.concatenate(judged), source=COUNTERFACTUAL, where=where,
         confidence=ctx.interval_confidence)
 
 
@@ -328,29 +375,32 @@ def is_reference_ideal(axis: AxisSpec | None) -> bool:
 def calibration_prompts(item: PlannedItem, axes: list[AxisSpec]) -> list[str]:
     """The counterfactual prompts that calibrate the judge on ``axes`` for ``item`` (none for
     another source, an LLM-phrased axis not yet phrased, or ``judge_correction: off``)."""
-    from ..methods.biasconnect import counterfactual_prompts
+    return list(dict.fromkeys(prompt for prompt, _ in _calibration_images(item, axes)))
 
+
+def _calibration_images(item: PlannedItem, axes: list[AxisSpec]) -> list[tuple[str, int]]:
+    """(prompt, images) of ``calibration_prompts``: ``calibration_draws`` of each axis."""
     if item.plan.judge_correction == OFF or item.plan.audits_folder:
         return []
-    prompts = []
+    images: list[tuple[str, int]] = []
     for axis in axes:
         axis = item.suite.axes.get(axis.name, axis)  # the phrased suite's, when phrased
         if axis.calibration_source != COUNTERFACTUAL_CALIBRATION or (
                 axis.counterfactuals_from_llm and not axis.counterfactuals):
             continue  # an LLM-phrased axis not yet phrased: its check draws them as it runs
-        by_value = counterfactual_prompts(item.suite, item.subject, [axis.name]).get(axis.name, {})
-        prompts += [prompt for value, prompt in by_value.items() if value in axis.choices]
-    return prompts
+        images += [(prompt, n) for _, prompt, n in calibration_draws(item.suite, item.subject, axis)]
+    return images
 
 
 def calibration_needs(item: PlannedItem, axes: list[AxisSpec]) -> list[Draw]:
-    """The images that calibrate the judge on ``axes`` for ``item`` (``calibration_prompts``),
-    ``CALIBRATION_IMAGES`` a prompt whatever the item's n, so every look of an adaptive check
-    reads its judge through the same calibration; ``axes`` read off each, as the check's own."""
+    """The images that calibrate the judge on ``axes`` for ``item`` (``calibration_draws``:
+    ``CALIBRATION_IMAGES`` a value over ``calibration_subjects`` whatever the item's n, so every
+    look of an adaptive check, and every check of the axis, reads one calibration); ``axes``
+    read off each, as the check's own."""
     from ._work import Draw
 
-    return [Draw("candidate", prompt, CALIBRATION_IMAGES, tuple(axes))
-            for prompt in dict.fromkeys(calibration_prompts(item, axes))]
+    return [Draw("candidate", prompt, n, tuple(axes))
+            for prompt, n in dict.fromkeys(_calibration_images(item, axes))]
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def check_alert_on(value: Any) -> str | None:
 
 
 KNOWLEDGE_BASE_MODES = ("floor", "off", "only")
-SEVERITY_CONTEXTS = ("context_free", "context_aware")
+SEVERITY_CONTEXTS = ("context_free", "context_aware", "worst_caption")
 
 
 @constraint({"enum": list(KNOWLEDGE_BASE_MODES)}, "`floor`, `off` or `only`")
@@ -85,7 +85,8 @@ def check_knowledge_base(value: Any) -> str | None:
         f"must be one of {', '.join(KNOWLEDGE_BASE_MODES)}, got {value!r}")
 
 
-@constraint({"enum": list(SEVERITY_CONTEXTS)}, "`context_free` or `context_aware`")
+@constraint({"enum": list(SEVERITY_CONTEXTS)},
+            "`context_free`, `context_aware` or `worst_caption`")
 def check_severity_context(value: Any) -> str | None:
     return None if value in SEVERITY_CONTEXTS else (
         f"must be one of {', '.join(SEVERITY_CONTEXTS)}, got {value!r}")

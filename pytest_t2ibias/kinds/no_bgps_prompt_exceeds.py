@@ -349,7 +349,8 @@ def run(ctx: CheckContext[NoBGPSPromptExceedsParams]) -> Verdict:
     result = ctx.bgps_locks.run(ctx.instrument, ctx.suite, gate,
                                 confidence=ctx.interval_confidence, progress=ctx.progress,
                                 calibration=None if judge.unreadable else judge.calibration,
-                                judge_correction=ctx.plan.judge_correction)
+                                judge_correction=ctx.plan.judge_correction,
+                                protocol=ctx.plan.protocol)
     return evaluate_no_bgps_prompt_exceeds(result, params.threshold, statistic=params.statistic,
                                            confidence=ctx.confidence,
                                            interval_confidence=ctx.interval_confidence,
@@ -369,7 +370,8 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     params, n = item.params_as(NoBGPSPromptExceedsParams), item.plan.images_per_prompt
     questions = questions_of(item.suite, [params.target["axis"]])
     try:
-        entry = json.loads(bgps_lock_path(item.suite.path).read_text())["gates"][item.check.id]
+        entry = json.loads(bgps_lock_path(item.suite.path, item.plan.protocol).read_text()
+                           )["gates"][item.check.id]
         searches = {"search": [p["prompt"] for p in entry["search"]["prompts"]],
                     "baseline": [p["prompt"] for p in (entry.get("baseline") or {}).get("prompts", [])],
                     "sweep": [p["prompt"] for r in entry.get("sweep") or () for p in r["prompts"]]}

@@ -3,7 +3,8 @@
 An LLM proposes, for each caption, the biases it could carry with their classes (Sec. 3.1;
 or the shipped knowledge base); the generations are asked about each bias by VQA (Sec. 3.2)
 and every bias gets its severity (Eq. 6, as ``entropy_below``). Proposals are frozen in
-``<suite>.t2i.openbias.lock.json`` (``locks.openbias``); the gate fails when any measured
+``<suite>.t2i.openbias.lock.json`` (``locks.openbias``; ``.openbias.paper.lock.json`` under
+``protocol: paper``); the gate fails when any measured
 bias is more severe than ``threshold``. Adaptive (``images_per_prompt: {max: N}``): each look
 measures every proposed bias on the captions' first n images; it stops once one is shown
 above the threshold or all are shown below it (the judge audit's images do not depend on n).
@@ -67,8 +68,9 @@ class OpenSetParams(Params):
         "--t2i-llm) or only (the LLM is not asked)",
         default="floor", check=check_knowledge_base)
     severity: str = param(
-        "which severity ranks and gates: context_free (Eq. 6 over all captions, Eq. 5) or "
-        "context_aware (each bias' most severe caption, Eq. 4)",
+        "which severity ranks and gates: context_free (Eq. 6 on the captions' mean shares, "
+        "Eq. 5), context_aware (the mean of each caption's own severity, Eq. 4, as the paper "
+        "averages it) or worst_caption (each bias' most severe caption)",
         default="context_free", check=check_severity_context)
     judge_images: int = param(
         "images a class of the judge audit (the caption with the class written in), which is "
@@ -88,8 +90,9 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
                       context: str = "context_free") -> Verdict:
     """Fail when a discovered bias' severity is above ``threshold`` (each judged on its own
     interval; the verdict is the worst). ``result``: ``methods.openbias.OpenBiasResult``;
-    ``context``: the context-free severity (Eq. 5-6) or each bias' most severe caption's
-    (context-aware, Eq. 4). Biases the judge cannot read (``readable`` False) are listed, not
+    ``context``: the context-free severity (Eq. 5-6), the context-aware one (each caption's
+    severity, Eq. 4, averaged over captions as the paper does) or each bias' most severe
+    caption's (``worst_caption``). Biases the judge cannot read (``readable`` False) are listed, not
     judged; with none readable the check is inconclusive."""
     result = result.ranked_by(context)
     biases = list(result.measured)
@@ -101,13 +104,15 @@ def evaluate_open_set(result: Any, threshold: float, *, confidence: float | None
     top = severities[0] if biases else nan
     above = [(b, s, o) for b, s, o in zip(biases, severities, outcomes) if o != PASS]
     subject = f" of {label}" if label else ""
-    which = "" if context == "context_free" else " (context-aware: each bias' most severe caption)"
+    which = {"context_free": "",
+             "context_aware": " (context-aware: the mean of each caption's severity)",
+             "worst_caption": " (each bias' most severe caption)"}.get(context, "")
     lines = [(f"open-set biases{subject}: {len(biases)} measured, "
               f"{sum(o == FAIL for o in outcomes)} above threshold {threshold:.3f}{which}"
               f"{gate_note(confidence, outcome, burden)}")]
     for b, s, o in above:
         worst_caption = b.most_severe_caption
-        at = (f" at {worst_caption[0]!r}" if context == "context_aware" and worst_caption else "")
+        at = (f" at {worst_caption[0]!r}" if context == "worst_caption" and worst_caption else "")
         lines.append(f"  {b.name}: severity {s}{at} ({'exceeds' if o == FAIL else 'straddles'}); "
                      f"classes {', '.join(f'{c}={b.shares[c]:.2f}' for c in b.classes)}; "
                      f"captions: {'; '.join(repr(c) for c in b.per_caption)}"
@@ -165,7 +170,8 @@ def listed(item: PlannedItem) -> list[tuple[str, str, int]]:
     from ..locks.openbias import locked_prompts
 
     params = item.params_as(OpenSetParams)
-    written, audit = locked_prompts(item.suite.path, f"{item.check.id}/{item.subject}") or ([], [])
+    written, audit = locked_prompts(item.suite.path, f"{item.check.id}/{item.subject}",
+                                    item.plan.protocol) or ([], [])
     captions = dict.fromkeys([*captions_of(params, item.suite, item.subject), *written])
     return ([("candidate", c, item.plan.images_per_prompt) for c in captions]
             + [("candidate", prompt, params.judge_images) for prompt in audit])
@@ -187,7 +193,8 @@ def run(ctx: CheckContext[OpenSetParams]) -> Verdict:
                           judge_images=params.judge_images,
                           judge_correction=ctx.plan.judge_correction,
                           unknown_answer=params.unknown_answer,
-                          abstain_below=ctx.plan.abstain_below or 0.0)
+                          abstain_below=ctx.plan.abstain_below or 0.0,
+                          protocol=ctx.plan.protocol)
     return evaluate_open_set(result, params.threshold, confidence=ctx.confidence,
                              burden=ctx.plan.burden, label=ctx.subject, context=params.severity)
 
@@ -205,7 +212,7 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     )
 
     params, subject, n = item.params_as(OpenSetParams), item.subject, item.plan.images_per_prompt
-    locked = locked_entry(item.suite.path, f"{item.check.id}/{subject}")
+    locked = locked_entry(item.suite.path, f"{item.check.id}/{subject}", item.plan.protocol)
     if locked is not None:
         proposals = locked[0]
     else:  # not locked yet: proposed when it runs

@@ -69,15 +69,29 @@ def unused_entries(used: dict[str, set[str]]) -> dict[str, list[str]]:
     return unused
 
 
-def lock_path(suite_path: Path, kind: str = "") -> Path:
+GATE = "gate"
+"""The default protocol: its lock files keep the names (and contents) they had before
+protocols; every other protocol's are its own files, which say which protocol wrote them."""
+
+
+def lock_path(suite_path: Path, kind: str = "", protocol: str = GATE) -> Path:
     """``x.t2i.yaml`` -> ``x.t2i.lock.json`` (or ``x.t2i.<kind>.lock.json``: the BGPS and
-    OpenBias locks), in the suite's folder."""
+    OpenBias locks), in the suite's folder; under ``protocol: paper`` its own file,
+    ``x.t2i[.<kind>].paper.lock.json``: what an LLM proposed under one protocol's settings
+    (OpenBias with no knowledge base, BGPS with App. C's instruction) is never read by the
+    other, and both can be committed side by side."""
     name = suite_path.name
     for suffix in (".yaml", ".yml"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
             break
-    return suite_path.with_name(f"{name}.{kind + '.' if kind else ''}lock.json")
+    parts = [part for part in (kind, "" if protocol == GATE else protocol) if part]
+    return suite_path.with_name(f"{name}.{''.join(part + '.' for part in parts)}lock.json")
+
+
+def protocol_of(record: dict[str, Any]) -> str:
+    """The protocol a lock record was written under (a file without the field: ``gate``)."""
+    return str(record.get("protocol", GATE))
 
 
 def llm_weights(model: str) -> str:
@@ -132,13 +146,28 @@ class LockFormat:
     version_key: str = "lock_version"
     """``version`` in OpenBias' files, as 0.1.0 wrote them."""
 
-    def new(self, **fields: Any) -> dict[str, Any]:
-        """An empty record of this version, ``fields`` after its ``about`` and version."""
-        return {"about": self.about, self.version_key: self.version, **fields}
+    def new(self, protocol: str = GATE, **fields: Any) -> dict[str, Any]:
+        """An empty record of this version, ``fields`` after its ``about``, version and (when
+        not ``gate``) the protocol it is written under."""
+        written_under = {} if protocol == GATE else {"protocol": protocol}
+        return {"about": self.about, self.version_key: self.version, **written_under, **fields}
 
-    def read(self, path: Path) -> dict[str, Any] | None:
+    def read(self, path: Path, protocol: str = GATE) -> dict[str, Any] | None:
         """The record at ``path``; None when there is none; ``LockfileError`` (at the line a
-        JSON error is on) when it cannot be read, is not JSON, or is not this format."""
+        JSON error is on) when it cannot be read, is not JSON, is not this format, or was
+        written under another protocol than ``protocol`` (a file renamed or copied)."""
+        record = self._read(path)
+        if record is not None and protocol_of(record) != protocol:
+            raise LockfileError(path, 1, (
+                f"{path.name} holds {self.name} lock entries written under protocol: "
+                f"{protocol_of(record)}, and this run's protocol is {protocol}: a lock is never "
+                f"reused across protocols (each protocol's settings make its own proposals). "
+                f"protocol: {protocol_of(record)}'s entries belong in "
+                f"{lock_path_for(path, protocol, protocol_of(record))}; restore {path.name} "
+                f"from version control, or delete it"))
+        return record
+
+    def _read(self, path: Path) -> dict[str, Any] | None:
         try:  # the guarded read: a FIFO or a link to /dev/zero (git carries links) refused
             text = read_bounded(path, MAX_LOCK_FILE_BYTES).decode("utf-8")
         except FileNotFoundError:
@@ -175,6 +204,14 @@ class LockFormat:
             return (f"{self.version_key} is {record.get(self.version_key)!r}, this plugin reads "
                     f"{self.version}")
         return self.shape(record)
+
+
+def lock_path_for(path: Path, written: str, wanted: str) -> str:
+    """The name ``path`` (a lock of protocol ``written``) has under protocol ``wanted``."""
+    stem = path.name[: -len(".lock.json")] if path.name.endswith(".lock.json") else path.stem
+    if written != GATE and stem.endswith("." + written):
+        stem = stem[: -len(written) - 1]
+    return f"{stem}{'' if wanted == GATE else '.' + wanted}.lock.json"
 
 
 def llm_changed(llm_model: str | None, locked_weights: Any, locked_model: Any) -> str | None:

@@ -12,6 +12,10 @@ the same way; the prompts' perplexity under the evaluation LM.
   ``<cache>/probes``), write the file atomically under a file lock (xdist workers write once);
 - stale: an error naming the file and what differs; ``--t2i-update-locks`` searches again.
 
+Under ``protocol: paper`` (App. C's instruction, the paper's prompt lengths) the searches live
+in their own ``x.t2i.bgps.paper.lock.json`` (``_file.lock_path``): a gate run never reads them,
+nor a paper run the gate's.
+
 Composition: the method (``methods.bgps``) receives the LM adapter, the probe scorer and the
 instrument; this module decides where they come from.
 """
@@ -41,6 +45,7 @@ from ..methods.bgps import (
 )
 from ..methods.bgps.instructions import PROJECT_INSTRUCTION
 from ._file import (
+    GATE,
     UPDATE_OPTION,
     LockFormat,
     frozen_refusal,
@@ -68,9 +73,10 @@ INSTRUCTION = PROJECT_INSTRUCTION
 log = logging.getLogger("pytest_t2ibias.bgps")
 
 
-def bgps_lock_path(suite_path: Path) -> Path:
-    """``x.t2i.yaml`` -> ``x.t2i.bgps.lock.json``, in the suite's folder."""
-    return lock_path(suite_path, "bgps")
+def bgps_lock_path(suite_path: Path, protocol: str = GATE) -> Path:
+    """``x.t2i.yaml`` -> ``x.t2i.bgps.lock.json`` (``.bgps.paper.lock.json`` under
+    ``protocol: paper``), in the suite's folder."""
+    return lock_path(suite_path, "bgps", protocol)
 
 
 @dataclass(frozen=True)
@@ -127,25 +133,27 @@ class BGPSLocks:
 
     def run(self, instrument: Instrument, suite: Suite, gate: BGPSGate, *, confidence: float,
             progress: Callable[[str], None] | None = None, calibration: Any = None,
-            judge_correction: str = "off") -> BGPSGateResult:
-        """The gate's measured prompts: from the lock when it matches, else searched and
-        locked; measured through the judge's ``calibration`` (``methods.bgps.measure_prompts``)."""
-        path = bgps_lock_path(suite.path)
+            judge_correction: str = "off", protocol: str = GATE) -> BGPSGateResult:
+        """The gate's measured prompts: from ``protocol``'s lock when it matches, else searched
+        and locked; measured through the judge's ``calibration``
+        (``methods.bgps.measure_prompts``)."""
+        path = bgps_lock_path(suite.path, protocol)
         wanted = self._wanted(instrument, gate)
         entry = self._searched.get((str(path), gate.key))
         searched = entry is not None  # by this process, earlier
         if entry is None and not self.update:
-            entry = self._matching(path, suite, gate, wanted)
+            entry = self._matching(path, suite, gate, wanted, protocol)
         if entry is None and getattr(self.settings, "frozen_locks", False) and not self.update:
             raise frozen_refusal(path, f"BGPS search for gate {gate.key!r}", at=suite.path)
         note_used(path, gate.key)
         if entry is None:
             searched = True
             with writing(path):
-                entry = None if self.update else self._matching(path, suite, gate, wanted)
+                entry = None if self.update else self._matching(path, suite, gate, wanted, protocol)
                 if entry is None:
-                    entry = self._search(instrument, suite, gate, wanted, progress)
-                    record = FORMAT.read(path) or FORMAT.new(suite=suite.path.name, gates={})
+                    entry = self._search(instrument, suite, gate, wanted, progress, path)
+                    record = FORMAT.read(path, protocol) or FORMAT.new(
+                        protocol, suite=suite.path.name, gates={})
                     record["gates"][gate.key] = entry
                     FORMAT.write(path, record)
                     log.warning("wrote BGPS lock file %s: review and commit it", path)
@@ -179,8 +187,8 @@ class BGPSLocks:
                 "probe_given": _probe_hash(Path(gate.probe)) if gate.probe else None}
 
     def _matching(self, path: Path, suite: Suite, gate: BGPSGate,
-                  wanted: dict[str, Any]) -> dict[str, Any] | None:
-        record = FORMAT.read(path)
+                  wanted: dict[str, Any], protocol: str = GATE) -> dict[str, Any] | None:
+        record = FORMAT.read(path, protocol)
         entry: dict[str, Any] | None = (record or {}).get("gates", {}).get(gate.key)
         if entry is None:
             return None
@@ -195,10 +203,10 @@ class BGPSLocks:
     # -- searching ---------------------------------------------------------------------------
 
     def _search(self, instrument: Instrument, suite: Suite, gate: BGPSGate, wanted: dict[str, Any],
-                progress: Callable[[str], None] | None) -> dict[str, Any]:
+                progress: Callable[[str], None] | None, path: Path) -> dict[str, Any]:
         if not self.settings.llm:
             raise LockfileError(suite.path, 1, f"gate {gate.key!r} has no entry in "
-                                               f"{bgps_lock_path(suite.path).name} and --t2i-llm is "
+                                               f"{path.name} and --t2i-llm is "
                                                f"not set to search: run once with --t2i-llm, then "
                                                f"commit the lock file")
         self.searches += 1

@@ -15,6 +15,9 @@ the suite's order, a regenerated lock diffs line by line.
   pytest-xdist workers racing for it write it once and the others read it;
 - stale: an error naming the file and what differs; ``--t2i-update-locks`` regenerates it;
 - unreadable: an error naming the file. A lock is only ever replaced by ``--t2i-update-locks``.
+
+Under ``protocol: paper`` the prompts live in their own ``x.t2i.paper.lock.json``
+(``_file.lock_path``), which says so: a gate run never reads it, nor a paper run the gate's.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import LockfileError
 from ._file import (
+    GATE,
     UPDATE_OPTION,
     LockFormat,
     frozen_refusal,
@@ -117,9 +121,10 @@ class CounterfactualLock:
         return FORMAT.text(self.record)
 
 
-def read_lock(path: Path) -> CounterfactualLock | None:
-    """The lock at ``path``; None when there is none; ``LockfileError`` when unreadable."""
-    record = FORMAT.read(path)
+def read_lock(path: Path, protocol: str = GATE) -> CounterfactualLock | None:
+    """The lock at ``path``; None when there is none; ``LockfileError`` when unreadable or
+    written under another protocol."""
+    record = FORMAT.read(path, protocol)
     return None if record is None else CounterfactualLock(path, record)
 
 
@@ -142,28 +147,29 @@ class PromptLocks:
         """``--t2i-llm-tokens``: the LLM's reply budget; None: one prompt line's."""
         self._locks: dict[tuple[Path, str], CounterfactualLock] = {}
 
-    def phrase(self, suite: Suite, subject: str) -> Suite:
-        """``suite`` with its ``counterfactuals: llm`` axes phrased for ``subject``."""
+    def phrase(self, suite: Suite, subject: str, protocol: str = GATE) -> Suite:
+        """``suite`` with its ``counterfactuals: llm`` axes phrased for ``subject`` from
+        ``protocol``'s lock."""
         if not any(axis.counterfactuals_from_llm for axis in suite.axes.values()):
             return suite
-        key = (suite.path, repr(requirements(suite)))
+        key = (suite.path, repr(requirements(suite)) + protocol)
         if key not in self._locks:
             self._locks[key] = locked_counterfactuals(suite, llm_model=self.llm_model,
                                                       load_llm=self.load_llm, update=self.update,
                                                       max_new_tokens=self.max_new_tokens,
-                                                      frozen=self.frozen)
+                                                      frozen=self.frozen, protocol=protocol)
         return self._locks[key].apply(suite, subject)
 
 
 def locked_counterfactuals(suite: Suite, *, llm_model: str | None,
                            load_llm: Callable[[], LanguageModel], update: bool = False,
                            max_new_tokens: int | None = None,
-                           frozen: bool = False) -> CounterfactualLock:
-    """The suite's lock: read and checked, or (missing / ``update``) generated and written;
-    ``frozen``: missing is an error (``frozen_refusal``), never written."""
-    path = lock_path(suite.path)
+                           frozen: bool = False, protocol: str = GATE) -> CounterfactualLock:
+    """The suite's lock under ``protocol``: read and checked, or (missing / ``update``)
+    generated and written; ``frozen``: missing is an error (``frozen_refusal``), never written."""
+    path = lock_path(suite.path, protocol=protocol)
     wanted = requirements(suite)
-    if not update and (lock := read_lock(path)) is not None:
+    if not update and (lock := read_lock(path, protocol)) is not None:
         return _checked(lock, suite, wanted, llm_model)
     if frozen and not update:
         axis = next(a for a in suite.axes.values() if a.counterfactuals_from_llm)
@@ -172,9 +178,9 @@ def locked_counterfactuals(suite: Suite, *, llm_model: str | None,
     if not llm_model:
         raise _needs_llm(suite, path, update)
     with writing(path):
-        if not update and (lock := read_lock(path)) is not None:
+        if not update and (lock := read_lock(path, protocol)) is not None:
             return _checked(lock, suite, wanted, llm_model)  # another worker wrote it meanwhile
-        lock = _generate(suite, path, wanted, llm_model, load_llm(), max_new_tokens)
+        lock = _generate(suite, path, wanted, llm_model, load_llm(), max_new_tokens, protocol)
         write_text(path, lock.to_json())
     log.warning("wrote counterfactual lock file %s: review and commit it", path)
     return lock
@@ -205,7 +211,8 @@ def _needs_llm(suite: Suite, path: Path, update: bool) -> LockfileError:
 
 
 def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
-              llm: LanguageModel, max_new_tokens: int | None = None) -> CounterfactualLock:
+              llm: LanguageModel, max_new_tokens: int | None = None,
+              protocol: str = GATE) -> CounterfactualLock:
     from ..methods.counterfactuals import (
         MAX_NEW_TOKENS,
         generation_settings,
@@ -215,7 +222,7 @@ def _generate(suite: Suite, path: Path, wanted: dict[str, Any], llm_model: str,
     budget = max_new_tokens or MAX_NEW_TOKENS
     chosen = suite_counterfactuals(llm, suite, budget)
     weights = llm_weights(llm_model)  # after loading: a hub model now resolves to its commit
-    record = FORMAT.new(**{
+    record = FORMAT.new(protocol, **{
         "suite": suite.path.name,
         "llm": {
             "model": shown_model(llm_model, path.parent),

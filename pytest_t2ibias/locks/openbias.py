@@ -11,6 +11,10 @@ kept (name, classes, captions, questions, CLIP statements) with the counts of th
 - missing: proposed (with ``--t2i-llm`` when set, else from the knowledge base) and written
   atomically under a file lock;
 - stale: an error naming the file and what differs; ``--t2i-update-locks`` proposes again.
+
+Under ``protocol: paper`` (no knowledge base, as the paper) the proposals live in their own
+``x.t2i.openbias.paper.lock.json`` (``_file.lock_path``): a gate run never reads them, nor a
+paper run the gate's.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ..methods.openbias import (
     write_captions,
 )
 from ._file import (
+    GATE,
     UPDATE_OPTION,
     LockFormat,
     frozen_refusal,
@@ -56,9 +61,10 @@ ABOUT = ("Biases OpenBias proposed for the suite's open-set checks (pytest-t2ibi
          "the diff.")
 
 
-def openbias_lock_path(suite_path: Path) -> Path:
-    """``x.t2i.yaml`` -> ``x.t2i.openbias.lock.json``, in the suite's folder."""
-    return lock_path(suite_path, "openbias")
+def openbias_lock_path(suite_path: Path, protocol: str = GATE) -> Path:
+    """``x.t2i.yaml`` -> ``x.t2i.openbias.lock.json`` (``.openbias.paper.lock.json`` under
+    ``protocol: paper``), in the suite's folder."""
+    return lock_path(suite_path, "openbias", protocol)
 
 
 def knowledge_base_hash(path: Path = KNOWLEDGE_BASE) -> str:
@@ -68,9 +74,11 @@ def knowledge_base_hash(path: Path = KNOWLEDGE_BASE) -> str:
 def locked_proposals(instrument: Instrument, suite_path: Path, key: str, captions: Sequence[str],
                      *, subject: str | None = None, only: Sequence[str] | None = None,
                      max_biases: int | None = None, knowledge_base: str = "floor",
-                     llm_captions: int | None = None, update: bool = False) -> Proposals:
+                     llm_captions: int | None = None, update: bool = False,
+                     protocol: str = GATE) -> Proposals:
     """The proposals for ``captions`` (and, with ``llm_captions``, that many captions of
-    ``subject`` the LLM writes) from the lock beside the suite, proposing when missing."""
+    ``subject`` the LLM writes) from ``protocol``'s lock beside the suite, proposing when
+    missing."""
     settings = instrument.models.settings
     wanted = {"captions": list(captions), "subject": subject,
               "knowledge_base": knowledge_base_hash(),
@@ -78,12 +86,12 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
               # recorded when not the default, so locks written before it stay valid
               **({"knowledge_base_use": knowledge_base} if knowledge_base != "floor" else {}),
               **({"llm_captions": llm_captions} if llm_captions else {})}
-    path = openbias_lock_path(Path(suite_path))
+    path = openbias_lock_path(Path(suite_path), protocol)
     # The LLM as a path relative to the lock and its weights' fingerprint, so a lock reads the
     # same in any checkout; it is compared only when --t2i-llm is set (CI may have none).
     which_llm = {"llm": shown_model(settings.llm, path.parent) if settings.llm else None,
                  "llm_weights": llm_weights(settings.llm) if settings.llm else None}
-    record = _read(path)
+    record = _read(path, protocol)
     entry = record["entries"].get(key)
     if entry is None and getattr(settings, "frozen_locks", False) and not update:
         raise frozen_refusal(path, f"OpenBias proposals for {key!r}", at=Path(suite_path))
@@ -119,7 +127,7 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
                                subject_of=(lambda _caption: subject) if subject else None,
                                only=only, max_biases=max_biases, use_knowledge_base=knowledge_base)
     with writing(path):
-        record = _read(path)
+        record = _read(path, protocol)
         record["entries"][key] = {**wanted, **which_llm, **written,
                                   "proposals": proposals.to_dict()}
         record["entries"] = dict(sorted(record["entries"].items()))
@@ -127,11 +135,12 @@ def locked_proposals(instrument: Instrument, suite_path: Path, key: str, caption
     return proposals
 
 
-def locked_entry(suite_path: Path, key: str) -> tuple[Proposals, list[str]] | None:
+def locked_entry(suite_path: Path, key: str, protocol: str = GATE
+                 ) -> tuple[Proposals, list[str]] | None:
     """A lock entry's proposals and the captions the LLM wrote, read without a model (for the
-    plan and the progress total); None when the lock does not hold ``key`` yet."""
+    plan and the progress total); None when ``protocol``'s lock does not hold ``key`` yet."""
     try:
-        entry = _read(openbias_lock_path(Path(suite_path)))["entries"].get(key)
+        entry = _read(openbias_lock_path(Path(suite_path), protocol), protocol)["entries"].get(key)
         if not entry:
             return None
         return (Proposals.from_dict(entry["proposals"]),
@@ -140,10 +149,11 @@ def locked_entry(suite_path: Path, key: str) -> tuple[Proposals, list[str]] | No
         return None  # a broken lock is the run's error to report, in full
 
 
-def locked_prompts(suite_path: Path, key: str) -> tuple[list[str], list[str]] | None:
+def locked_prompts(suite_path: Path, key: str, protocol: str = GATE
+                   ) -> tuple[list[str], list[str]] | None:
     """A lock entry's captions the LLM wrote and its judge audit's prompts; None when the
     lock does not hold ``key`` yet."""
-    locked = locked_entry(suite_path, key)
+    locked = locked_entry(suite_path, key, protocol)
     if locked is None:
         return None
     proposals, written = locked
@@ -166,19 +176,20 @@ def run_openbias(instrument: Instrument, suite_path: Path, key: str, captions: S
                  confidence: float = 0.95, n_resamples: int = 2000,
                  judge_images: int = JUDGE_IMAGES,
                  judge_correction: str = "on", unknown_answer: bool = False,
-                 abstain_below: float = 0.0) -> OpenBiasResult:
-    """Proposals (locked) then measurement: the ranked table of discovered biases."""
+                 abstain_below: float = 0.0, protocol: str = GATE) -> OpenBiasResult:
+    """Proposals (locked under ``protocol``) then measurement: the ranked table of
+    discovered biases."""
     proposals = locked_proposals(instrument, suite_path, key, captions, subject=subject,
                                  only=only, max_biases=max_biases, knowledge_base=knowledge_base,
-                                 llm_captions=llm_captions, update=update)
+                                 llm_captions=llm_captions, update=update, protocol=protocol)
     return measure_biases(instrument, proposals, confidence=confidence, n_resamples=n_resamples,
                           judge_images=judge_images, judge_correction=judge_correction,
                           unknown_answer=unknown_answer, abstain_below=abstain_below)
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path, protocol: str = GATE) -> dict[str, Any]:
     """The lock's record, or an empty one of this version when there is none."""
-    return FORMAT.read(path) or FORMAT.new(entries={})
+    return FORMAT.read(path, protocol) or FORMAT.new(protocol, entries={})
 
 
 def _shape_problem(record: dict[str, Any]) -> str | None:

@@ -27,7 +27,10 @@ Three stages, read top to bottom:
      severity = 1 + sum_c p(c) log p(c) / log|C|  (0 uniform, 1 one class) (Eq. 6, with the
    p(c) factor the paper's print drops), with a Dirichlet-posterior interval
    (``metrics.posterior.severity_estimate``), context-free over all captions and
-   context-aware per caption (Eq. 6 on Eq. 4); biases are ranked by either.
+   context-aware per caption (Eq. 6 on Eq. 4). A bias' context-aware figure is the mean of
+   its captions' severities, as the authors' ``make_plots.py`` averages it (Figs. 3, 4, 9;
+   ``metrics.posterior.mean_severity_estimate``); its most severe caption is kept beside it.
+   Biases are ranked by the context-free figure, the context-aware one or the worst caption.
 """
 
 from __future__ import annotations
@@ -474,6 +477,9 @@ class DiscoveredBias:
     the severities are read under it (``judge_correction``; ``metrics.judge``)."""
     judge_correction: str = "off"
     """How the severities read the judge: full, bounds or off (``metrics.judge``)."""
+    context_aware: Estimate | None = None
+    """The mean over captions of each caption's severity (Eq. 6 on Eq. 4), as the paper's code
+    averages its context-aware figure, with its interval; None when nothing was answered."""
     agreement: dict[str, Any] | None = None
     """OpenBias Sec. 4.2 when a classifier is configured for an axis of the bias' name: KL,
     F1 and accuracy of the judge's answers against the classifier's (``metrics.agreement``, in ``metrics.distances``);
@@ -489,11 +495,14 @@ class DiscoveredBias:
         return caption, finite[caption]
 
     def severity_for(self, context: str) -> Estimate:
-        """``context_free``: Eq. 6 over the bias' captions; ``context_aware``: its most severe
-        caption's (a bias one phrasing draws strongly, which the mean over captions dilutes)."""
-        if context == "context_aware":
+        """``context_free``: Eq. 6 on the captions' mean shares (Eq. 5); ``context_aware``: the
+        mean of the captions' own severities (the paper's); ``worst_caption``: the most severe
+        caption's (a bias one phrasing draws strongly, which either mean dilutes)."""
+        if context == "worst_caption":
             worst = self.most_severe_caption
             return worst[1] if worst is not None else self.severity
+        if context == "context_aware" and self.context_aware is not None:
+            return self.context_aware
         return self.severity
 
     @property
@@ -504,7 +513,10 @@ class DiscoveredBias:
         return {"name": self.name, "classes": list(self.classes),
                 "severity": self.severity.to_dict(), "shares": self.shares,
                 "majority": self.majority, "per_caption": self.per_caption,
-                "caption_severity": self.caption_severity, "unknown": self.unknown,
+                "caption_severity": self.caption_severity,
+                "context_aware": (None if self.context_aware is None
+                                  else self.context_aware.to_dict()),
+                "unknown": self.unknown,
                 "images": self.images, "source": self.source,
                 "judge": self.judge.to_dict() if self.judge is not None else None,
                 "readable": self.readable,
@@ -539,13 +551,14 @@ class OpenBiasResult:
         return tuple(b for b in self.biases if not b.readable)
 
     def table(self) -> str:
-        rows = [(f"{'#':>2} {'bias':<12} {'severity':<24} {'worst caption':<24} "
-                 f"{'majority':<12} unknown  captions  judge")]
+        rows = [(f"{'#':>2} {'bias':<12} {'severity':<24} {'context-aware':<24} "
+                 f"{'worst caption':<24} {'majority':<12} unknown  captions  judge")]
         for i, b in enumerate(self.biases, 1):
             judge = "-" if b.judge is None else f"{b.judge.value:.2f}" + ("" if b.readable else
                                                                           " UNREADABLE")
             worst = b.most_severe_caption
-            rows.append(f"{i:>2} {b.name:<12} {str(b.severity):<24} "
+            aware = "-" if b.context_aware is None else str(b.context_aware)
+            rows.append(f"{i:>2} {b.name:<12} {str(b.severity):<24} {aware:<24} "
                         f"{str(worst[1]) if worst else '-':<24} "
                         f"{b.majority + f' {b.shares.get(b.majority, 0):.2f}':<12} "
                         f"{b.unknown:>3}/{b.images:<4} {len(b.per_caption):>8}  {judge}")
@@ -630,7 +643,7 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
     """One bias of ``measure_biases``: its judge audit, then its captions' answers and
     severities read under the audit's confusion."""
     from ..metrics import severity
-    from ..metrics.posterior import severity_estimate
+    from ..metrics.posterior import mean_severity_estimate, severity_estimate
 
     asking = asking or Asking()
     judge, calibration, unaudited = None, None, ""
@@ -648,8 +661,8 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
         # accuracy (below) still decides whether the bias is read at all; no correction.
         mode = "off"
 
-    def severity_of(groups: list[np.ndarray]) -> Estimate:
-        return judged_estimate(lambda counts: severity_estimate(
+    def severity_of(groups: list[np.ndarray], estimator: Any = severity_estimate) -> Estimate:
+        return judged_estimate(lambda counts: estimator(
             groups, len(bias.classes), confidence=confidence, n_draws=n_resamples, seed=seed,
             calibration=counts), calibration, mode)
 
@@ -676,9 +689,13 @@ def _measure_bias(instrument: Instrument, bias: ProposedBias, *, confidence: flo
     readable = judge is None or judge.low > 1.0 / len(bias.classes)
     if len(bias.captions) == 1 and np.isfinite(caption_severity[bias.captions[0]]):
         caption_estimates[bias.captions[0]] = estimate  # one caption: context-aware = context-free
+    # The paper's code skips a caption every answer of which was "unknown"
+    answered_groups = [g for g in groups if np.any(g >= 0)]
+    context_aware = (None if not answered_groups else estimate if len(answered_groups) == 1
+                     else severity_of(answered_groups, mean_severity_estimate))
     return DiscoveredBias(bias.name, bias.classes, estimate, context_free, per_caption,
                           caption_severity, unknown, images, bias.source, judge, readable,
-                          caption_estimates, unaudited, calibration, mode,
+                          caption_estimates, unaudited, calibration, mode, context_aware,
                           _classifier_agreement(instrument, bias, shown_all, groups))
 
 

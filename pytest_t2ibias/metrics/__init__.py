@@ -62,6 +62,7 @@ from pytest_t2ibias.metrics.judge_groups import (
 )
 from pytest_t2ibias.metrics.posterior import (
     max_skew_estimate,
+    mean_severity_estimate,
     posterior_estimate,
     severity_estimate,
     w1_estimate,
@@ -137,6 +138,7 @@ __all__ = [
     "mean_change",
     "mean_estimate",
     "mean_max_skew_at_k",
+    "mean_severity_estimate",
     "mitigation_effect",
     "most_over_represented",
     "normalised_w1",

@@ -152,6 +152,31 @@ def severity_estimate(
     )
 
 
+def mean_severity_estimate(
+    groups: Sequence[np.ndarray],
+    n_choices: int,
+    *,
+    confidence: float = 0.95,
+    n_draws: int = 2000,
+    seed: int = 0,
+    calibration: np.ndarray | None = None,
+) -> Estimate:
+    """OpenBias' context-aware severity as its authors average it: Eq. 6 on each group's own
+    shares (Eq. 4, one group a caption), then the mean over the groups (``make_plots.py`` in
+    the OpenBias code), with its posterior interval. Unlike ``severity_estimate`` a caption
+    drawing only men and one drawing only women average to 1, not 0."""
+    return posterior_estimate(
+        _MeanSeverity(n_choices),
+        groups,
+        n_choices,
+        ideal=np.full(n_choices, 1 / n_choices),
+        confidence=confidence,
+        n_draws=n_draws,
+        seed=seed,
+        calibration=calibration,
+    )
+
+
 def max_skew_estimate(
     labels: np.ndarray,
     target: np.ndarray,
@@ -203,6 +228,22 @@ class _PooledSeverity:
 
     def __hash__(self) -> int:
         return hash(("severity", self.n_choices))
+
+
+class _MeanSeverity(_PooledSeverity):
+    """The mean over groups of each group's severity (a group with nothing answered skipped)."""
+
+    def __call__(self, shares: list[np.ndarray]) -> float | np.ndarray:
+        each = np.stack([np.asarray(severity(s), dtype=float) for s in shares])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # every group unanswered: NaN
+            return np.nanmean(each, axis=0)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _MeanSeverity) and self.n_choices == other.n_choices
+
+    def __hash__(self) -> int:
+        return hash(("mean severity", self.n_choices))
 
 
 class _MaxSkew:

@@ -252,6 +252,28 @@ def test_changed_suite_is_stale_until_update_locks_rewrites_it(tmp_path, toy_lm)
     assert list(lock["axes"]["age"]["prompts"]["nurse"]) == ["young", "middle-aged", "old"]
 
 
+def test_the_lock_is_keyed_by_protocol_and_the_other_protocols_lock_is_refused(tmp_path, toy_lm):
+    """A run under ``protocol: paper`` writes and reads its own ``.paper.lock.json``; a gate
+    run handed a file the paper protocol wrote refuses it, naming the file and both."""
+    suite_path = write_suite(tmp_path)
+    facade(tmp_path, CountingBackends(toy_lm)).counterfactual_suite(load_suite(suite_path), "doctor")
+    gate_file, paper_file = lock_path(suite_path), lock_path(suite_path, protocol="paper")
+    written = gate_file.read_text()
+    settings = Settings.standalone(llm=str(TOY_LM), cache_dir=tmp_path / "cache", protocol="paper")
+    backends = CountingBackends(toy_lm)
+    T2IBias.from_provider(settings, backends).counterfactual_suite(load_suite(suite_path), "doctor")
+    assert backends.loads == 1  # the gate's lock was not reused
+    assert paper_file.name == "occupations.t2i.paper.lock.json"
+    assert json.loads(paper_file.read_text())["protocol"] == "paper"
+    assert gate_file.read_text() == written and "protocol" not in json.loads(written)
+    gate_file.write_text(paper_file.read_text())
+    with pytest.raises(LockfileError) as raised:
+        facade(tmp_path, CountingBackends()).counterfactual_suite(load_suite(suite_path), "doctor")
+    assert str(raised.value).startswith(
+        f"{gate_file}:1: occupations.t2i.lock.json holds counterfactual lock entries written "
+        f"under protocol: paper, and this run's protocol is gate")
+
+
 def test_a_different_llm_makes_the_lock_stale(tmp_path, toy_lm):
     suite_path = write_suite(tmp_path)
     facade(tmp_path, CountingBackends(toy_lm)).counterfactual_suite(load_suite(suite_path), "doctor")

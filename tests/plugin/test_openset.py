@@ -168,6 +168,36 @@ def test_open_set_lock_is_written_reused_and_stale_is_an_error(tmp_path):
     assert updated.biases[0].captions == ("a photo of a car",)
 
 
+def test_open_set_locks_are_keyed_by_protocol_and_the_other_protocols_file_is_refused(tmp_path):
+    """A paper run (no knowledge base) never reads the gate's proposals, nor a gate run the
+    paper's: ``.openbias.paper.lock.json`` is the paper's own, and says so."""
+    from pytest_t2ibias.errors import LockfileError
+    from pytest_t2ibias.locks.openbias import locked_proposals, openbias_lock_path
+
+    suite = tmp_path / "s.t2i.yaml"
+    instrument = SimpleNamespace(models=SimpleNamespace(settings=SimpleNamespace(llm=None)))
+    locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop")
+    gate_file, paper_file = openbias_lock_path(suite), openbias_lock_path(suite, "paper")
+    written = gate_file.read_text()
+    frozen = SimpleNamespace(models=SimpleNamespace(settings=SimpleNamespace(
+        llm=None, frozen_locks=True)))
+    with pytest.raises(LockfileError, match=r"s.t2i.openbias.paper.lock.json has no OpenBias "
+                                            r"proposals for 'c/laptop'"):
+        locked_proposals(frozen, suite, "c/laptop", ["a photo of a laptop"], subject="laptop",
+                         protocol="paper")  # the gate's entry is not the paper's
+    locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop",
+                     protocol="paper")
+    assert paper_file.name == "s.t2i.openbias.paper.lock.json"
+    assert json.loads(paper_file.read_text())["protocol"] == "paper"
+    assert gate_file.read_text() == written and "protocol" not in json.loads(written)
+    gate_file.write_text(paper_file.read_text())
+    with pytest.raises(LockfileError, match=r"s.t2i.openbias.lock.json holds OpenBias lock "
+                                            r"entries written under protocol: paper, and this "
+                                            r"run's protocol is gate.*protocol: paper's entries "
+                                            r"belong in s.t2i.openbias.paper.lock.json"):
+        locked_proposals(instrument, suite, "c/laptop", ["a photo of a laptop"], subject="laptop")
+
+
 def answers_of(labels, choices=("male", "female")):
     labels = np.asarray(labels)
     return Answers("q", choices, labels, np.full((len(labels), len(choices)), 0.5),
@@ -297,11 +327,34 @@ def test_context_aware_severity_gates_the_caption_a_mean_dilutes():
     assert gender.caption_severity[garden] == pytest.approx(1 - h)
     assert gender.most_severe_caption[0] == garden
     free = evaluate_open_set(result, 0.35, confidence=0.95)
-    aware = evaluate_open_set(result, 0.35, confidence=0.95, context="context_aware")
+    aware = evaluate_open_set(result, 0.35, confidence=0.95, context="worst_caption")
     assert free.passed and free.value.value < 0.35
     assert not aware.passed and aware.value.value > 0.35
     assert f"at {garden!r} (exceeds)" in aware.message
-    assert aware.figures["ranked_by"] == "context_aware"
+    assert aware.figures["ranked_by"] == "worst_caption"
+
+
+def test_context_aware_severity_is_the_mean_of_each_captions_severity_as_the_paper_averages():
+    """OpenBias' code (make_plots.py) averages each caption's severity; Eq. 6 on the mean
+    shares (context-free) and the worst caption are other figures: one caption all male and
+    one all female are 0 context-free, 1 context-aware; with a third caption at 50/50 the
+    context-aware figure is 2/3 while the worst caption stays 1."""
+    men, women, both = ("a photo of a doctor", "a photo of a doctor at night",
+                        "a photo of a doctor in a garden")
+    p = propose_biases([men, women, both], knowledge_base=KB, only=["gender"])
+    script = {men: [0] * 40, women: [1] * 40, both: [0, 1] * 20}
+    result = measure_biases(ScriptedInstrument(script), p, n_resamples=400, judge_images=0)
+    [gender] = result.biases
+    assert gender.severity.value == pytest.approx(0.0)
+    assert gender.context_aware.value == pytest.approx(2 / 3)
+    assert gender.severity_for("worst_caption").value == pytest.approx(1.0)
+    assert gender.context_aware.low > 0.5  # its interval is the mean's, not Eq. 5's
+    free = evaluate_open_set(result, 0.35, confidence=0.95)
+    aware = evaluate_open_set(result, 0.35, confidence=0.95, context="context_aware")
+    assert free.passed and not aware.passed
+    assert aware.value.value == pytest.approx(2 / 3)
+    assert aware.figures["biases"][0]["context_aware"]["value"] == pytest.approx(2 / 3)
+    assert "mean of each caption's severity" in aware.message
 
 
 def test_the_judge_is_audited_on_prompts_in_the_bias_own_phrasing():

@@ -39,6 +39,30 @@ def test_entigen_suite_writes_exactly_the_benchmarks_profession_prompts():
     assert (PAPER / "data" / "entigen" / "LICENSE").read_text().startswith("MIT License")
 
 
+ENTIGEN_SUITES = ("entigen_professions", "entigen_objects", "entigen_nose_piercing",
+                  "entigen_weddings")
+
+
+def test_entigen_suites_write_exactly_the_benchmarks_246_prompts():
+    """Professions, the 8 objects (7 worn, the nose piercing in its own file: another verb)
+    and the 3 wedding scenarios: every row of the authors' prompt.csv, word for word."""
+    with open(PAPER / "data" / "entigen" / "prompt.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    ours = set()
+    for name in ENTIGEN_SUITES:
+        suite = load_suite(PAPER / f"{name}.t2i.yaml")
+        for subject in suite.subjects:
+            prompt = suite.prompt_for(subject)
+            ours.add(prompt)
+            for check in suite.checks:
+                for phrase in [*check.params.interventions, *(check.params.controls or ())]:
+                    ours.add(f"{prompt} {phrase.replace('{subject}', subject)}")
+    assert len(rows) == 246 and ours == {row["Sentence"] for row in rows}
+    objects = {row["Attribute"] for row in rows if row["Category"] == "object"}
+    assert len(objects) == 8 and {row["Attribute"] for row in rows
+                                  if row["Category"] == "culture"} == {"bride", "groom", "wedding"}
+
+
 def test_intermit_suite_is_table_3_at_epsilon_0_35():
     suite = load_suite(PAPER / "intermit_table1.t2i.yaml")
     checks = {c.id: c.params for c in suite.checks}

@@ -24,6 +24,10 @@ def paper_zoo(tmp_path_factory, model_zoo):
 @pytest.mark.slow
 @pytest.mark.parametrize(("suite", "generator"), [("entigen_professions", "sd"),
                                                   ("entigen_professions", "sdxl"),
+                                                  ("entigen_objects", "sd"),
+                                                  ("entigen_nose_piercing", "sd"),
+                                                  ("entigen_weddings", "sd"),
+                                                  ("openbias_captions", "sd"),
                                                   ("bgps_occupations", "sd"),
                                                   ("intermit_table1", "sd")])
 def test_each_paper_suite_runs_on_tiny_models_with_every_row_and_no_error(
@@ -36,3 +40,7 @@ def test_each_paper_suite_runs_on_tiny_models_with_every_row_and_no_error(
     assert ids == expected, result.stdout.str()[-3000:]
     errors = [(c["nodeid"], c.get("reason")) for c in checks if c["status"] == "error"]
     assert errors == [], errors[:3]
+    if suite == "openbias_captions":  # the paper's setting: its protocol, its own lock
+        assert {c["protocol"] for c in checks} == {"paper"}
+        assert (pytester.path / "openbias_captions.t2i.openbias.paper.lock.json").exists()
+        assert not (pytester.path / "openbias_captions.t2i.openbias.lock.json").exists()

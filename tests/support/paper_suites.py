@@ -13,7 +13,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "example_suites" / "paper"
-SUITES = {"entigen_professions": 2, "intermit_table1": 26, "bgps_occupations": 22}
+SUITES = {"entigen_professions": 2, "entigen_objects": 2, "entigen_nose_piercing": 2,
+          "entigen_weddings": 1, "openbias_captions": 2, "intermit_table1": 26,
+          "bgps_occupations": 22}
 """Each new paper suite and its checks."""
 
 _BUILT: dict[str, Any] = {}

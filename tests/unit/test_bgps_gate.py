@@ -430,3 +430,29 @@ def test_the_kind_searches_with_the_papers_beam_and_expansion_by_default(tmp_pat
     gate = gate_of("hidden_male", suite, suite.checks[0].params)
     assert (gate.settings.beam_size, gate.settings.expansion) == (
         PAPER_SEARCH["beam_size"], PAPER_SEARCH["expansion"])
+
+
+def test_a_lock_is_keyed_by_protocol_and_a_paper_lock_is_refused_by_a_gate_run(tmp_path, lm_dir):
+    """Issue #44: a search made under ``protocol: paper`` (App. C's instruction, longer
+    prompts) is never read by a gate run, nor the gate's by a paper run: each protocol has
+    its own file, and a file holding the other protocol's searches is refused by name."""
+    suite = load_suite(write_suite(tmp_path))
+    gate = gate_of("hidden_male", suite, suite.checks[0].params)
+    run_gate(tmp_path, suite, ScriptedLocks(settings(tmp_path), ScriptedModels()))
+    gate_file = bgps_lock_path(suite.path)
+    written = gate_file.read_text()
+    paper = ScriptedLocks(settings(tmp_path), ScriptedModels())
+    found = paper.run(ScriptedInstrument(), suite, gate, confidence=0.95, protocol="paper")
+    assert found.searched and paper.searches == 1  # the gate's lock was not reused
+    paper_file = bgps_lock_path(suite.path, "paper")
+    assert paper_file.name == "hidden.t2i.bgps.paper.lock.json"
+    assert json.loads(paper_file.read_text())["protocol"] == "paper"
+    assert "protocol" not in json.loads(written) and gate_file.read_text() == written
+    again = ScriptedLocks(settings(tmp_path), ScriptedModels())
+    assert not again.run(ScriptedInstrument(), suite, gate, confidence=0.95,
+                         protocol="paper").searched  # its own lock, reused
+    gate_file.write_text(paper_file.read_text())  # the paper's searches where a gate run reads
+    with pytest.raises(LockfileError, match=r"hidden.t2i.bgps.lock.json holds BGPS lock entries "
+                                            r"written under protocol: paper, and this run's "
+                                            r"protocol is gate"):
+        run_gate(tmp_path, suite, ScriptedLocks(settings(tmp_path), ScriptedModels()))

@@ -3,6 +3,7 @@ counterfactual calibrations, an unreadable axis that decides nothing, and the ro
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -258,7 +259,10 @@ def test_the_plan_names_an_axis_a_remembered_calibration_says_its_judge_cannot_r
     assert len(recalled(tmp_path / "cache")) == 2  # a memo: an unreadable record is skipped
 
 
-def test_the_judges_calibration_is_prefetched_at_48_images_a_value_and_the_checks_draw_nothing_more(tmp_path):
+def test_one_calibration_of_48_images_a_value_serves_every_subject_and_the_checks_draw_nothing_more(tmp_path):
+    """Issue #46: the judge's calibration on an axis is drawn once, 48 images a value split over
+    the suite's subjects, and every check of the axis reads that one (it was 48 a value for
+    each subject: two subjects drew it twice)."""
     from support.prefetch_world import SUITE as BATCHING_SUITE
     from support.prefetch_world import Provider
 
@@ -284,14 +288,22 @@ def test_the_judges_calibration_is_prefetched_at_48_images_a_value_and_the_check
              for subject in suite.subjects for axis in ("gender", "age")]
     prefetch(items, lambda plan: Instrument(models, requests, plan))
     generated = requests.counters.images_generated
-    # 2 subjects x (their prompt at 3 + "male/female {subject}" at 48 each for gender's judge)
-    assert generated == 2 * (3 + 2 * CALIBRATION_IMAGES)
+    # 2 subjects x their prompt at 3, and gender's judge on "male/female {subject}": 48 a
+    # value in all, 24 of each subject's (before #46: 48 of each, 2 * (3 + 2 * 48) = 198)
+    assert generated == 2 * 3 + 2 * CALIBRATION_IMAGES
+    calibrations = set()
     for item in items:
         context = CheckContext(check=item.check, suite=suite, subject=item.subject, axis=item.axis,
                                plan=item.plan, instrument=Instrument(models, requests, item.plan),
                                levels=Levels(None, 0.9), n_resamples=50, phrase=lambda s, subject: s)
         verdict = CHECK_KINDS["entropy_below"].run(context)
         assert verdict.figures["judge_correction"] == ("full" if item.axis.name == "gender" else "off")
+        if item.axis.name == "gender":
+            calibration = verdict.figures["judge_calibration"]
+            assert sum(sum(row.values()) for row in calibration["confusion"].values()) == 96
+            assert "24 of each of 'doctor', 'nurse'" in calibration["where"]
+            calibrations.add(json.dumps(calibration, sort_keys=True))
+    assert len(calibrations) == 1  # the doctor's check and the nurse's read one calibration
     assert requests.counters.images_generated == generated  # nothing drawn outside the plan
 
 
@@ -311,3 +323,45 @@ def test_the_run_header_lists_every_judge_calibration_once(tmp_path):
     (header,) = json.loads((tmp_path / "r.json").read_text())["run"]["judge_calibrations"]
     assert header["judge"] == "classifier gender" and header["accuracy"]["male"]["n"] == 200
     assert "<h3>Judge calibrations</h3>" in render_html([row], run={})
+
+
+def test_the_calibration_of_an_axis_pools_the_subjects_of_the_checks_that_name_it(tmp_path):
+    """Issue #46: one calibration an axis, over the subjects of the suite's checks of that axis
+    (selected or not), 48 images a value split over them; a subject no check of the axis is on
+    (an IS check reading it) calibrates alone, as before."""
+    from pytest_t2ibias.kinds._judge import CALIBRATION_IMAGES, calibration_draws
+    from pytest_t2ibias.suite import load_suite
+
+    path = tmp_path / "pool.t2i.yaml"
+    path.write_text("""\
+suite: pool
+prompt: "a photo of a {subject}"
+subjects: [doctor, nurse, farmer]
+axes:
+  gender:
+    question: "What is the gender of the person?"
+    choices: [male, female]
+    counterfactuals: {male: "a photo of a male {subject}", female: "a photo of a female {subject}"}
+  age:
+    question: "What is the age of the person?"
+    choices: [young, old]
+    counterfactuals: {young: "a photo of a young {subject}", old: "a photo of an old {subject}"}
+checks:
+  - {id: balance, kind: w1_below, axes: [gender], threshold: 0.3, subjects: [doctor]}
+  - {id: severity, kind: entropy_below, axes: [gender], threshold: 0.3, subjects: [nurse]}
+  - {id: ages, kind: w1_below, axes: [age], threshold: 0.3, subjects: [farmer]}
+""")
+    suite = load_suite(path)
+    gender, age = suite.axes["gender"], suite.axes["age"]
+    doctor = calibration_draws(suite, "doctor", gender)
+    assert doctor == calibration_draws(suite, "nurse", gender)  # one calibration for both
+    assert [(value, prompt) for value, prompt, _ in doctor] == [
+        ("male", "a photo of a male doctor"), ("male", "a photo of a male nurse"),
+        ("female", "a photo of a female doctor"), ("female", "a photo of a female nurse")]
+    assert {n for *_, n in doctor} == {CALIBRATION_IMAGES // 2}
+    # the farmer is no gender check's subject: alone, 48 a value, as before #46
+    assert calibration_draws(suite, "farmer", gender) == [
+        ("male", "a photo of a male farmer", CALIBRATION_IMAGES),
+        ("female", "a photo of a female farmer", CALIBRATION_IMAGES)]
+    assert [p for _, p, _ in calibration_draws(suite, "farmer", age)] == [
+        "a photo of a young farmer", "a photo of an old farmer"]
