@@ -76,6 +76,7 @@ from pytest_t2ibias.metrics.sequential import (
     doubling_looks,
     look_confidence,
     look_confidences,
+    recursive_levels,
     spent_alpha,
 )
 from pytest_t2ibias.metrics.skew import (
@@ -144,6 +145,7 @@ __all__ = [
     "pooled_shares",
     "posterior_estimate",
     "readability",
+    "recursive_levels",
     "score_candidate",
     "select_candidates",
     "severity",

@@ -13,17 +13,26 @@ sampling"):
   the bootstrap) at its own level (``look_confidences``): a spending function alpha(t) of
   the information fraction t = images so far / the cap (Lan & DeMets 1983, *Discrete
   sequential boundaries for clinical trials*, Biometrika 70(3)) gives look k the increment
-  alpha(t_k) - alpha(t_{k-1}), and the interval is at 1 minus that. By the union bound over
-  the increments, P(any look excludes the truth) <= alpha(1) = 1 - confidence whatever the
-  joint law of the looks (the posterior intervals give none, so no tighter group-sequential
-  boundary is claimed). The default is the O'Brien-Fleming-type function
-  alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)): early looks spend next to nothing and so
-  stop only clear-cut cases, and the cap keeps almost all of alpha, its interval close to
-  the fixed-n one (97.0% for looks 16, 32, 64, 120, with the factor below), so a check that
-  runs to its cap reaches about the fixed-n verdict. ``pocock`` (alpha log(1 + (e - 1) t)) and ``bonferroni``
-  (alpha/K a look, the first construction) spread it more evenly: more early stops, a wider
-  last interval. Calibration (``LOOK_CALIBRATION``) is measured, not derived: the posterior
-  intervals at ~99.3% (even spending) held 98% to 99%, so even spending needs alpha/(2K);
+  alpha(t_k) - alpha(t_{k-1}), and the look's level is Lan & DeMets' boundary for it: the
+  chance of first excluding the truth at look k equals the increment when the looks'
+  standardised estimates follow the canonical joint law of a Brownian motion in information
+  time (``recursive_levels``; Jennison & Turnbull 2000, Sec. 3.1: what the estimate of a
+  smooth figure of the shares does as images accumulate, asymptotically). The looks share
+  their images, so this level is below 1 minus the increment: the union bound over the
+  increments (``exact=False``, the construction before issue #46) needs no joint law but
+  spends less than alpha, most where a late look sits close to the cap (a cap of 750,
+  looking at 512, read 97.67% at the cap where the exact boundary reads 97.04%). That the
+  posterior intervals follow the law at the n the checks use is measured, not assumed:
+  docs/coverage.md's last section, at the default caps. The default is the
+  O'Brien-Fleming-type function alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)): early looks
+  spend next to nothing and so stop only clear-cut cases, and the cap keeps almost all of
+  alpha, its interval close to the fixed-n one (96.8% to 97.0% at the default caps 60, 250
+  and 750, with the factor below), so a check that runs to its cap reaches about the
+  fixed-n verdict. ``pocock`` (alpha log(1 + (e - 1) t)) and ``bonferroni`` (alpha/K a
+  look, the first construction, still the union bound) spread it more evenly: more early
+  stops, a wider last interval. Calibration (``LOOK_CALIBRATION``) is measured, not
+  derived: the posterior intervals at ~99.3% (even spending) held 98% to 99%, so even
+  spending needs alpha/(2K);
   O'Brien-Fleming spends alpha/1.5: at the cap it inherits what the fixed-n intervals
   miss there, up to 6.1% at 95% (docs/coverage.md's last section). A level beyond what the
   interval's draws resolve (1 - 2/(draws + 1)) reads the extreme draws, a little less than
@@ -41,6 +50,7 @@ sampling"):
 
 from __future__ import annotations
 
+import functools
 import math
 from itertools import pairwise
 
@@ -150,8 +160,13 @@ there, so the union bound alone left cells at 5.4% to 6.3%: 2. O'Brien-Fleming s
 almost all of alpha at the cap, where the posterior intervals miss what the fixed-n ones
 miss (up to 6.1% at 95% and 600 images: severity, three classes near the ideal); with no
 factor 11 of the grid's 47 cells excluded the truth at some look in 5.2% to 6.6% of
-sequences, with 1.5 none above 4.9% (the cap then at 96.8% for a cap of 600): 1.5.
-Pocock with 2: none above 4.0% (validation/sequential_coverage_pocock.json)."""
+sequences, with 1.5 none above 4.9% (the cap then at 96.8% for a cap of 600): 1.5. Both
+measured under the union bound; with the exact boundaries (issue #46) 1.5 keeps the grid at
+the default caps 60/250/750 at most 5.5% (each cell at or below its fixed-n interval's own
+miss at the cap), and without it cells reach 6.6% (validation/sequential_overcoverage.py).
+Pocock with 2: none above 4.0% under the union bound
+(validation/sequential_coverage_pocock.json); with the exact boundaries:
+validation/sequential_overcoverage_pocock.txt."""
 
 
 def spent_alpha(alpha: float, fraction: float, spending: str = DEFAULT_SPENDING) -> float:
@@ -177,15 +192,21 @@ def spent_alpha(alpha: float, fraction: float, spending: str = DEFAULT_SPENDING)
 
 def look_confidences(confidence: float, looks: tuple[int, ...],
                      spending: str = DEFAULT_SPENDING,
-                     calibration: float | None = None) -> tuple[float, ...]:
+                     calibration: float | None = None,
+                     exact: bool = True) -> tuple[float, ...]:
     """The level each pre-set look (images per prompt, the last the cap) computes its
     interval at so that the chance any of them excludes the truth is at most
     1 - ``confidence``: look k spends alpha(t_k) - alpha(t_{k-1}) of alpha = 1 - confidence
-    (``spent_alpha``; ``bonferroni``: alpha/K each), and by the union bound over those
-    increments the looks together miss at most alpha, whatever the joint distribution of
-    the looks' intervals (which the posterior intervals do not give). ``calibration``
-    spends only alpha/calibration (None: the spending function's ``LOOK_CALIBRATION``); a
-    single look is a fixed n, at ``confidence``."""
+    (``spent_alpha``; ``bonferroni``: alpha/K each). ``exact`` (the default for the spending
+    functions): each look's level is Lan & DeMets' (1983) recursive boundary, the chance of
+    first excluding the truth at look k equal to its increment under the canonical joint
+    law of the looks' estimates (``recursive_levels``); ``exact=False`` (and always for
+    ``bonferroni``): each look at 1 minus its increment, the union bound over the looks,
+    which ignores that the looks share their images and so spends less than alpha (most
+    where a late look sits close to the cap: a cap of 750 with a look at 512 reads 97.67% at
+    the cap instead of the exact 97.04%). ``calibration`` spends only alpha/calibration
+    (None: the spending function's ``LOOK_CALIBRATION``); a single look is a fixed n, at
+    ``confidence``."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
     if not looks or any(b <= a for a, b in pairwise(looks)) or looks[0] < 1:
@@ -202,8 +223,79 @@ def look_confidences(confidence: float, looks: tuple[int, ...],
         spent = [alpha * (k + 1) / len(looks) for k in range(len(looks))]
     else:
         spent = [spent_alpha(alpha, n / looks[-1], spending) for n in looks[:-1]] + [alpha]
-    increments = np.diff([0.0, *spent])
+    increments = tuple(float(a) for a in np.diff([0.0, *spent]))
+    if exact and spending != "bonferroni":
+        fractions = tuple(n / looks[-1] for n in looks)
+        return recursive_levels(increments, fractions)
     return tuple(float(1 - a) for a in increments)
+
+
+_TINY_INCREMENT = 1e-9
+"""A look spending less than this reads its increment's own level: its exact boundary
+differs from that by a share of the increment itself, and its boundary lies beyond 6 sd,
+where the grid's truncation would be coarser than the answer."""
+_BOUNDARY_GRID = 801  # points across a look's continuation region; 401 agrees to 1e-6
+
+
+@functools.lru_cache(maxsize=256)
+def recursive_levels(increments: tuple[float, ...], fractions: tuple[float, ...]
+                     ) -> tuple[float, ...]:
+    """Two-sided levels 1 - 2 Phi(-c_k) of the group-sequential boundaries c_k such that the
+    chance of first crossing at look k is ``increments[k]``: P(|Z_j| < c_j for j < k,
+    |Z_k| >= c_k) = increments[k], where Z_k = W(t_k) / sqrt(t_k) for a Brownian motion W
+    at the information ``fractions`` t_k (the canonical joint distribution of the looks'
+    standardised estimates: Jennison & Turnbull 2000, *Group Sequential Methods with
+    Applications to Clinical Trials*, Sec. 3.1 and Ch. 19; Lan & DeMets 1983 compute their
+    boundaries so). Solved look by look (Armitage, McPherson & Rowe 1969, JRSS-A 132(2)):
+    the density of W(t_k) on the continuation region (-c_k sqrt(t_k), c_k sqrt(t_k)) on a
+    grid, the next look's crossing chance by integrating the normal increment's tails over
+    it, its boundary by root finding, and its density by convolution. Deterministic (no
+    Monte Carlo), so a rerun reads the same levels."""
+    from scipy.optimize import brentq
+    from scipy.special import ndtr, ndtri
+
+    levels: list[float] = []
+    points: np.ndarray | None = None
+    mass: np.ndarray | None = None  # density times the trapezoid weights on ``points``
+    previous = 0.0
+    for increment, t in zip(increments, fractions):
+        if points is None or mass is None:
+            c = -float(ndtri(increment / 2)) if increment > 0 else math.inf
+            level = 1 - increment
+            half = min(c, 8.5) * math.sqrt(t)
+            points = np.linspace(-half, half, _BOUNDARY_GRID)
+            density = np.exp(-points ** 2 / (2 * t)) / math.sqrt(2 * math.pi * t)
+        else:
+            sigma = math.sqrt(t - previous)
+            widest = 8.5 * math.sqrt(t)
+            if (increment < _TINY_INCREMENT
+                    or _crossing(widest, points, mass, sigma) >= increment):
+                c = -float(ndtri(increment / 2)) if increment > 0 else math.inf
+                level = 1 - increment
+                half = min(c * math.sqrt(t), widest)
+            else:
+                half = brentq(lambda b, at=points, weight=mass, sd=sigma, spent=increment:
+                              _crossing(b, at, weight, sd) - spent, 1e-9, widest, xtol=1e-12)
+                level = 1 - 2 * float(ndtr(-half / math.sqrt(t)))
+            before = points
+            points = np.linspace(-half, half, _BOUNDARY_GRID)
+            kernel = np.exp(-(points[:, None] - before[None, :]) ** 2 / (2 * sigma ** 2))
+            density = kernel @ mass / (sigma * math.sqrt(2 * math.pi))
+        step = points[1] - points[0]
+        mass = density * step
+        mass[0] /= 2
+        mass[-1] /= 2
+        levels.append(float(level))
+        previous = t
+    return tuple(levels)
+
+
+def _crossing(boundary: float, points: np.ndarray, mass: np.ndarray, sigma: float) -> float:
+    """The chance that W, distributed as ``mass`` on ``points`` at one look, lies beyond
+    +-``boundary`` at the next, its increment normal with sd ``sigma``."""
+    from scipy.special import ndtr
+
+    return float(mass @ (ndtr((-boundary - points) / sigma) + ndtr((points - boundary) / sigma)))
 
 
 def look_confidence(confidence: float, looks: tuple[int, ...], at: int,
