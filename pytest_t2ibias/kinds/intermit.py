@@ -37,6 +37,7 @@ from ._verdicts import with_matrix
 from ._work import Draw, Work
 
 if TYPE_CHECKING:
+    from ..instrument import Instrument
     from ..methods.intermit import InterMitResult
 
 
@@ -64,19 +65,20 @@ class IntermitParams(Params):
 
 def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None,
                       burden: str = DEFAULT_BURDEN, label: str = "",
-                      early: bool = False) -> Verdict:
+                      early: bool = False, quality: Mapping[str, Any] | None = None) -> Verdict:
     """Passes when InterMit's tau reached epsilon with no alert. With ``confidence`` the
     interval of the final tau decides (wholly at most epsilon: reached; wholly above: not;
     across it: inconclusive, which fails under ``burden="model"``); an alert always fails.
     ``early``: a look before an adaptive run's last, which passes only once the harm is ruled
-    out (``harm_ruled_out``) and is inconclusive, so draws more, until then."""
+    out (``harm_ruled_out``) and is inconclusive, so draws more, until then. ``quality``:
+    ``quality_of``'s figure, reported (a figure of the paper's, never part of the verdict)."""
     tau = result.final_tau
     step_alerts = [a for a in result.alerts if not a.startswith("tau ")]
     outcome = FAIL if step_alerts else decide(tau, result.epsilon, confidence=confidence)
     unproven = early and outcome == PASS and not result.harm_ruled_out
     if unproven:
         outcome = INCONCLUSIVE
-    message = result.summary()
+    message = result.summary() + (f"\n  {quality_line(quality)}" if quality else "")
     if not passes(outcome, burden):
         watched = "an" if result.alert_on == "any" else "a prioritised"
         reason = (f"a step made {watched} axis worse" if step_alerts else
@@ -90,7 +92,8 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
                    figures={"intermit": result.to_dict(), "order": " -> ".join(result.order),
                             "mit_amount": result.mit_amount, "mit_steps": result.mit_steps,
                             "negative_is_mit": result.negative_is_mit(),
-                            "alerts": step_alerts, "label": label})
+                            "alerts": step_alerts, "label": label,
+                            **({"quality": dict(quality)} if quality else {})})
 
 
 def run(ctx: CheckContext[IntermitParams]) -> Verdict:
@@ -109,7 +112,9 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
                       confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
                       calibration=judges.calibration(), alert_on=params.alert_on)
     verdict = evaluate_intermit(result, confidence=ctx.confidence, burden=ctx.plan.burden,
-                                label=ctx.subject, early=ctx.plan.before_cap)
+                                label=ctx.subject, early=ctx.plan.before_cap,
+                                quality=quality_of(ctx.instrument, result,
+                                                   confidence=ctx.interval_confidence))
     outcome, readable, note = judges.decided(verdict.outcome, list(judges.readings))
     if not readable:  # a judge cannot read an axis
         verdict = replace(verdict, outcome=outcome, readable=readable)
@@ -120,6 +125,49 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
     verdict = replace(verdict, message=verdict.message + note,
                       figures={**verdict.figures, **judges.figures()})
     return with_matrix(verdict, result.matrix) if result.matrix is not None else verdict
+
+
+QUALITY_TITLE = "CLIP-IQA before and after mitigation (InterMit Table 1)"
+
+
+def quality_of(instrument: Instrument, result: InterMitResult, *,
+               confidence: float) -> dict[str, Any]:
+    """InterMit's Table 1 quality column: the mean CLIP-IQA (Wang et al. 2023, Eq. 2, "Good
+    photo." over "Bad photo.", as the ``image_quality`` kind reads it) of the images before
+    mitigation (the base prompt's) and after it (the final prompt set's), each with its t
+    interval and n. The images are those Algorithm 1 read (``state_images``): none is made.
+    A judge that is not contrastive gives no figure: ``absent`` says why."""
+    from ..methods.costs import clip_iqa, why_no_clip_iqa
+    from ..methods.intermit import state_images
+    from ..metrics.costs import IQA_PROMPTS, mean_estimate
+
+    before = state_images(instrument, result.initial_prompts)
+    after = state_images(instrument, result.final_prompts)
+    figure: dict[str, Any] = {"measure": "CLIP-IQA", "antonyms": list(IQA_PROMPTS),
+                              "prompts_before": len(result.initial_prompts),
+                              "prompts_after": len(result.final_prompts)}
+    absent = why_no_clip_iqa(instrument, before)
+    if absent is not None:
+        return {**figure, "absent": absent}
+    return {**figure,
+            "before": mean_estimate(clip_iqa(instrument, before), confidence=confidence).to_dict(),
+            "after": mean_estimate(clip_iqa(instrument, after), confidence=confidence).to_dict()}
+
+
+def _estimate_text(estimate: Any) -> str:
+    if not isinstance(estimate, Mapping):
+        return "—"
+    return (f"{number_text(estimate.get('value'))} [{number_text(estimate.get('low'))}, "
+            f"{number_text(estimate.get('high'))}] (n={estimate.get('n', '?')})")
+
+
+def quality_line(quality: Mapping[str, Any]) -> str:
+    """The message's line for ``quality_of``'s figure, or why it is absent."""
+    if quality.get("absent"):
+        return f"CLIP-IQA not computed: {quality['absent']}"
+    return (f"CLIP-IQA (InterMit Table 1): before mitigation {_estimate_text(quality.get('before'))}"
+            f" -> after {_estimate_text(quality.get('after'))}, "
+            f"{quality.get('prompts_after', '?')} prompt(s)")
 
 
 def corrected_fully(judges: AxisReadings) -> AxisReadings:
@@ -174,12 +222,29 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     return work
 
 
+def quality_table(figures: Mapping[str, Any]) -> list[Table]:
+    """InterMit Table 1's quality column: CLIP-IQA before and after mitigation, or why not."""
+    quality = figures.get("quality")
+    if not isinstance(quality, Mapping):
+        return []
+    if quality.get("absent"):
+        return [Table(QUALITY_TITLE, ("images", "CLIP-IQA [CI] (n)"), (),
+                      f"not computed: {quality['absent']}")]
+    rows = (("before mitigation (1 prompt)", _estimate_text(quality.get("before"))),
+            (f"after mitigation ({quality.get('prompts_after', '?')} prompt(s))",
+             _estimate_text(quality.get("after"))))
+    return [Table(QUALITY_TITLE, ("images", "CLIP-IQA [CI] (n)"), rows,
+                  'the judge\'s weight of "Good photo." over "Bad photo." (Wang et al. 2023, '
+                  "Eq. 2), mean over the images Algorithm 1 read; the paper: 0.82 (SD 1.4, "
+                  "InterMit-PM)")]
+
+
 def tables(figures: Mapping[str, Any]) -> list[Table]:
     """BiasConnect A.5's figure: the share of (mitigated, other axis) pairs a step made worse
-    (negative IS_mit), one row per such pair."""
+    (negative IS_mit), one row per such pair; and the quality table (``quality_table``)."""
     negative = figures.get("negative_is_mit")
     if not isinstance(negative, Mapping) or not negative.get("pairs"):
-        return []
+        return quality_table(figures)
     rows = tuple((str(c.get("mitigated", "")), str(c.get("axis", "")),
                   f"{number_text(c.get('value'))} [{number_text(c.get('low'))}, "
                   f"{number_text(c.get('high'))}]") for c in mappings(negative.get("cases")))
@@ -189,7 +254,7 @@ def tables(figures: Mapping[str, Any]) -> list[Table]:
                         f"other axis) pairs made worse "
                         f"({number_text(100 * share if isinstance(share, (int, float)) else None, 0)}%), "
                         f"{negative.get('shown', 0)} shown by their interval; the paper: over 29% "
-                        f"(SD 1.4, ITI-GEN)")]
+                        f"(SD 1.4, ITI-GEN)")] + quality_table(figures)
 
 
 KIND = CheckKind(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._types import Estimate
+from ..errors import BackendError, ContractError
 from ..metrics.costs import (
     IQA_PROMPTS,
     clip_scores,
@@ -96,7 +97,7 @@ def cost_of(instrument: Instrument, suite: Suite, subject: str, measure: str, *,
         return Cost(figure, own, vendi_estimate(b, confidence=confidence),
                     vendi_change(b, c, confidence=confidence), True, len(candidate))
     scores = {"clipscore": lambda images: _clip_scores(instrument, images, prompt),
-              "clip_iqa": lambda images: _iqa(instrument, images, antonyms)}[measure]
+              "clip_iqa": lambda images: clip_iqa(instrument, images, antonyms)}[measure]
     c = scores(candidate)
     own = mean_estimate(c, confidence=confidence)
     if baseline is None:
@@ -123,11 +124,22 @@ def iqa_question(antonyms: tuple[str, str]) -> tuple[str, tuple[str, str]]:
     return f'Which fits the image better: "{positive}" or "{negative}"?', (positive, negative)
 
 
-def _iqa(instrument: Instrument, images: ImageSet,
-         antonyms: tuple[str, str] = IQA_PROMPTS) -> np.ndarray:
+def clip_iqa(instrument: Instrument, images: ImageSet,
+             antonyms: tuple[str, str] = IQA_PROMPTS) -> np.ndarray:
     """CLIP-IQA (Wang et al. 2023): the judge's softmax weight of the positive prompt
     ("Good photo.") over the negative ("Bad photo.") (the judge's own logit scale; CLIP's is
     100, as CLIP-IQA's)."""
     question, choices = iqa_question(antonyms)
     answers = instrument.ask(images, question, choices, statements=tuple(antonyms))
     return iqa_scores(answers.probabilities)
+
+
+def why_no_clip_iqa(instrument: Instrument, images: ImageSet) -> str | None:
+    """Why the run's judge cannot give CLIP-IQA, or None when it can: CLIP-IQA is a
+    contrastive judge's image-text similarity (CLIP, SigLIP); a judge is one when it embeds
+    images (told on one of ``images``: one embedding, cached as any answer)."""
+    try:
+        instrument.image_embeddings(images[:1])
+    except (BackendError, ContractError) as error:
+        return f"CLIP-IQA needs a contrastive judge (CLIP, SigLIP): {error}"
+    return None

@@ -47,6 +47,7 @@ from ..metrics.distributions import mean_of_shares
 from ..metrics.intersectional import INITIAL, posterior_matrix
 
 if TYPE_CHECKING:
+    from .._types import ImageSet
     from ..instrument import Instrument
     from ..suite_spec import Suite
 
@@ -191,6 +192,8 @@ class InterMitResult:
     """Which axes a step's harm is watched on: ``prioritised`` (B*) or ``any``."""
     watched: tuple[str, ...] = ()
     """The axes watched (B* under ``prioritised``, every axis under ``any``)."""
+    initial_prompts: tuple[str, ...] = ()
+    """The prompt set before mitigation (the base prompt)."""
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -199,6 +202,11 @@ class InterMitResult:
     @property
     def final_tau(self) -> Estimate:
         return self.steps[-1].tau_after if self.steps else self.initial_tau
+
+    @property
+    def final_prompts(self) -> tuple[str, ...]:
+        """The mitigated prompt set: the last step's combinations (no step: the base prompt)."""
+        return self.steps[-1].prompts if self.steps else self.initial_prompts
 
     @property
     def mit_amount(self) -> float:
@@ -293,6 +301,13 @@ def _finite(value: float) -> float:
 
 
 ALERT_ON = ("prioritised", "any")
+
+
+def state_images(instrument: Instrument, prompts: Sequence[str]) -> ImageSet:
+    """The images Algorithm 1 reads for a state of ``prompts``: n split equally over them
+    (ceil(n / prompts) each); the same call, so the same (cached) images, as its reading."""
+    return instrument.images(list(prompts),
+                             per_prompt=math.ceil(instrument.images_per_prompt / len(prompts)))
 
 
 def watched_axes(selected: Sequence[str], axes: Sequence[str], alert_on: str) -> list[str]:
@@ -393,7 +408,7 @@ def intermit(
     return InterMitResult(subject=subject, priority=p, epsilon=epsilon, max_steps=max_steps,
                           initial_tau=initial_tau, initial_wbar=initial_wbar, steps=tuple(steps),
                           alerts=tuple(alerts), tolerance=tolerance, alert_on=alert_on,
-                          watched=tuple(watched))
+                          watched=tuple(watched), initial_prompts=(world.prompt(()),))
 
 
 @dataclass(frozen=True)
@@ -415,7 +430,6 @@ class _PromptWorld:
         self.selected, self.p, self.insertions = selected, p, insertions
         self.confidence, self.n_resamples = confidence, n_resamples
         self.calibration = dict(calibration or {})
-        self.n = instrument.images_per_prompt
         self.choices = {y: suite.axes[y].choices for y in selected}
         self.ideals = {y: ideal_shares(instrument.ideal(suite.axes[y], suite.filter),
                                        self.choices[y]) for y in selected}
@@ -424,9 +438,9 @@ class _PromptWorld:
     def prompt(self, combination: Combination) -> str:
         return combination_prompt(self.suite, self.subject, combination, self.insertions)
 
-    def labels(self, prompts: list[str], per_prompt: int) -> list[np.ndarray]:
-        """(images x selected axes) label tables, one per prompt, ``per_prompt`` images each."""
-        by_prompt = self.instrument.images(prompts, per_prompt=per_prompt).by_prompt()
+    def labels(self, prompts: list[str]) -> list[np.ndarray]:
+        """(images x selected axes) label tables, one per prompt, ``state_images``' count each."""
+        by_prompt = state_images(self.instrument, prompts).by_prompt()
         return [
             np.stack([self.instrument.attributes(by_prompt[prompt], self.suite.axes[y],
                                                  self.suite.filter).labels
@@ -438,7 +452,7 @@ class _PromptWorld:
         """wbar and tau of ``state`` (its combinations pooled with equal weight), and with
         ``candidates`` the matrix S[x][y] = wbar_state(y) - wbar_x(y) (Eqs. 3-4)."""
         state_prompts = [self.prompt(c) for c in state]
-        tables = self.labels(state_prompts, math.ceil(self.n / len(state)))
+        tables = self.labels(state_prompts)
         state_index = list(range(len(tables)))
         n_images = {INITIAL: sum(len(t) for t in tables)}
         counterfactual_index: dict[str, list[int]] = {}
@@ -447,7 +461,7 @@ class _PromptWorld:
             combos = [c + ((x, v),) for c in state for v in values]
             prompts = [self.prompt(c) for c in combos]
             counterfactual_index[x] = list(range(len(tables), len(tables) + len(prompts)))
-            tables += self.labels(prompts, math.ceil(self.n / len(combos)))
+            tables += self.labels(prompts)
             for v in values:
                 n_images[f"{x}={v}"] = sum(len(tables[i]) for i, c in
                                            zip(counterfactual_index[x], combos) if c[-1][1] == v)

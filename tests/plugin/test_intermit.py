@@ -8,11 +8,13 @@ import json
 import math
 import textwrap
 
+import numpy as np
 import pytest
 from support.intermit_world import FAKE_WORLD, SUITE, FakeWorldPlugin
 
 from pytest_t2ibias._session import session_of
-from pytest_t2ibias.kinds.intermit import evaluate_intermit
+from pytest_t2ibias.kinds.intermit import QUALITY_TITLE, evaluate_intermit, quality_of, tables
+from pytest_t2ibias.methods.costs import IQA_QUESTION
 from pytest_t2ibias.methods.intermit import (
     PromptEditError,
     compose,
@@ -20,22 +22,33 @@ from pytest_t2ibias.methods.intermit import (
     intermit,
     normalised_priority,
 )
+from pytest_t2ibias.metrics.costs import IQA_PROMPTS, iqa_scores
 from pytest_t2ibias.suite.load import load_suite
 
 
-@pytest.fixture
-def fake_t2ibias(pytester: pytest.Pytester):
-    """A real facade (cache off) whose hooks make the fake world's generator and answerer."""
+def _fake_facade(pytester: pytest.Pytester, vqa: str):
     namespace: dict = {}
     exec(FAKE_WORLD, namespace)
     plugin = FakeWorldPlugin()
     plugin.pytest_t2ibias_make_generator = namespace["pytest_t2ibias_make_generator"]
     plugin.pytest_t2ibias_make_vqa = namespace["pytest_t2ibias_make_vqa"]
     config = pytester.parseconfigure("--t2i-model=male", "--t2i-baseline-model=male",
-                                     "--t2i-vqa=fake", "--t2i-no-cache", "--t2i-bootstrap=200",
+                                     f"--t2i-vqa={vqa}", "--t2i-no-cache", "--t2i-bootstrap=200",
                                      "-p", "no:cacheprovider")
     config.pluginmanager.register(plugin, "fake-world")
     return session_of(config).facade
+
+
+@pytest.fixture
+def fake_t2ibias(pytester: pytest.Pytester):
+    """A real facade (cache off) whose hooks make the fake world's generator and answerer."""
+    return _fake_facade(pytester, "fake")
+
+
+@pytest.fixture
+def contrastive_t2ibias(pytester: pytest.Pytester):
+    """The fake world read by a contrastive judge (it embeds images and gives CLIP-IQA)."""
+    return _fake_facade(pytester, "contrastive")
 
 
 @pytest.fixture
@@ -171,6 +184,53 @@ def test_the_share_of_negative_is_mit_is_reported(fake_t2ibias, suite):
     assert "negative IS_mit (BiasConnect A.5): 1 of 2" in verdict.message
 
 
+def test_clip_iqa_before_and_after_mitigation_is_reported(contrastive_t2ibias, suite):
+    """InterMit's Table 1 quality column on the images Algorithm 1 read: before, the base
+    prompt's 48 (all male: 0.3 + (i % 5) / 100, mean 0.319375); after mitigating gender, the
+    male and female prompts' 24 each (mean 0.6 + 46 / 2400); each iqa_scores' mean over the
+    same images, with its interval and n, in the row's figures, its message and its table."""
+    instrument = contrastive_t2ibias.instrument(suite)
+    result = intermit(instrument, suite, "nurse", priority={"gender": 1}, epsilon=0.2,
+                      tolerance=0.0, confidence=0.95, n_resamples=200)
+    assert result.final_prompts == ("a photo of a male nurse", "a photo of a female nurse")
+    generated = instrument.requests.counters.images_generated
+    quality = quality_of(instrument, result, confidence=0.95)
+    assert instrument.requests.counters.images_generated == generated  # no new image
+
+    def expected(prompts, per_prompt):
+        images = instrument.images(list(prompts), per_prompt=per_prompt)
+        return float(np.mean(iqa_scores(
+            instrument.models.vqa.score(images.images, IQA_QUESTION, ["good", "bad"],
+                                        list(IQA_PROMPTS)))))
+
+    before, after = quality["before"], quality["after"]
+    assert before["value"] == pytest.approx(expected(result.initial_prompts, 48))
+    assert before["value"] == pytest.approx(0.319375)
+    assert after["value"] == pytest.approx(expected(result.final_prompts, 24))
+    assert after["value"] == pytest.approx(0.6 + 46 / 2400)
+    assert (before["n"], after["n"], quality["prompts_after"]) == (48, 48, 2)
+    for figure in (before, after):
+        assert figure["low"] < figure["value"] < figure["high"]
+    verdict = evaluate_intermit(result, quality=quality)
+    assert verdict.figures["quality"] == quality
+    assert "CLIP-IQA (InterMit Table 1): before mitigation 0.319 [" in verdict.message
+    table = next(t for t in tables(verdict.figures) if t.title == QUALITY_TITLE)
+    assert table.rows[1] == ("after mitigation (2 prompt(s))",
+                             f"0.619 [{after['low']:.3f}, {after['high']:.3f}] (n=48)")
+
+
+def test_clip_iqa_is_absent_and_says_why_without_a_contrastive_judge(fake_t2ibias, suite):
+    instrument = fake_t2ibias.instrument(suite)
+    result = intermit(instrument, suite, "nurse", priority={"gender": 1}, epsilon=0.2,
+                      tolerance=0.0, confidence=0.95, n_resamples=200)
+    quality = quality_of(instrument, result, confidence=0.95)
+    assert "before" not in quality and "contrastive judge" in quality["absent"]
+    verdict = evaluate_intermit(result, quality=quality)
+    assert "CLIP-IQA not computed: CLIP-IQA needs a contrastive judge" in verdict.message
+    table = next(t for t in tables(verdict.figures) if t.title == QUALITY_TITLE)
+    assert table.rows == () and "contrastive judge" in table.note
+
+
 def test_intermit_passes_when_already_below_epsilon(fake_t2ibias, suite):
     result = fake_t2ibias.intermit(suite, "nurse", priority={"age": 1})
     assert result.steps == () and result.reached and result.alerts == ()
@@ -192,6 +252,25 @@ def test_intermit_check_kind_in_a_suite(pytester: pytest.Pytester):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*step 2: mitigate gender*",
                                  "*ALERT: step 2 (mitigating gender) made age worse*"])
+
+
+def test_the_intermit_row_carries_clip_iqa_before_and_after(pytester: pytest.Pytester):
+    """The check's JSON row and its message carry the quality figure (contrastive judge)."""
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", fake=SUITE + textwrap.dedent("""\
+        checks:
+          - {id: mitigate_gender, kind: intermit, priority: {gender: 1}, epsilon: 0.2}
+    """))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male",
+                                "--t2i-vqa=contrastive", "--t2i-no-cache", "--t2i-bootstrap=100",
+                                "--t2i-json=report.json")
+    result.assert_outcomes(passed=1)
+    row, = json.loads((pytester.path / "report.json").read_text())["checks"]
+    quality = row["figures"]["quality"]
+    assert quality["before"]["value"] == pytest.approx(0.319375)
+    assert quality["after"]["value"] == pytest.approx(0.6 + 46 / 2400)
+    assert quality["before"]["n"] == quality["after"]["n"] == 48
+    assert "CLIP-IQA (InterMit Table 1): before mitigation 0.319" in row["message"]
 
 
 def test_priority_must_name_axes_at_collection(pytester: pytest.Pytester):

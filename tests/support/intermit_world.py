@@ -64,6 +64,26 @@ class FakeAnswerer:
         return np.array(rows)
 
 
+class ContrastiveFakeAnswerer(FakeAnswerer):
+    """A contrastive judge (it embeds images) for CLIP-IQA: "Good photo." weighs 0.3 for a
+    male image, 0.9 for a female one, plus (image index % 5) / 100."""
+
+    fingerprint = "fake-contrastive"
+
+    def score(self, images, question, choices, statements=None):
+        if tuple(statements or ()) != ("Good photo.", "Bad photo."):
+            return super().score(images, question, choices, statements)
+        good = np.array([0.3 + 0.6 * (image.getpixel((0, 0))[0] // 100)
+                         + image.getpixel((7, 7))[0] % 5 / 100 for image in images])
+        return np.stack([good, 1 - good], axis=1)
+
+    def embed_images(self, images):
+        return np.array([[float(image.getpixel((0, 0))[0]), 1.0] for image in images])
+
+    def embed_texts(self, texts):
+        return np.ones((len(texts), 2))
+
+
 made = []
 
 
@@ -75,7 +95,7 @@ def pytest_t2ibias_make_generator(config, model, role):
 
 @pytest.hookimpl
 def pytest_t2ibias_make_vqa(config, model):
-    return FakeAnswerer()
+    return ContrastiveFakeAnswerer() if model == "contrastive" else FakeAnswerer()
 '''
 
 
