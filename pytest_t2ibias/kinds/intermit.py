@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..errors import CheckError
 from ..figures import Table, mappings, number_text
 from ..metrics.judge import BOUNDS
 from ..verdict import DEFAULT_BURDEN, FAIL, INCONCLUSIVE, PASS, Verdict, decide, passes
@@ -146,12 +147,16 @@ def quality_of(instrument: Instrument, result: InterMitResult, *,
     figure: dict[str, Any] = {"measure": "CLIP-IQA", "antonyms": list(IQA_PROMPTS),
                               "prompts_before": len(result.initial_prompts),
                               "prompts_after": len(result.final_prompts)}
-    absent = why_no_clip_iqa(instrument, before)
+    try:
+        absent = why_no_clip_iqa(instrument, before)
+        if absent is None:
+            scores = {"before": clip_iqa(instrument, before), "after": clip_iqa(instrument, after)}
+    except CheckError as error:  # a figure beside the verdict: it never makes the row an ERROR
+        absent = f"CLIP-IQA could not be read: {error}"  # (toy-clip reads every image 0.5)
     if absent is not None:
         return {**figure, "absent": absent}
-    return {**figure,
-            "before": mean_estimate(clip_iqa(instrument, before), confidence=confidence).to_dict(),
-            "after": mean_estimate(clip_iqa(instrument, after), confidence=confidence).to_dict()}
+    return {**figure, **{name: mean_estimate(values, confidence=confidence).to_dict()
+                         for name, values in scores.items()}}
 
 
 def _estimate_text(estimate: Any) -> str:
@@ -164,7 +169,7 @@ def _estimate_text(estimate: Any) -> str:
 def quality_line(quality: Mapping[str, Any]) -> str:
     """The message's line for ``quality_of``'s figure, or why it is absent."""
     if quality.get("absent"):
-        return f"CLIP-IQA not computed: {quality['absent']}"
+        return f"quality (InterMit Table 1): {quality['absent']}"
     return (f"CLIP-IQA (InterMit Table 1): before mitigation {_estimate_text(quality.get('before'))}"
             f" -> after {_estimate_text(quality.get('after'))}, "
             f"{quality.get('prompts_after', '?')} prompt(s)")
@@ -229,7 +234,7 @@ def quality_table(figures: Mapping[str, Any]) -> list[Table]:
         return []
     if quality.get("absent"):
         return [Table(QUALITY_TITLE, ("images", "CLIP-IQA [CI] (n)"), (),
-                      f"not computed: {quality['absent']}")]
+                      str(quality["absent"]))]
     rows = (("before mitigation (1 prompt)", _estimate_text(quality.get("before"))),
             (f"after mitigation ({quality.get('prompts_after', '?')} prompt(s))",
              _estimate_text(quality.get("after"))))

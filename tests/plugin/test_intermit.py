@@ -226,7 +226,7 @@ def test_clip_iqa_is_absent_and_says_why_without_a_contrastive_judge(fake_t2ibia
     quality = quality_of(instrument, result, confidence=0.95)
     assert "before" not in quality and "contrastive judge" in quality["absent"]
     verdict = evaluate_intermit(result, quality=quality)
-    assert "CLIP-IQA not computed: CLIP-IQA needs a contrastive judge" in verdict.message
+    assert "quality (InterMit Table 1): CLIP-IQA needs a contrastive judge" in verdict.message
     table = next(t for t in tables(verdict.figures) if t.title == QUALITY_TITLE)
     assert table.rows == () and "contrastive judge" in table.note
 
@@ -271,6 +271,24 @@ def test_the_intermit_row_carries_clip_iqa_before_and_after(pytester: pytest.Pyt
     assert quality["after"]["value"] == pytest.approx(0.6 + 46 / 2400)
     assert quality["before"]["n"] == quality["after"]["n"] == 48
     assert "CLIP-IQA (InterMit Table 1): before mitigation 0.319" in row["message"]
+
+
+def test_a_judge_that_cannot_read_quality_leaves_the_intermit_verdict_as_it_was(
+        pytester: pytest.Pytester):
+    """A contrastive judge giving every image 0.5 (toy-clip's CLIP-IQA) is degenerate: the
+    figure is absent and says so; the check still passes (no ERROR row)."""
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", fake=SUITE + textwrap.dedent("""\
+        checks:
+          - {id: mitigate_gender, kind: intermit, priority: {gender: 1}, epsilon: 0.2}
+    """))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male",
+                                "--t2i-vqa=contrastive-blind", "--t2i-no-cache",
+                                "--t2i-bootstrap=100", "--t2i-json=report.json")
+    result.assert_outcomes(passed=1)
+    row, = json.loads((pytester.path / "report.json").read_text())["checks"]
+    assert "same probabilities" in row["figures"]["quality"]["absent"]
+    assert "quality (InterMit Table 1): CLIP-IQA could not be read" in row["message"]
 
 
 def test_priority_must_name_axes_at_collection(pytester: pytest.Pytester):

@@ -70,9 +70,14 @@ class ContrastiveFakeAnswerer(FakeAnswerer):
 
     fingerprint = "fake-contrastive"
 
+    def __init__(self, blind=False):
+        self.blind = blind  # reads every image's quality as 0.5 (as toy-clip does)
+
     def score(self, images, question, choices, statements=None):
         if tuple(statements or ()) != ("Good photo.", "Bad photo."):
             return super().score(images, question, choices, statements)
+        if self.blind:
+            return np.full((len(images), 2), 0.5)
         good = np.array([0.3 + 0.6 * (image.getpixel((0, 0))[0] // 100)
                          + image.getpixel((7, 7))[0] % 5 / 100 for image in images])
         return np.stack([good, 1 - good], axis=1)
@@ -95,7 +100,9 @@ def pytest_t2ibias_make_generator(config, model, role):
 
 @pytest.hookimpl
 def pytest_t2ibias_make_vqa(config, model):
-    return ContrastiveFakeAnswerer() if model == "contrastive" else FakeAnswerer()
+    if model.startswith("contrastive"):
+        return ContrastiveFakeAnswerer(blind=model.endswith("blind"))
+    return FakeAnswerer()
 '''
 
 
