@@ -693,6 +693,20 @@ def profile_range(
     only move the ends towards the true range. Groups with no answered image stay NaN;
     shares leaving the simplex are clipped to it.
     """
+    # Draws on a face of the simplex (a class never seen) make the ellipsoid degenerate: some
+    # of its points leave the simplex so far that they give 0/0, inf/inf or the root of a
+    # rounding's negative. They come out NaN and are dropped below; numpy's warnings about
+    # them would only alarm a user reading the run's output.
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        return _profile_range(statistic, shares, critical, kinks)
+
+
+def _profile_range(
+    statistic: ShareStatistic,
+    shares: Sequence[np.ndarray],
+    critical: float,
+    kinks: Sequence[tuple[Sequence[float], np.ndarray, np.ndarray]],
+) -> tuple[float, float]:
     n_draws, n_choices = shares[0].shape
     defined = [i for i, s in enumerate(shares) if not np.isnan(s).any()]
     if not defined or n_choices < 2 or n_draws < 2:
