@@ -121,14 +121,24 @@ def calibration_pool(root: Path, layer: Any, subject: str, pool: int) -> dict[st
 
 
 def calibration_folder(root: Path, world: int, subject: str, pool: dict[str, list[str]],
-                       m: int) -> Path:
+                       m: int, least: int = 0) -> Path:
     """A world's labelled folder: ``m`` rows a age drawn without replacement from its
-    subject's ``pool`` (each world its own draw)."""
+    subject's ``pool`` (each world its own draw); ``least``: then more of an age's rarer
+    gender, drawn from the rest of the pool, until each (age, gender) holds ``least`` where
+    the pool has them (a team labelling the images that tighten its calibration most)."""
     rng = np.random.default_rng([45, world])
     part = root / f"labelled-world{world}"
     part.mkdir()
-    chosen = [rows[i] for rows in pool.values()
-              for i in sorted(rng.choice(len(rows), size=min(m, len(rows)), replace=False))]
+    chosen = []
+    for rows in pool.values():
+        picked = [int(i) for i in rng.choice(len(rows), size=min(m, len(rows)), replace=False)]
+        if least:
+            rest = [int(i) for i in rng.permutation(len(rows)) if i not in set(picked)]
+            for gender in ("male", "female"):
+                have = sum(json.loads(rows[i])["gender"] == gender for i in picked)
+                more = [i for i in rest if json.loads(rows[i])["gender"] == gender]
+                picked += more[:max(0, least - have)]
+        chosen += [rows[i] for i in sorted(picked)]
     (part / "index.jsonl").write_text("\n".join(chosen) + "\n")
     for row in chosen:
         name = json.loads(row)["file"]
@@ -202,7 +212,7 @@ def verdict(root: Path, layer: Any, subject: str, seed: int, n: int, reading: st
 
 
 def run(seeds: int, n: int, m: int, pool: int, subjects: tuple[str, ...], cache: Path,
-        on_world: Any = None) -> dict[str, Any]:
+        on_world: Any = None, least: int = 0) -> dict[str, Any]:
     """Every world's four verdicts (``on_world``: called with the summary after each)."""
     from pytest_t2ibias.store.cache import Cache
     from pytest_t2ibias.store.request_layer import RequestLayer
@@ -216,7 +226,7 @@ def run(seeds: int, n: int, m: int, pool: int, subjects: tuple[str, ...], cache:
         print(f"  calibration pools ({time.monotonic() - started:.0f} s): " + "; ".join(
             f"{subject} {len(rows['old'])} old" for subject, rows in pools.items()), flush=True)
         for w, (subject, seed) in enumerate(worlds):
-            folder = calibration_folder(Path(tmp), w, subject, pools[subject], m)
+            folder = calibration_folder(Path(tmp), w, subject, pools[subject], m, least)
             row: dict[str, Any] = {"subject": subject, "seed": seed}
             for reading in READINGS:
                 v = verdict(Path(tmp), layer, subject, seed, n, reading, folder)
@@ -233,8 +243,8 @@ def run(seeds: int, n: int, m: int, pool: int, subjects: tuple[str, ...], cache:
                 f"{r} {row[r]['value']:.3f} [{row[r]['low']:.3f}, {row[r]['high']:.3f}]"
                 for r in READINGS), flush=True)
             if on_world is not None:
-                on_world(summary(rows, n, m, pool, seeds, subjects))
-    return summary(rows, n, m, pool, seeds, subjects)
+                on_world(summary(rows, n, m, pool, seeds, subjects) | {"least": least})
+    return summary(rows, n, m, pool, seeds, subjects) | {"least": least}
 
 
 def summary(rows: list[dict[str, Any]], n: int, m: int, pool: int, seeds: int,
@@ -291,6 +301,8 @@ def main() -> None:
     parser.add_argument("--m", type=int, default=200, help="labelled calibration images an age a world")
     parser.add_argument("--pool", type=int, default=600,
                         help="labelled images an age of a subject the worlds draw from")
+    parser.add_argument("--least", type=int, default=0,
+                        help="labelled images an (age, gender) a world at least, where the pool has them")
     parser.add_argument("--subjects", nargs="*", default=list(SUBJECTS))
     parser.add_argument("--cache", default=str(ROOT / ".t2ibias_cache"))
     parser.add_argument("--json")
@@ -303,11 +315,13 @@ def main() -> None:
         if args.json:
             Path(args.json).write_text(json.dumps(partial, indent=1))
 
-    result = run(args.seeds, args.n, args.m, args.pool, tuple(args.subjects), Path(args.cache), keep)
+    result = run(args.seeds, args.n, args.m, args.pool, tuple(args.subjects), Path(args.cache), keep,
+                 least=args.least)
     result["wall_s"] = round(time.monotonic() - started, 1)
     print(f"{len(result['worlds'])} worlds ({len(args.subjects)} subjects x {args.seeds} seeds), "
           f"n={args.n} images of 'a photo of an old <subject>', m={args.m} labelled an age a world "
-          f"(of {args.pool} an age a subject); "
+          f"(of {args.pool} an age a subject)"
+          + (f", topped up to {args.least} an (age, gender)" if args.least else "") + "; "
           f"group old's own confusion applied in {result['group_used']}/{len(result['worlds'])}")
     for subject, t in result["truth"].items():
         print(f"  truth {subject}: female {t['female']:.3f} of {t['images']} undegraded images, "
