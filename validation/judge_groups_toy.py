@@ -7,8 +7,8 @@ sees images of prompts naming "old" blurred and noised: ``example_suites/weak_ju
 ``OldDegradedGenerator``; it misreads old men as women). Each world is one subject and seed:
 ``--n`` images of "a photo of an old {subject}". Its labelled calibration is what a team that
 labels its own run's images holds: ``--m`` toy-sd images a age of the same subject ("a photo
-of a young / middle-aged / an old {subject}", seed ``CALIBRATION_SEED`` and on, so no world
-image among them), drawn without replacement from a pool of ``--pool`` a age, each row
+of a young / middle-aged / an old {subject}", seed ``CALIBRATION_SEED`` and on, one a subject,
+so no world image among them), drawn without replacement from a pool of ``--pool`` a age, each row
 labelled with its gender as the undegraded image reads and its age as the prompt names (toy-sd
 draws the age a prompt names: ``validation/p2p_adherence.txt``), its image the one the judge
 sees (``OldDegradedGenerator`` on the prompt: the old rows degraded exactly as the judged
@@ -89,26 +89,31 @@ class ThroughLayer:
 
 AGES = ("young", "middle-aged", "old")
 CALIBRATION_SEED = 1000
-"""The calibration images' seed: noise seeds depend on (seed, index) only, so none of them is a
-world's image (the worlds' seeds are 0, 1, ...)."""
+"""The first subject's calibration images' seed, the next subject's the next (noise seeds
+depend on (seed, index) only, so none of them is a world's image, the worlds' seeds being 0,
+1, ...; and no two subjects' pools share their noise: on one seed for all, image i of every
+subject's pool starts from the same latent and is degraded by the same noise, so one seed's
+luck moved every pool alike: old women read as men 15.8% of 552 nurses and 21% of 72 doctors
+there, against 10.4% and 11% on the worlds' images)."""
 
 
 def age_prompt(age: str, subject: str) -> str:
     return f"a photo of {'an' if age[0] in 'aeiou' else 'a'} {age} {subject}"
 
 
-def calibration_pool(root: Path, layer: Any, subject: str, pool: int) -> dict[str, list[str]]:
+def calibration_pool(root: Path, layer: Any, subject: str, pool: int,
+                     seed: int = CALIBRATION_SEED) -> dict[str, list[str]]:
     """Age -> ``pool`` rows of index.jsonl in ``root/calibration-<subject>``: toy-sd's images of
-    "a photo of a <age> <subject>" as the judge sees them, each labelled with the gender its
-    undegraded image reads and the age its prompt names (module doc)."""
+    "a photo of a <age> <subject>" at ``seed`` as the judge sees them, each labelled with the
+    gender its undegraded image reads and the age its prompt names (module doc)."""
     folder = root / f"calibration-{subject}"
     folder.mkdir()
     rows: dict[str, list[str]] = {}
     for age in AGES:
         prompt = age_prompt(age, subject)
-        clean, axis = instrument(root, layer, subject, CALIBRATION_SEED, pool, degraded=False)
+        clean, axis = instrument(root, layer, subject, seed, pool, degraded=False)
         truth = clean.attributes(clean.images([prompt], per_prompt=pool), axis).labels
-        seen, _ = instrument(root, layer, subject, CALIBRATION_SEED, pool, degraded=True)
+        seen, _ = instrument(root, layer, subject, seed, pool, degraded=True)
         rows[age] = []
         for i, (image, label) in enumerate(zip(seen.images([prompt], per_prompt=pool).images, truth)):
             if label < 0:
@@ -222,7 +227,8 @@ def run(seeds: int, n: int, m: int, pool: int, subjects: tuple[str, ...], cache:
     layer = RequestLayer(Cache(cache), batch_size=32)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        pools = {subject: calibration_pool(Path(tmp), layer, subject, pool) for subject in subjects}
+        pools = {subject: calibration_pool(Path(tmp), layer, subject, pool, CALIBRATION_SEED + k)
+                 for k, subject in enumerate(subjects)}
         print(f"  calibration pools ({time.monotonic() - started:.0f} s): " + "; ".join(
             f"{subject} {len(rows['old'])} old" for subject, rows in pools.items()), flush=True)
         for w, (subject, seed) in enumerate(worlds):
