@@ -233,15 +233,17 @@ class BGPSLocks:
                 "read-out supports diffusers pipelines with a UNet mid-block (SD 1.x/2.x, SDXL) "
                 "or a transformer block stack (SD3, Flux, PixArt); commit a lock file searched "
                 "elsewhere, or drop the check.", original=error) from error
+        reading = self._readings.pop(gate.key, None)
         if not found.prompts:  # nothing to judge and nothing worth freezing in the lock file
             s = gate.settings
+            unread = f" ({reading.note()})" if reading is not None and reading.note() else ""
             raise CheckError(
                 f"BGPS found no prompt for gate {gate.key!r} with --t2i-llm={self.settings.llm}: "
                 f"{s.prompts} search(es) of {s.max_new_tokens} new token(s) ended with no "
                 f"candidate left ({found.dropped_naming} dropped for naming a value of the "
                 f"axis, {found.candidates_scored} scored). Search wider (prompts, beam, "
                 f"expansion, max_new_tokens), or use an LLM that continues "
-                f"{s.model_prompt!r} in words of its own.")
+                f"{s.model_prompt!r} in words of its own{unread}.")
         texts = [p.prompt for p in found.prompts] + ([p.prompt for p in baseline.prompts]
                                                      if baseline else [])
         entry = {
@@ -253,7 +255,6 @@ class BGPSLocks:
             "baseline": baseline.to_dict() if baseline else None,
             "instruction_text": getattr(lm, "instruction", ""),
         }
-        reading = self._readings.pop(gate.key, None)
         if reading is not None:  # not part of the key: the same gate, read by another LLM
             entry["instruction_reading"] = reading.to_dict()
         if sweep:
