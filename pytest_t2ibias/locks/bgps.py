@@ -340,7 +340,7 @@ def instruction_reading(llm: Any, text: str, choice: str) -> InstructionReading:
     context = getattr(llm, "context_length", None)
     if hasattr(llm, "perplexity") and hasattr(llm, "encode") and (
             not isinstance(context, int) or len(llm.encode(text, verbose=False)) <= context):
-        perplexity = float(llm.perplexity([text])[0])
+        perplexity = round(float(llm.perplexity([text])[0]), 1)  # a stable lock diff
     return InstructionReading(choice=choice, words=len(distinct_words(text)),
                               unread=tuple(unread_words(tokenizer, text)), perplexity=perplexity,
                               vocabulary=len(tokenizer))
