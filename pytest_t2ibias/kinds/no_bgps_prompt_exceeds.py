@@ -83,7 +83,9 @@ class NoBGPSPromptExceedsParams(Params):
         "what the LLM is told before the model prompt: project (the project's, chat LMs only), "
         "paper (App. C's for the target axis, for chat LMs as the user turn and for base LMs as "
         "a prefix line), paper_biased (App. C's 'LLM (biased)' instruction toward the target), "
-        "or the instruction's own text", default="project", check=check_bgps_instruction)
+        "or the instruction's own text; one the LLM cannot read (most words unknown to its "
+        "tokenizer, or read far worse than a uniform guess) is dropped and the row says why",
+        default="project", check=check_bgps_instruction)
     scenario: str = param("App. C's scenario the paper instruction names (occupation, context, "
                           "place, object, activity); set model_prompt to match",
                           default="occupation", check=check_bgps_scenario)
