@@ -146,3 +146,42 @@ def test_kill_9_while_writing_leaves_no_corrupt_entry_and_its_temp_files_are_swe
         os.utime(tmp, (old, old))
     cache.prepare()  # the next run's first write sweeps them
     assert not list(cache_dir.glob("images/*/.*.tmp"))
+
+
+class _WatchingAnswerer:
+    """Notes, while it scores each batch, which keys hold a claim (a lock file) meanwhile."""
+
+    fingerprint = "watching-answerer-v1"
+
+    def __init__(self, locks: Path) -> None:
+        self.locks, self.claimed_while_scoring = locks, []
+
+    def score(self, images, question, choices, statements=None):
+        time.sleep(0.3)  # a GPU batch: time for the next batch's claims to be taken
+        self.claimed_while_scoring.append({path.stem for path in self.locks.rglob("*.lock")})
+        first = np.array([image.getpixel((0, 0))[0] / 1000 + 0.25 for image in images])
+        return np.stack([first, 1 - first], axis=1)
+
+
+def test_the_next_batch_is_claimed_while_this_one_is_computed(tmp_path):
+    from pytest_t2ibias.store.cache import answer_key
+
+    layer = RequestLayer(Cache(tmp_path / "cache"), answer_batch_size=4)
+    images = layer.images(_FastGenerator(), [ImageRequest(PROMPTS[0], 0, i) for i in range(12)])
+    layer.flush()
+    answerer = _WatchingAnswerer(tmp_path / "cache" / "locks")
+    layer.answers(answerer, images, "q?", ["a", "b"])
+    keys = [answer_key(item.content_hash, answerer.fingerprint, "q?", ("a", "b"), None)
+            for item in images]
+    batches = [set(keys[start:start + 4]) for start in range(0, 12, 4)]
+    # while batch 1 scores, its own keys and batch 2's are claimed; batch 3's while batch 2's
+    assert len(answerer.claimed_while_scoring) == 3
+    assert answerer.claimed_while_scoring[0] >= batches[0] | batches[1]
+    assert answerer.claimed_while_scoring[1] >= batches[1] | batches[2]
+    layer.flush()
+    assert not list((tmp_path / "cache").rglob("*.lock"))  # every claim released after its write
+    assert len(_answers_on_disk(tmp_path / "cache")) == 12
+
+
+def _answers_on_disk(cache_dir: Path) -> list[Path]:
+    return [path for path in (cache_dir / "answers").rglob("*") if path.is_file()]
