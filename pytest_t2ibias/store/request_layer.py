@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 
@@ -312,13 +311,28 @@ class RequestLayer:
                          advance: Callable[[int], None]) -> None:
         pending = dict(missing)
         while pending:
-            queue: deque[tuple[str, T]] = deque(pending.items())
-            deferred: dict[str, T] = {}
-            if len(queue) <= batch_size:  # one batch: nothing to claim behind it
-                self._compute_batch(self._claim_batch(queue, deferred, from_cache, batch_size),
-                                    compute, advance)
-            else:
-                self._compute_pipelined(queue, deferred, from_cache, compute, batch_size, advance)
+            queue, deferred = deque(pending.items()), {}
+            while queue:
+                batch: list[tuple[str, T]] = []
+                claims: list[Claim] = []
+                try:
+                    while queue and len(batch) < batch_size:
+                        key, item = queue.popleft()
+                        claim = self.cache.claim(key)
+                        if claim is None:
+                            deferred[key] = item
+                            continue
+                        claims.append(claim)
+                        if from_cache(key, item):
+                            advance(1)
+                            continue
+                        batch.append((key, item))
+                    if batch:
+                        compute(batch)
+                        advance(len(batch))
+                finally:
+                    for claim in claims:
+                        self._behind(claim.release, after=True)
             if deferred:  # our claims released before we wait on other processes'
                 self._writes.wait()
             pending = {}
@@ -329,67 +343,6 @@ class RequestLayer:
                 else:
                     pending[key] = item
 
-    def _compute_pipelined(self, queue: deque[tuple[str, T]], deferred: dict[str, T],
-                           from_cache: Callable[[str, T], bool],
-                           compute: Callable[[list[tuple[str, T]]], None], batch_size: int,
-                           advance: Callable[[int], None]) -> None:
-        """The batches of ``queue``, each next one claimed on a thread while this one computes.
-
-        A claim is a lock file (0.4 to 0.7 ms with its re-read): 64 of them before each batch
-        of a GPU judge were a third of its time (issue #46), now only the first batch's wait."""
-        with ThreadPoolExecutor(1, thread_name_prefix="t2ibias-claims") as claimer:
-            upcoming: Future[_Claimed[T]] | None = claimer.submit(
-                self._claim_batch, queue, deferred, from_cache, batch_size)
-            try:
-                while upcoming is not None:
-                    claimed = upcoming.result()
-                    # the claimer is idle here, so ``queue`` is not shrinking under the test
-                    upcoming = (claimer.submit(self._claim_batch, queue, deferred, from_cache,
-                                               batch_size) if queue else None)
-                    self._compute_batch(claimed, compute, advance)
-            finally:
-                if upcoming is not None:  # computing failed: give back what was claimed ahead
-                    with suppress(BaseException):
-                        for claim in upcoming.result().claims:
-                            claim.release()
-
-    def _claim_batch(self, queue: deque[tuple[str, T]], deferred: dict[str, T],
-                     from_cache: Callable[[str, T], bool], batch_size: int) -> _Claimed[T]:
-        """Claim keys off ``queue`` until ``batch_size`` of them need computing: a key claimed
-        elsewhere goes to ``deferred``, one another process wrote meanwhile is read."""
-        claimed: _Claimed[T] = _Claimed()
-        try:
-            while queue and len(claimed.batch) < batch_size:
-                key, item = queue.popleft()
-                claim = self.cache.claim(key)
-                if claim is None:
-                    deferred[key] = item
-                    continue
-                claimed.claims.append(claim)
-                if from_cache(key, item):
-                    claimed.read += 1
-                else:
-                    claimed.batch.append((key, item))
-        except BaseException:
-            for claim in claimed.claims:
-                claim.release()
-            raise
-        return claimed
-
-    def _compute_batch(self, claimed: _Claimed[T],
-                       compute: Callable[[list[tuple[str, T]]], None],
-                       advance: Callable[[int], None]) -> None:
-        """Compute a claimed batch; its claims are released after its writes, behind."""
-        try:
-            if claimed.read:
-                advance(claimed.read)
-            if claimed.batch:
-                compute(claimed.batch)
-                advance(len(claimed.batch))
-        finally:
-            for claim in claimed.claims:
-                self._behind(claim.release, after=True)
-
     def _behind(self, task: Callable[..., None], *args: object, after: bool = False) -> None:
         """``task(*args)`` on the writers (at once when nothing is cached); with ``after``,
         once the writes queued so far are done (a claim's release after its entry's write)."""
@@ -397,15 +350,6 @@ class RequestLayer:
             self._writes.submit(lambda: task(*args), after=after)
         else:
             task(*args)
-
-
-@dataclass
-class _Claimed(Generic[T]):
-    """A batch of keys claimed for computing, and how many claimed keys were read instead."""
-
-    batch: list[tuple[str, T]] = field(default_factory=list)
-    claims: list[Claim] = field(default_factory=list)
-    read: int = 0
 
 
 def _model_name(backend: object) -> str:
