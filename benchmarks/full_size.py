@@ -366,44 +366,69 @@ def measure_generator(arch: str, dtype_name: str, args, device: torch.device,
         raw_generate(pipeline, image_requests(1, 2, side), 1)
         raw_generate(pipeline, image_requests(min(n, CAP), 2, side), min(n, CAP))
     outputs: dict[str, list] = {}
-    for path in paths:
-        if path.startswith("plugin"):
-            # plugin: the option as given (auto sizes on a first one-image pass); -fixed: the
-            # batch that pass found, given; -nocache: that, with no disk cache behind it
-            option = args.plugin_batch if path == "plugin" else str(batch)
-            with tempfile.TemporaryDirectory(prefix="t2ibias-full-size-") as cache:
-                layer = plugin_layer(None if path == "plugin-nocache" else cache, option)
-                generator = DiffusersGenerator(pipeline, model_fingerprint=f"random-{arch}",
-                                               batch_size=role_batch(option, "generator", 8),
-                                               device=device, dtype=dtype)
-                seconds, images, peak = timed(device, layer.images, generator, requests,
-                                              profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
-                cpu = CPU_SECONDS["last"]
-                flush_seconds, _, _ = timed(device, layer.flush)  # a session pays it once, at its end
-                cpu += CPU_SECONDS["last"]
-            outputs[path] = [item.image for item in images]
-            if path == "plugin":
-                batch = generator.batch_size
-                row.update(batch=batch, batch_found_by=generator.batch.found_by,
-                           request_layer_batch=layer.batch_size)
-        else:
-            if batch is None:
-                raise SystemExit("raw needs the plugin's batch size (--batch)")
-            seconds, images, peak = timed(device, raw_generate, pipeline, requests, batch)
-            cpu, flush_seconds = CPU_SECONDS["last"], 0.0
-            outputs[path] = images
-            row["batch"] = batch
-        row[path] = {"seconds": seconds, "per_second": n / seconds, "peak_bytes": peak,
-                     "cpu_seconds": cpu, "flush_seconds": flush_seconds}
-        if path == "plugin" and f"{arch}:{dtype_name}" in PROFILE:
-            row["plugin_profile"] = PROFILE[f"{arch}:{dtype_name}"]
-        print(f"  {arch} {dtype_name} {path}: {n} images in {seconds:.2f} s, peak {peak / 2**30:.2f} GiB",
-              flush=True)
+    memos: list[str] = []  # each first run's memo folder; plugin-later reads the first one
+    timings: dict[str, list[dict[str, Any]]] = {}
+    for _ in range(args.repeat):  # rounds of every path, so drift hits each path alike
+        for path in paths:
+            if path.startswith("plugin"):
+                # plugin: the option as given, a first run on the device (auto probes, then
+                # remembers the cost an image in a fresh memo folder); plugin-later: a later
+                # run (the first run's memo, no probe); -fixed: the batch found, given;
+                # -nocache: that, with no disk cache behind it
+                option = args.plugin_batch if path in ("plugin", "plugin-later") else str(batch)
+                if path == "plugin":
+                    memos.append(tempfile.mkdtemp(prefix="t2ibias-batches-"))
+                memo = (Path(memos[-1]) if path == "plugin" else
+                        Path(memos[0]) if path == "plugin-later" and memos else None)
+                with tempfile.TemporaryDirectory(prefix="t2ibias-full-size-") as cache:
+                    layer = plugin_layer(None if path == "plugin-nocache" else cache, option)
+                    generator = DiffusersGenerator(pipeline, model_fingerprint=f"random-{arch}",
+                                                   batch_size=role_batch(option, "generator", 8),
+                                                   device=device, dtype=dtype, batch_memo=memo)
+                    seconds, images, peak = timed(device, layer.images, generator, requests,
+                                                  profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
+                    cpu = CPU_SECONDS["last"]
+                    flush_seconds, _, _ = timed(device, layer.flush)  # a session pays it once, at its end
+                    cpu += CPU_SECONDS["last"]
+                outputs[path] = [item.image for item in images]
+                if path in ("plugin", "plugin-later"):
+                    row.setdefault("batch_found_by", {})[path] = generator.batch.found_by
+                if path == "plugin":
+                    batch = generator.batch_size
+                    row.update(batch=batch, request_layer_batch=layer.batch_size)
+            else:
+                if batch is None:
+                    raise SystemExit("raw needs the plugin's batch size (--batch)")
+                seconds, images, peak = timed(device, raw_generate, pipeline, requests, batch)
+                cpu, flush_seconds = CPU_SECONDS["last"], 0.0
+                outputs[path] = images
+                row["batch"] = batch
+            timings.setdefault(path, []).append(
+                {"seconds": seconds, "peak_bytes": peak, "cpu_seconds": cpu, "flush_seconds": flush_seconds})
+            print(f"  {arch} {dtype_name} {path}: {n} images in {seconds:.2f} s, peak {peak / 2**30:.2f} GiB",
+                  flush=True)
+    for path, runs in timings.items():
+        row[path] = summary(runs, n)
+    if f"{arch}:{dtype_name}" in PROFILE:
+        row["plugin_profile"] = PROFILE[f"{arch}:{dtype_name}"]
     if "plugin" in outputs and "raw" in outputs:
         row["max_pixel_difference"] = max(
             int(np.abs(np.asarray(a, dtype=int) - np.asarray(b.convert("RGB"), dtype=int)).max())
             for a, b in zip(outputs["plugin"], outputs["raw"]))
     return row
+
+
+def summary(runs: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    """One path's figures over its rounds: the median seconds (and CPU seconds), the highest
+    peak, every round's seconds."""
+    import statistics
+
+    seconds = statistics.median(r["seconds"] for r in runs)
+    return {"seconds": seconds, "per_second": n / seconds,
+            "peak_bytes": max(r["peak_bytes"] for r in runs),
+            "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
+            "flush_seconds": statistics.median(r["flush_seconds"] for r in runs),
+            "rounds": [round(r["seconds"], 4) for r in runs]}
 
 
 def judge_images(n: int, side: int) -> list:
@@ -502,38 +527,44 @@ def measure_judge(arch: str, dtype_name: str, args, device: torch.device,
         raw(model, processor, images[:2], 2, device)
         raw(model, processor, images[:min(n, CAP)], min(n, CAP), device)
     outputs: dict[str, np.ndarray] = {}
-    for path in paths:
-        if path.startswith("plugin"):
-            # the diagnostics get the batch the plugin found, as the judges' role's size
-            option = args.plugin_batch if path == "plugin" else f"vqa={batch}"
-            with tempfile.TemporaryDirectory(prefix="t2ibias-full-size-") as cache:
-                layer = plugin_layer(None if path == "plugin-nocache" else cache, args.plugin_batch)
-                answerer = plugin_class(model, processor, model_fingerprint=f"random-{arch}", device=device,
-                                        batch_size=role_batch(option, "vqa", default_batch))
-                seconds, answers, peak = timed(device, layer.answers, answerer, items, QUESTION, CHOICES,
-                                                 STATEMENTS if arch == "clip-l" else None,
-                                                 profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
-                cpu = CPU_SECONDS["last"]
-                flush_seconds, _, _ = timed(device, layer.flush)
-                cpu += CPU_SECONDS["last"]
-            outputs[path] = answers.probabilities
-            if path == "plugin":
-                batch = answerer.batch.size
-                row.update(batch=batch, batch_found_by=answerer.batch.found_by)
-        else:
-            if batch is None:
-                raise SystemExit("raw needs the plugin's batch size (--batch)")
-            # raw-unbatched: one image a forward pass, as the plugin's generative answerer does
-            size = 1 if path == "raw-unbatched" else batch
-            seconds, probabilities, peak = timed(device, raw, model, processor, images, size, device)
-            cpu, flush_seconds = CPU_SECONDS["last"], 0.0
-            outputs[path] = probabilities
-        row[path] = {"seconds": seconds, "per_second": n / seconds, "peak_bytes": peak,
-                     "cpu_seconds": cpu, "flush_seconds": flush_seconds}
-        if path == "plugin" and f"{arch}:{dtype_name}" in PROFILE:
-            row["plugin_profile"] = PROFILE[f"{arch}:{dtype_name}"]
-        print(f"  {arch} {dtype_name} {path}: {n} answers in {seconds:.2f} s, peak {peak / 2**30:.2f} GiB",
-              flush=True)
+    timings: dict[str, list[dict[str, Any]]] = {}
+    for _ in range(args.repeat):  # rounds of every path, so drift hits each path alike
+        for path in paths:
+            if path == "plugin-later":  # a judge sizes on its first batch, kept: nothing to remember
+                continue
+            if path.startswith("plugin"):
+                # the diagnostics get the batch the plugin found, as the judges' role's size
+                option = args.plugin_batch if path == "plugin" else f"vqa={batch}"
+                with tempfile.TemporaryDirectory(prefix="t2ibias-full-size-") as cache:
+                    layer = plugin_layer(None if path == "plugin-nocache" else cache, args.plugin_batch)
+                    answerer = plugin_class(model, processor, model_fingerprint=f"random-{arch}", device=device,
+                                            batch_size=role_batch(option, "vqa", default_batch))
+                    seconds, answers, peak = timed(device, layer.answers, answerer, items, QUESTION, CHOICES,
+                                                   STATEMENTS if arch == "clip-l" else None,
+                                                   profile=f"{arch}:{dtype_name}" if args.profile and path == "plugin" else "")
+                    cpu = CPU_SECONDS["last"]
+                    flush_seconds, _, _ = timed(device, layer.flush)
+                    cpu += CPU_SECONDS["last"]
+                outputs[path] = answers.probabilities
+                if path == "plugin":
+                    batch = answerer.batch.size
+                    row.update(batch=batch, batch_found_by=answerer.batch.found_by)
+            else:
+                if batch is None:
+                    raise SystemExit("raw needs the plugin's batch size (--batch)")
+                # raw-unbatched: one image a forward pass, as the plugin's generative answerer does
+                size = 1 if path == "raw-unbatched" else batch
+                seconds, probabilities, peak = timed(device, raw, model, processor, images, size, device)
+                cpu, flush_seconds = CPU_SECONDS["last"], 0.0
+                outputs[path] = probabilities
+            timings.setdefault(path, []).append(
+                {"seconds": seconds, "peak_bytes": peak, "cpu_seconds": cpu, "flush_seconds": flush_seconds})
+            print(f"  {arch} {dtype_name} {path}: {n} answers in {seconds:.2f} s, peak {peak / 2**30:.2f} GiB",
+                  flush=True)
+    for path, runs in timings.items():
+        row[path] = summary(runs, n)
+    if f"{arch}:{dtype_name}" in PROFILE:
+        row["plugin_profile"] = PROFILE[f"{arch}:{dtype_name}"]
     if "plugin" in outputs and "raw" in outputs:
         row["max_probability_difference"] = float(np.nanmax(np.abs(outputs["plugin"] - outputs["raw"])))
     return row
@@ -548,16 +579,18 @@ def measure(case: str, args, device: torch.device, paths: tuple[str, ...], batch
     raise SystemExit(f"unknown architecture {arch!r}: {', '.join([*GENERATORS, *JUDGES])}")
 
 
-def cuda_paths(case: str) -> tuple[str, ...]:
-    """The plugin first (it picks the batch), then raw at that batch; at half precision also
-    the diagnostics that say where a plugin cost is: the batch given instead of found, no
-    disk cache, and (LLaVA) raw one image a pass, as the plugin scores."""
+def cuda_paths(case: str, diagnostics: bool = False) -> tuple[str, ...]:
+    """The plugin first (it picks the batch), a generator's later run (its batch remembered),
+    then raw at that batch; with ``diagnostics`` at half precision also the paths that say
+    where a plugin cost is: the batch given instead of found, no disk cache, and (LLaVA) raw
+    one image a pass, as the plugin scores."""
     arch, dtype_name = case.split(":")
-    if dtype_name == "fp32":
-        return ("plugin", "raw")
+    main = ("plugin", "plugin-later", "raw") if arch in GENERATORS else ("plugin", "raw")
+    if dtype_name == "fp32" or not diagnostics:
+        return main
     if arch in GENERATORS:
-        return ("plugin", "raw", "plugin-fixed", "plugin-nocache")
-    return ("plugin", "raw", "plugin-nocache", *(("raw-unbatched",) if arch == "llava-7b" else ()))
+        return (*main, "plugin-fixed", "plugin-nocache")
+    return (*main, "plugin-nocache", *(("raw-unbatched",) if arch == "llava-7b" else ()))
 
 
 def measure_in_processes(case: str, args) -> dict:
@@ -584,6 +617,9 @@ def measure_in_processes(case: str, args) -> dict:
 
 
 def add_ratios(row: dict) -> dict:
+    if "plugin-later" in row and "raw" in row:
+        row["time_ratio_later"] = row["plugin-later"]["seconds"] / row["raw"]["seconds"]
+        row["memory_ratio_later"] = row["plugin-later"]["peak_bytes"] / row["raw"]["peak_bytes"]
     if "plugin" in row and "raw" in row:
         row["time_ratio"] = row["plugin"]["seconds"] / row["raw"]["seconds"]
         row["memory_ratio"] = row["plugin"]["peak_bytes"] / row["raw"]["peak_bytes"]
@@ -672,17 +708,19 @@ def _cpu_model() -> str:
 
 def show(rows: list[dict]) -> None:
     print(f"\n{'arch':9} {'dtype':5} {'batch':>5} {'n':>4} {'raw /s':>8} {'plugin /s':>9} "
-          f"{'time p/r':>8} {'cpu p/r':>7} {'raw GiB':>8} {'plugin GiB':>10} {'mem p/r':>7}")
+          f"{'time p/r':>8} {'later p/r':>9} {'cpu p/r':>7} {'raw GiB':>8} {'plugin GiB':>10} {'mem p/r':>7}")
     for row in rows:
         if "error" in row:
             print(f"{row['arch']:9} {row['dtype']:5} ERROR: {row['error']}")
             continue
         print(f"{row['arch']:9} {row['dtype']:5} {row['batch']:>5} {row['items']:>4} "
               f"{row['raw']['per_second']:>8.3f} {row['plugin']['per_second']:>9.3f} "
-              f"{row['time_ratio']:>8.3f} {row.get('cpu_ratio', float('nan')):>7.3f} "
+              f"{row['time_ratio']:>8.3f} {row.get('time_ratio_later', float('nan')):>9.3f} "
+              f"{row.get('cpu_ratio', float('nan')):>7.3f} "
               f"{row['raw']['peak_bytes'] / 2**30:>8.2f} "
               f"{row['plugin']['peak_bytes'] / 2**30:>10.2f} {row['memory_ratio']:>7.3f}")
-    print("time p/r: plugin seconds / raw seconds; cpu p/r: the same in process CPU seconds, the "
+    print("time p/r: plugin seconds / raw seconds (a first run: auto probes); later p/r: the same "
+          "for a later run on the device (the batch remembered); cpu p/r: the same in process CPU seconds, the "
           "final flush included; mem p/r: plugin peak / raw peak (above 1: the plugin costs more)")
 
 
@@ -704,6 +742,10 @@ def main() -> None:
                         help="CUDA: also load every model at once (the case 'together')")
     parser.add_argument("--paths", help="CUDA: the paths to run, e.g. plugin,raw,plugin-fixed "
                         "(default: plugin and raw, and at half precision the diagnostics)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="CUDA: rounds of every path (the figures: each path's median)")
+    parser.add_argument("--diagnostics", action="store_true",
+                        help="CUDA, half precision: also the batch given and no disk cache")
     parser.add_argument("--profile", action="store_true", help="cProfile the plugin path (by own time)")
     parser.add_argument("--tiny", action="store_true", help="shrunk configs: a plumbing check, no figures")
     parser.add_argument("--json", type=Path, default=JSON_PATH)
@@ -744,7 +786,8 @@ def main() -> None:
             continue
         try:
             if device.type == "cuda":
-                paths = tuple(args.paths.split(",")) if args.paths else cuda_paths(case)
+                paths = (tuple(args.paths.split(",")) if args.paths
+                         else cuda_paths(case, args.diagnostics))
                 row = measure(case, args, device, paths)
             else:
                 row = measure_in_processes(case, args)

@@ -11,15 +11,24 @@ judge's first pass is the first batch itself, up to ``CAP`` items, halved after 
 of memory, and its result is kept. A generator's is a whole sampling loop that may run out
 of memory only at its VAE decode, so it sizes on a *probe*: one image through the same call
 cut to ``generator.PROBE_STEPS`` steps (each step's activations, the decode and the text encoders are
-what peak), whose image is dropped; every image is then made in full batches. Elsewhere
-memory is rarely the limit and a CPU's throughput stops growing after a few items, so
-``auto`` is the role's fixed ``CPU_DEFAULT``.
+what peak), whose image is dropped; every image is then made in full batches. The probe's
+cost an item is *remembered* beside the cache (``memo``: one small JSON file per pipeline,
+sampling and device), so only a generator's first run ever probes; a later run sizes its
+batch from the remembered cost and the memory free now, and halves it if the device runs out
+anyway. Elsewhere memory is rarely the limit and a CPU's throughput stops growing after a
+few items, so ``auto`` is the role's fixed ``CPU_DEFAULT``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import os
+import tempfile
 from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, TypeVar
 
 AUTO = "auto"
@@ -38,14 +47,83 @@ def fit_to_memory(item_bytes: int, free_bytes: int, *, headroom: float = HEADROO
     return max(1, min(cap, int(free_bytes * headroom // item_bytes)))
 
 
-class AutoBatch:
-    """A backend's batch size, fixed or found on its first forward pass."""
+def memo_path(folder: Path | None, device: Any, *what: object) -> Path | None:
+    """The file remembering an item's cost for ``what`` (a backend's fingerprint and
+    sampling) on this CUDA device, torch and diffusers: None without a folder or off CUDA."""
+    if folder is None or getattr(device, "type", str(device)) != "cuda":
+        return None
+    from importlib.metadata import PackageNotFoundError, version
 
-    def __init__(self, size: int | str, *, role: str, device: Any) -> None:
+    import torch
+
+    try:
+        diffusers = version("diffusers")
+    except PackageNotFoundError:
+        diffusers = None
+    card = torch.cuda.get_device_properties(device)
+    key = json.dumps([card.name, card.total_memory, torch.__version__, diffusers,
+                      *map(str, what)])
+    return Path(folder) / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+
+class AutoBatch:
+    """A backend's batch size, fixed or found on its first forward pass (or remembered from
+    an earlier run's, ``memo``)."""
+
+    def __init__(self, size: int | str, *, role: str, device: Any, memo: Path | None = None
+                 ) -> None:
         self.role = role
         self.device = device
         self.size: int | None = None if size == AUTO else max(1, int(size))
         self.found_by: str = "given" if self.size is not None else ""
+        self.memo = memo
+        """Where an ``auto`` size's measured cost an item is kept (``memo_path``)."""
+        self.remembered = False
+        """Sized from ``memo`` (not measured in this run): halved if the device runs out."""
+
+    def from_memo(self) -> bool:
+        """Size an ``auto`` batch from the cost an earlier run measured, and the memory free
+        now; False (nothing sized) without a usable memo."""
+        if self.size is not None or self.memo is None:
+            return False
+        try:
+            from .._files import read_json
+
+            record = read_json(self.memo, 4096)
+            item, measured = int(record["item_bytes"]), str(record["measured"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        if item <= 0:
+            return False
+        free = _free_bytes(self.device)
+        self.size, self.remembered = fit_to_memory(item, free), True
+        self.found_by = (f"{item / 2**20:.0f} MiB an item (remembered: measured {measured}), "
+                         f"{free / 2**30:.1f} GiB free")
+        return True
+
+    def _remember(self, item: int) -> None:
+        if self.memo is None:
+            return
+        record = {"item_bytes": int(item), "role": self.role,
+                  "measured": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+        with contextlib.suppress(OSError):  # a memo is a saving, never a failure
+            self.memo.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.memo.parent, suffix=".tmp")
+            with os.fdopen(handle, "w") as file:
+                json.dump(record, file)
+            os.replace(temporary, self.memo)
+
+    def halve_after_running_out(self) -> bool:
+        """After the device ran out of memory at a remembered size: half the size, and the
+        memo forgotten; False when there is nothing left to halve."""
+        if not self.remembered or self.size is None or self.size == 1:
+            return False
+        self.size //= 2
+        self.found_by += f"; halved to {self.size} after running out of memory"
+        if self.memo is not None:
+            with contextlib.suppress(OSError):
+                self.memo.unlink()
+        return True
 
     def first_pass(self, run_some: Callable[[int], T], count: int = 1) -> tuple[T, int] | None:
         """Size the batch if it is ``auto``: on CUDA by running ``run_some(k)``, a forward
@@ -72,12 +150,21 @@ class AutoBatch:
                 continue
             torch.cuda.synchronize(self.device)
             item = (torch.cuda.max_memory_allocated(self.device) - before) // count
-            free, _ = torch.cuda.mem_get_info(self.device)
-            unallocated = torch.cuda.memory_reserved(self.device) - torch.cuda.memory_allocated(self.device)
-            self.size = fit_to_memory(item, free + unallocated)
+            free = _free_bytes(self.device)
+            self.size = fit_to_memory(item, free)
             self.found_by = (f"{item / 2**20:.0f} MiB an item (a pass of {count}), "
-                             f"{(free + unallocated) / 2**30:.1f} GiB free")
+                             f"{free / 2**30:.1f} GiB free")
+            self._remember(item)
             return result, count
+
+
+def _free_bytes(device: Any) -> int:
+    """What a CUDA device can still give: the driver's free memory and what torch holds
+    unallocated."""
+    import torch
+
+    free, _ = torch.cuda.mem_get_info(device)
+    return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
 
 
 R = TypeVar("R")
@@ -86,10 +173,15 @@ R = TypeVar("R")
 def batched(items: list[Any], batch: AutoBatch, run: Callable[[list[Any]], R],
             probe: Callable[[Any], object] | None = None) -> list[R]:
     """``run`` over ``items`` in batches of ``batch.size``. An ``auto`` batch is first sized
-    on ``probe(first item)`` (its result dropped) when there is a probe, else on the first
-    batch itself (kept as the first result)."""
+    on ``probe(first item)`` (its result dropped) when there is a probe and no earlier run's
+    cost remembered (``AutoBatch.from_memo``), else on the first batch itself (kept as the
+    first result)."""
     results: list[R] = []
     start = 0
+    if batch.size is None and items and probe is not None:
+        batch.from_memo()
+    if batch.remembered:  # no probe ran: a size that runs out of memory is halved
+        return _halving(items, batch, run)
     if batch.size is None and items and probe is not None:
         # A probe is cut short, and a pipeline may refuse so few steps (a scheduler's
         # warm-up): then the batch is sized on a first image made in full, as without one.
@@ -104,4 +196,23 @@ def batched(items: list[Any], batch: AutoBatch, run: Callable[[list[Any]], R],
     size = batch.size or 1
     for begin in range(start, len(items), size):
         results.append(run(items[begin:begin + size]))
+    return results
+
+
+def _halving(items: list[Any], batch: AutoBatch, run: Callable[[list[Any]], R]) -> list[R]:
+    """``run`` over ``items`` in batches of a remembered size; if the device runs out of
+    memory, the size is halved (``AutoBatch.halve_after_running_out``) and the batch retried."""
+    import torch
+
+    results: list[R] = []
+    while items:
+        size = batch.size or 1
+        try:
+            results.append(run(items[:size]))
+        except torch.cuda.OutOfMemoryError:
+            if not batch.halve_after_running_out():
+                raise
+            torch.cuda.empty_cache()
+            continue
+        items = items[size:]
     return results

@@ -169,7 +169,13 @@ def _load_pipeline(source: ModelSource, settings: Settings, origin: str, options
 
     return DiffusersGenerator.from_pretrained(
         source, batch_size=settings.batch_size.generator, origin=origin, model_options=options,
-        **loading_of(settings))
+        batch_memo=batch_memo_folder(settings), **loading_of(settings))
+
+
+def batch_memo_folder(settings: Settings) -> Path | None:
+    """Where an ``auto`` batch's measured cost an image is remembered: ``<cache>/batches``
+    (None with ``--t2i-no-cache``: every run probes)."""
+    return None if settings.no_cache or settings.cache_dir is None else Path(settings.cache_dir) / "batches"
 
 
 def steps_within_schedule(source: ModelSource, steps: int | None) -> None:
@@ -240,7 +246,7 @@ class LazyDiffusersGenerator:
             base.pipeline, model_fingerprint=base.model_fingerprint, steps=self.steps,
             guidance_scale=self.guidance_scale, height=self.height, width=self.width,
             batch_size=base.batch.size or AUTO, device=base.device, dtype=base.dtype,
-            offload=base.offload, options=base.options)
+            offload=base.offload, options=base.options, batch_memo=base.batch_memo)
 
     def with_options(self, *, steps: int | None = None, guidance_scale: float | None = None,
                      height: int | None = None, width: int | None = None) -> LazyDiffusersGenerator:

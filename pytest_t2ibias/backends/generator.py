@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 from PIL import Image
 
 from .._types import ImageRequest
-from ._batching import AutoBatch, batched
+from ._batching import AutoBatch, batched, memo_path
 from ._fingerprint import settings_fingerprint
 from ._hf import Loading, check_source, load_pretrained, resolve_device, resolve_dtype
 from ._source import ModelSource
@@ -105,6 +106,7 @@ class DiffusersGenerator:
         dtype: str | torch.dtype | None = None,
         offload: bool = False,
         options: dict[str, Any] | None = None,
+        batch_memo: Path | None = None,
     ) -> None:
         self.device = resolve_device(device)
         self.dtype = None if dtype is None else resolve_dtype(dtype, self.device)
@@ -125,6 +127,9 @@ class DiffusersGenerator:
         self.height = height
         self.width = width
         self.batch = AutoBatch(batch_size, role="generator", device=self.device)
+        self.batch_memo = batch_memo
+        """The folder where an ``auto`` batch's measured cost an image is remembered across
+        runs (``_batching.memo_path``; ``<cache>/batches``), None: every run probes."""
         self.fingerprint = settings_fingerprint({
             "model": model_fingerprint,
             "pipeline": type(pipeline).__name__,
@@ -151,6 +156,7 @@ class DiffusersGenerator:
         batch_size: int | str = 8,
         origin: str = "--t2i-model",
         model_options: dict[str, Any] | None = None,
+        batch_memo: Path | None = None,
         **loading: Any,
     ) -> DiffusersGenerator:
         """Load a local diffusers directory or hub id (``loading``: the ``Loading`` keywords;
@@ -193,6 +199,7 @@ class DiffusersGenerator:
             offload=offload,
             options={k: v for k, v in (model_options or {}).items()
                      if k not in ("dtype", "revision")},
+            batch_memo=batch_memo,
         )
 
     def generate(self, requests: list[ImageRequest]) -> list[Image.Image]:
@@ -203,7 +210,10 @@ class DiffusersGenerator:
         groups: dict[tuple[Any, ...], list[int]] = {}
         for position, request in enumerate(requests):
             groups.setdefault(tuple(request.sampling.values()), []).append(position)
-        for positions in groups.values():
+        for sampling, positions in groups.items():
+            if self.batch.size is None:  # sized on this group's sampling: remembered by it
+                self.batch.memo = memo_path(self.batch_memo, self.device, self.fingerprint,
+                                            sampling)
             for batch, sampled in batched(
                     positions, self.batch,
                     lambda chunk: (chunk, self._sample([requests[i] for i in chunk])),

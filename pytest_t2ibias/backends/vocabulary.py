@@ -17,6 +17,11 @@ TOKENIZER_FOLDERS = ("tokenizer", "tokenizer_2", "tokenizer_3")
 _WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")
 
 
+def distinct_words(text: str) -> list[str]:
+    """The words of ``text``, each once, in order (the unit ``unread_words`` reports in)."""
+    return list(dict.fromkeys(_WORD.findall(text)))
+
+
 def unread_words(tokenizer: Any, prompt: str) -> list[str]:
     """The words of ``prompt`` the tokenizer maps (wholly or partly) to its unknown token."""
     unknown = getattr(tokenizer, "unk_token_id", None)

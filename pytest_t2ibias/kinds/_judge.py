@@ -80,10 +80,13 @@ prompt is the same whatever n)."""
 
 
 def judge_calibration(ctx: CheckContext[Any], axis: AxisSpec) -> JudgeCalibration | None:
-    """The judge's confusion on ``axis`` from the axis' ``judge_calibration`` source (none
-    when the correction is off: no image is drawn for it)."""
+    """The judge's confusion on ``axis`` from the axis' ``judge_calibration`` source. With the
+    correction off (the paper protocol's judge as read) a labelled folder is still read, to
+    tell whether the judge can read the axis at all (it corrects nothing then, and draws no
+    image); a counterfactual calibration is not drawn."""
     source = axis.calibration_source
-    if ctx.plan.judge_correction == OFF or source is None:
+    off = ctx.plan.judge_correction == OFF
+    if source is None or (off and source == COUNTERFACTUAL_CALIBRATION):
         return None
     if source == COUNTERFACTUAL_CALIBRATION:
         # a folder audit draws nothing: the folder's own images of the prompts, if it has them
@@ -294,9 +297,14 @@ class JudgeReading:
     @property
     def unreadable(self) -> str:
         """Why the judge decides nothing on this axis (empty: it can read it), or why its
-        confusion cannot be applied (it differs by group)."""
-        if self.mode == OFF or self.calibration is None:
+        confusion cannot be applied (it differs by group). A labelled calibration read with
+        the correction off still says whether the judge reads the axis at all: the answers
+        as read of a judge at chance are no figure (issue #44: the paper protocol passed the
+        weak judge's unreadable emotion)."""
+        if self.calibration is None:
             return ""
+        if self.mode == OFF:
+            return self.calibration.why_unreadable()
         return self._by_group[1] or self.calibration.why_unreadable()
 
     def estimate(self, estimator: Callable[[np.ndarray | None], Estimate]) -> Estimate:

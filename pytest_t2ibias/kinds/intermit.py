@@ -40,6 +40,7 @@ from ._work import Draw, Work
 if TYPE_CHECKING:
     from ..instrument import Instrument
     from ..methods.intermit import InterMitResult
+    from ..suite_spec import FilterSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -115,7 +116,8 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
     verdict = evaluate_intermit(result, confidence=ctx.confidence, burden=ctx.plan.burden,
                                 label=ctx.subject, early=ctx.plan.before_cap,
                                 quality=quality_of(ctx.instrument, result,
-                                                   confidence=ctx.interval_confidence))
+                                                   confidence=ctx.interval_confidence,
+                                                   person_filter=ctx.suite.filter))
     outcome, readable, note = judges.decided(verdict.outcome, list(judges.readings))
     if not readable:  # a judge cannot read an axis
         verdict = replace(verdict, outcome=outcome, readable=readable)
@@ -129,34 +131,69 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
 
 
 QUALITY_TITLE = "CLIP-IQA before and after mitigation (InterMit Table 1)"
+ASPECTS_TITLE = "Table 1's other columns before and after mitigation (InterMit)"
+PUBLISHED_TABLE1 = {"quality": "0.82", "real": "0.98", "natural": "0.58", "colorfulness": "0.66",
+                    "IsP?": "99%"}
+"""InterMit-PM on SD 1.4, Table 1 (seeds/000)."""
 
 
-def quality_of(instrument: Instrument, result: InterMitResult, *,
-               confidence: float) -> dict[str, Any]:
-    """InterMit's Table 1 quality column: the mean CLIP-IQA (Wang et al. 2023, Eq. 2, "Good
-    photo." over "Bad photo.", as the ``image_quality`` kind reads it) of the images before
-    mitigation (the base prompt's) and after it (the final prompt set's), each with its t
-    interval and n. The images are those Algorithm 1 read (``state_images``): none is made.
-    A judge that is not contrastive gives no figure: ``absent`` says why."""
+def quality_of(instrument: Instrument, result: InterMitResult, *, confidence: float,
+               person_filter: FilterSpec | None = None) -> dict[str, Any]:
+    """InterMit's Table 1 quality columns of the images before mitigation (the base
+    prompt's) and after it (the final prompt set's), each with its interval and n; the
+    images are those Algorithm 1 read (``state_images``): none is made.
+
+    - quality: the mean CLIP-IQA (Wang et al. 2023, Eq. 2, "Good photo." over "Bad photo.",
+      as the ``image_quality`` kind reads it), t interval clipped to [0, 1];
+    - ``aspects``: real, natural and colorfulness, CLIP-IQA's pairs for them
+      (``TABLE1_ASPECTS``), the same way;
+    - ``is_person``: IsP?, the share of images the suite's filter (its "is there a
+      person?" question) keeps, Wilson interval; absent without a filter.
+
+    A judge that is not contrastive gives no CLIP-IQA: ``absent`` says why."""
     from ..methods.costs import clip_iqa, why_no_clip_iqa
     from ..methods.intermit import state_images
-    from ..metrics.costs import IQA_PROMPTS, mean_estimate
+    from ..metrics.costs import IQA_PROMPTS, TABLE1_ASPECTS, kept_share
 
     before = state_images(instrument, result.initial_prompts)
     after = state_images(instrument, result.final_prompts)
     figure: dict[str, Any] = {"measure": "CLIP-IQA", "antonyms": list(IQA_PROMPTS),
                               "prompts_before": len(result.initial_prompts),
                               "prompts_after": len(result.final_prompts)}
+    if person_filter is None:
+        figure["is_person"] = {"absent": "the suite has no filter: question (IsP?: \"Is there "
+                                         "a person in the image?\")"}
+    else:
+        try:
+            figure["is_person"] = {
+                "question": person_filter.question,
+                **{name: kept_share(instrument.keep_mask(images, person_filter),
+                                    confidence=confidence).to_dict()
+                   for name, images in (("before", before), ("after", after))}}
+        except CheckError as error:  # a figure beside the verdict: never an ERROR row
+            figure["is_person"] = {"absent": f"IsP? could not be read: {error}"}
     try:
         absent = why_no_clip_iqa(instrument, before)
         if absent is None:
             scores = {"before": clip_iqa(instrument, before), "after": clip_iqa(instrument, after)}
+            aspects = {name: {"antonyms": list(pair),
+                              **{when: _unit_mean(clip_iqa(instrument, images, pair), confidence)
+                                 for when, images in (("before", before), ("after", after))}}
+                       for name, pair in TABLE1_ASPECTS.items()}
     except CheckError as error:  # a figure beside the verdict: it never makes the row an ERROR
         absent = f"CLIP-IQA could not be read: {error}"  # (toy-clip reads every image 0.5)
     if absent is not None:
         return {**figure, "absent": absent}
-    return {**figure, **{name: mean_estimate(values, confidence=confidence).to_dict()
-                         for name, values in scores.items()}}
+    return {**figure, **{name: _unit_mean(values, confidence) for name, values in scores.items()},
+            "aspects": aspects}
+
+
+def _unit_mean(values: Any, confidence: float) -> dict[str, Any]:
+    """The mean of scores in [0, 1] with its t interval, clipped to [0, 1]."""
+    from ..metrics.costs import mean_estimate
+
+    estimate = mean_estimate(values, confidence=confidence)
+    return replace(estimate, low=max(0.0, estimate.low), high=min(1.0, estimate.high)).to_dict()
 
 
 def _estimate_text(estimate: Any) -> str:
@@ -167,12 +204,25 @@ def _estimate_text(estimate: Any) -> str:
 
 
 def quality_line(quality: Mapping[str, Any]) -> str:
-    """The message's line for ``quality_of``'s figure, or why it is absent."""
+    """The message's lines for ``quality_of``'s figure, or why it is absent."""
     if quality.get("absent"):
-        return f"quality (InterMit Table 1): {quality['absent']}"
-    return (f"CLIP-IQA (InterMit Table 1): before mitigation {_estimate_text(quality.get('before'))}"
-            f" -> after {_estimate_text(quality.get('after'))}, "
-            f"{quality.get('prompts_after', '?')} prompt(s)")
+        line = f"quality (InterMit Table 1): {quality['absent']}"
+    else:
+        line = (f"CLIP-IQA (InterMit Table 1): before mitigation "
+                f"{_estimate_text(quality.get('before'))} -> after "
+                f"{_estimate_text(quality.get('after'))}, {quality.get('prompts_after', '?')} "
+                f"prompt(s)")
+        aspects = quality.get("aspects")
+        if isinstance(aspects, Mapping) and aspects:
+            line += "\n  " + "; ".join(
+                f"{name} {number_text(a.get('before', {}).get('value'))} -> "
+                f"{number_text(a.get('after', {}).get('value'))}"
+                for name, a in aspects.items() if isinstance(a, Mapping))
+    person = quality.get("is_person")
+    if isinstance(person, Mapping) and not person.get("absent"):
+        line += (f"\n  IsP? before {_estimate_text(person.get('before'))} -> after "
+                 f"{_estimate_text(person.get('after'))}")
+    return line
 
 
 def corrected_fully(judges: AxisReadings) -> AxisReadings:
@@ -244,12 +294,38 @@ def quality_table(figures: Mapping[str, Any]) -> list[Table]:
                   "InterMit-PM)")]
 
 
+def aspects_table(figures: Mapping[str, Any]) -> list[Table]:
+    """InterMit Table 1's other columns: CLIP-IQA's real, natural and colorfulness, and
+    IsP?, before and after mitigation, with the paper's figure beside each."""
+    quality = figures.get("quality")
+    if not isinstance(quality, Mapping):
+        return []
+    rows = []
+    for name, aspect in (quality.get("aspects") or {}).items():
+        if isinstance(aspect, Mapping):
+            rows.append((f"{name} (\"{aspect['antonyms'][0]}\" over \"{aspect['antonyms'][1]}\")",
+                         _estimate_text(aspect.get("before")), _estimate_text(aspect.get("after")),
+                         PUBLISHED_TABLE1.get(name, "—")))
+    person = quality.get("is_person")
+    notes = [] if rows else [str(quality.get("absent") or "no CLIP-IQA")]
+    if isinstance(person, Mapping) and not person.get("absent"):
+        rows.append((f"IsP? ({person.get('question')})", _estimate_text(person.get("before")),
+                     _estimate_text(person.get("after")), PUBLISHED_TABLE1["IsP?"]))
+    elif isinstance(person, Mapping):
+        notes.append(str(person["absent"]))
+    return [Table(ASPECTS_TITLE, ("figure", "before [CI] (n)", "after [CI] (n)",
+                                  "paper (SD 1.4, InterMit-PM)"), tuple(rows),
+                  "; ".join(notes) or "CLIP-IQA means over the images Algorithm 1 read (t "
+                                      "interval clipped to [0, 1]); IsP?: the share the suite's "
+                                      "filter keeps (Wilson)")]
+
+
 def tables(figures: Mapping[str, Any]) -> list[Table]:
     """BiasConnect A.5's figure: the share of (mitigated, other axis) pairs a step made worse
     (negative IS_mit), one row per such pair; and the quality table (``quality_table``)."""
     negative = figures.get("negative_is_mit")
     if not isinstance(negative, Mapping) or not negative.get("pairs"):
-        return quality_table(figures)
+        return quality_table(figures) + aspects_table(figures)
     rows = tuple((str(c.get("mitigated", "")), str(c.get("axis", "")),
                   f"{number_text(c.get('value'))} [{number_text(c.get('low'))}, "
                   f"{number_text(c.get('high'))}]") for c in mappings(negative.get("cases")))
@@ -259,7 +335,7 @@ def tables(figures: Mapping[str, Any]) -> list[Table]:
                         f"other axis) pairs made worse "
                         f"({number_text(100 * share if isinstance(share, (int, float)) else None, 0)}%), "
                         f"{negative.get('shown', 0)} shown by their interval; the paper: over 29% "
-                        f"(SD 1.4, ITI-GEN)")] + quality_table(figures)
+                        f"(SD 1.4, ITI-GEN)")] + quality_table(figures) + aspects_table(figures)
 
 
 KIND = CheckKind(

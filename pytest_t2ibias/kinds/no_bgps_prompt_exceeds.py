@@ -83,7 +83,9 @@ class NoBGPSPromptExceedsParams(Params):
         "what the LLM is told before the model prompt: project (the project's, chat LMs only), "
         "paper (App. C's for the target axis, for chat LMs as the user turn and for base LMs as "
         "a prefix line), paper_biased (App. C's 'LLM (biased)' instruction toward the target), "
-        "or the instruction's own text", default="project", check=check_bgps_instruction)
+        "or the instruction's own text; one the LLM cannot read (most words unknown to its "
+        "tokenizer, or read far worse than a uniform guess) is dropped and the row says why",
+        default="project", check=check_bgps_instruction)
     scenario: str = param("App. C's scenario the paper instruction names (occupation, context, "
                           "place, object, activity); set model_prompt to match",
                           default="occupation", check=check_bgps_scenario)
@@ -243,6 +245,8 @@ def evaluate_no_bgps_prompt_exceeds(
     departures = result.departures()
     if getattr(result, "instruction", ""):
         message += f"\n  the LLM was told: {result.instruction!r}"
+    if getattr(result, "instruction_note", ""):
+        message += f"\n  {result.instruction_note}"
     message += (f"\n  search: λ={settings.lam:g} ({settings.probe_term}), beam {settings.beam_size}, "
                 f"expansion {settings.expansion}, {settings.prompts} searches, seed {settings.seed}"
                 + (f", probe at step {result.probe_step} of {result.schedule_steps}"
@@ -289,7 +293,8 @@ def evaluate_no_bgps_prompt_exceeds(
                               "departures": departures},
                  "searched": bool(result.searched), "search_wall_s": float(result.search_wall_s),
                  "unet_forwards": result.unet_forwards, "label": label,
-                 "instruction": getattr(result, "instruction", ""), **judge.figures()},
+                 "instruction": getattr(result, "instruction", ""),
+                 "instruction_note": getattr(result, "instruction_note", ""), **judge.figures()},
     )
 
 
@@ -433,10 +438,12 @@ def tables(figures: Mapping[str, Any]) -> list[Table]:
     names = {"found": f"BGPS λ={lam:g}" if isinstance(lam, (int, float)) else "BGPS",
              "baseline": "λ=0 (LLM alone)", "curated": "curated"}
     instruction = figures.get("instruction")
+    notes = [f"the LLM was told: {instruction}" if instruction else "",
+             str(figures.get("instruction_note") or "")]
     out = [Table(f"The paper's evaluation (BGPS, Tables 1-2) · {figures.get('target', '')}", header,
                  tuple(_group_cells(name, paper[key]) for key, name in names.items()
                        if isinstance(paper.get(key), Mapping)),
-                 f"the LLM was told: {instruction}" if instruction else "")]
+                 "; ".join(note for note in notes if note))]
     sweep = mappings(paper.get("lambda_sweep"))
     if sweep:
         out.append(Table("λ sweep (App. D): bias against perplexity", header,

@@ -34,6 +34,7 @@ from ..errors import BackendError, CheckError, LockfileError
 from ..methods.bgps import (
     BGPSGateResult,
     BGPSResult,
+    InstructionReading,
     SearchProgress,
     SearchSettings,
     bgps_gate,
@@ -41,6 +42,7 @@ from ..methods.bgps import (
     instruction_for,
     llm_baseline,
     measurement_seed,
+    readable_instruction,
     settings_as_searched,
 )
 from ..methods.bgps.instructions import PROJECT_INSTRUCTION
@@ -130,6 +132,8 @@ class BGPSLocks:
         """Entries this process searched, by (lock file, gate): a gate judged again (each
         look of an adaptive check, each level of a family) reads its own search even under
         ``--t2i-update-locks``, which would otherwise search once more every time."""
+        self._readings: dict[str, InstructionReading | None] = {}
+        """What the searching LLM could read of each gate's instruction (``search_tools``)."""
 
     def run(self, instrument: Instrument, suite: Suite, gate: BGPSGate, *, confidence: float,
             progress: Callable[[str], None] | None = None, calibration: Any = None,
@@ -174,9 +178,12 @@ class BGPSLocks:
                            perplexity=self._perplexity(entry), confidence=confidence,
                            searched=searched, source="search" if searched else str(path),
                            calibration=calibration, judge_correction=judge_correction, sweep=sweep)
+        reading = entry.get("instruction_reading")
         return replace(result, image_seed=seed, probe_step=gate.step_index,
                        schedule_steps=_schedule_steps(instrument),
-                       instruction=str(entry.get("instruction_text", "")))
+                       instruction=str(entry.get("instruction_text", "")),
+                       instruction_note=InstructionReading.from_dict(reading).note()
+                       if isinstance(reading, dict) else "")
 
     # -- the lock ---------------------------------------------------------------------------
 
@@ -226,15 +233,17 @@ class BGPSLocks:
                 "read-out supports diffusers pipelines with a UNet mid-block (SD 1.x/2.x, SDXL) "
                 "or a transformer block stack (SD3, Flux, PixArt); commit a lock file searched "
                 "elsewhere, or drop the check.", original=error) from error
+        reading = self._readings.pop(gate.key, None)
         if not found.prompts:  # nothing to judge and nothing worth freezing in the lock file
             s = gate.settings
+            unread = f" ({reading.note()})" if reading is not None and reading.note() else ""
             raise CheckError(
                 f"BGPS found no prompt for gate {gate.key!r} with --t2i-llm={self.settings.llm}: "
                 f"{s.prompts} search(es) of {s.max_new_tokens} new token(s) ended with no "
                 f"candidate left ({found.dropped_naming} dropped for naming a value of the "
                 f"axis, {found.candidates_scored} scored). Search wider (prompts, beam, "
                 f"expansion, max_new_tokens), or use an LLM that continues "
-                f"{s.model_prompt!r} in words of its own.")
+                f"{s.model_prompt!r} in words of its own{unread}.")
         texts = [p.prompt for p in found.prompts] + ([p.prompt for p in baseline.prompts]
                                                      if baseline else [])
         entry = {
@@ -246,6 +255,8 @@ class BGPSLocks:
             "baseline": baseline.to_dict() if baseline else None,
             "instruction_text": getattr(lm, "instruction", ""),
         }
+        if reading is not None:  # not part of the key: the same gate, read by another LLM
+            entry["instruction_reading"] = reading.to_dict()
         if sweep:
             entry["sweep"] = [r.to_dict() for r in sweep]
             texts += [p.prompt for r in sweep for p in r.prompts]
@@ -284,7 +295,12 @@ class BGPSLocks:
         chat = bool(getattr(getattr(llm, "tokenizer", None), "chat_template", None))
         instruction = instruction_for(gate.instruction, gate.axis.name, gate.target,
                                       scenario=gate.scenario, chat=chat)
-        lm = BeamSearchLM(llm, instruction=instruction, max_new_tokens=gate.settings.max_new_tokens)
+        reading = instruction_reading(llm, instruction, gate.instruction) if instruction else None
+        self._readings[gate.key] = reading
+        if reading is not None and reading.note():
+            log.warning("BGPS gate %s: %s", gate.key, reading.note())
+        lm = BeamSearchLM(llm, instruction=readable_instruction(instruction, reading),
+                          max_new_tokens=gate.settings.max_new_tokens)
         about = {"directory": probe.path.name if probe.path else None,  # under <cache>/probes
                  "metadata_sha256": _probe_hash(Path(probe.path)) if probe.path else None,
                  "held_out_accuracy": probe.held_out_accuracy.get(gate.step_index)}
@@ -311,6 +327,23 @@ class BGPSLocks:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def instruction_reading(llm: Any, text: str, choice: str) -> InstructionReading:
+    """What ``llm`` can read of ``text``: the words its tokenizer maps to the unknown token
+    (none for byte-level BPE: GPT-2's, Llama's), and its perplexity on the text when the LLM
+    scores texts and the text fits its context."""
+    from ..backends.vocabulary import distinct_words, unread_words
+
+    tokenizer = llm.tokenizer
+    perplexity = None
+    context = getattr(llm, "context_length", None)
+    if hasattr(llm, "perplexity") and hasattr(llm, "encode") and (
+            not isinstance(context, int) or len(llm.encode(text, verbose=False)) <= context):
+        perplexity = round(float(llm.perplexity([text])[0]), 1)  # a stable lock diff
+    return InstructionReading(choice=choice, words=len(distinct_words(text)),
+                              unread=tuple(unread_words(tokenizer, text)), perplexity=perplexity,
+                              vocabulary=len(tokenizer))
 
 
 def _pipeline_name(instrument: Instrument) -> str:

@@ -43,6 +43,12 @@ CLIPSCORE_WEIGHT = 2.5
 IQA_PROMPTS = ("Good photo.", "Bad photo.")
 """CLIP-IQA's antonym prompt pair (Wang et al. 2023, Section 3.1)."""
 
+TABLE1_ASPECTS = {"real": ("Real photo.", "Abstract photo."),
+                  "natural": ("Natural photo.", "Synthetic photo."),
+                  "colorfulness": ("Colorful photo.", "Dull photo.")}
+"""CLIP-IQA's abstract-perception pairs that InterMit's Table 1 reports beside quality
+(Wang et al. 2023, Table 2's antonyms, as torchmetrics' ``clip_iqa`` names them)."""
+
 
 def _unit(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=float)

@@ -113,6 +113,14 @@ def answer_key(
                  list(choices), list(statements) if statements else None)
 
 
+def answer_claim_key(answerer_fingerprint: str, question: str, choices: tuple[str, ...],
+                     statements: tuple[str, ...] | None, prompt: str) -> str:
+    """The claim under which a judge's answers to a question about one prompt's images are
+    computed (``RequestLayer.answers``): one lock for them all, not one an answer."""
+    return _hash("answer-claim", CACHE_VERSION, answerer_fingerprint, question, list(choices),
+                 list(statements) if statements else None, prompt)
+
+
 def embedding_key(of: str, what: str, embedder_fingerprint: str) -> str:
     """An image's content hash (``of="image"``) or a text (``of="text"``) + the embedder."""
     return _hash("embedding", CACHE_VERSION, of, what, embedder_fingerprint)

@@ -23,6 +23,7 @@ from ..errors import BackendError
 from .cache import (
     Cache,
     Claim,
+    answer_claim_key,
     answer_key,
     as_rgb,
     check_probabilities,
@@ -195,8 +196,15 @@ class RequestLayer:
             self._behind(self.cache.put_answers, records)  # one flush of the disk a batch
             self.counters.answers_scored += len(batch)
 
+        def claim_of(key: str, item: GeneratedImage) -> str:
+            # One claim a prompt's images, not one an answer: a claim is a lock file made
+            # and removed (0.35 to 0.7 ms), most of what an answer cost a GPU judge (issue
+            # #46); two processes judging one prompt's images still judge each once.
+            return answer_claim_key(answerer.fingerprint, question, choices, statements,
+                                    item.prompt)
+
         self._compute_once(missing, from_cache, score, f"answering {question!r}",
-                           _model_name(answerer), self.answer_batch_size)
+                           _model_name(answerer), self.answer_batch_size, claim_of)
         probabilities = np.array([self._answers[key] for key in keys], dtype=float).reshape(
             len(keys), len(choices)
         )
@@ -279,7 +287,8 @@ class RequestLayer:
 
     def _compute_once(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                       compute: Callable[[list[tuple[str, T]]], None], what: str,
-                      model: str, batch_size: int) -> None:
+                      model: str, batch_size: int,
+                      claim_of: Callable[[str, T], str] | None = None) -> None:
         """Compute the ``missing`` entries in batches, each once across all processes.
 
         A key is claimed (without waiting) before it joins a batch and re-read from the cache
@@ -301,28 +310,39 @@ class RequestLayer:
 
         with self.progress.phase(what, len(missing), model) as advance:
             try:
-                self._compute_claimed(missing, from_cache, compute_and_note, batch_size, advance)
+                self._compute_claimed(missing, from_cache, compute_and_note, batch_size, advance,
+                                      claim_of)
             except BaseException:
                 self._writes.wait_quietly()  # what was computed is kept; the error is the news
                 raise
 
     def _compute_claimed(self, missing: dict[str, T], from_cache: Callable[[str, T], bool],
                          compute: Callable[[list[tuple[str, T]]], None], batch_size: int,
-                         advance: Callable[[int], None]) -> None:
+                         advance: Callable[[int], None],
+                         claim_of: Callable[[str, T], str] | None = None) -> None:
+        """``claim_of(key, item)``: the claim guarding an entry (default: its own key); a
+        batch takes each distinct claim once, and an entry whose claim another process holds
+        is deferred with every other entry under that claim."""
         pending = dict(missing)
         while pending:
             queue, deferred = deque(pending.items()), {}
             while queue:
                 batch: list[tuple[str, T]] = []
-                claims: list[Claim] = []
+                claims: dict[str, Claim] = {}
+                busy: set[str] = set()  # held elsewhere: asked once a batch
                 try:
                     while queue and len(batch) < batch_size:
                         key, item = queue.popleft()
-                        claim = self.cache.claim(key)
-                        if claim is None:
-                            deferred[key] = item
+                        claim_key = key if claim_of is None else claim_of(key, item)
+                        if claim_key not in claims and claim_key not in busy:
+                            claim = self.cache.claim(claim_key)
+                            if claim is None:
+                                busy.add(claim_key)
+                            else:
+                                claims[claim_key] = claim
+                        if claim_key in busy:
+                            deferred[key] = (item, claim_key)
                             continue
-                        claims.append(claim)
                         if from_cache(key, item):
                             advance(1)
                             continue
@@ -331,13 +351,16 @@ class RequestLayer:
                         compute(batch)
                         advance(len(batch))
                 finally:
-                    for claim in claims:
+                    for claim in claims.values():
                         self._behind(claim.release, after=True)
             if deferred:  # our claims released before we wait on other processes'
                 self._writes.wait()
             pending = {}
-            for key, item in deferred.items():
-                self.cache.wait_for(key)
+            waited: set[str] = set()
+            for key, (item, claim_key) in deferred.items():
+                if claim_key not in waited:
+                    self.cache.wait_for(claim_key)
+                    waited.add(claim_key)
                 if from_cache(key, item):
                     advance(1)
                 else:

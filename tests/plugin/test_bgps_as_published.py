@@ -108,11 +108,43 @@ def test_a_chat_lm_searches_under_app_c_and_the_report_shows_the_lambda_sweep(
     assert "Generate only one single sentence." in page
 
 
-def test_a_base_lm_too_short_for_app_c_is_an_error_naming_its_context(pytester, model_zoo, tmp_path):
-    """The tiny GPT-2 attends over 64 tokens: App. C's instruction, the model prompt and the
-    paper protocol's 24 new tokens do not fit, which is an ERROR row, never a verdict."""
-    suite = SUITE.replace("max_new_tokens: 3", f"max_new_tokens: {PAPER_MAX_NEW_TOKENS}")
+def test_a_base_lm_too_short_for_its_instruction_is_an_error_naming_its_context(
+        pytester, model_zoo, tmp_path):
+    """The tiny GPT-2 attends over 64 tokens: an instruction of 50 words it reads, the model
+    prompt and the paper protocol's 24 new tokens do not fit, which is an ERROR row, never a
+    verdict. (App. C's own words it cannot read: that search runs with none, below.)"""
+    words = "a photo of a person " * 10
+    suite = SUITE.replace("max_new_tokens: 3", f"max_new_tokens: {PAPER_MAX_NEW_TOKENS}").replace(
+        "instruction: paper", f"instruction: {words.strip()!r}")
     result, report, _ = _run(pytester, model_zoo, tmp_path, "gpt2", suite)
     [check] = report["checks"]
     assert check["status"] == "error"
     assert "attends over 64 tokens" in check["reason"] or "attends over 64 tokens" in json.dumps(check)
+
+
+def test_a_base_lm_that_cannot_read_app_c_searches_with_none_and_the_row_says_why(
+        pytester, model_zoo, tmp_path):
+    """The tiny GPT-2's word-level tokenizer maps 24 of App. C's 30 words to <unk>: an
+    instruction it cannot read is no instruction. The search runs with none, the lock records
+    why (its key unchanged), and the JSON, HTML and terminal rows say so."""
+    suite = SUITE.replace("prompts: 1,", "prompts: 3,")  # one first token names a value
+    result, report, html = _run(pytester, model_zoo, tmp_path, "gpt2", suite)
+    result.assert_outcomes(passed=1)
+    [check] = report["checks"]
+    why = ("the LLM's tokenizer cannot read 24 of 30 words of App. C's instruction (e.g. "
+           "'Please', 'generate', 'prompt', 'that'): searched with no instruction")
+    assert check["figures"]["instruction"] == ""
+    assert check["figures"]["instruction_note"] == why
+    assert why in check["message"]
+    entry = json.loads((pytester.path / "hidden.t2i.bgps.lock.json").read_text())["gates"][
+        "hidden_male"]
+    assert entry["instruction"] == {"choice": "paper", "scenario": "occupation"}  # the key
+    assert entry["instruction_text"] == ""
+    assert entry["instruction_reading"]["dropped"] is True
+    assert len(entry["instruction_reading"]["unread"]) == 24
+    assert "searched with no instruction" in html.read_text()
+    # a rerun reads the lock (no search) and still says why
+    again, report, _ = _run(pytester, model_zoo, tmp_path, "gpt2", suite)
+    again.assert_outcomes(passed=1)
+    assert report["checks"][0]["figures"]["instruction_note"] == why
+    assert report["checks"][0]["figures"]["searched"] is False

@@ -219,6 +219,50 @@ def test_clip_iqa_before_and_after_mitigation_is_reported(contrastive_t2ibias, s
                              f"0.619 [{after['low']:.3f}, {after['high']:.3f}] (n=48)")
 
 
+def test_table_1s_other_columns_real_natural_colorfulness_and_isp_are_reported(
+        contrastive_t2ibias, suite):
+    """Table 1's real, natural and colorfulness are CLIP-IQA with their own antonym pairs (the
+    fake judge weighs every pair's positive as it weighs "Good photo."), on the same images;
+    IsP? is the share the suite's person filter keeps (everyone, here: 48 of 48), absent and
+    saying why when the suite has none."""
+    from pytest_t2ibias.kinds.intermit import ASPECTS_TITLE
+    from pytest_t2ibias.suite_spec import FilterSpec
+
+    instrument = contrastive_t2ibias.instrument(suite)
+    result = intermit(instrument, suite, "nurse", priority={"gender": 1}, epsilon=0.2,
+                      tolerance=0.0, confidence=0.95, n_resamples=200)
+    person = FilterSpec(question="Is there a person in the image?", choices=("yes", "no"),
+                        keep="yes")
+    quality = quality_of(instrument, result, confidence=0.95, person_filter=person)
+    assert list(quality["aspects"]) == ["real", "natural", "colorfulness"]
+    assert quality["aspects"]["real"]["antonyms"] == ["Real photo.", "Abstract photo."]
+    for aspect in quality["aspects"].values():
+        assert aspect["before"]["value"] == pytest.approx(0.319375)
+        assert aspect["after"]["value"] == pytest.approx(0.6 + 46 / 2400)
+        assert aspect["before"]["n"] == aspect["after"]["n"] == 48
+    isp = quality["is_person"]
+    assert (isp["before"]["value"], isp["after"]["value"], isp["after"]["n"]) == (1.0, 1.0, 48)
+    assert isp["question"] == "Is there a person in the image?"
+    verdict = evaluate_intermit(result, quality=quality)
+    assert "natural 0.319 -> 0.619" in verdict.message and "IsP? before 1.000" in verdict.message
+    table = next(t for t in tables(verdict.figures) if t.title == ASPECTS_TITLE)
+    assert [row[0].split(" (")[0] for row in table.rows] == ["real", "natural", "colorfulness", "IsP?"]
+    assert [row[3] for row in table.rows] == ["0.98", "0.58", "0.66", "99%"]
+    no_filter = quality_of(instrument, result, confidence=0.95)
+    assert "no filter" in no_filter["is_person"]["absent"]
+
+
+def test_clip_iqa_intervals_stay_within_0_and_1():
+    """A mean of scores in [0, 1] whose t interval would reach past 1 (or below 0) is clipped:
+    two images of the fake world read 0.9 and 0.94 have a t interval of 0.92 +- 0.25."""
+    from pytest_t2ibias.kinds.intermit import _unit_mean
+
+    figure = _unit_mean(np.array([0.9, 0.94]), 0.95)
+    assert figure["value"] == pytest.approx(0.92) and figure["high"] == 1.0
+    assert figure["low"] == pytest.approx(0.92 - 12.706 * 0.02, abs=1e-3)
+    assert _unit_mean(np.array([0.01, 0.05]), 0.95)["low"] == 0.0
+
+
 def test_clip_iqa_is_absent_and_says_why_without_a_contrastive_judge(fake_t2ibias, suite):
     instrument = fake_t2ibias.instrument(suite)
     result = intermit(instrument, suite, "nurse", priority={"gender": 1}, epsilon=0.2,

@@ -65,8 +65,9 @@ class FakeAnswerer:
 
 
 class ContrastiveFakeAnswerer(FakeAnswerer):
-    """A contrastive judge (it embeds images) for CLIP-IQA: "Good photo." weighs 0.3 for a
-    male image, 0.9 for a female one, plus (image index % 5) / 100."""
+    """A contrastive judge (it embeds images) for CLIP-IQA: "Good photo." (and every other
+    pair's positive) weighs 0.3 for a male image, 0.9 for a female one, plus (image index %
+    5) / 100."""
 
     fingerprint = "fake-contrastive"
 
@@ -74,8 +75,8 @@ class ContrastiveFakeAnswerer(FakeAnswerer):
         self.blind = blind  # reads every image's quality as 0.5 (as toy-clip does)
 
     def score(self, images, question, choices, statements=None):
-        if tuple(statements or ()) != ("Good photo.", "Bad photo."):
-            return super().score(images, question, choices, statements)
+        if not statements or not all(s.endswith(" photo.") for s in statements):
+            return super().score(images, question, choices, statements)  # not a CLIP-IQA pair
         if self.blind:
             return np.full((len(images), 2), 0.5)
         good = np.array([0.3 + 0.6 * (image.getpixel((0, 0))[0] // 100)

@@ -74,6 +74,7 @@ class FakeCuda:
     def memory_reserved(self, device): return self.allocated + 2 * 2**30
     def max_memory_allocated(self, device): return self.allocated + self.last * self.item
     def mem_get_info(self, device): return self.free, 80 * 2**30
+    def get_device_properties(self, device): return SimpleNamespace(name="Fake 80GB", total_memory=80 * 2**30)
 
     def run(self, chunk, calls):
         if len(chunk) > self.fits:
@@ -189,6 +190,116 @@ def test_the_generator_probes_with_a_short_call_then_makes_every_image_in_one_ca
     images = made.generate([ImageRequest(prompt=f"a photo {i}", seed=0, index=i) for i in range(16)])
     assert len(images) == 16
     assert calls == [(1, generator_module.PROBE_STEPS), (16, 30)]  # the probe, then one call
+
+
+class _RecordingPipeline:
+    """A pipeline that records (images, steps) of each call, peaking on the fake device as
+    its images say."""
+
+    scheduler = SimpleNamespace(config={})
+
+    def __init__(self, calls: list) -> None:
+        import torch
+
+        self.calls, self.cuda = calls, torch.cuda
+
+    def to(self, *args):
+        return self
+
+    def set_progress_bar_config(self, **kwargs):
+        pass
+
+    def __call__(self, prompt, generator, output_type, num_inference_steps=30, guidance_scale=7.5):
+        from PIL import Image
+
+        self.calls.append((len(prompt), num_inference_steps))
+        self.cuda.last = len(prompt)
+        return SimpleNamespace(images=[Image.new("RGB", (8, 8)) for _ in prompt])
+
+
+def test_a_later_run_sizes_its_batch_from_the_remembered_probe_and_probes_nothing(monkeypatch, tmp_path):
+    import torch
+
+    from pytest_t2ibias._types import ImageRequest
+    from pytest_t2ibias.backends import generator as generator_module
+
+    monkeypatch.setattr(torch, "cuda", FakeCuda(item=2**30, free=23 * 2**30))
+    monkeypatch.setattr(generator_module, "resolve_device", lambda device: SimpleNamespace(type="cuda"))
+    requests = [ImageRequest(prompt=f"a photo {i}", seed=0, index=i) for i in range(16)]
+    runs = []
+    for _ in range(2):  # two sessions on one cache
+        calls: list = []
+        made = generator_module.DiffusersGenerator(
+            _RecordingPipeline(calls), model_fingerprint="fake", batch_size="auto", device="cuda",
+            batch_memo=tmp_path / "batches")
+        assert len(made.generate(requests)) == 16
+        runs.append((calls, made.batch.size, made.batch.found_by))
+    assert runs[0][0] == [(1, generator_module.PROBE_STEPS), (16, 30)]
+    assert runs[1][0] == [(16, 30)]  # no probe: the first run's cost an image, remembered
+    assert runs[0][1] == runs[1][1] == 20 and "remembered" in runs[1][2]
+    assert len(list((tmp_path / "batches").glob("*.json"))) == 1
+
+
+def test_other_sampling_or_no_memo_folder_probes_again(monkeypatch, tmp_path):
+    import torch
+
+    from pytest_t2ibias._types import ImageRequest
+    from pytest_t2ibias.backends import generator as generator_module
+
+    monkeypatch.setattr(torch, "cuda", FakeCuda(item=2**30, free=23 * 2**30))
+    monkeypatch.setattr(generator_module, "resolve_device", lambda device: SimpleNamespace(type="cuda"))
+    for steps, memo in ((30, tmp_path), (40, tmp_path), (30, None)):  # 30 remembered, 40 new
+        calls: list = []
+        made = generator_module.DiffusersGenerator(
+            _RecordingPipeline(calls), model_fingerprint="fake", batch_size="auto", device="cuda",
+            steps=steps, batch_memo=memo)
+        made.generate([ImageRequest(prompt="a photo", seed=0, index=i) for i in range(4)])
+        assert calls[0] == (1, generator_module.PROBE_STEPS)
+        calls.clear()
+        if memo is not None:  # the same sampling again: remembered
+            again = generator_module.DiffusersGenerator(
+                _RecordingPipeline(calls), model_fingerprint="fake", batch_size="auto",
+                device="cuda", steps=steps, batch_memo=memo)
+            again.generate([ImageRequest(prompt="a photo", seed=0, index=i) for i in range(4)])
+            assert calls == [(4, steps)]
+
+
+@pytest.mark.parametrize("memo", ['{"item_bytes": -5, "measured": "x"}', "not json", '{"measured": 1}'])
+def test_an_unusable_memo_is_a_probe_as_before(monkeypatch, tmp_path, memo):
+    import torch
+
+    fake = FakeCuda(item=2**30, free=23 * 2**30)
+    monkeypatch.setattr(torch, "cuda", fake)
+    (tmp_path / "memo.json").write_text(memo)
+    probed, calls = [], []
+
+    def probe(item):
+        probed.append(item)
+        fake.last = 1
+
+    batch = AutoBatch("auto", role="generator", device=SimpleNamespace(type="cuda"),
+                      memo=tmp_path / "memo.json")
+    batched(list(range(4)), batch, lambda chunk: fake.run(chunk, calls), probe=probe)
+    assert probed == [0] and batch.size == 20 and "a pass of 1" in batch.found_by
+
+
+def test_a_remembered_size_that_runs_out_of_memory_is_halved_and_forgotten(monkeypatch, tmp_path):
+    """The memo says 1 GiB an image: 20 a call in 25 GiB; the device now holds 8 (another
+    process took memory the driver still reports free): 16 fails, 10 fails, 5 runs."""
+    import torch
+
+    fake = FakeCuda(item=2**30, free=23 * 2**30, fits=8)
+    monkeypatch.setattr(torch, "cuda", fake)
+    memo = tmp_path / "memo.json"
+    memo.write_text('{"item_bytes": 1073741824, "measured": "2026-11-27 21:00 UTC"}')
+    calls = []
+    batch = AutoBatch("auto", role="generator", device=SimpleNamespace(type="cuda"), memo=memo)
+    results = batched(list(range(16)), batch, lambda chunk: fake.run(chunk, calls),
+                      probe=lambda item: pytest.fail("a remembered size probes nothing"))
+    assert calls[:2] == [("out of memory", 16), ("out of memory", 10)]
+    assert [len(c) for c in calls[2:]] == [5, 5, 5, 1]
+    assert [x for chunk in results for x in chunk] == list(range(16))
+    assert batch.size == 5 and "halved to 5" in batch.found_by and not memo.exists()
 
 
 def test_a_given_size_is_used_as_given():

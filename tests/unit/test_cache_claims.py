@@ -146,3 +146,71 @@ def test_kill_9_while_writing_leaves_no_corrupt_entry_and_its_temp_files_are_swe
         os.utime(tmp, (old, old))
     cache.prepare()  # the next run's first write sweeps them
     assert not list(cache_dir.glob("images/*/.*.tmp"))
+
+
+class _CountingCache(Cache):
+    """A cache that counts the claims taken."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.claimed: list[str] = []
+
+    def claim(self, key):
+        self.claimed.append(key)
+        return super().claim(key)
+
+
+class _NotingAnswerer:
+    """Answers from the image's red channel and notes each call's prompts."""
+
+    fingerprint = "noting-answerer-v1"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def score(self, images, question, choices, statements=None):
+        self.calls.append([PROMPTS[image.getpixel((0, 0))[2]] for image in images])
+        first = np.array([image.getpixel((0, 0))[0] / 1000 + 0.25 for image in images])
+        return np.stack([first, 1 - first], axis=1)
+
+
+def _prompt_images(layer: RequestLayer, prompts: list[str], n: int):
+    generator = SlowLoggingGenerator(Path(os.devnull))
+    generator.generate = lambda requests: [  # type: ignore[method-assign]
+        Image.new("RGB", (4, 4), (r.noise_seed % 251, r.index, PROMPTS.index(r.prompt))) for r in requests]
+    return layer.images(generator, [ImageRequest(p, 0, i) for p in prompts for i in range(n)])
+
+
+def test_a_judges_answers_take_one_claim_a_prompt_not_one_an_answer(tmp_path):
+    cache = _CountingCache(tmp_path / "cache")
+    layer = RequestLayer(cache, answer_batch_size=64)
+    images = _prompt_images(layer, PROMPTS[:3], 20)
+    layer.flush()
+    cache.claimed.clear()
+    answerer = _NotingAnswerer()
+    layer.answers(answerer, images, "q?", ["a", "b"])
+    layer.flush()
+    assert len(cache.claimed) == 3  # the 60 answers' prompts, each claimed once
+    assert sum(len(call) for call in answerer.calls) == 60
+    assert not list((tmp_path / "cache").rglob("*.lock"))
+
+
+def test_a_prompt_claimed_elsewhere_is_judged_after_the_others_once_released(tmp_path):
+    import threading
+
+    from pytest_t2ibias.store.cache import answer_claim_key
+
+    layer = RequestLayer(Cache(tmp_path / "cache"), answer_batch_size=64)
+    images = _prompt_images(layer, PROMPTS[:2], 6)
+    layer.flush()
+    owner = Cache(tmp_path / "cache")  # another process's claim on the first prompt's answers
+    claim = owner.claim(answer_claim_key(_NotingAnswerer.fingerprint, "q?", ("a", "b"), None, PROMPTS[0]))
+    assert claim is not None
+    answerer = _NotingAnswerer()
+    worker = threading.Thread(target=layer.answers, args=(answerer, images, "q?", ["a", "b"]))
+    worker.start()
+    time.sleep(1.0)
+    assert answerer.calls == [[PROMPTS[1]] * 6]  # the other prompt's, at once; the first's wait
+    claim.release()  # its owner gave up without writing: judged here, each once
+    worker.join(timeout=60)
+    assert answerer.calls == [[PROMPTS[1]] * 6, [PROMPTS[0]] * 6]

@@ -41,7 +41,7 @@ def test_configs_build_the_released_models(full_size):
 
 def tiny_args(**overrides) -> argparse.Namespace:
     return argparse.Namespace(**{"tiny": True, "images": 2, "steps": 2, "judge_images": 2,
-                                 "plugin_batch": "8", "profile": False, **overrides})
+                                 "plugin_batch": "8", "profile": False, "repeat": 1, **overrides})
 
 
 @pytest.mark.parametrize("case", ["sd15:fp32", "llava-7b:fp32"])
@@ -55,3 +55,17 @@ def test_raw_path_does_the_plugins_work(full_size, case):
     for path in ("plugin", "raw", "plugin-nocache"):
         assert row[path]["seconds"] > 0 and row[path]["peak_bytes"] > 0
     assert row["batch"] == 8 and row["time_ratio"] > 0 and row["memory_ratio"] > 0
+
+
+def test_rounds_give_each_path_its_median_and_a_generator_its_later_run(full_size):
+    """``--repeat``: every path timed in each round, the median kept; a generator's later
+    run (its batch remembered) is a path of its own, with its own ratio."""
+    row = full_size.add_ratios(full_size.measure("sd15:fp32", tiny_args(repeat=3), torch.device("cpu"),
+                                                 full_size.cuda_paths("sd15:fp32")))
+    for path in ("plugin", "plugin-later", "raw"):
+        rounds = row[path]["rounds"]
+        assert len(rounds) == 3 and row[path]["seconds"] == pytest.approx(sorted(rounds)[1], abs=1e-4)
+    assert row["time_ratio_later"] == pytest.approx(
+        row["plugin-later"]["seconds"] / row["raw"]["seconds"])
+    assert full_size.cuda_paths("clip-l:fp16") == ("plugin", "raw")
+    assert full_size.cuda_paths("clip-l:fp16", diagnostics=True)[-1] == "plugin-nocache"

@@ -77,6 +77,23 @@ def test_judge_correction_off_reports_the_judges_labels_and_says_so():
     assert plain.figures["judge_correction"] == OFF and plain.figures["judge_calibration"] is None
 
 
+def test_with_the_correction_off_a_judge_at_chance_still_decides_nothing():
+    """``judge_correction: off`` (the paper protocol) reads the labels as truth, but a
+    labelled calibration showing the judge at chance still leaves the check inconclusive:
+    the answers of a judge that cannot read the axis are no figure (the example's weak judge
+    on emotion passed its xfail-strict check under the paper protocol)."""
+    chance = calibration(counts=np.array([[52, 48], [47, 53]]))
+    off = evaluate_max_skew_below(_answers(judged_counts()), 0.4, confidence=0.95,
+                                  judge=JudgeReading(chance, "off"))
+    plain = evaluate_max_skew_below(_answers(judged_counts()), 0.4, confidence=0.95)
+    assert off.outcome == "inconclusive" and not off.passed and plain.outcome != "inconclusive"
+    assert "cannot read 'gender'" in off.message and off.figures["judge_unreadable"]
+    assert off.figures["judge_correction"] == OFF
+    readable = evaluate_max_skew_below(_answers(judged_counts()), 0.4, confidence=0.95,
+                                       judge=JudgeReading(calibration(), "off"))
+    assert readable.outcome == plain.outcome and readable.value == plain.value
+
+
 def _answers(counts: dict[str, int]):
     from pytest_t2ibias._types import Answers
 

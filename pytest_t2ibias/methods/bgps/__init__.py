@@ -69,8 +69,11 @@ from .instructions import (
     INSTRUCTIONS,
     SCENARIO_MODEL_PROMPTS,
     SCENARIOS,
+    UNREADABLE_PERPLEXITY,
+    InstructionReading,
     instruction_for,
     paper_instruction,
+    readable_instruction,
 )
 from .search import (
     NAMES_OF,
@@ -106,6 +109,7 @@ __all__ = [
     "BGPSGateResult",
     "BGPSResult",
     "FoundPrompt",
+    "InstructionReading",
     "MeasuredPrompt",
     "NAMES_OF",
     "PAPER_MAX_NEW_TOKENS",
@@ -118,6 +122,7 @@ __all__ = [
     "SearchProgress",
     "SearchSettings",
     "TokenLanguageModel",
+    "UNREADABLE_PERPLEXITY",
     "bgps_gate",
     "bgps_search",
     "departures_from_paper",
@@ -137,5 +142,6 @@ __all__ = [
     "per_latent_probabilities",
     "probe_term",
     "prompt_words",
+    "readable_instruction",
     "settings_as_searched",
 ]

@@ -188,6 +188,9 @@ class BGPSGateResult:
     """The λ sweep (App. D): each further λ's found prompts, measured the same way."""
     instruction: str = ""
     """The instruction the searching LLM read ("" for none, or when the lock does not say)."""
+    instruction_note: str = ""
+    """Words of the instruction the LLM could not read, or why it searched with none
+    (``InstructionReading.note``); "" when it read every word."""
 
     @property
     def texts(self) -> list[str]:
