@@ -30,8 +30,9 @@ four ways:
 
 Each reading's coverage is the share of worlds whose interval holds the truth, with its Wilson
 interval. A labelled folder of other images than the judged ones is a different calibration:
-the toy world's renders through toy-sd's VAE (the earlier design) lose 25% of old men to the
-blur against 20% of toy-sd's own, which over-corrects (docs/judges.md).
+the toy world's renders through toy-sd's VAE (the earlier design) lose 23.2% of old men and
+12.9% of old women to the blur against 20.5% and 10.4% of toy-sd's own, which over-corrects
+(``judge_groups_toy_diagnosis.txt``, docs/judges.md).
 
     nice -n 10 python validation/judge_groups_toy.py --seeds 8 --n 120 --m 200 --pool 600 \
         --json validation/judge_groups_toy.json > validation/judge_groups_toy.txt
