@@ -24,7 +24,7 @@ generated image, and only the judge reads them degraded.
   ``OLD_BLUR_RADIUS`` px and noise ``OLD_NOISE_SD``; every other image is left as toy-sd made
   it. The judge therefore misreads old people far more than young or middle-aged ones, and
   the blur's confusion is one-sided: old men are read as women (measured in
-  ``validation/judge_groups_toy.txt``), while young and middle-aged people are read as
+  ``validation/judge_groups_toy_diagnosis.txt``), while young and middle-aged people are read as
   the clean judge reads them;
 - the prompt stands for what the image shows: toy-sd draws the age a plain prompt names in
   every one of 48 seeds (``validation/p2p_adherence.txt``), so an image of "an old doctor"

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's plugin, not the installed one
 
 CHOICES = ("male", "female")
 TRUE_FEMALE = 0.2

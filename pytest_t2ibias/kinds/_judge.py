@@ -18,10 +18,12 @@ is inconclusive under every burden, with the reason, whatever its figure says.
 
 A calibration whose images' groups are known (a labelled folder that also labels the suite's
 other axes; the judge audit by group on counterfactual sets) carries the confusion per group. Where
-it shows the judge errs differently by group (``metrics.judge_groups``, a gap above
-``GROUP_TOLERANCE``), the correction uses the item's group's own confusion when the item's
-images are of one group, and otherwise says it cannot correct (inconclusive, naming the
-groups): a pooled confusion would over-correct one group and under-correct the other. An
+it does not show the judge errs alike within ``GROUP_TOLERANCE`` (``metrics.judge_groups``),
+the correction uses the item's group's own confusion when the item's images are of one group
+(right for that group whatever the others'). Otherwise, where it shows the judge errs
+differently (a gap above the tolerance), it says it cannot correct (inconclusive, naming the
+groups): a pooled confusion would over-correct one group and under-correct the other; where
+it shows neither, it pools and says so. An
 item's images are of one group when its prompt names that group's every value as a word
 ("a photo of an old doctor": group ``old``; ``item_group``), as a check on a group does.
 """
@@ -255,7 +257,7 @@ class JudgeReading:
     def _by_group(self) -> tuple[JudgeCalibration | None, str, str]:
         """(the calibration applied, why none can be, what the groups showed)."""
         from ..metrics.judge_groups import depends_on_group
-        from ..verdict import FAIL
+        from ..verdict import FAIL, PASS
 
         measured = self.measured
         if measured is None or not measured.groups or self.asked == OFF:
@@ -266,13 +268,17 @@ class JudgeReading:
             dependence.outcome, "not shown the same within")
         told = (f"\n  judge by group: errs {shown} {GROUP_TOLERANCE:g} across "
                 f"{len(measured.groups)} groups; {dependence.describe()}")
-        if dependence.outcome != FAIL:
+        if dependence.outcome == PASS:
             return measured, "", told
         if self.group in measured.groups:
+            # not shown the same: the group's own confusion is right for its images whatever
+            # the others', where a pooled one is off by the gap the audit could not rule out
             own = replace(measured, counts=measured.groups[self.group], groups=None,
                           where=f"{measured.where or measured.source}, group {self.group!r} "
                                 f"only", _readability=None)
             return own, "", told + f"; corrected with group {self.group!r}'s own confusion"
+        if dependence.outcome != FAIL:
+            return measured, "", told
         return measured, (f"the judge's confusion on {measured.axis!r} differs by group "
                           f"({dependence.describe()}) and this item's images are of no one "
                           f"group: a pooled correction would be wrong for both, so it "

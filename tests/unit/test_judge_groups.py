@@ -55,6 +55,24 @@ def test_where_groups_differ_the_correction_uses_the_items_group_or_cannot_corre
     assert "cannot correct" in pooled.figures["judge_unreadable"]
 
 
+def test_groups_not_shown_alike_correct_an_item_of_one_group_with_its_own_confusion():
+    """A calibration too small to show the groups err alike or apart (the audit is
+    inconclusive): an item of one group is corrected with that group's confusion, which is
+    right for its images whatever the other's, not silently with the pooled one."""
+    light, dark = np.array([[45, 5], [5, 45]]), np.array([[40, 10], [12, 38]])
+    small = JudgeCalibration("toy judge", "gender", CHOICES, light + dark, LABELLED,
+                             groups={"light": light, "dark": dark})
+    assert depends_on_group(small.groups, CHOICES, 0.1).outcome == "inconclusive"
+    counts = {"male": 700, "female": 300}
+    own = evaluate_entropy_below(counts, 0.5, confidence=0.95,
+                                 judge=JudgeReading(small, "full", group="dark"))
+    assert own.figures["judge_calibration"]["confusion"]["female"] == {"male": 12, "female": 38}
+    assert "corrected with group 'dark''s own confusion" in own.message
+    mixed = evaluate_entropy_below(counts, 0.5, confidence=0.95, judge=JudgeReading(small, "full"))
+    assert mixed.figures["judge_calibration"]["confusion"]["female"] == {"male": 17, "female": 83}
+    assert "errs not shown the same within 0.1" in mixed.message
+
+
 def test_groups_that_err_alike_are_pooled_and_said_so():
     even = JudgeCalibration("toy judge", "gender", CHOICES, FAIR * 20, LABELLED,
                             groups={"light": FAIR * 10, "dark": FAIR * 10})
