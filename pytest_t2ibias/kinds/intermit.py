@@ -40,7 +40,7 @@ from ._work import Draw, Work
 if TYPE_CHECKING:
     from ..instrument import Instrument
     from ..methods.intermit import InterMitResult
-    from ..suite_spec import FilterSpec
+    from ..suite_spec import FilterSpec, Suite
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,6 +52,11 @@ class IntermitParams(Params):
                            check=check_unit_interval)
     max_steps: int | None = param("most axes to mitigate (default: as many as there are axes)",
                                   check=check_at_least_one)
+    steps_within_priority: bool = param(
+        "at most as many steps as prioritised axes (|B*|, under max_steps too): Table 1's "
+        "MitSteps counts steps over |p| and never passes 100%, and each Table 3 row that did "
+        "not reach epsilon stopped at exactly |p| steps (the paper protocol's setting)",
+        default=False)
     tolerance: float = param(
         "a step alerts when it makes a prioritised axis worse by more than this "
         "(IS[i*][y] wholly below -tolerance); adaptive, a look before the cap "
@@ -98,6 +103,14 @@ def evaluate_intermit(result: InterMitResult, *, confidence: float | None = None
                             **({"quality": dict(quality)} if quality else {})})
 
 
+def step_budget(params: IntermitParams, suite: Suite, selected: list[str]) -> int | None:
+    """The most steps Algorithm 1 may take: ``max_steps`` (None: every axis), at most |B*|
+    under ``steps_within_priority``."""
+    if not params.steps_within_priority:
+        return params.max_steps
+    return min(params.max_steps or len(suite.axes), len(selected))
+
+
 def run(ctx: CheckContext[IntermitParams]) -> Verdict:
     from ..methods.intermit import intermit, normalised_priority, watched_axes
 
@@ -109,7 +122,7 @@ def run(ctx: CheckContext[IntermitParams]) -> Verdict:
                             suite)
     judges = corrected_fully(readings)
     result = intermit(ctx.instrument, suite, ctx.subject, priority=params.priority,
-                      epsilon=params.epsilon, max_steps=params.max_steps,
+                      epsilon=params.epsilon, max_steps=step_budget(params, suite, selected),
                       tolerance=params.tolerance,
                       confidence=ctx.interval_confidence, n_resamples=ctx.n_resamples,
                       calibration=judges.calibration(), alert_on=params.alert_on)
@@ -257,7 +270,8 @@ def expected_work(item: PlannedItem) -> list[Draw]:
     templated = [a for a in values if suite.axes[a].counterfactuals]
     insertions = suite_insertions(suite, templated) if templated else {}
     chosen = sorted((a for a in priority if a in values), key=lambda a: -priority[a])
-    steps = min(params.max_steps or len(suite.axes), max(1, len(chosen)), len(values))
+    steps = min(step_budget(params, suite, list(priority)) or len(suite.axes), max(1, len(chosen)),
+                len(values))
     chosen += [a for a in values if a not in chosen]
     work = [Draw("candidate", suite.prompt_for(subject), n, questions=questions)]
     state = 1  # prompts in the state
@@ -349,7 +363,8 @@ KIND = CheckKind(
         "never shown within it"),
     axes_param=None,
     params=IntermitParams,
-    paper_protocol={"alert_on": "any", "index_cost": True},  # Sec. 6; Eq. 1 over indices
+    # Sec. 6; Eq. 1 over indices; Table 1's step budget |p| (Table 3)
+    paper_protocol={"alert_on": "any", "index_cost": True, "steps_within_priority": True},
     adaptive=True,
     figure="tau after mitigation",
     reason=lambda figures: f"alert: {figures['alerts'][0]}" if figures.get("alerts") else "",

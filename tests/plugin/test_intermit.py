@@ -432,3 +432,35 @@ def test_intermit_checks_stop_at_the_look_that_decides_them(pytester: pytest.Pyt
         "mitigate_all": "fail", "strict": "pass", "tolerant": "pass"}
     assert {k: v[1] for k, v in adaptive.items()} == {"mitigate_all": 16, "strict": 120,
                                                       "tolerant": 120}
+
+
+def test_the_paper_protocol_takes_at_most_one_step_per_prioritised_axis(pytester: pytest.Pytester):
+    """Table 1's budget (issue #44): MitSteps is steps over |p| and never passes 100%, and
+    every Table 3 row above epsilon stopped at exactly |p| steps. With an ideal of 90% male
+    the all-male nurses sit at wbar 0.111 > epsilon 0.05, and mitigating gender (50/50, wbar
+    0.444) is the worst step: the gate tries every axis (age, environment, then gender: three
+    steps, tau 0.444); the paper protocol stops after |B*| = 1 (age, tau 0.111). Both fail."""
+    pytester.makeconftest(FAKE_WORLD)
+    pytester.makefile(".t2i.yaml", fake=SUITE.replace(
+        'counterfactuals: {male: "a photo of a male {subject}"',
+        'ideal: {male: 0.9, female: 0.1}\n    counterfactuals: {male: "a photo of a male {subject}"'
+    ) + textwrap.dedent("""\
+        checks:
+          - {id: gate, kind: intermit, priority: {gender: 1}, epsilon: 0.05}
+          - {id: paper, kind: intermit, priority: {gender: 1}, epsilon: 0.05, protocol: paper}
+          - {id: capped, kind: intermit, priority: {gender: 1, age: 1}, epsilon: 0.0,
+             max_steps: 1, protocol: paper}
+    """))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--t2i-model=male", "--t2i-vqa=fake",
+                                "--t2i-no-cache", "--t2i-bootstrap=100", "--t2i-json=report.json")
+    result.assert_outcomes(failed=3)
+    rows = {row["check_id"]: row["figures"]["intermit"]
+            for row in json.loads((pytester.path / "report.json").read_text())["checks"]}
+    assert rows["gate"]["order"] == ["age", "environment", "gender"]
+    assert rows["gate"]["max_steps"] == 3
+    assert rows["gate"]["mit_amount"] == pytest.approx(4 / 9)
+    assert rows["paper"]["order"] == ["age"] and rows["paper"]["max_steps"] == 1
+    assert rows["paper"]["mit_amount"] == pytest.approx(1 / 9)
+    assert rows["paper"]["mit_steps"] == 1.0
+    assert rows["capped"]["max_steps"] == 1  # max_steps below |B*| still holds
+    result.stdout.fnmatch_lines(["*did not reach epsilon 0.050 within 1 step*"])
