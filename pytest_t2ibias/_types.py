@@ -137,7 +137,12 @@ class ImageSet(Sequence[GeneratedImage]):
         return ImageSet(tuple(item for item in self.items if item.prompt == prompt))
 
     def by_prompt(self) -> dict[str, ImageSet]:
-        return {prompt: self.for_prompt(prompt) for prompt in self.prompts}
+        """Each prompt's images, prompts in first-seen order (one pass: InterMit's states
+        hold thousands of prompts)."""
+        groups: dict[str, list[GeneratedImage]] = {}
+        for item in self.items:
+            groups.setdefault(item.prompt, []).append(item)
+        return {prompt: ImageSet(tuple(items)) for prompt, items in groups.items()}
 
     def __add__(self, other: ImageSet) -> ImageSet:
         return ImageSet(self.items + other.items)

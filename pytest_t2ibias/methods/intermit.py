@@ -439,14 +439,17 @@ class _PromptWorld:
         return combination_prompt(self.suite, self.subject, combination, self.insertions)
 
     def labels(self, prompts: list[str]) -> list[np.ndarray]:
-        """(images x selected axes) label tables, one per prompt, ``state_images``' count each."""
-        by_prompt = state_images(self.instrument, prompts).by_prompt()
-        return [
-            np.stack([self.instrument.attributes(by_prompt[prompt], self.suite.axes[y],
-                                                 self.suite.filter).labels
-                      for y in self.selected], axis=-1)
-            for prompt in prompts
-        ]
+        """(images x selected axes) label tables, one per prompt, ``state_images``' count each.
+        Each axis is asked once over every prompt's images, then split by prompt: a state of
+        m prompts at one image each is one judge call an axis in full batches, not m."""
+        images = state_images(self.instrument, prompts)
+        table = np.stack([self.instrument.attributes(images, self.suite.axes[y],
+                                                     self.suite.filter).labels
+                          for y in self.selected], axis=-1)
+        rows: dict[str, list[int]] = {}
+        for i, item in enumerate(images):
+            rows.setdefault(item.prompt, []).append(i)
+        return [table[rows[prompt]] for prompt in prompts]
 
     def evaluate(self, state: list[Combination], candidates: list[str]) -> _Evaluation:
         """wbar and tau of ``state`` (its combinations pooled with equal weight), and with

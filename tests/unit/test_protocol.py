@@ -56,7 +56,8 @@ def test_the_paper_protocol_reads_the_answers_as_read_at_a_fixed_n():
 
 PAPER_SETTINGS = {
     "w1_below": {"index_cost": True},  # BiasConnect Eq. 1 over category indices
-    "intermit": {"alert_on": "any", "index_cost": True},  # BiasConnect Sec. 6 alerts; Eq. 1
+    "intermit": {"alert_on": "any", "index_cost": True,  # BiasConnect Sec. 6 alerts; Eq. 1
+                 "steps_within_priority": True},  # Table 1: at most |p| steps (Table 3)
     "is_nonnegative": {"index_cost": True},
     "no_regression": {"index_cost": True},
     "open_set": {"knowledge_base": "off", "unknown_answer": True},  # OpenBias: LLM only, Eq. 3
