@@ -110,6 +110,10 @@ class TokenizerReader:
         self._memo_path = (memo / f"{self.fingerprint}.json"
                            if memo is not None and self.fingerprint else None)
         self._known: dict[str, Reading] | None = None
+        self._records: dict[str, dict[str, Any]] = {}
+        """The memo file's sealed records as this reader last read or wrote them."""
+        self._stamp: tuple[int, int] | None = None
+        """The memo file's (inode, mtime) then: unchanged, nobody else has written since."""
 
     @property
     def tokenizer(self) -> Any:
@@ -132,20 +136,34 @@ class TokenizerReader:
 
     def _memo(self) -> dict[str, Reading]:
         if self._known is None:
-            self._known = (_read_memo(self._memo_path, self.fingerprint)
-                           if self._memo_path else {})
+            self._known = {}
+            if self._memo_path:
+                self._reread(self._memo_path)
         return self._known
+
+    def _reread(self, path: Path) -> None:
+        """The memo file's sealed readings into this reader (each checked once, as read)."""
+        checked = _read_memo_records(path, self.fingerprint)
+        self._records = {text: record for text, (_, record) in checked.items()}
+        self._known = {**(self._known or {}),
+                       **{text: reading for text, (reading, _) in checked.items()}}
+        self._stamp = _stamp(path)
 
     def _save(self, new: dict[str, Reading]) -> None:
         """Adds ``new`` to the memo file (what other processes wrote meanwhile kept); a memo
-        that cannot be written is no error: the next run reads the tokenizer again."""
+        that cannot be written is no error: the next run reads the tokenizer again. Only a
+        file another process has rewritten is read back: InterMit adds thousands of prompts
+        in hundreds of calls, and re-reading and re-sealing the whole memo each time made
+        a run quadratic in its prompts."""
         if self._memo_path is None:
             return
-        merged = {**_read_memo(self._memo_path, self.fingerprint), **new}
+        if _stamp(self._memo_path) != self._stamp:
+            self._reread(self._memo_path)
+        self._records.update({text: {**asdict(reading),
+                                     "seal": reading_seal(self.fingerprint, text, reading)}
+                              for text, reading in new.items()})
         payload = {"version": MEMO_VERSION, "tokenizer": str(self.folder),
-                   "readings": {text: {**asdict(reading),
-                                       "seal": reading_seal(self.fingerprint, text, reading)}
-                                for text, reading in merged.items()}}
+                   "readings": self._records}
         try:
             self._memo_path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=self._memo_path.parent, suffix=".tmp")
@@ -153,7 +171,8 @@ class TokenizerReader:
                 json.dump(payload, out)
             os.replace(temporary, self._memo_path)
         except OSError:
-            pass
+            return
+        self._stamp = _stamp(self._memo_path)
 
     def __repr__(self) -> str:
         return f"TokenizerReader({self.name!r}, {self.folder})"
@@ -166,8 +185,19 @@ def reading_seal(fingerprint: str | None, text: str, reading: Reading) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _read_memo(path: Path, fingerprint: str | None) -> dict[str, Reading]:
-    """The memo's sealed, well-typed readings; any other is left out (read again)."""
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """The file's (inode, mtime): a rewrite (``os.replace``) changes both."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns
+
+
+def _read_memo_records(path: Path, fingerprint: str | None
+                       ) -> dict[str, tuple[Reading, dict[str, Any]]]:
+    """The memo's sealed, well-typed readings with their records; any other is left out
+    (read again)."""
     try:
         payload = read_json(path, MAX_MEMO_BYTES, follow_links=False)
     except (OSError, ValueError):
@@ -179,7 +209,7 @@ def _read_memo(path: Path, fingerprint: str | None) -> dict[str, Reading]:
     for text, record in readings.items() if isinstance(readings, dict) else ():
         reading = _reading_of(record)
         if reading is not None and record.get("seal") == reading_seal(fingerprint, text, reading):
-            known[text] = reading
+            known[text] = (reading, record)
     return known
 
 

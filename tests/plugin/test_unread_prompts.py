@@ -247,3 +247,33 @@ def test_a_judge_tokenizer_that_cannot_be_read_is_said_at_collection(monkeypatch
     with pytest.warns(judge_texts.JudgeTextWarning,
                       match=r"tokenizer cannot be read \(OSError: tokenizer.json: truncated\)"):
         check_judge_texts(suite, settings)
+
+
+def test_the_memo_keeps_other_readers_texts_and_reads_back_only_their_writes(tmp_path,
+                                                                             monkeypatch):
+    """Issue #46: InterMit reads thousands of prompts in hundreds of calls, and every call
+    re-read and re-sealed the whole memo (quadratic in the prompts). A reader now reads the
+    file back only when another one has rewritten it, and still keeps what that one wrote."""
+    from pytest_t2ibias.backends import readings
+
+    folder = tmp_path / "tok"
+    build_word_tokenizer(WORDS, model_max_length=8).save_pretrained(folder)
+    memo = tmp_path / "memo"
+    calls = []
+    real = readings._read_memo_records
+    monkeypatch.setattr(readings, "_read_memo_records",
+                        lambda *args: calls.append(args) or real(*args))
+    one = readings.TokenizerReader("tokenizer", folder=folder, memo=memo)
+    for subject in ("doctor", "nurse", "male doctor", "female doctor", "male nurse"):
+        one.readings([f"a photo of a {subject}"])
+    assert len(calls) == 1  # its own four rewrites are not read back
+
+    other = readings.TokenizerReader("tokenizer", folder=folder, memo=memo)
+    other.readings(["a photo of a pilot"])
+    one.readings(["a photo of a female nurse"])  # the file changed: read back once
+    assert len(calls) == 3
+    later = readings.TokenizerReader("tokenizer", folder=folder, memo=memo)
+    known = later.readings(["a photo of a pilot", "a photo of a female nurse",
+                            "a photo of a doctor"])
+    assert later._tokenizer is None  # every text from the memo, the tokenizer never loaded
+    assert known["a photo of a pilot"].unknown == ("pilot",)
