@@ -266,7 +266,7 @@ def test_the_memo_keeps_other_readers_texts_and_reads_back_only_their_writes(tmp
     one = readings.TokenizerReader("tokenizer", folder=folder, memo=memo)
     for subject in ("doctor", "nurse", "male doctor", "female doctor", "male nurse"):
         one.readings([f"a photo of a {subject}"])
-    assert len(calls) == 1  # its own four rewrites are not read back
+    assert len(calls) == 1  # read once, at the first call; its own five writes are not read back
 
     other = readings.TokenizerReader("tokenizer", folder=folder, memo=memo)
     other.readings(["a photo of a pilot"])
