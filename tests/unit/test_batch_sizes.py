@@ -47,13 +47,68 @@ def test_fit_to_memory():
     assert fit_to_memory(0, gib) == 64
 
 
-def test_auto_on_cpu_is_the_role_default_and_runs_nothing_extra():
+def test_auto_on_cpu_without_a_memory_reading_is_the_role_default(monkeypatch):
+    monkeypatch.setattr(_batching, "_available_bytes", lambda: None)
     calls = []
     batch = AutoBatch("auto", role="vqa", device="cpu")
     results = batched(list(range(40)), batch, lambda chunk: calls.append(list(chunk)) or chunk)
     assert batch.size == _batching.CPU_DEFAULT["vqa"] == 16
     assert [len(c) for c in calls] == [16, 16, 8]
     assert [x for chunk in results for x in chunk] == list(range(40))
+    assert batch.found_by == "cpu default"
+
+
+class FakeCpu:
+    """A CPU pass of k items takes ``seconds[k]`` an item and raises the process's peak
+    memory by ``item`` bytes an item; ``available`` bytes are free."""
+
+    def __init__(self, monkeypatch, seconds, *, item=0, available=64 * 2**30):
+        self.now, self.peak, self.seconds, self.item = 0.0, 2**30, seconds, item
+        self.calls: list[list[int]] = []
+        monkeypatch.setattr(_batching, "_clock", lambda: self.now)
+        monkeypatch.setattr(_batching, "_peak_rss", lambda: self.peak)
+        monkeypatch.setattr(_batching, "_available_bytes", lambda: available)
+
+    def run(self, chunk):
+        self.calls.append(list(chunk))
+        self.now += self.seconds[len(chunk)] * len(chunk)
+        self.peak += self.item * len(chunk)
+        return chunk
+
+
+def test_auto_on_cpu_doubles_while_a_doubled_pass_is_faster_an_item(monkeypatch):
+    # toy-sd's shape: 8 -> 16 -> 32 each >10% faster an item; 64 only 4% faster than 32
+    cpu = FakeCpu(monkeypatch, {8: 0.100, 16: 0.060, 32: 0.050, 64: 0.048, 20: 1.0})
+    batch = AutoBatch("auto", role="generator", device="cpu")
+    results = batched(list(range(300)), batch, cpu.run)
+    assert [len(c) for c in cpu.calls] == [8, 16, 32, 64, 32, 32, 32, 32, 32, 20]
+    assert [x for chunk in results for x in chunk] == list(range(300))  # every pass kept
+    assert (batch.size, batch.growing) == (32, False)
+    assert batch.found_by == "cpu: 32 (20.0 items/s; 64: 20.8)"
+
+
+def test_auto_on_cpu_settles_where_a_doubled_pass_would_not_fit_in_memory(monkeypatch):
+    # a pass raises the peak 1 GiB an item: 16 items need 16 GiB, beyond 80% of 12 GiB
+    cpu = FakeCpu(monkeypatch, {8: 1.0, 4: 1.0}, item=2**30, available=12 * 2**30)
+    batch = AutoBatch("auto", role="generator", device="cpu")
+    batched(list(range(20)), batch, cpu.run)
+    assert [len(c) for c in cpu.calls] == [8, 8, 4]
+    assert (batch.size, batch.growing) == (8, False)
+    assert batch.found_by == "cpu: 8 (1.0 items/s; 12.0 GiB available)"
+
+
+def test_auto_on_cpu_grows_only_on_full_passes_and_across_calls(monkeypatch):
+    cpu = FakeCpu(monkeypatch, {5: 0.2, 8: 0.1, 16: 0.05, 32: 0.025, 52: 0.1, 64: 0.02})
+    batch = AutoBatch("auto", role="generator", device="cpu")
+    batched(list(range(5)), batch, cpu.run)  # a short call: no full pass, no verdict
+    assert (batch.size, batch.growing) == (8, True)
+    batched(list(range(8)), batch, cpu.run)
+    batched(list(range(100)), batch, cpu.run)
+    assert [len(c) for c in cpu.calls] == [5, 8, 16, 32, 52]
+    assert (batch.size, batch.growing) == (64, True)
+    batched(list(range(64)), batch, cpu.run)
+    assert (batch.size, batch.growing) == (64, False)  # 128 would pass the cap
+    assert batch.found_by == "cpu: 64 (50.0 items/s; the cap)"
 
 
 class FakeCuda:
