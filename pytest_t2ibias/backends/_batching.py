@@ -19,7 +19,7 @@ anyway. Elsewhere memory is rarely the limit and a CPU's throughput stops growin
 few items for a large model, so ``auto`` starts at the role's ``CPU_DEFAULT``; a small one
 is bound by each call's Python and scheduler work, not its arithmetic (toy-sd, 2 CPUs: 12.8
 images a second in batches of 8, 32.6 in batches of 64), so the batch *grows*: it doubles
-after each full pass that was at least ``FASTER`` per item than the one before, while the
+after each full pass that was not ``SLOWER`` per item than the one before, while the
 doubled pass's memory (the process's peak growth per item, times the doubled batch) fits
 ``HEADROOM`` of the memory available, up to ``CAP``; every pass's items are kept, so growing
 costs nothing but the smaller passes' slowness. Where the platform gives no peak memory or
@@ -44,9 +44,11 @@ AUTO = "auto"
 HEADROOM = 0.8
 CAP = 64
 CPU_DEFAULT = {"generator": 8, "vqa": 16, "classifier": 16}
-FASTER = 0.9
-"""A CPU batch doubles again only if its last doubling took at most this much time per item
-(10% faster): timing noise on a busy machine is a few percent."""
+SLOWER = 1.1
+"""A CPU pass of twice the items that took more than this much time an item than the one
+before is too slow: the batch goes back to the size before. Up to it the doubled size is kept
+and doubled again: one pass's timing on a busy 2-CPU machine varies by about 10% (a tie goes
+to the larger batch, which a per-call overhead never makes slower)."""
 
 _clock = time.perf_counter
 
@@ -94,7 +96,7 @@ class AutoBatch:
         """Where an ``auto`` size's measured cost an item is kept (``memo_path``)."""
         self.growing = False
         """A CPU ``auto`` size still being doubled (``timed``)."""
-        self._fastest: tuple[int, float] | None = None
+        self._last: tuple[int, float] | None = None
         self.remembered = False
         """Sized from ``memo`` (not measured in this run): halved if the device runs out."""
 
@@ -178,21 +180,21 @@ class AutoBatch:
 
 
     def timed(self, run: Callable[[list[Any]], T], chunk: list[Any]) -> T:
-        """``run(chunk)``, a full pass at a growing CPU size, timed; the size doubles if this
-        pass was ``FASTER`` per item than the last and twice its memory an item fits, else it
-        settles on the faster of the two."""
+        """``run(chunk)``, a full pass at a growing CPU size, timed; the size doubles unless
+        this pass was ``SLOWER`` an item than the last (then it goes back to the last's size),
+        or twice its memory an item would not fit, or twice the size passes ``CAP``."""
         count = len(chunk)
         peak, start = _peak_rss() or 0, _clock()
         result = run(chunk)
         seconds = (_clock() - start) / count
         item = max(0, (_peak_rss() or 0) - peak) // count
-        fastest = self._fastest
-        if fastest is not None and seconds > fastest[1] * FASTER:
-            self.size, self.growing = fastest[0], False
-            self.found_by = (f"cpu: {fastest[0]} ({1 / fastest[1]:.1f} items/s; "
+        last = self._last
+        if last is not None and seconds > last[1] * SLOWER:
+            self.size, self.growing = last[0], False
+            self.found_by = (f"cpu: {last[0]} ({1 / last[1]:.1f} items/s; "
                              f"{count}: {1 / seconds:.1f})")
             return result
-        self._fastest = (count, seconds)
+        self._last = (count, seconds)
         available = _available_bytes() or 0
         if 2 * count > CAP or 2 * count * item > HEADROOM * available:
             self.growing = False
