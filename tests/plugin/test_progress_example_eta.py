@@ -37,6 +37,7 @@ def test_the_work_left_only_falls_and_ends_at_zero_python_tests_included(pyteste
         f"-c={ROOT / 'pyproject.toml'}", f"--t2i-cache-dir={tmp_path / 'cache'}",
         "--t2i-judge-correction=off",  # no calibration images: a shorter run, the same count
         "--t2i-fixed-n",  # the plan's count is the run's; adaptive rounds revise it as they stop
+        "--t2i-batch-size=8",  # many small batches: each step of the count is seen
         "-p", "no:cacheprovider", "-p", "no:xdist")
     result.assert_outcomes(xfailed=2)
     lines = [line for line in result.outlines if RUN_LINE.search(line)]
