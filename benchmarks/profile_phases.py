@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PHASES: dict[str, tuple[tuple[str, str], ...]] = {
     "model loads": (("pytest_t2ibias.backends._hf", "load_pretrained"),),
-    "generation": (("pytest_t2ibias.backends.generator", "DiffusersGenerator._sample"),),
+    "generation": (("pytest_t2ibias.backends.generator", "DiffusersGenerator._sample"),
+                   ("pytest_t2ibias.backends.prompt2prompt", "generate_prompt_sets")),
     "judging": (("pytest_t2ibias.backends.vqa", "ClipAnswerer.score"),
                 ("pytest_t2ibias.backends.vqa", "ClipAnswerer.embed_images"),
                 ("pytest_t2ibias.backends.vqa", "GenerativeAnswerer.score"),

@@ -4,7 +4,8 @@ one image each, sharing the seed, the initial latents and, early on, the attenti
 
 All prompts of a set run as one batch of a diffusers UNet2DCondition pipeline (SD 1.x, SDXL)
 whose attention processors are ours for the call (``unet.set_attn_processor``, restored
-after). Prompt 0 is the source. For the first ``cross_replace`` fraction of the steps each
+after); sets of several seeds may share a batch, each edited against its own source, as
+many as the generator's batch holds (``CounterfactualSetGenerator``). Prompt 0 is the source. For the first ``cross_replace`` fraction of the steps each
 other prompt's cross-attention probabilities are the source's, mapped token to token (an
 edit's word swap: equal tokens one to one, a swapped word's tokens onto the source word's,
 its mass shared where the two differ in length; a token with no source keeps its own map:
@@ -96,29 +97,35 @@ class AttentionControl:
     edited_tokens: list[list[int]]
     latent_size: tuple[int, int]
     step: int = 0
+    sets: int = 1
+    """Sets in the batch, one after the other (set-major), each its ``prompts`` in order."""
     region_sum: torch.Tensor | None = None
     region_calls: int = 0
 
     def edit(self, probs: torch.Tensor, heads: int, cross: bool) -> torch.Tensor:
         rows, queries, keys = probs.shape
         batch = rows // heads
-        if batch not in (self.prompts, 2 * self.prompts):  # not our batch: leave it alone
+        group = self.sets * self.prompts
+        if batch not in (group, 2 * group):  # not our batch: leave it alone
             return probs
         view = probs.view(batch, heads, queries, keys)
-        start = batch - self.prompts  # the conditional half under guidance, else everything
+        start = batch - group  # the conditional half under guidance, else everything
         if cross:
             self._record(view[start:], queries)
         if self.prompts < 2:
             return probs
+        sets = view[start:].view(self.sets, self.prompts, heads, queries, keys)
         if cross and self.step < self.cross_steps and keys == self.mappers.shape[-1]:
-            source = view[start]
-            mapped = torch.einsum("hqi,pij->phqj", source, self.mappers[1:].to(probs.device, probs.dtype))
+            source = sets[:, 0]
+            mapped = torch.einsum("shqi,pij->sphqj", source, self.mappers[1:].to(probs.device, probs.dtype))
             alpha = self.alphas[1:, None, None, :].to(probs.device, probs.dtype)
             view = view.clone()
-            view[start + 1:] = mapped * alpha + view[start + 1:] * (1 - alpha)
+            edited = view[start:].view(self.sets, self.prompts, heads, queries, keys)
+            edited[:, 1:] = mapped * alpha + sets[:, 1:] * (1 - alpha)
         elif not cross and self.step < self.self_steps and queries <= SELF_REPLACE_MAX_POSITIONS:
             view = view.clone()
-            view[start + 1:] = view[start].expand_as(view[start + 1:])
+            edited = view[start:].view(self.sets, self.prompts, heads, queries, keys)
+            edited[:, 1:] = edited[:, :1].expand_as(edited[:, 1:])
         else:
             return probs
         return view.reshape(rows, queries, keys)
@@ -129,9 +136,10 @@ class AttentionControl:
         scale = int(round((height * width / queries) ** 0.5))
         if scale < 1 or (height // scale) * (width // scale) != queries:
             return
-        maps = torch.stack([cond[p, :, :, tokens].sum(-1).mean(0) if tokens else cond.new_zeros(queries)
-                            for p, tokens in enumerate(self.edited_tokens)])
-        maps = maps.view(self.prompts, 1, height // scale, width // scale).float()
+        maps = torch.stack([cond[s * self.prompts + p, :, :, tokens].sum(-1).mean(0) if tokens
+                            else cond.new_zeros(queries)
+                            for s in range(self.sets) for p, tokens in enumerate(self.edited_tokens)])
+        maps = maps.view(self.sets * self.prompts, 1, height // scale, width // scale).float()
         maps = F.interpolate(maps, size=(height, width), mode="bilinear", align_corners=False)[:, 0]
         self.region_sum = maps if self.region_sum is None else self.region_sum + maps
         self.region_calls += 1
@@ -230,6 +238,19 @@ def generate_prompt_set(
 ) -> tuple[list[Image.Image], np.ndarray | None]:
     """One image of each of ``prompts`` (``prompts[0]`` the source) under attention control,
     and the edited tokens' region (``CounterfactualSet.attribute_region``)."""
+    return generate_prompt_sets(pipeline, prompts, seeds=[seed], steps=steps, guidance=guidance,
+                                cross_replace=cross_replace, self_replace=self_replace,
+                                height=height, width=width)[0]
+
+
+def generate_prompt_sets(
+    pipeline: Any, prompts: Sequence[str], *, seeds: Sequence[int], steps: int = 50,
+    guidance: float = 7.5, cross_replace: float = 0.8, self_replace: float = 0.4,
+    height: int | None = None, width: int | None = None,
+) -> list[tuple[list[Image.Image], np.ndarray | None]]:
+    """``generate_prompt_set`` at each of ``seeds``, in one batch of ``len(seeds) x
+    len(prompts)`` images: each set edited against its own source, as if made alone (to
+    rounding: batched kernels round in another order)."""
     if not hasattr(pipeline, "unet"):
         raise TypeError(f"{type(pipeline).__name__} has no UNet: Prompt-to-Prompt needs a UNet2DCondition pipeline")
     if not (0.0 <= self_replace <= 1.0 and 0.0 <= cross_replace <= 1.0):
@@ -252,7 +273,8 @@ def generate_prompt_set(
     control = AttentionControl(
         prompts=len(prompts), mappers=torch.tensor(np.stack(mappers)), alphas=torch.tensor(np.stack(alphas)),
         cross_steps=int(round(cross_replace * steps)), self_steps=int(round(self_replace * steps)),
-        edited_tokens=[sorted(e) for e in edited], latent_size=(height // scale, width // scale))
+        edited_tokens=[sorted(e) for e in edited], latent_size=(height // scale, width // scale),
+        sets=len(seeds))
 
     def advance(_pipeline: Any, index: int, _timestep: Any, outputs: dict[str, Any]) -> dict[str, Any]:
         control.step = index + 1
@@ -263,18 +285,25 @@ def generate_prompt_set(
     unet.set_attn_processor(Prompt2PromptProcessor(control))
     try:
         with torch.no_grad():
-            images = pipeline(prompt=prompts, latents=_initial_latents(pipeline, seed, height, width, len(prompts)),
+            latents = torch.cat([_initial_latents(pipeline, seed, height, width, len(prompts))
+                                 for seed in seeds])
+            images = pipeline(prompt=prompts * len(seeds), latents=latents,
                               num_inference_steps=steps, guidance_scale=guidance, height=height, width=width,
                               output_type="pil", callback_on_step_end=advance).images
     finally:
         unet.set_attn_processor(original)
-    region = None
-    if control.region_sum is not None:
-        mean = (control.region_sum / control.region_calls).mean(0, keepdim=True)[None]
-        mean = F.interpolate(mean, size=(height, width), mode="bilinear", align_corners=False)[0, 0]
-        low, high = mean.min(), mean.max()
-        region = ((mean - low) / (high - low).clamp_min(1e-12)).cpu().numpy()
-    return [image.convert("RGB") for image in images], region
+    made = []
+    for s in range(len(seeds)):
+        region = None
+        if control.region_sum is not None:
+            own = control.region_sum[s * len(prompts):(s + 1) * len(prompts)]
+            mean = (own / control.region_calls).mean(0, keepdim=True)[None]
+            mean = F.interpolate(mean, size=(height, width), mode="bilinear", align_corners=False)[0, 0]
+            low, high = mean.min(), mean.max()
+            region = ((mean - low) / (high - low).clamp_min(1e-12)).cpu().numpy()
+        made.append(([image.convert("RGB") for image in images[s * len(prompts):(s + 1) * len(prompts)]],
+                     region))
+    return made
 
 
 class CounterfactualSetGenerator:
@@ -297,28 +326,46 @@ class CounterfactualSetGenerator:
         self._made: dict[tuple[int, str, tuple[Any, ...]], Image.Image] = {}
 
     def generate(self, requests: list[Any]) -> list[Image.Image]:
-        out = []
+        missing: dict[tuple[Any, ...], list[Any]] = {}  # sampling -> a request a missing seed
         for request in requests:
             if request.prompt not in self.prompts:
                 raise ValueError(f"{request.prompt!r} is not a prompt of this counterfactual set")
             sampling = tuple(request.sampling.items())
-            key = (request.noise_seed, request.prompt, sampling)
-            if key not in self._made:
-                self._make(request, sampling)
-            out.append(self._made.pop(key))
+            if (request.noise_seed, request.prompt, sampling) not in self._made:
+                seeds = missing.setdefault(sampling, [])
+                if all(r.noise_seed != request.noise_seed for r in seeds):
+                    seeds.append(request)
+        for sampling, seeds in missing.items():
+            per_call = self._sets_a_call()
+            for begin in range(0, len(seeds), per_call):
+                self._make(seeds[begin:begin + per_call], sampling)
+        keys = [(r.noise_seed, r.prompt, tuple(r.sampling.items())) for r in requests]
+        out = [self._made[key] for key in keys]
+        for key in keys:  # handed out: the cache keeps them from here
+            self._made.pop(key, None)
         return out
 
-    def _make(self, request: Any, sampling: tuple[Any, ...]) -> None:
+    def _sets_a_call(self) -> int:
+        """Sets one pipeline call makes: as many as the generator's batch holds images (at
+        least one; its default, 8, when its ``auto`` size is not known yet)."""
         loaded = self.inner.loaded() if hasattr(self.inner, "loaded") else self.inner
-        steps = request.steps or loaded.steps or 50
-        guidance = loaded.guidance_scale if request.guidance is None else request.guidance
-        images, _ = generate_prompt_set(
-            loaded.pipeline, self.prompts, seed=request.noise_seed % 2**63, steps=steps,
-            guidance=7.5 if guidance is None else guidance, cross_replace=self.cross_replace,
-            self_replace=self.self_replace, height=request.height or loaded.height,
-            width=request.width or loaded.width)
-        for prompt, image in zip(self.prompts, images):
-            self._made[(request.noise_seed, prompt, sampling)] = image
+        size = getattr(loaded, "batch_size", None) or 8
+        return max(1, size // len(self.prompts))
+
+    def _make(self, requests: list[Any], sampling: tuple[Any, ...]) -> None:
+        """The sets at ``requests``' seeds (one request a seed, sharing ``sampling``)."""
+        loaded = self.inner.loaded() if hasattr(self.inner, "loaded") else self.inner
+        first = requests[0]
+        steps = first.steps or loaded.steps or 50
+        guidance = loaded.guidance_scale if first.guidance is None else first.guidance
+        made = generate_prompt_sets(
+            loaded.pipeline, self.prompts, seeds=[r.noise_seed % 2**63 for r in requests],
+            steps=steps, guidance=7.5 if guidance is None else guidance,
+            cross_replace=self.cross_replace, self_replace=self.self_replace,
+            height=first.height or loaded.height, width=first.width or loaded.width)
+        for request, (images, _) in zip(requests, made):
+            for prompt, image in zip(self.prompts, images):
+                self._made[(request.noise_seed, prompt, sampling)] = image
 
     def prompt_problems(self, prompts: Sequence[str]) -> dict[str, str]:
         problems: dict[str, str] = getattr(self.inner, "prompt_problems", lambda _: {})(prompts)

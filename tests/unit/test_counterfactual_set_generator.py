@@ -41,6 +41,41 @@ def test_the_set_generator_answers_each_request_from_its_seeds_set_and_caches_it
     assert again.counters.images_from_cache == 4 and again.counters.images_generated == 0
 
 
+def test_sets_of_several_seeds_share_a_call_and_come_out_as_if_made_alone(monkeypatch):
+    from diffusers import DiffusionPipeline
+
+    from pytest_t2ibias._types import ImageRequest
+    from pytest_t2ibias.backends import prompt2prompt
+    from pytest_t2ibias.backends.generator import DiffusersGenerator
+
+    pipeline = DiffusionPipeline.from_pretrained(ROOT / "fixtures" / "toy-sd")
+    prompts = ["a photo of a male doctor", "a photo of a female doctor", "a photo of an old doctor"]
+    together = prompt2prompt.generate_prompt_sets(pipeline, prompts, seeds=[3, 5, 8], steps=6)
+    for seed, (images, region) in zip([3, 5, 8], together):
+        alone, alone_region = prompt2prompt.generate_prompt_set(pipeline, prompts, seed=seed, steps=6)
+        for got, expected in zip(images, alone):
+            assert np.abs(np.asarray(got, dtype=float) - np.asarray(expected, dtype=float)).max() <= 2
+        assert np.abs(region - alone_region).max() < 1e-3  # each set's own region
+    assert np.abs(np.asarray(together[0][0][1], dtype=float)
+                  - np.asarray(together[1][0][1], dtype=float)).max() > 20  # the seeds differ
+
+    seeds_a_call = []
+    make = prompt2prompt.generate_prompt_sets
+
+    def counting(*args, **kwargs):
+        seeds_a_call.append(len(kwargs["seeds"]))
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(prompt2prompt, "generate_prompt_sets", counting)
+    inner = DiffusersGenerator(pipeline, model_fingerprint="toy-sd", steps=4, guidance_scale=7.5,
+                               batch_size=7)  # 7 images a call: two sets of three
+    sets = prompt2prompt.CounterfactualSetGenerator(inner, prompts)
+    requests = [ImageRequest(p, 0, i) for i in range(5) for p in prompts]
+    images = sets.generate(requests + requests[:2])  # asked twice: made once
+    assert seeds_a_call == [2, 2, 1] and len(images) == 17
+    assert images[15] is images[0] and images[16] is images[1]
+
+
 class _ToySdInstrument:
     """toy-sd through the request layer, a judge reading 'male' off the red channel, and
     embeddings from the pixels (images) and a seeded draw (texts)."""
