@@ -178,7 +178,6 @@ class AutoBatch:
             self._remember(item)
             return result, count
 
-
     def timed(self, run: Callable[[list[Any]], T], chunk: list[Any]) -> T:
         """``run(chunk)``, a full pass at a growing CPU size, timed; the size doubles unless
         this pass was ``SLOWER`` an item than the last (then it goes back to the last's size),
